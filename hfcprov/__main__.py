@@ -1,0 +1,3 @@
+from hfcprov.cli import main
+
+main()

@@ -1,0 +1,99 @@
+"""Quantities as engineers write them, parsed once at the edge into plain numbers.
+
+- rates   -> bits per second (float):  ``5M``, ``5Mbps``, ``5 Mb/s``, ``1.5G``, ``500k``, ``5000000``
+- sizes   -> bytes (int):              ``64K``, ``64KB``, ``64KiB``, ``1.5M``, ``65536``
+- times   -> seconds (float):          ``40ms``, ``0.04s``, ``500us``, ``2``
+
+Rates use decimal prefixes (k = 1000) as line rates do; byte sizes use binary
+prefixes (K = KB = KiB = 1024) as buffer sizes are quoted in the DOCSIS papers
+("16 KiB", "64 KiB") and by ``tc``. A plain number is taken in the base unit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hfcprov.errors import UnitError
+
+_NUM = r"(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE](?P<exp>[+-]?[0-9]+))?"
+
+_RATE_PREFIX = {"": 1, "k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9, "t": 1e12, "T": 1e12}
+_RATE_RE = re.compile(rf"^\s*{_NUM}\s*(?P<prefix>[kKmMgGtT]?)(?P<unit>bps|bit/s|bits/s|b/s|bit|b)?\s*$")
+
+_SIZE_PREFIX = {"": 1, "k": 1024, "K": 1024, "m": 1024**2, "M": 1024**2, "g": 1024**3, "G": 1024**3}
+_SIZE_RE = re.compile(rf"^\s*{_NUM}\s*(?P<prefix>[kKmMgG]?)(?P<unit>iB|B|bytes|byte)?\s*$")
+
+_TIME_SCALE = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "min": 60.0, "m": 60.0}
+_TIME_RE = re.compile(rf"^\s*{_NUM}\s*(?P<unit>ms|us|µs|ns|sec|s|min|m)?\s*$")
+
+
+def _number(m: re.Match) -> float:
+    value = float(m.group("num"))
+    if m.group("exp"):
+        value *= 10 ** int(m.group("exp"))
+    return value
+
+
+def parse_rate(text: str | int | float) -> float:
+    """``'5M'`` -> ``5_000_000.0`` bits/s."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return _non_negative(float(text), text, "rate")
+    m = _RATE_RE.match(str(text))
+    if not m:
+        raise UnitError(f"bad rate {text!r}: expected e.g. 5M, 5Mbps, 500k or 5000000 (bits/s)")
+    return _non_negative(_number(m) * _RATE_PREFIX[m.group("prefix")], text, "rate")
+
+
+def parse_bytes(text: str | int | float) -> int:
+    """``'64KiB'`` -> ``65536`` bytes. The result must be a whole number of bytes."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        value = float(text)
+    else:
+        m = _SIZE_RE.match(str(text))
+        if not m:
+            raise UnitError(f"bad size {text!r}: expected e.g. 64K, 64KiB, 1.5M or 65536 (bytes)")
+        value = _number(m) * _SIZE_PREFIX[m.group("prefix")]
+    if value != int(value):
+        raise UnitError(f"bad size {text!r}: not a whole number of bytes")
+    return int(_non_negative(value, text, "size"))
+
+
+def parse_duration(text: str | int | float) -> float:
+    """``'40ms'`` -> ``0.04`` seconds."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return _non_negative(float(text), text, "duration")
+    m = _TIME_RE.match(str(text))
+    if not m:
+        raise UnitError(f"bad duration {text!r}: expected e.g. 40ms, 0.5s, 500us or 2 (seconds)")
+    return _non_negative(_number(m) * _TIME_SCALE[m.group("unit") or ""], text, "duration")
+
+
+def _non_negative(value: float, text, what: str) -> float:
+    if value < 0 or value != value or value == float("inf"):
+        raise UnitError(f"bad {what} {text!r}: must be a finite number >= 0")
+    return value
+
+
+def format_rate(bps: float) -> str:
+    """``5e6`` -> ``'5 Mb/s'``."""
+    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if bps >= scale:
+            return f"{bps / scale:g} {prefix}b/s"
+    return f"{bps:g} b/s"
+
+
+def format_bytes(n: float) -> str:
+    """``65536`` -> ``'64 KiB'``; exact byte counts that are not a round multiple stay in bytes."""
+    for scale, prefix in ((1024**3, "Gi"), (1024**2, "Mi"), (1024, "Ki")):
+        if n >= scale and n % (scale // 16 or 1) == 0:
+            return f"{n / scale:g} {prefix}B"
+    return f"{int(n)} B"
+
+
+def format_duration(seconds: float) -> str:
+    """``0.04`` -> ``'40 ms'``."""
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} us"
