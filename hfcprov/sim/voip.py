@@ -1,0 +1,159 @@
+"""VoIP-like UDP streams and their quality: one-way delay, jitter, loss, E-model MOS.
+
+White et al. (2011, Test 2, Figures 9a-9d) scored a G.711 call through a CM
+whose upstream was saturated by one TCP upload. The quality model here is the
+ITU-T G.107 E-model in the simplified form of Cole and Rosenbluth (2001):
+
+    R = 93.2 - Id(d) - Ie_eff(loss)
+    Id(d) = 0.024 d + 0.11 (d - 177.3) H(d - 177.3)     d: mouth-to-ear delay in ms
+    Ie_eff = Ie + (95 - Ie) * Ppl / (Ppl / BurstR + Bpl)   (G.107 packet-loss form)
+
+and MOS from R by the G.107 mapping. G.711 with packet-loss concealment has
+Ie = 0 and Bpl = 25.1 (G.113 Appendix I); BurstR = 1 means random loss.
+
+Delay seen by the listener is the network's one-way delay plus the de-jitter
+buffer plus the codec's packetisation; a packet that arrives after its playout
+time is as lost as one dropped in the CM (White et al.: "included in the packet
+loss statistic are any packets that exceed the ability of the receiver
+de-jitter buffer to deliver them isochronously").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hfcprov.results import LatencyStats
+
+# Cole-Rosenbluth / G.107 constants.
+R_DEFAULT = 93.2  # R0 - Is with every other G.107 input at its default
+ID_KNEE_MS = 177.3  # one-way delay (ms) where the delay impairment steepens
+
+
+@dataclass(frozen=True)
+class Codec:
+    """A voice codec as the E-model sees it, and as the stream generator sends it."""
+
+    name: str
+    ie: float  # equipment impairment factor with no loss
+    bpl: float  # packet-loss robustness factor
+    payload_bytes: int  # voice bytes per packet
+    interval: float  # seconds between packets (packetisation time)
+    header_bytes: int = 40  # IP + UDP + RTP
+
+    @property
+    def packet_bytes(self) -> int:
+        return self.payload_bytes + self.header_bytes
+
+    @property
+    def rate_bps(self) -> float:
+        return self.packet_bytes * 8 / self.interval
+
+
+# G.711 mu-law, 20 ms packets, with packet-loss concealment (G.113 Appendix I).
+G711 = Codec("G.711", ie=0.0, bpl=25.1, payload_bytes=160, interval=0.020)
+
+
+def delay_impairment(one_way_ms: float) -> float:
+    """Id: impairment from mouth-to-ear delay in milliseconds (Cole-Rosenbluth)."""
+    d = max(0.0, one_way_ms)
+    return 0.024 * d + (0.11 * (d - ID_KNEE_MS) if d > ID_KNEE_MS else 0.0)
+
+
+def loss_impairment(loss: float, codec: Codec = G711, burst_ratio: float = 1.0) -> float:
+    """Ie_eff: impairment from the fraction of packets lost (0..1), G.107 form."""
+    if not 0.0 <= loss <= 1.0:
+        raise ValueError(f"loss must be a fraction in 0..1, got {loss}")
+    ppl = 100.0 * loss
+    return codec.ie + (95.0 - codec.ie) * ppl / (ppl / burst_ratio + codec.bpl)
+
+
+def r_factor(one_way_ms: float, loss: float, codec: Codec = G711, burst_ratio: float = 1.0) -> float:
+    return R_DEFAULT - delay_impairment(one_way_ms) - loss_impairment(loss, codec, burst_ratio)
+
+
+def mos_from_r(r: float) -> float:
+    """G.107 mapping of the transmission rating R to an estimated MOS (1.0 .. 4.5)."""
+    if r <= 0:
+        return 1.0
+    if r >= 100:
+        return 4.5
+    # The cubic dips just below 1 for R under ~6.5; G.107 intends 1 there.
+    return max(1.0, 1.0 + 0.035 * r + 7e-6 * r * (r - 60.0) * (100.0 - r))
+
+
+def mos(one_way_ms: float, loss: float, codec: Codec = G711, burst_ratio: float = 1.0) -> float:
+    """Estimated MOS of a call with this mouth-to-ear delay (ms) and packet loss fraction."""
+    return mos_from_r(r_factor(one_way_ms, loss, codec, burst_ratio))
+
+
+def interarrival_jitter(send_times: list[float], recv_times: list[float | None]) -> float:
+    """RFC 3550 interarrival jitter (seconds) over the packets that arrived, in send order."""
+    j = 0.0
+    prev = None
+    for s, r in zip(send_times, recv_times):
+        if r is None:
+            continue
+        transit = r - s
+        if prev is not None:
+            j += (abs(transit - prev) - j) / 16.0
+        prev = transit
+    return j
+
+
+@dataclass
+class VoiceQuality:
+    """What a listener of one stream experienced."""
+
+    sent: int
+    network_lost: int
+    late: int  # arrived after the de-jitter buffer's playout time
+    one_way: LatencyStats  # network one-way delay of the packets that arrived
+    jitter: float  # RFC 3550, seconds
+    mouth_to_ear: float  # seconds: mean network delay + de-jitter buffer + packetisation
+    mos: float
+
+    @property
+    def loss(self) -> float:
+        return (self.network_lost + self.late) / self.sent if self.sent else 0.0
+
+
+def assess(send_times: list[float], recv_times: list[float | None], codec: Codec = G711,
+           jitter_buffer: float = 0.060, adaptive: bool = True) -> VoiceQuality:
+    """Score a received stream.
+
+    ``recv_times[i]`` is None for a packet lost in the network. The de-jitter
+    buffer holds ``jitter_buffer`` seconds; playout of packet i is at
+    ``send_times[i] + base + jitter_buffer`` where ``base`` is the smallest
+    one-way delay seen (a fixed buffer aligned on the first, fastest packets),
+    or, when ``adaptive``, the mean one-way delay minus half the buffer, so a
+    standing queue in the CM shifts playout rather than discarding every packet
+    (as ATAs re-centre their buffers between talk spurts).
+    """
+    if len(send_times) != len(recv_times):
+        raise ValueError("send_times and recv_times differ in length")
+    delays = [r - s for s, r in zip(send_times, recv_times) if r is not None]
+    sent = len(send_times)
+    lost = sent - len(delays)
+    if not delays:
+        return VoiceQuality(sent, lost, 0, LatencyStats.of([], sent), 0.0, math.inf, 1.0)
+    mean_delay = math.fsum(delays) / len(delays)
+    base = (mean_delay - jitter_buffer / 2) if adaptive else min(delays)
+    base = max(base, min(delays))
+    deadline = base + jitter_buffer
+    late = sum(1 for d in delays if d > deadline)
+    mouth_to_ear = deadline + codec.interval
+    loss = (lost + late) / sent
+    return VoiceQuality(
+        sent=sent, network_lost=lost, late=late,
+        one_way=LatencyStats.of(delays, sent),
+        jitter=interarrival_jitter(send_times, recv_times),
+        mouth_to_ear=mouth_to_ear,
+        mos=mos(mouth_to_ear * 1e3, loss, codec),
+    )
+
+
+def packet_times(start: float, duration: float, codec: Codec = G711) -> list[float]:
+    """Send times of a constant-bit-rate voice stream (one packet per codec interval)."""
+    n = int(duration / codec.interval)
+    return [start + i * codec.interval for i in range(n)]
