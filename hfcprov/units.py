@@ -28,16 +28,21 @@ _TIME_RE = re.compile(rf"^\s*{_NUM}\s*(?P<unit>ms|us|µs|ns|sec|s|min|m)?\s*$")
 
 
 def _number(m: re.Match) -> float:
-    value = float(m.group("num"))
-    if m.group("exp"):
-        value *= 10 ** int(m.group("exp"))
-    return value
+    # one float() call: a huge exponent becomes inf (rejected below), not an OverflowError
+    return float(f"{m.group('num')}e{m.group('exp') or 0}")
+
+
+def _float(x: int | float, what: str) -> float:
+    try:
+        return float(x)
+    except OverflowError:
+        raise UnitError(f"bad {what} {x!r}: must be a finite number >= 0") from None
 
 
 def parse_rate(text: str | int | float) -> float:
     """``'5M'`` -> ``5_000_000.0`` bits/s."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return _non_negative(float(text), text, "rate")
+        return _non_negative(_float(text, "rate"), text, "rate")
     m = _RATE_RE.match(str(text))
     if not m:
         raise UnitError(f"bad rate {text!r}: expected e.g. 5M, 5Mbps, 500k or 5000000 (bits/s)")
@@ -47,21 +52,22 @@ def parse_rate(text: str | int | float) -> float:
 def parse_bytes(text: str | int | float) -> int:
     """``'64KiB'`` -> ``65536`` bytes. The result must be a whole number of bytes."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        value = float(text)
+        value = _float(text, "size")
     else:
         m = _SIZE_RE.match(str(text))
         if not m:
             raise UnitError(f"bad size {text!r}: expected e.g. 64K, 64KiB, 1.5M or 65536 (bytes)")
         value = _number(m) * _SIZE_PREFIX[m.group("prefix")]
+    _non_negative(value, text, "size")  # before int(): int(inf) would raise OverflowError
     if value != int(value):
         raise UnitError(f"bad size {text!r}: not a whole number of bytes")
-    return int(_non_negative(value, text, "size"))
+    return int(value)
 
 
 def parse_duration(text: str | int | float) -> float:
     """``'40ms'`` -> ``0.04`` seconds."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return _non_negative(float(text), text, "duration")
+        return _non_negative(_float(text, "duration"), text, "duration")
     m = _TIME_RE.match(str(text))
     if not m:
         raise UnitError(f"bad duration {text!r}: expected e.g. 40ms, 0.5s, 500us or 2 (seconds)")
@@ -86,7 +92,8 @@ def format_bytes(n: float) -> str:
     """``65536`` -> ``'64 KiB'``; exact byte counts that are not a round multiple stay in bytes."""
     for scale, prefix in ((1024**3, "Gi"), (1024**2, "Mi"), (1024, "Ki")):
         if n >= scale and n % (scale // 16 or 1) == 0:
-            return f"{n / scale:g} {prefix}B"
+            # a multiple of 1/16 has at most 4 decimals; :g would round 111.3125 to 111.312
+            return f"{n / scale:.4f}".rstrip("0").rstrip(".") + f" {prefix}B"
     return f"{int(n)} B"
 
 
