@@ -1,0 +1,77 @@
+"""CUBIC congestion control (RFC 9438), the Linux default since 2.6.19.
+
+Windows are in segments (floats). The pure functions are the RFC's equations;
+``Cubic`` keeps the per-connection state a sender needs between ACKs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+C = 0.4  # RFC 9438 section 5.1: scaling constant, segments/s^3
+BETA = 0.7  # multiplicative decrease factor
+ALPHA_RENO = 3 * (1 - BETA) / (1 + BETA)  # Reno-friendly additive increase, ~0.53
+
+
+def cubic_k(w_max: float, cwnd_epoch: float) -> float:
+    """K (s): time for W_cubic to climb from cwnd_epoch back to w_max (RFC 9438 eq. 2)."""
+    gap = max(0.0, w_max - cwnd_epoch)
+    return (gap / C) ** (1.0 / 3.0)
+
+
+def w_cubic(t: float, w_max: float, k: float) -> float:
+    """W_cubic(t) = C (t - K)^3 + W_max (RFC 9438 eq. 1); t seconds since the epoch began."""
+    return C * (t - k) ** 3 + w_max
+
+
+def target(cwnd: float, t: float, rtt: float, w_max: float, k: float) -> float:
+    """The window to reach one RTT from now, clamped to [cwnd, 1.5 cwnd] (RFC 9438 4.2)."""
+    return min(max(w_cubic(t + rtt, w_max, k), cwnd), 1.5 * cwnd)
+
+
+@dataclass
+class Cubic:
+    """Per-connection CUBIC state; ``cwnd`` and ``ssthresh`` in segments."""
+
+    cwnd: float = 10.0
+    ssthresh: float = float("inf")
+    fast_convergence: bool = True
+    w_max: float = 0.0
+    k: float = 0.0
+    epoch_start: float | None = None
+    w_est: float = 0.0  # Reno-friendly estimate
+
+    def on_ack(self, now: float, acked: float, rtt: float) -> None:
+        """``acked`` newly acknowledged segments at time ``now``; ``rtt`` the smoothed RTT."""
+        if self.cwnd < self.ssthresh:
+            self.cwnd += acked  # slow start (RFC 9438 4.10 keeps standard slow start)
+            return
+        if self.epoch_start is None:
+            self.epoch_start = now
+            if self.cwnd < self.w_max:
+                self.k = cubic_k(self.w_max, self.cwnd)
+            else:
+                self.k = 0.0
+                self.w_max = self.cwnd
+            self.w_est = self.cwnd
+        t = now - self.epoch_start
+        self.w_est += ALPHA_RENO * acked / self.cwnd
+        if self.w_est > w_cubic(t, self.w_max, self.k):  # Reno-friendly region (RFC 9438 4.3)
+            self.cwnd = max(self.cwnd, self.w_est)
+        else:
+            goal = target(self.cwnd, t, rtt, self.w_max, self.k)
+            self.cwnd += (goal - self.cwnd) * acked / self.cwnd
+
+    def on_loss(self, now: float) -> None:
+        """A loss detected by duplicate ACKs: remember W_max, cut by beta."""
+        if self.fast_convergence and self.cwnd < self.w_max:
+            self.w_max = self.cwnd * (1 + BETA) / 2  # RFC 9438 4.7
+        else:
+            self.w_max = self.cwnd
+        self.cwnd = max(2.0, self.cwnd * BETA)
+        self.ssthresh = self.cwnd
+        self.epoch_start = None
+
+    def on_timeout(self, now: float) -> None:
+        self.on_loss(now)
+        self.cwnd = 1.0

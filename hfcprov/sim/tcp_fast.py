@@ -1,0 +1,62 @@
+"""FAST TCP (Jin, Wei, Low 2004) with the window rule of Atov-Kennedy eq. 1.
+
+    w(t+1) = floor( (w(t) + (d / D) w(t) + alpha) / 2 )
+
+d is baseRTT, the minimum RTT the flow has seen; D the mean RTT over the last
+update period. At equilibrium w (1 - d/D) = alpha: each flow keeps alpha of
+its own packets queued. The floor is the integer arithmetic that Atov-Kennedy
+show can cost up to two packets of alpha. A flow that joins while a queue
+stands sees a larger d than the flows before it and takes an unfair share.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+def fast_window(w: float, base_rtt: float, avg_rtt: float, alpha: float, integer: bool = True) -> float:
+    """One FAST update (Atov-Kennedy eq. 1), capped at doubling like the Caltech code."""
+    if avg_rtt <= 0 or base_rtt <= 0:
+        return w
+    nxt = 0.5 * (w + (base_rtt / avg_rtt) * w + alpha)
+    nxt = min(nxt, 2 * w)
+    return float(math.floor(nxt)) if integer else nxt
+
+
+def equilibrium_window(alpha: float, base_rtt: float, avg_rtt: float) -> float:
+    """The window at which eq. 1 is a fixed point (without the floor)."""
+    q = avg_rtt - base_rtt
+    return math.inf if q <= 0 else alpha * avg_rtt / q
+
+
+@dataclass
+class Fast:
+    """Per-connection FAST state; windows in segments. Updated once per RTT."""
+
+    alpha: float = 20.0
+    cwnd: float = 2.0
+    integer: bool = True
+    base_rtt: float = math.inf
+    _rtt_sum: float = 0.0
+    _rtt_n: int = 0
+    _next_update: float = 0.0
+    ssthresh: float = math.inf
+
+    def on_ack(self, now: float, acked: float, rtt_sample: float) -> None:
+        if rtt_sample > 0:
+            self.base_rtt = min(self.base_rtt, rtt_sample)
+            self._rtt_sum += rtt_sample
+            self._rtt_n += 1
+        if now < self._next_update or not self._rtt_n:
+            return
+        avg = self._rtt_sum / self._rtt_n
+        self.cwnd = max(2.0, fast_window(self.cwnd, self.base_rtt, avg, self.alpha, self.integer))
+        self._rtt_sum, self._rtt_n = 0.0, 0
+        self._next_update = now + avg
+
+    def on_loss(self, now: float) -> None:
+        self.cwnd = max(2.0, self.cwnd / 2)  # FAST keeps Reno's halving on loss
+
+    def on_timeout(self, now: float) -> None:
+        self.cwnd = 2.0
