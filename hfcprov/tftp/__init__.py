@@ -1,0 +1,20 @@
+"""TFTP provisioning: a read-only server for modem boot storms, and a many-modem client.
+
+Library API (stable; the lab runner and the emulated modem use it)::
+
+    from hfcprov.tftp import TftpServer, fetch
+    with TftpServer(root, host="127.0.0.1", port=0, dynamic=None, log=None) as srv:
+        data = fetch("127.0.0.1", srv.port, "gold.cm")
+
+``TftpServer.start()`` returns once listening (``.port`` is the bound port);
+``.stop()`` finishes in-flight transfers. ``dynamic`` is any callable
+``(filename, client_ip) -> bytes | None``; ``hfcprov.tftp.dynamic.load_dynamic``
+builds one from a YAML file (tier template + inventory, TLV 19/20, MICs).
+"""
+
+from hfcprov.tftp.client import Fetch, TftpFetchError, fetch, fetch_many
+from hfcprov.tftp.paths import AccessViolation, resolve_in_root
+from hfcprov.tftp.server import DynamicProvider, TftpServer, TftpServerError, raise_fd_limit
+
+__all__ = ["TftpServer", "TftpServerError", "DynamicProvider", "raise_fd_limit", "fetch", "fetch_many",
+           "Fetch", "TftpFetchError", "AccessViolation", "resolve_in_root"]

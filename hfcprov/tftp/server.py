@@ -1,0 +1,578 @@
+"""Read-only TFTP server for modem boot storms, on tftpy's packets with its own event loop.
+
+Why not ``tftpy.TftpServer``: its ``select()`` loop dies past ~1,000 open sessions,
+it crashes at session end on a dynamic file object without ``.name``, it runs the
+dynamic-file callback inside the one loop (a slow lookup stalls every transfer),
+ignores the client's ``timeout`` option, has no ``windowsize`` and leaves the
+listening socket at the default receive buffer, which overflows when a whole node
+reboots. Here:
+
+- one ``selectors`` loop (epoll) in one thread owns every socket: no fd ceiling
+  but RLIMIT_NOFILE, no lock around the per-transfer state;
+- the listening socket gets a large SO_RCVBUF (SO_RCVBUFFORCE as root) so a burst
+  of RRQs waits in the kernel instead of being dropped;
+- dynamic files are built by a worker pool; the result is handed back to the loop
+  through a wake-up socket, so the loop never waits for a template;
+- each transfer negotiates blksize, tsize, timeout and windowsize and retransmits
+  its window on timeout, at most ``retries`` times in a row.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import heapq
+import itertools
+import os
+import resource
+import selectors
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Callable, IO
+
+from hfcprov.errors import HfcprovError
+from hfcprov.tftp import protocol as P
+from hfcprov.tftp.paths import AccessViolation, resolve_in_root
+from hfcprov.tftp.translog import Summary, TransferLog
+
+# (requested file name, client IP) -> file content, or None for "not found".
+DynamicProvider = Callable[[str, str], "bytes | None"]
+
+DEFAULT_RCVBUF = 16 << 20  # a 2,000-modem burst of RRQs is ~2,000 skbs of ~1 KiB truesize each
+MAX_STATIC_BYTES = 256 << 20
+_E = P.TftpErrors
+
+
+class TftpServerError(HfcprovError):
+    """The server cannot start (root missing, address in use, ...)."""
+
+
+class _Transfer:
+    """One RRQ being served: the data, the negotiated options and the window position."""
+
+    __slots__ = ("sock", "client", "filename", "data", "blksize", "windowsize", "timeout", "oack",
+                 "base", "next", "last", "deadline", "tries", "retries", "started", "fd")
+
+    def __init__(self, sock, client, filename, data, opts: P.Options, now):
+        self.sock = sock
+        self.fd = sock.fileno()
+        self.client = client
+        self.filename = filename
+        self.data = data
+        self.blksize = opts.blksize
+        self.windowsize = opts.windowsize
+        self.timeout = opts.timeout
+        self.oack = P.encode_oack(opts.oack) if opts.oack else None
+        self.base = 1  # first block not yet acknowledged (absolute; wire numbers wrap at 65536)
+        self.next = 1  # next block to send
+        self.last = len(data) // opts.blksize + 1  # the final, short (possibly empty) block
+        self.deadline = 0.0
+        self.tries = 0  # consecutive timeouts
+        self.retries = 0  # retransmitted datagrams, for the log
+        self.started = now
+
+    def block(self, n: int) -> bytes:
+        off = (n - 1) * self.blksize
+        return P.encode_data(n, self.data[off:off + self.blksize])
+
+
+class TftpServer:
+    """Read-only TFTP server; ``start()`` returns once listening, ``stop()`` finishes in-flight transfers.
+
+    ``root``: folder served; every requested name is resolved inside it.
+    ``host``/``port``: where to listen (``port=0``: an ephemeral port, see ``.port``).
+    ``dynamic``: ``callable(filename, client_ip) -> bytes | file-like | None`` consulted when
+    no static file matches; it runs on a worker thread. It may raise ``FileNotFoundError``
+    (answered as file not found) or any error (answered with a TFTP error and a log line).
+    ``log``: a path, an open text stream or None for the JSON transfer log.
+    ``timeout``: default retransmission timeout in seconds (a client's ``timeout`` option overrides it).
+    ``retries``: consecutive timeouts after which a transfer is abandoned.
+
+    Usage::
+
+        with TftpServer("/srv/tftp", port=0) as srv:
+            fetch("127.0.0.1", srv.port, "gold.cm")
+    """
+
+    def __init__(self, root: str | os.PathLike, host: str = "127.0.0.1", port: int = 0,
+                 dynamic: DynamicProvider | None = None, log: str | os.PathLike | IO[str] | None = None, *,
+                 timeout: float = 1.0, retries: int = 5, max_blksize: int = P.MAX_BLKSIZE,
+                 max_windowsize: int = 64, rcvbuf: int = DEFAULT_RCVBUF, workers: int = 4,
+                 summary_interval: float = 60.0):
+        self.root = Path(os.path.realpath(root))
+        if not self.root.is_dir():
+            raise TftpServerError(f"TFTP root {root}: not a folder")
+        if dynamic is not None and not callable(dynamic):
+            raise TftpServerError("dynamic provider must be callable (filename, client_ip) -> bytes")
+        self.host = host
+        self.port = port
+        self.dynamic = dynamic
+        self.timeout = float(timeout)
+        self.retries = int(retries)
+        self.max_blksize = max_blksize
+        self.max_windowsize = max_windowsize
+        self.rcvbuf = rcvbuf
+        self.workers = workers
+        self.log = TransferLog(log, interval=summary_interval)
+        self._sock: socket.socket | None = None
+        self._sel: selectors.BaseSelector | None = None
+        self._thread: threading.Thread | None = None
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._wake_r = self._wake_w = None
+        self._done = collections.deque()  # finished dynamic builds, handed from workers to the loop
+        self._transfers: dict[int, _Transfer] = {}  # by socket fd
+        self._clients: set = set()  # (ip, port) with a transfer or a build in progress
+        self._timers: list = []  # heap of (deadline, seq, fd)
+        self._seq = itertools.count()
+        self._static_cache: dict[Path, tuple] = {}
+        self._stopping = False
+        self._stop_now = False
+        self._ready = threading.Event()
+        self._exited = threading.Event()
+        self._error: BaseException | None = None
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def summary(self) -> Summary:
+        return self.log.summary
+
+    @property
+    def active(self) -> int:
+        """Transfers in flight (including dynamic files being built)."""
+        return len(self._clients)
+
+    def start(self) -> "TftpServer":
+        """Bind, start the loop thread and return once listening (``.port`` is then the bound port)."""
+        if self._thread is not None:
+            raise TftpServerError("server already started")
+        self._bind()
+        self._thread = threading.Thread(target=self._run, name=f"tftp-{self.port}", daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        return self
+
+    def stop(self, graceful: bool = True, timeout: float | None = None) -> None:
+        """Stop taking requests; with ``graceful`` let in-flight transfers finish (or time out)."""
+        self.request_stop(graceful)
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self._error is not None:
+            raise self._error
+
+    def request_stop(self, graceful: bool = True) -> None:
+        """Ask the loop to stop without waiting (safe from a signal handler)."""
+        self._stopping = True
+        if not graceful:
+            self._stop_now = True
+        self._wake()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the loop has exited; True if it did."""
+        return self._exited.wait(timeout)
+
+    def _bind(self) -> None:
+        try:
+            addr = socket.getaddrinfo(self.host or "0.0.0.0", self.port, socket.AF_INET, socket.SOCK_DGRAM)[0][4]
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            _set_rcvbuf(sock, self.rcvbuf)
+            sock.bind(addr)
+        except OSError as err:
+            raise TftpServerError(f"cannot listen on {self.host}:{self.port}: {err.strerror or err}") from None
+        sock.setblocking(False)
+        self._sock = sock
+        self.host, self.port = sock.getsockname()[:2]
+        self._local_ip = "" if self.host == "0.0.0.0" else self.host
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._sel = selectors.DefaultSelector()
+        self._sel.register(self._sock, selectors.EVENT_READ, None)
+        self._sel.register(self._wake_r, selectors.EVENT_READ, None)
+        if self.dynamic is not None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="tftp-build")
+
+    @property
+    def rcvbuf_effective(self) -> int:
+        """The listening socket's receive buffer as the kernel set it (bytes)."""
+        return self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) if self._sock else 0
+
+    def _wake(self) -> None:
+        try:
+            if self._wake_w is not None:
+                self._wake_w.send(b"\0")
+        except (BlockingIOError, OSError):
+            pass  # a wake-up is already pending, or we are closed
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        self._ready.set()
+        try:
+            self._loop()
+        except BaseException as err:  # a bug: keep it for stop() to re-raise
+            self._error = err
+        finally:
+            self._shutdown()
+            self._exited.set()
+
+    def _loop(self) -> None:
+        sel, listen, wake_r = self._sel, self._sock, self._wake_r
+        while True:
+            if self._stopping:
+                if listen is not None:
+                    sel.unregister(listen)
+                    listen.close()
+                    listen = self._sock = None
+                if self._stop_now:
+                    for t in list(self._transfers.values()):
+                        self._finish(t, "aborted")
+                    break
+                if not self._clients:
+                    break
+            wait = self._next_timeout()
+            for key, _ in sel.select(wait):
+                obj = key.fileobj
+                if obj is listen:
+                    self._on_requests()
+                elif obj is wake_r:
+                    try:
+                        wake_r.recv(4096)
+                    except BlockingIOError:
+                        pass
+                else:
+                    t = self._transfers.get(key.fd)
+                    if t is not None:
+                        self._on_transfer_readable(t)
+            while self._done:
+                self._on_built(*self._done.popleft())
+            self._expire_timers()
+            self.log.tick()
+
+    def _next_timeout(self) -> float | None:
+        timers = self._timers
+        while timers:
+            deadline, _, fd = timers[0]
+            t = self._transfers.get(fd)
+            if t is None or t.deadline != deadline:
+                heapq.heappop(timers)  # stale: the transfer moved on or ended
+                continue
+            return max(0.0, deadline - time.monotonic())
+        return None if not self.log._since_summary else self.log.interval
+
+    def _arm(self, t: _Transfer, now: float) -> None:
+        t.deadline = now + t.timeout
+        heapq.heappush(self._timers, (t.deadline, next(self._seq), t.fd))
+
+    def _expire_timers(self) -> None:
+        now = time.monotonic()
+        timers = self._timers
+        while timers and timers[0][0] <= now:
+            deadline, _, fd = heapq.heappop(timers)
+            t = self._transfers.get(fd)
+            if t is None or t.deadline != deadline:
+                continue
+            t.tries += 1
+            if t.tries > self.retries:
+                # All but the final block acknowledged: the modem most likely has the file and only
+                # its last ACK was lost (RFC 1350 leaves this case open), so say so.
+                self._finish(t, "unconfirmed" if t.base == t.last and t.next > t.last else "timeout")
+                continue
+            # Resend what the client has not acknowledged: the OACK, or the window from base.
+            if t.oack is not None and t.base == 1 and t.next == 1:
+                self._send(t, t.oack)
+                t.retries += 1
+            else:
+                t.next = t.base
+                t.retries += self._send_window(t)
+            self._arm(t, now)
+
+    # -- requests on the listening socket -----------------------------------------------------
+
+    def _on_requests(self) -> None:
+        sock = self._sock
+        for _ in range(512):  # bounded so established transfers get their turn in a burst
+            try:
+                datagram, client = sock.recvfrom(65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            if self._stopping:
+                self.summary.dropped += 1
+                continue
+            self._on_request(datagram, client)
+
+    def _on_request(self, datagram: bytes, client) -> None:
+        now = time.monotonic()
+        try:
+            pkt = P.parse(datagram)
+        except P.TftpProtocolError as err:
+            self._refuse(client, "?", _E.IllegalTftpOp, "malformed request", "bad-request", now, detail=str(err))
+            return
+        if pkt.opcode == 2:
+            self._refuse(client, pkt.filename, _E.AccessViolation, "read-only server: write refused",
+                         "refused-write", now)
+            return
+        if pkt.opcode != 1:
+            return  # a stray ACK/DATA to port 69: not a request, no answer (RFC 1350 TIDs)
+        if client in self._clients:
+            return  # the client resent its RRQ; the transfer in progress answers it
+        mode = (pkt.mode or "").lower()
+        if mode not in ("octet", "netascii"):
+            self._refuse(client, pkt.filename, _E.IllegalTftpOp, f"mode {mode!r} not supported", "bad-request", now)
+            return
+        filename = pkt.filename
+        try:
+            path = resolve_in_root(self.root, filename)
+        except AccessViolation as err:
+            self._refuse(client, filename, _E.AccessViolation, "access violation", "access-violation", now,
+                         detail=str(err))
+            return
+        data = self._read_static(path)
+        if data is None and self.dynamic is not None:
+            self._clients.add(client)
+            fut = self._pool.submit(_call_provider, self.dynamic, filename, client[0])
+            fut.add_done_callback(lambda f, c=client, p=pkt, t0=now: self._built(f, c, p, t0))
+            return
+        if data is None:
+            self._refuse(client, filename, _E.FileNotFound, "file not found", "not-found", now)
+            return
+        self._begin(client, pkt, data, now)
+
+    def _read_static(self, path: Path) -> bytes | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        if not path.is_file():
+            return None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        hit = self._static_cache.get(path)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        if st.st_size > MAX_STATIC_BYTES:
+            return None
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        if len(self._static_cache) > 10000:
+            self._static_cache.clear()
+        self._static_cache[path] = (key, data)
+        return data
+
+    def _built(self, fut, client, pkt, t0) -> None:
+        """Worker thread: hand the built file back to the loop."""
+        self._done.append((client, pkt, t0, fut))
+        self._wake()
+
+    def _on_built(self, client, pkt, t0, fut) -> None:
+        self._clients.discard(client)
+        if self._stopping and self._stop_now:
+            return
+        try:
+            data = fut.result()
+        except FileNotFoundError:
+            data = None
+        except Exception as err:  # a template or inventory problem: that client only
+            self._refuse(client, pkt.filename, _E.NotDefined, "cannot build config file", "generate-error", t0,
+                         detail=_describe(err))
+            return
+        if data is None:
+            self._refuse(client, pkt.filename, _E.FileNotFound, "file not found", "not-found", t0)
+            return
+        self._begin(client, pkt, data, t0)
+
+    def _begin(self, client, pkt, data: bytes, t0: float) -> None:
+        if (pkt.mode or "").lower() == "netascii":
+            data = P.netascii(data)
+        opts = P.negotiate(pkt.options or {}, len(data), timeout=self.timeout, max_blksize=self.max_blksize,
+                           max_windowsize=self.max_windowsize)
+        try:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        except OSError as err:  # EMFILE/ENFILE: the client will retry its RRQ
+            self.summary.dropped += 1
+            self.log.error(f"no socket for a new transfer: {err.strerror}", client=f"{client[0]}:{client[1]}")
+            return
+        try:
+            sock.setblocking(False)
+            sock.bind((self._local_ip, 0))
+            sock.connect(client)  # the kernel drops datagrams from any other TID for us
+        except OSError as err:
+            sock.close()
+            self._refuse(client, pkt.filename, _E.NotDefined, "server error", "error", t0, detail=str(err))
+            return
+        t = _Transfer(sock, client, pkt.filename, data, opts, t0)
+        self._transfers[t.fd] = t
+        self._clients.add(client)
+        self._sel.register(sock, selectors.EVENT_READ, None)
+        if t.oack is not None:
+            self._send(t, t.oack)
+        else:
+            self._send_window(t)
+        self._arm(t, time.monotonic())
+
+    # -- a transfer in progress ---------------------------------------------------------------
+
+    def _on_transfer_readable(self, t: _Transfer) -> None:
+        for _ in range(64):
+            try:
+                datagram = t.sock.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # e.g. ICMP port unreachable: the client is gone; let the timer decide
+                return
+            if len(datagram) < 4:
+                continue
+            opcode = (datagram[0] << 8) | datagram[1]
+            if opcode == 4:
+                block = (datagram[2] << 8) | datagram[3]  # decoding an ACK needs no packet object
+                if self._on_ack(t, block):
+                    return
+            elif opcode == 5:
+                self._finish(t, "client-error")
+                return
+
+    def _on_ack(self, t: _Transfer, wire_block: int) -> bool:
+        """Handle an ACK; True when the transfer ended."""
+        if t.next == 1:  # OACK sent: only ACK 0 starts the data
+            if wire_block != 0:
+                return False
+            t.tries = 0
+            self._send_window(t)
+            self._arm(t, time.monotonic())
+            return False
+        acked_before = t.base - 1
+        delta = (wire_block - acked_before) & 0xFFFF
+        acked = acked_before + delta
+        if delta == 0 or acked >= t.next:
+            # A duplicate ACK (never answered, or the sorcerer's apprentice doubles every block)
+            # or an ACK of something not sent.
+            return False
+        t.base = acked + 1
+        t.tries = 0
+        if t.base > t.last:
+            self._finish(t, "ok")
+            return True
+        # RFC 7440: an ACK inside the window means the client lost the rest; resume after it.
+        t.next = t.base
+        self._send_window(t)
+        self._arm(t, time.monotonic())
+        return False
+
+    def _send_window(self, t: _Transfer) -> int:
+        sent = 0
+        end = min(t.base + t.windowsize, t.last + 1)
+        while t.next < end:
+            self._send(t, t.block(t.next))
+            t.next += 1
+            sent += 1
+        return sent
+
+    def _send(self, t: _Transfer, datagram: bytes) -> None:
+        try:
+            t.sock.send(datagram)
+        except (BlockingIOError, InterruptedError):
+            pass  # the socket buffer is full: the timer resends
+        except OSError:
+            pass  # ICMP errors from an earlier datagram; the timer decides
+
+    def _finish(self, t: _Transfer, result: str) -> None:
+        self._transfers.pop(t.fd, None)
+        self._clients.discard(t.client)
+        try:
+            self._sel.unregister(t.sock)
+        except (KeyError, ValueError):
+            pass
+        t.sock.close()
+        delivered = min(len(t.data), (t.base - 1) * t.blksize)
+        self.log.transfer({
+            "time": round(time.time(), 3), "client": f"{t.client[0]}:{t.client[1]}", "file": t.filename,
+            "bytes": delivered, "size": len(t.data), "duration": round(time.monotonic() - t.started, 6),
+            "retries": t.retries, "result": result, "blksize": t.blksize, "windowsize": t.windowsize,
+        })
+
+    def _refuse(self, client, filename, code, message, result, t0, detail: str | None = None) -> None:
+        """Answer an RRQ/WRQ with a TFTP ERROR (from the listening socket) and log it."""
+        try:
+            self._sock.sendto(P.encode_error(code, message), client)
+        except OSError:
+            pass
+        record = {"time": round(time.time(), 3), "client": f"{client[0]}:{client[1]}", "file": filename,
+                  "bytes": 0, "duration": round(time.monotonic() - t0, 6), "retries": 0, "result": result}
+        if detail:
+            record["detail"] = detail
+        self.log.transfer(record)
+
+    def _shutdown(self) -> None:
+        for t in list(self._transfers.values()):
+            self._finish(t, "aborted")
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        for s in (self._sock, self._wake_r, self._wake_w):
+            if s is not None:
+                s.close()
+        self._sock = self._wake_w = self._wake_r = None
+        if self._sel is not None:
+            self._sel.close()
+        self.log.write_summary()
+        self.log.close()
+
+
+def _call_provider(provider: DynamicProvider, filename: str, client_ip: str) -> bytes | None:
+    """Run the provider and normalise what it returns to bytes (or None for not found)."""
+    result = provider(filename, client_ip)
+    if result is None or isinstance(result, bytes):
+        return result
+    if isinstance(result, (bytearray, memoryview)):
+        return bytes(result)
+    if hasattr(result, "read"):  # any file-like object; it needs no .name (tftpy's crash)
+        try:
+            data = result.read()
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+        return data.encode() if isinstance(data, str) else bytes(data)
+    if isinstance(result, str):
+        return result.encode()
+    raise TypeError(f"dynamic provider returned {type(result).__name__}, expected bytes or a file object")
+
+
+def _describe(err: BaseException) -> str:
+    text = str(err) or type(err).__name__
+    return text if isinstance(err, HfcprovError) else f"{type(err).__name__}: {text}"
+
+
+def _set_rcvbuf(sock: socket.socket, size: int) -> None:
+    """Ask for ``size`` bytes of receive buffer; as root beyond net.core.rmem_max."""
+    if not size:
+        return
+    force = getattr(socket, "SO_RCVBUFFORCE", 33)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, force, size)
+    except OSError:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, size)  # capped at rmem_max
+
+
+def raise_fd_limit(wanted: int = 65536) -> int:
+    """Raise this process's open-file limit toward ``wanted`` (each transfer holds one socket)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = min(wanted, hard) if hard != resource.RLIM_INFINITY else wanted
+    if target > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return soft

@@ -1,0 +1,96 @@
+"""Structured transfer log: one JSON line per transfer, and a summary line.
+
+A record is ``{"event": "transfer", "client", "file", "bytes", "duration",
+"retries", "result", ...}``; ``result`` is ``ok`` or what went wrong
+(``not-found``, ``access-violation``, ``refused-write``, ``timeout``,
+``client-error``, ``generate-error``, ``bad-request``). The summary
+(``"event": "summary"``) is written every ``interval`` seconds while transfers
+happen and once on exit.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+
+@dataclass
+class Summary:
+    """Counters over the server's life; ``results`` counts transfers by result."""
+
+    started: float = field(default_factory=time.time)
+    transfers: int = 0
+    bytes: int = 0
+    retries: int = 0
+    dropped: int = 0  # requests not even answered (no file descriptor left, shutting down)
+    results: Counter = field(default_factory=Counter)
+
+    @property
+    def ok(self) -> int:
+        return self.results["ok"]
+
+    @property
+    def failed(self) -> int:
+        return self.transfers - self.ok
+
+    def as_record(self) -> dict:
+        return {"event": "summary", "uptime": round(time.time() - self.started, 3), "transfers": self.transfers,
+                "ok": self.ok, "failed": self.failed, "bytes": self.bytes, "retries": self.retries,
+                "dropped": self.dropped, "results": dict(self.results)}
+
+
+class TransferLog:
+    """Where records go: a file path (appended), an open text stream, or nowhere (None)."""
+
+    def __init__(self, target: str | Path | IO[str] | None = None, interval: float = 60.0):
+        self._own = False
+        if target is None:
+            self._stream = None
+        elif isinstance(target, (str, Path)):
+            self._stream = sys.stdout if str(target) == "-" else open(target, "a", buffering=1)
+            self._own = self._stream is not sys.stdout
+        else:
+            self._stream = target
+        self.interval = interval
+        self.summary = Summary()
+        self._last_summary = time.monotonic()
+        self._since_summary = 0
+
+    def transfer(self, record: dict) -> None:
+        s = self.summary
+        s.transfers += 1
+        s.bytes += record.get("bytes", 0)
+        s.retries += record.get("retries", 0)
+        s.results[record["result"]] += 1
+        self._since_summary += 1
+        self._write({"event": "transfer", **record})
+
+    def error(self, message: str, **fields) -> None:
+        """A problem that is not one transfer (e.g. out of file descriptors)."""
+        self._write({"event": "error", "time": round(time.time(), 3), "message": message, **fields})
+
+    def tick(self) -> None:
+        """Periodic summary, only when something happened since the last one."""
+        now = time.monotonic()
+        if self._since_summary and now - self._last_summary >= self.interval:
+            self.write_summary()
+
+    def write_summary(self) -> None:
+        self._last_summary = time.monotonic()
+        self._since_summary = 0
+        self._write(self.summary.as_record())
+
+    def close(self) -> None:
+        if self._own and self._stream is not None:
+            self._stream.close()
+        self._stream = None
+
+    def _write(self, record: dict) -> None:
+        if self._stream is not None:
+            self._stream.write(json.dumps(record, separators=(",", ":")) + "\n")
+            self._stream.flush()
