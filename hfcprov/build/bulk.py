@@ -1,0 +1,262 @@
+"""Bulk build: one binary config file per modem from tier templates and an inventory, plus a manifest.
+
+Incremental: each file's inputs (template text and everything it includes, the
+row's variables, a fingerprint of the shared secret, the hfcprov version) are
+hashed into ``inputs`` in the manifest; a row whose inputs and output file are
+unchanged is not rendered or rewritten. The secret itself is never stored: the
+fingerprint is a slow PBKDF2 of it, so the manifest does not help guess it.
+
+A bad row is reported with its line and skipped; the other files are still
+written (each atomically), and a file built by an earlier run stays in the
+manifest when its row fails now. ``strict`` turns any bad row into a failed run
+after everything else is done.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import multiprocessing
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from hfcprov import __version__
+from hfcprov.build.inventory import InventoryRow, check_row, read_rows
+from hfcprov.build.templates import SHIPPED, SUFFIX, TemplateError, locate, render_tree, template_digest
+from hfcprov.errors import HfcprovError
+from hfcprov.fileio import atomic_write
+
+MANIFEST_JSON = "manifest.json"
+MANIFEST_CSV = "manifest.csv"
+MANIFEST_FIELDS = ("mac", "file", "sha256", "size", "tier")
+
+
+class BuildError(HfcprovError):
+    """A build that could not run, or (strict) had bad rows."""
+
+
+@dataclass
+class Entry:
+    """One manifest line: the file built for one modem."""
+
+    mac: str
+    file: str
+    sha256: str
+    size: int
+    tier: str
+    inputs: str  # sha256 of everything that went into the file (never the secret itself)
+
+
+@dataclass
+class BuildSummary:
+    out: Path
+    total: int = 0
+    built: int = 0
+    unchanged: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (where, message)
+    seconds: float = 0.0
+
+    @property
+    def files_per_second(self) -> float:
+        return (self.built + self.unchanged) / self.seconds if self.seconds else 0.0
+
+
+def secret_fingerprint(secret: bytes | None) -> str:
+    """Stands for the secret in the input hash; PBKDF2 so that a manifest is no oracle for guessing it."""
+    if not secret:
+        return "none"
+    return hashlib.pbkdf2_hmac("sha256", secret, b"hfcprov build manifest", 200_000).hex()
+
+
+def input_hash(template_sha: str, variables: dict, secret_fp: str) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps([__version__, template_sha, secret_fp, variables], sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def read_manifest(out: Path) -> dict[str, Entry]:
+    """Previous manifest by file name ({} when there is none or it is unreadable: then everything is rebuilt)."""
+    try:
+        data = json.loads((out / MANIFEST_JSON).read_text())
+        return {e["file"]: Entry(**e) for e in data["entries"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def write_manifest(out: Path, entries: list[Entry]) -> None:
+    entries = sorted(entries, key=lambda e: e.file)
+    atomic_write(out / MANIFEST_JSON, json.dumps({"hfcprov": __version__, "entries": [asdict(e) for e in entries]},
+                                                 indent=0) + "\n")
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(MANIFEST_FIELDS)
+    for e in entries:
+        w.writerow([e.mac, e.file, e.sha256, e.size, e.tier])
+    atomic_write(out / MANIFEST_CSV, buf.getvalue())
+
+
+# --- the work for one modem; runs in a worker process with --jobs -------------------------------------------------
+
+_WORKER: dict = {}
+
+
+def _init_worker(secret: bytes | None, out: str) -> None:
+    _WORKER["secret"] = secret
+    _WORKER["out"] = Path(out)
+
+
+@dataclass
+class _Task:
+    where: str
+    variables: dict
+    template: str
+    file: str
+    inputs: str
+    previous: Entry | None
+
+
+def _run(task: _Task) -> tuple[str, Entry | None, str | None]:
+    """('built'|'unchanged'|'failed', entry, error message)."""
+    from hfcprov.config import encode
+
+    out: Path = _WORKER["out"]
+    target = out / task.file
+    prev = task.previous
+    if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
+        return "unchanged", prev, None
+    try:
+        tree = render_tree(task.template, task.variables)
+        data = encode(tree, _WORKER["secret"])
+    except HfcprovError as err:
+        return "failed", None, f"{task.where}: {err}"
+    tier = str(task.variables.get("tier", Path(task.template).name.removesuffix(SUFFIX)))
+    digest = hashlib.sha256(data).hexdigest()
+    if not (prev is not None and prev.sha256 == digest and _same_file(target, prev)):
+        atomic_write(target, data)
+    return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None
+
+
+def _same_file(path: Path, entry: Entry) -> bool:
+    try:
+        if path.stat().st_size != entry.size:
+            return False
+        return hashlib.sha256(path.read_bytes()).hexdigest() == entry.sha256
+    except OSError:
+        return False
+
+
+# --- planning and running ----------------------------------------------------------------------------------------
+
+
+def build(
+    inventory: str | Path,
+    out: str | Path,
+    template: str | Path | None = None,
+    secret: bytes | None = None,
+    jobs: int = 1,
+    pattern: str = "{mac}.cm",
+    strict: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> BuildSummary:
+    """Build every row of ``inventory`` into ``out``.
+
+    ``template``: one template file for every row, or a folder of ``<tier>.j2`` files chosen by each
+    row's ``tier`` (default: the shipped ``templates/``).
+    """
+    started = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = read_rows(inventory)
+    summary = BuildSummary(out=out, total=len(rows))
+    previous = read_manifest(out)
+    secret_fp = secret_fingerprint(secret)
+    tasks, claimed = [], {}
+    digests: dict[str, str] = {}
+    for row in rows:
+        try:
+            tasks.append(_plan(row, template, pattern, previous, secret_fp, digests, claimed))
+        except HfcprovError as err:
+            summary.failed.append((row.where, str(err) if str(err).startswith(row.where) else f"{row.where}: {err}"))
+
+    entries: dict[str, Entry] = {}
+    done = len(summary.failed)
+    if progress:
+        progress(done, summary.total)
+    for status, entry, error in _execute(tasks, secret, out, jobs):
+        done += 1
+        if status == "failed":
+            summary.failed.append((error.split(": ", 1)[0], error))
+        else:
+            entries[entry.file] = entry
+            summary.built += status == "built"
+            summary.unchanged += status == "unchanged"
+        if progress:
+            progress(done, summary.total)
+    # A row that failed now keeps the file an earlier run built for it: nothing already built is lost.
+    for task in tasks:
+        if task.file not in entries and task.previous is not None and (out / task.file).exists():
+            entries[task.file] = task.previous
+    write_manifest(out, list(entries.values()))
+    summary.seconds = time.perf_counter() - started
+    if strict and summary.failed:
+        first = summary.failed[0][1]
+        more = f" (and {len(summary.failed) - 1} more bad rows)" if len(summary.failed) > 1 else ""
+        raise BuildError(f"{first}{more}; the other {summary.built + summary.unchanged} files were written")
+    return summary
+
+
+def _plan(row: InventoryRow, template, pattern, previous, secret_fp, digests, claimed) -> _Task:
+    variables = check_row(row)
+    path = _template_for(variables, template)
+    key = str(path)
+    if key not in digests:
+        digests[key] = template_digest(path)
+    try:
+        name = pattern.format_map(variables)
+    except KeyError as err:
+        raise BuildError(f"file pattern {pattern!r} names {{{err.args[0]}}}, which this row does not have") from None
+    except (ValueError, IndexError) as err:
+        raise BuildError(f"bad file pattern {pattern!r}: {err}") from None
+    if not name or "/" in name or name.startswith(".") or name in (MANIFEST_JSON, MANIFEST_CSV):
+        raise BuildError(f"file name {name!r} from pattern {pattern!r} is not a plain file name in the output folder")
+    if name in claimed:
+        raise BuildError(f"{name} is already built from {claimed[name]} (duplicate mac?)")
+    claimed[name] = row.where
+    return _Task(row.where, variables, key, name, input_hash(digests[key], variables, secret_fp), previous.get(name))
+
+
+def _template_for(variables: dict, template) -> Path:
+    if template is not None and Path(template).is_file():
+        return locate(template)
+    folder = Path(template) if template is not None else SHIPPED
+    if template is not None and not folder.is_dir():
+        return locate(template)  # a shipped tier name, or a one-line "no template" error
+    tier = variables.get("tier")
+    if not tier:
+        raise BuildError("no tier, and no single --template was given")
+    path = folder / f"{tier}{SUFFIX}"
+    if not path.is_file() or str(tier).startswith("_"):
+        tiers = ", ".join(sorted(p.stem for p in folder.glob("*" + SUFFIX) if not p.name.startswith("_")))
+        raise TemplateError(f"no template for tier {tier!r} in {folder} (tiers: {tiers})")
+    return path.resolve()
+
+
+def _execute(tasks: list[_Task], secret, out: Path, jobs: int):
+    if jobs <= 1 or len(tasks) < 2:
+        _init_worker(secret, str(out))
+        for task in tasks:
+            yield _run(task)
+        return
+    ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    chunk = max(1, min(256, len(tasks) // (jobs * 8)))
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(secret, str(out))) as pool:
+        yield from pool.imap_unordered(_run, tasks, chunksize=chunk)
+
+
+def default_jobs() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))

@@ -1,0 +1,167 @@
+"""Modem inventories: one row per modem (MAC, tier, per-modem overrides), from CSV, YAML or JSON.
+
+Every row becomes a plain dict of template variables. ``mac`` is normalised to
+12 lowercase hex digits (``001122aabbcc``), the way CM config files are usually
+named; empty CSV cells are dropped so the template's default applies. A bad row
+is reported with its line (CSV) or entry number (YAML/JSON) and never silently
+skipped: ``read_rows`` + ``check_row`` let the bulk build report it and go on,
+``load_inventory`` stops at the first one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from hfcprov.errors import HfcprovError
+
+_MAC_SEPARATORS = re.compile(r"[:\-.\s]")
+_HEX12 = re.compile(r"^[0-9a-f]{12}$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class InventoryError(HfcprovError, ValueError):
+    """A bad inventory file or row; the message names the file and row."""
+
+
+@dataclass(frozen=True)
+class InventoryRow:
+    where: str  # "modems.csv line 4" / "modems.yaml entry 3": what a user needs to find the row
+    fields: dict
+    problem: str | None = None  # found while reading (e.g. more cells than columns); reported by check_row
+
+
+def normalize_mac(text) -> str:
+    """``00:11:22:AA:BB:CC``, ``00-11-22-aa-bb-cc``, ``0011.22aa.bbcc`` -> ``001122aabbcc``."""
+    mac = _MAC_SEPARATORS.sub("", str(text)).lower()
+    if not _HEX12.match(mac):
+        raise ValueError(f"bad MAC address {text!r}")
+    return mac
+
+
+def mac_colon(mac: str) -> str:
+    """``001122aabbcc`` -> ``00:11:22:aa:bb:cc``."""
+    m = normalize_mac(mac)
+    return ":".join(m[i : i + 2] for i in range(0, 12, 2))
+
+
+def read_rows(path: str | Path) -> list[InventoryRow]:
+    """The raw rows of an inventory, each with where it came from; the format is chosen by content."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as err:
+        raise InventoryError(f"{path}: cannot read inventory: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise InventoryError(f"{path}: not a text file (byte {err.start})") from None
+    if _looks_like_csv(path, text):
+        return _csv_rows(path, text)
+    return _structured_rows(path, text)
+
+
+def check_row(row: InventoryRow) -> dict:
+    """Template variables of one row, or InventoryError naming the row."""
+    fields = row.fields
+    if row.problem:
+        raise InventoryError(f"{row.where}: {row.problem}")
+    if isinstance(fields.get("mac"), (int, float)):
+        # YAML 1.1 reads 00:11:22:33:44:55 as a base-60 number and 001122334455 as octal
+        raise InventoryError(f"{row.where}: mac must be quoted in YAML ('00:11:22:33:44:55'), it was read as a number")
+    if "mac" not in fields or fields["mac"] in (None, ""):
+        raise InventoryError(f"{row.where}: no mac")
+    try:
+        mac = normalize_mac(fields["mac"])
+    except ValueError as err:
+        raise InventoryError(f"{row.where}: {err}") from None
+    for key in fields:
+        if not isinstance(key, str) or not _IDENT.match(key):
+            raise InventoryError(f"{row.where}: column {key!r} is not a usable variable name (letters, digits, _)")
+    out = dict(fields)
+    out["mac"] = mac
+    return out
+
+
+def load_inventory(path: str | Path) -> list[dict]:
+    """Every row of a CSV or YAML/JSON inventory as a dict with at least ``mac`` (12 hex digits)."""
+    rows = []
+    seen: dict[str, str] = {}
+    for raw in read_rows(path):
+        row = check_row(raw)
+        if row["mac"] in seen:
+            raise InventoryError(f"{raw.where}: mac {row['mac']} already on {seen[row['mac']]}")
+        seen[row["mac"]] = raw.where
+        rows.append(row)
+    return rows
+
+
+def _looks_like_csv(path: Path, text: str) -> bool:
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return True
+    if suffix in (".yaml", ".yml", ".json"):
+        return False
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    return "," in first and not first.lstrip().startswith(("-", "{", "[", "#")) and ":" not in first.split(",")[0]
+
+
+def _csv_rows(path: Path, text: str) -> list[InventoryRow]:
+    lines = [line for line in text.splitlines(keepends=True)]
+    # Comment lines (#...) are allowed but still count for line numbers.
+    reader = csv.reader(io.StringIO("".join(line if not line.lstrip().startswith("#") else "\n" for line in lines)))
+    header = None
+    rows = []
+    for record in reader:
+        lineno = reader.line_num
+        if not any(cell.strip() for cell in record):
+            continue
+        if header is None:
+            header = [cell.strip() for cell in record]
+            if "mac" not in header:
+                raise InventoryError(f"{path} line {lineno}: header has no 'mac' column (got {', '.join(header)})")
+            dupes = {h for h in header if header.count(h) > 1}
+            if dupes:
+                raise InventoryError(f"{path} line {lineno}: column {sorted(dupes)[0]!r} appears twice")
+            continue
+        where = f"{path.name} line {lineno}"
+        if len(record) > len(header):
+            rows.append(InventoryRow(where, {}, f"{len(record)} cells but the header has {len(header)} columns"))
+            continue
+        fields = {h: cell.strip() for h, cell in zip(header, record) if cell.strip() != ""}
+        rows.append(InventoryRow(where, fields))
+    if header is None:
+        raise InventoryError(f"{path}: empty inventory")
+    return rows
+
+
+def _structured_rows(path: Path, text: str) -> list[InventoryRow]:
+    try:
+        data = yaml.safe_load(text)  # YAML is a superset of JSON
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise InventoryError(f"{path}{where}: not valid YAML/JSON: {problem}") from None
+    if isinstance(data, dict) and isinstance(data.get("modems"), list):
+        defaults = {k: v for k, v in data.items() if k != "modems"}
+        entries = data["modems"]
+    elif isinstance(data, list):
+        defaults, entries = {}, data
+    else:
+        raise InventoryError(f"{path}: expected a list of modems or a mapping with 'modems:'")
+    rows = []
+    for i, entry in enumerate(entries, 1):
+        where = f"{path.name} entry {i}"
+        if not isinstance(entry, dict):
+            rows.append(InventoryRow(where, {}, f"expected a mapping of fields, got {type(entry).__name__}"))
+            continue
+        # an optional top-level `defaults:` mapping applies to every modem; the entry overrides it
+        base = defaults.get("defaults") if isinstance(defaults.get("defaults"), dict) else {}
+        fields = {**base, **entry}
+        rows.append(InventoryRow(where, {k: v for k, v in fields.items() if v is not None}))
+    return rows

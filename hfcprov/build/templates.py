@@ -1,0 +1,170 @@
+"""The jinja2 environment for tier templates: StrictUndefined, hfcprov's unit filters, one-line errors.
+
+A template is config text (``Main { ... }``) with jinja2 variables. Filters turn
+what an engineer writes into the integers the TLVs hold:
+
+    {{ rate|bps }}          5M, 5Mbps, 5000000   -> 5000000 (bits/s)
+    {{ buffer|bytes }}      64K, 64KiB, 65536    -> 65536
+    {{ latency|us }}        10ms                 -> 10000 (microseconds, e.g. MaxLatency)
+    {{ mac|mac_colon }}     001122aabbcc         -> 00:11:22:aa:bb:cc
+    {{ advise_buffer(rate, rtt) }}               -> TargetBuffer bytes from the buffer advisor
+
+Templates are looked up next to the requested file first, then in the shipped
+``templates/`` folder, so a site template can ``{% include "_common.j2" %}``.
+Any error (undefined variable, bad syntax, bad unit) becomes a TemplateError
+that names the template, the line and the variable.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import sys
+from pathlib import Path
+
+import jinja2
+import jinja2.meta
+
+from hfcprov.build.advisor import G114_ONE_WAY_BUDGET, advise_target
+from hfcprov.build.inventory import mac_colon
+from hfcprov.errors import HfcprovError
+from hfcprov.units import parse_bytes, parse_duration, parse_rate
+
+SHIPPED = Path(__file__).resolve().parent.parent.parent / "templates"
+SUFFIX = ".j2"
+
+
+class TemplateError(HfcprovError, ValueError):
+    """A template could not be found, parsed or rendered; the message names template and line."""
+
+
+def bps(value) -> int:
+    return round(parse_rate(value))
+
+
+def to_bytes(value) -> int:
+    return parse_bytes(value)
+
+
+def us(value) -> int:
+    return round(parse_duration(value) * 1e6)
+
+
+def advise_buffer(rate, rtt, flows=1, latency_budget=G114_ONE_WAY_BUDGET) -> int:
+    return advise_target(parse_rate(rate), parse_duration(rtt), int(flows), parse_duration(latency_budget))
+
+
+@functools.lru_cache(maxsize=16)
+def environment(folder: str) -> jinja2.Environment:
+    """One environment per template folder (jinja2 caches compiled templates in it)."""
+    search = [folder] + ([str(SHIPPED)] if Path(folder).resolve() != SHIPPED else [])
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(search),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(bps=bps, bytes=to_bytes, us=us, mac_colon=mac_colon)
+    env.globals.update(advise_buffer=advise_buffer)
+    return env
+
+
+def locate(template: str | Path) -> Path:
+    """A template file: a path as given, or a shipped tier name (``res-100x10`` or ``res-100x10.j2``)."""
+    p = Path(template)
+    if p.is_file():
+        return p.resolve()
+    for candidate in (SHIPPED / p.name, SHIPPED / (p.name + SUFFIX)):
+        if p.parent == Path(".") and candidate.is_file():
+            return candidate
+    shipped = ", ".join(sorted(t.stem for t in SHIPPED.glob("*" + SUFFIX) if not t.name.startswith("_")))
+    raise TemplateError(f"no template {str(template)!r} (a file, or one of the shipped tiers: {shipped})")
+
+
+def load(template: str | Path) -> jinja2.Template:
+    path = locate(template)
+    env = environment(str(path.parent))
+    try:
+        return env.get_template(path.name)
+    except jinja2.TemplateSyntaxError as err:
+        raise TemplateError(f"{err.filename or path} line {err.lineno}: template syntax error: {err.message}") from None
+    except jinja2.TemplateNotFound as err:
+        raise TemplateError(f"{path}: included template {err.name!r} not found") from None
+
+
+def render_text(template: str | Path, variables: dict) -> str:
+    """The template rendered with ``variables``: config text, not yet parsed."""
+    tmpl = load(template)
+    try:
+        return tmpl.render(**variables)
+    except jinja2.TemplateSyntaxError as err:  # a syntax error in a template pulled in at render time
+        raise TemplateError(f"{err.filename} line {err.lineno}: template syntax error: {err.message}") from None
+    except jinja2.TemplateNotFound as err:
+        raise TemplateError(f"{tmpl.filename}: included template {err.name!r} not found") from None
+    except jinja2.UndefinedError as err:
+        where = _template_frame(sys.exc_info()[2], tmpl.filename)
+        raise TemplateError(f"{where}: undefined variable: {_undefined_name(err)}") from None
+    except HfcprovError as err:  # a bad unit in a filter: 'bad rate ...'
+        where = _template_frame(sys.exc_info()[2], tmpl.filename)
+        raise TemplateError(f"{where}: {err}") from None
+    except (TypeError, ValueError, ArithmeticError) as err:
+        where = _template_frame(sys.exc_info()[2], tmpl.filename)
+        raise TemplateError(f"{where}: {type(err).__name__}: {err}") from None
+
+
+def render_tree(template: str | Path, variables: dict):
+    """A tier template rendered with ``variables`` and parsed into a ConfigTree."""
+    from hfcprov.config import parse_text
+
+    path = locate(template)
+    text = render_text(path, variables)
+    source = f"{path.name} rendered for {variables['mac']}" if "mac" in variables else f"{path.name} rendered"
+    return parse_text(text, source=source)
+
+
+def template_digest(template: str | Path) -> str:
+    """sha256 over the template's text and every template it includes, imports or extends (recursively).
+
+    Part of a bulk build's input hash: editing a shared ``_common.j2`` rebuilds every file that uses it.
+    """
+    path = locate(template)
+    env = environment(str(path.parent))
+    h = hashlib.sha256()
+    seen: set[str] = set()
+    todo = [path.name]
+    while todo:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            source, filename, _ = env.loader.get_source(env, name)
+        except jinja2.TemplateNotFound:
+            raise TemplateError(f"{path}: included template {name!r} not found") from None
+        h.update(name.encode() + b"\0" + source.encode() + b"\0")
+        try:
+            refs = jinja2.meta.find_referenced_templates(env.parse(source, name, filename))
+        except jinja2.TemplateSyntaxError as err:
+            raise TemplateError(f"{filename} line {err.lineno}: template syntax error: {err.message}") from None
+        # A dynamic include (None) cannot be followed; the template's own text still changes the hash.
+        todo.extend(sorted(r for r in refs if r))
+    return h.hexdigest()
+
+
+def _template_frame(tb, fallback: str | None) -> str:
+    """'file line N' of the innermost template frame in a jinja2-rewritten traceback."""
+    where = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.endswith(SUFFIX) or filename == fallback:
+            where = f"{filename} line {tb.tb_lineno}"
+        tb = tb.tb_next
+    return where or str(fallback)
+
+
+def _undefined_name(err: jinja2.UndefinedError) -> str:
+    # jinja2 says "'rate' is undefined" or "'dict object' has no attribute 'x'"
+    msg = str(err)
+    return msg.replace(" is undefined", "") if msg.endswith(" is undefined") else msg

@@ -1,0 +1,179 @@
+"""``hfcprov build``, ``hfcprov buffer ...`` and ``hfcprov tcp ...``: parse units at the edge, call the library, print."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from hfcprov.errors import HfcprovError, UnitError
+from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate
+
+
+def _unit(parse, text, option: str):
+    try:
+        return parse(text)
+    except UnitError as err:
+        raise UnitError(f"{option}: {err}") from None
+
+
+def _units(parse, text: str, option: str) -> list:
+    items = [t for t in text.split(",") if t.strip()]
+    if not items:
+        raise UnitError(f"{option}: empty list")
+    return [_unit(parse, t.strip(), option) for t in items]
+
+
+# --- build --------------------------------------------------------------------------------------------------------
+
+
+@click.command()
+@click.option("--template", "-t", help="Template file for every row, or a folder of <tier>.j2 (default: shipped tiers).")
+@click.option("--inventory", "-i", required=True, type=click.Path(dir_okay=False), help="modems.csv or .yaml/.json")
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False), help="Output folder.")
+@click.option("--secret-file", type=click.Path(dir_okay=False), help="Shared secret for the CMTS MIC (first line).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True, help="Worker processes.")
+@click.option("--pattern", default="{mac}.cm", show_default=True, help="Output file name from row fields.")
+@click.option("--strict", is_flag=True, help="Exit 1 if any row is bad (the good rows are still built).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
+def build(template, inventory, out, secret_file, jobs, pattern, strict, progress):
+    """Build one config file per modem from tier templates and an inventory, plus a manifest."""
+    from hfcprov.build.bulk import build as run_build
+
+    secret = _read_secret(secret_file) if secret_file else None
+    show = sys.stderr.isatty() if progress is None else progress
+    if show:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                       TimeRemainingColumn(), transient=True)
+        with bar:
+            job = bar.add_task("building", total=None)
+            summary = run_build(inventory, out, template, secret, jobs, pattern, strict,
+                                progress=lambda done, total: bar.update(job, completed=done, total=total))
+    else:
+        summary = run_build(inventory, out, template, secret, jobs, pattern, strict)
+    for _, message in summary.failed:
+        click.echo(f"hfcprov: bad row: {message}", err=True)
+    click.echo(
+        f"{summary.built} built, {summary.unchanged} unchanged, {len(summary.failed)} failed of {summary.total}"
+        f" in {summary.seconds:.2f} s ({summary.files_per_second:.0f} files/s); manifest: {Path(out) / 'manifest.json'}"
+    )
+
+
+def _read_secret(path) -> bytes:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise HfcprovError(f"{path}: cannot read secret file: {err.strerror}") from None
+    secret = data.splitlines()[0].strip() if data.strip() else b""
+    if not secret:
+        raise HfcprovError(f"{path}: secret file is empty")
+    return secret
+
+
+# --- buffer -------------------------------------------------------------------------------------------------------
+
+
+@click.group()
+def buffer():
+    """Buffer Control sizing: advice and predicted latency/throughput tables."""
+
+
+@buffer.command()
+@click.option("--rate", required=True, help="Service-flow rate, e.g. 5M, 5Mbps, 5000000.")
+@click.option("--rtt", required=True, help="Round-trip time of the TCP traffic, e.g. 40ms.")
+@click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True, help="Concurrent TCP flows.")
+@click.option("--latency-budget", default="150ms", show_default=True, help="One-way delay budget (ITU-T G.114).")
+@click.option("--min-buffer", is_flag=True, help="Also recommend a MinimumBuffer (capped at 24576, always accepted).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def advise(rate, rtt, flows, latency_budget, min_buffer, as_json):
+    """Recommended MinimumBuffer/TargetBuffer/MaximumBuffer for one service flow, with the reasoning."""
+    from hfcprov.build.advisor import advise as run_advise
+
+    a = run_advise(_unit(parse_rate, rate, "--rate"), _unit(parse_duration, rtt, "--rtt"), flows,
+                   _unit(parse_duration, latency_budget, "--latency-budget"), min_buffer)
+    if as_json:
+        click.echo(json.dumps(a.as_dict(), indent=2))
+        return
+    click.echo(f"Buffer Control for {format_rate(a.rate)} at RTT {format_duration(a.rtt)}, {a.flows} flow(s):")
+    for name, value in (("MinimumBuffer", a.minimum), ("TargetBuffer", a.target), ("MaximumBuffer", a.maximum)):
+        shown = "(omit)" if value is None else f"{value} bytes ({format_bytes(value)})"
+        click.echo(f"  {name:<14} {shown}")
+    click.echo("Why:")
+    for line in a.reasoning:
+        click.echo(f"  - {line}")
+    click.echo("Candidates (analytic):")
+    click.echo(f"  {'buffer':>12}  {'latency under load':>18}  {'TCP utilization':>15}")
+    for c in a.candidates:
+        click.echo(f"  {format_bytes(c.buffer):>12}  {format_duration(c.latency_under_load):>18}  {c.utilization:>14.0%}")
+
+
+@buffer.command()
+@click.option("--rates", required=True, help="Comma list, e.g. 1M,2M,5M,10M.")
+@click.option("--buffers", required=True, help="Comma list, e.g. 8K,16K,32K,64K,128K,256K.")
+@click.option("--rtt", "rtts", required=True, help="Comma list, e.g. 40ms,100ms.")
+@click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def table(rates, buffers, rtts, flows, as_json):
+    """Predicted latency under load and single-flow TCP utilization per (rate, buffer, rtt)."""
+    from dataclasses import asdict
+
+    from hfcprov.build.advisor import buffer_table
+
+    rows = buffer_table(_units(parse_rate, rates, "--rates"), _units(parse_bytes, buffers, "--buffers"),
+                        _units(parse_duration, rtts, "--rtt"), flows)
+    if as_json:
+        click.echo(json.dumps([asdict(r) for r in rows], indent=2))
+        return
+    rate_list = list(dict.fromkeys(r.rate for r in rows))
+    buf_list = list(dict.fromkeys(r.buffer for r in rows))
+    cell = {(r.rtt, r.rate, r.buffer): r for r in rows}
+    for rtt in dict.fromkeys(r.rtt for r in rows):
+        click.echo(f"RTT {format_duration(rtt)}, {flows} flow(s): latency under load / TCP utilization ({rows[0].model})")
+        click.echo(f"{'rate':>10} | " + " | ".join(f"{format_bytes(b):>15}" for b in buf_list))
+        for rate in rate_list:
+            cells = (cell[(rtt, rate, b)] for b in buf_list)
+            click.echo(f"{format_rate(rate):>10} | " + " | ".join(
+                f"{format_duration(c.latency_under_load):>9} {c.utilization:>4.0%}" for c in cells))
+        click.echo("")
+
+
+# --- tcp ----------------------------------------------------------------------------------------------------------
+
+
+@click.group()
+def tcp():
+    """TCP tuning rules for HFC paths."""
+
+
+@tcp.command("socket-buffer")
+@click.option("--cm-buffer", required=True, help="CM buffer, e.g. 10KB.")
+@click.option("--downstream", required=True, help="Rate into the CM, e.g. 25M.")
+@click.option("--lan", required=True, help="Rate out of the CM to the PC, e.g. 10M.")
+@click.option("--connections", type=click.IntRange(1, 10000), default=1, show_default=True)
+@click.option("--mss", default="1460", show_default=True, help="TCP maximum segment size (bytes).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def socket_buffer(cm_buffer, downstream, lan, connections, mss, as_json):
+    """Largest TCP socket buffer that does not overrun the CM (Cohen & Ramanathan 1998, V.B)."""
+    from hfcprov.build.socketbuf import socket_buffer_limit
+
+    r = socket_buffer_limit(_unit(parse_bytes, cm_buffer, "--cm-buffer"), _unit(parse_rate, downstream, "--downstream"),
+                            _unit(parse_rate, lan, "--lan"), connections, _unit(parse_bytes, mss, "--mss"))
+    if as_json:
+        click.echo(json.dumps(r.as_dict(), indent=2))
+        return
+    click.echo(f"CM buffer {r.cm_buffer} bytes = C = {r.cm_packets} packets of {r.packet} bytes (MSS {r.mss} + 40)")
+    click.echo(f"downstream {format_rate(r.downstream)} into the CM, LAN {format_rate(r.lan)} out, "
+               f"{r.connections} connection(s)")
+    if r.limit_packets is None:
+        click.echo("the LAN is at least as fast as the downstream: the CM never queues, no socket-buffer limit")
+        return
+    click.echo(f"queued share of each packet: 1 - lan/downstream = {r.fill_fraction:.3f}")
+    click.echo(f"rule: C >= (B*n - 1) * {r.fill_fraction:.3f}  (at most one drop per window)")
+    click.echo(f"socket buffer limit B = {r.limit_packets:.2f} packets = {r.limit_bytes:.0f} bytes"
+               f" ({r.limit_bytes / 1000:.1f} KB) per connection")
+    click.echo(f"with no drop at all: {r.lossless_packets:.2f} packets = {r.lossless_bytes:.0f} bytes")
+    click.echo(f"set: {r.setting_segments} segments x {r.mss} = {r.setting_bytes} bytes per connection")
