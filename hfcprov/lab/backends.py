@@ -1,0 +1,100 @@
+"""What runs a point: the simulator, the emulated modem, or a real modem.
+
+Every backend turns a ``Point`` into ``RunResult`` objects with the point's
+service flow built the same way: from the tier template when the campaign names
+one (``build.render_tree`` -> ``flows.service_flows``), else straight from the
+grid values. The simulator's scenario is built from that one flow, so a
+predicted point and a measured point describe the same configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from pathlib import Path
+
+from hfcprov import __version__
+from hfcprov.errors import HfcprovError
+from hfcprov.flows import BufferControl, ServiceFlow
+from hfcprov.lab.spec import Campaign, CampaignError, Point
+from hfcprov.results import RunResult
+
+
+def config_tree(campaign: Campaign, point: Point):
+    """The point's config tree, rendered from the tier template with the point's values."""
+    from hfcprov.build import render_tree
+
+    return render_tree(campaign.template, point.template_vars())
+
+
+def upstream_flow(campaign: Campaign, point: Point) -> ServiceFlow:
+    """The service flow a point provisions upstream (the modem's queue under test)."""
+    if campaign.template is None:
+        return ServiceFlow(direction="upstream", ref=1, qos_param_set_type=7,
+                           max_sustained_rate=point.upstream_rate,
+                           buffer=BufferControl(target=point.buffer), buffer_source="24.35")
+    from hfcprov.flows import service_flows
+
+    tree = config_tree(campaign, point)
+    ups = [f for f in service_flows(tree) if f.direction == "upstream"]
+    if not ups:
+        raise CampaignError(f"{campaign.template}: renders no upstream service flow (TLV 24) for {point.key}")
+    flow = ups[0]
+    # The grid is the truth of what a point tests; a template that ignores a grid
+    # value would silently make every point the same, so say so.
+    if flow.max_sustained_rate != point.upstream_rate or flow.target_buffer != point.buffer:
+        raise CampaignError(
+            f"{campaign.template}: the rendered flow {flow.path} has rate {flow.max_sustained_rate} and "
+            f"TargetBuffer {flow.target_buffer}, not the point's {point.upstream_rate:g} / {point.buffer}; "
+            f"use {{{{ upstream_rate }}}} and {{{{ buffer }}}} in the template")
+    return flow
+
+
+def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = None):
+    """The simulator scenario that predicts ``point``."""
+    from hfcprov.sim import Scenario
+
+    flow = flow or upstream_flow(campaign, point)
+    t = campaign.traffic
+    return Scenario(flow=flow, rtt=point.rtt, flows=point.flows, loss=point.loss,
+                    congestion_control=point.congestion_control, duration=t.duration, warmup=t.warmup,
+                    probe_interval=t.probe_interval, voip=t.voip, seed=point.seed)
+
+
+def simulate(scenario) -> RunResult:
+    """Top-level (picklable) so process pools and Dask workers can call it."""
+    from hfcprov.sim import run
+
+    return run(scenario)
+
+
+def environment(campaign: Campaign) -> dict:
+    """Versions and host facts that decide how results compare across campaigns."""
+    env = {
+        "hfcprov": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "kernel": platform.release(),
+        "hostname": platform.node(),
+        "cpus": os.cpu_count(),
+        "target": campaign.target.kind,
+    }
+    cc = Path("/proc/sys/net/ipv4/tcp_congestion_control")
+    if cc.exists():
+        env["kernel_tcp_congestion_control"] = cc.read_text().strip()
+    for mod in ("matplotlib", "distributed"):
+        m = sys.modules.get(mod)
+        if m is not None:
+            env[mod] = getattr(m, "__version__", "?")
+    try:
+        import sqlite3
+
+        env["sqlite"] = sqlite3.sqlite_version
+    except ImportError:  # pragma: no cover
+        pass
+    return env
+
+
+class PointFailed(HfcprovError):
+    """A point could not be run; the runner records the message and goes on."""

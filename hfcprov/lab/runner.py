@@ -1,0 +1,233 @@
+"""Run a campaign's points into its store, resumably.
+
+Simulator points are independent pure computations: they run on a local
+process pool, or on a Dask cluster (``scheduler="tcp://host:8786"``), with at
+most one task per worker slot in flight so the store's 'running' state is true.
+Each result is committed by this process alone (one writer) as it arrives, so
+a kill loses at most the points in flight, and those run again on resume.
+
+Measured points (emu, modem) run one at a time: a modem is one physical thing.
+A failed point is recorded with its reason and the campaign goes on.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from hfcprov.errors import HfcprovError
+from hfcprov.lab import backends
+from hfcprov.lab.spec import Campaign, CampaignError, Point
+from hfcprov.lab.store import Store
+from hfcprov.results import RunResult
+
+# on_event(kind, point, detail): kind is "start", "done" (detail: list[RunResult]) or "failed" (detail: str)
+EventHook = Callable[[str, Point, object], None]
+
+
+@dataclass
+class Summary:
+    ran: int = 0
+    done: int = 0
+    failed: int = 0
+    errors: dict[str, str] = field(default_factory=dict)  # point key -> reason
+    seconds: float = 0.0
+
+
+def run_campaign(campaign: Campaign, store: Store, *, resume: bool = False, retry_failed: bool = False,
+                 jobs: int | None = None, scheduler: str | None = None,
+                 on_event: EventHook | None = None) -> Summary:
+    """Run every pending point of ``campaign`` into ``store``; returns what happened this time."""
+    store.begin(campaign, resume=resume)
+    if retry_failed:
+        store.retry_failed()
+    points = store.pending()
+    summary = Summary()
+    t0 = time.monotonic()
+    emit = on_event or (lambda *a: None)
+    if campaign.target.kind == "sim":
+        _run_simulated(campaign, store, points, jobs, scheduler, emit, summary)
+    else:
+        if scheduler:
+            raise CampaignError("--scheduler spreads simulator sweeps only; a modem campaign runs its points in turn")
+        _run_measured(campaign, store, points, emit, summary)
+    summary.seconds = time.monotonic() - t0
+    return summary
+
+
+def _record_done(store, point, results, emit, summary):
+    store.finish(point, results)
+    summary.ran += 1
+    summary.done += 1
+    emit("done", point, results)
+
+
+def _record_failed(store, point, err: BaseException, emit, summary):
+    reason = str(err) if isinstance(err, HfcprovError) else f"{type(err).__name__}: {err}"
+    store.fail(point, reason)
+    summary.ran += 1
+    summary.failed += 1
+    summary.errors[point.key] = reason
+    emit("failed", point, reason)
+
+
+# -- simulator: many points in parallel ---------------------------------------------
+
+
+def _run_simulated(campaign, store, points, jobs, scheduler, emit, summary):
+    env = backends.environment(campaign)
+    with _executor(jobs or campaign.jobs or os.cpu_count() or 1, scheduler) as ex:
+        env.update(ex.describe())
+        store.set_environment(env)
+        queue = list(points)
+        in_flight: dict = {}  # future -> point
+        while queue or in_flight:
+            while queue and len(in_flight) < ex.slots:
+                point = queue.pop(0)
+                try:
+                    scenario = backends.sim_scenario(campaign, point)
+                except HfcprovError as err:
+                    store.mark_running(point)
+                    _record_failed(store, point, err, emit, summary)
+                    continue
+                store.mark_running(point)
+                emit("start", point, None)
+                in_flight[ex.submit(backends.simulate, scenario)] = point
+            if not in_flight:
+                continue
+            for fut in ex.wait_first(list(in_flight)):
+                point = in_flight.pop(fut)
+                try:
+                    result = fut.result()
+                except Exception as err:  # noqa: BLE001 - a point's failure is data, the campaign goes on
+                    _record_failed(store, point, err, emit, summary)
+                else:
+                    _record_done(store, point, [result], emit, summary)
+
+
+class _Inline:
+    """jobs=1: run in this process (no pickling, clean tracebacks while developing)."""
+
+    slots = 1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def describe(self) -> dict:
+        return {"executor": "inline"}
+
+    def submit(self, fn, arg):
+        fut: cf.Future = cf.Future()
+        try:
+            fut.set_result(fn(arg))
+        except Exception as err:  # noqa: BLE001
+            fut.set_exception(err)
+        return fut
+
+    def wait_first(self, futures):
+        return futures
+
+
+class _Pool:
+    def __init__(self, jobs: int):
+        self.slots = jobs
+        self.pool = cf.ProcessPoolExecutor(max_workers=jobs)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        # On Ctrl-C do not wait for running points: they are 'running' in the store and rerun on resume.
+        self.pool.shutdown(wait=exc_type is None, cancel_futures=True)
+        return False
+
+    def describe(self) -> dict:
+        return {"executor": f"local process pool, {self.slots} workers"}
+
+    def submit(self, fn, arg):
+        return self.pool.submit(fn, arg)
+
+    def wait_first(self, futures):
+        return cf.wait(futures, return_when=cf.FIRST_COMPLETED).done
+
+
+class _Dask:
+    def __init__(self, scheduler: str):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise CampaignError("--scheduler needs Dask distributed: pip install 'hfcprov[dask]'") from None
+        try:
+            self.client = Client(scheduler, timeout="20s")
+        except (OSError, TimeoutError) as err:
+            raise CampaignError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from None
+        self.scheduler = scheduler
+        self.slots = max(1, sum(self.client.nthreads().values()))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.client.close()
+        return False
+
+    def describe(self) -> dict:
+        import distributed
+
+        return {"executor": f"dask {self.scheduler}, {self.slots} worker threads",
+                "distributed": distributed.__version__}
+
+    def submit(self, fn, arg):
+        # pure=False: two repetitions of the same scenario are two runs, not one cached result.
+        return self.client.submit(fn, arg, pure=False)
+
+    def wait_first(self, futures):
+        from distributed import wait
+
+        return wait(futures, return_when="FIRST_COMPLETED").done
+
+
+def _executor(jobs: int, scheduler: str | None):
+    if scheduler:
+        return _Dask(scheduler)
+    if jobs <= 1:
+        return _Inline()
+    return _Pool(jobs)
+
+
+# -- measured: one point at a time ----------------------------------------------------
+
+
+def _run_measured(campaign, store, points, emit, summary):
+    from hfcprov.lab.measured import measured_backend
+
+    with measured_backend(campaign) as backend:
+        env = backends.environment(campaign)
+        env.update(backend.environment())
+        store.set_environment(env)
+        for point in points:
+            store.mark_running(point)
+            emit("start", point, None)
+            try:
+                results = backend.measure(point)
+                if campaign.simulate:
+                    results.append(backends.simulate(backends.sim_scenario(campaign, point, backend.last_flow)))
+            except Exception as err:  # noqa: BLE001 - one point's failure is recorded, the campaign goes on
+                _record_failed(store, point, err, emit, summary)
+            else:
+                _record_done(store, point, results, emit, summary)
+
+
+def results_of(store: Store) -> dict[int, dict[str, RunResult]]:
+    """Every stored result, by point index and source (for tests and comparisons)."""
+    out: dict[int, dict[str, RunResult]] = {}
+    for row in store.rows():
+        if row["run_id"] is not None:
+            out.setdefault(row["idx"], {})[row["source"]] = store.result(row["run_id"])
+    return out

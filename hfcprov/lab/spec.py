@@ -1,0 +1,356 @@
+"""The campaign file: what to test, on what, and how; expanded into points.
+
+A campaign YAML names the target (``sim``, ``emu`` or ``modem``), an optional
+tier template, the parameter grid, the traffic, repetitions and whether to run
+the simulator beside every measured point. Every quantity is parsed here, once,
+with ``hfcprov.units``; the rest of ``lab`` sees bits/s, bytes and seconds.
+
+A mistake in the file raises ``CampaignError`` naming the file, the line and
+the key path (``grid.buffer[2]``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import yaml
+
+from hfcprov.errors import HfcprovError, UnitError
+from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate
+
+KINDS = ("sim", "emu", "modem")
+CONGESTION_CONTROLS = ("reno", "newreno", "cubic", "fast")
+
+# grid key -> (parser, default). The order here is the order points are expanded in
+# (the last key varies fastest), so a report's bars come out grouped by rate.
+_REQUIRED = object()
+GRID_KEYS = {
+    "upstream_rate": (parse_rate, _REQUIRED),
+    "downstream_rate": (parse_rate, None),  # None: the campaign leaves the downstream as the template has it
+    "rtt": (parse_duration, 0.04),
+    "buffer": (parse_bytes, _REQUIRED),
+    "flows": (None, 1),
+    "congestion_control": (None, "reno"),
+    "loss": (None, 0.0),
+}
+
+
+class CampaignError(HfcprovError):
+    """A campaign file (or a store) that cannot be used, with where and why."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One grid point and repetition: the unit that is run, stored and resumed."""
+
+    index: int
+    upstream_rate: float  # bits/s: the service flow's MaxRateSustained (TLV 24.8)
+    downstream_rate: float | None  # bits/s (TLV 25.8), None when the campaign does not set it
+    buffer: int  # bytes: TargetBuffer (TLV 24.35.2)
+    rtt: float  # seconds added beyond the modem
+    flows: int  # parallel upstream TCP flows
+    congestion_control: str
+    loss: float  # plant packet loss, fraction
+    rep: int  # repetition, 0-based
+    seed: int
+
+    @property
+    def key(self) -> str:
+        """A readable identity that does not depend on the order of the grid."""
+        ds = format_rate(self.downstream_rate) if self.downstream_rate else "-"
+        return (f"us={format_rate(self.upstream_rate)} ds={ds} buf={format_bytes(self.buffer)} "
+                f"rtt={format_duration(self.rtt)} flows={self.flows} cc={self.congestion_control} "
+                f"loss={self.loss:g} rep={self.rep}")
+
+    @property
+    def tier(self) -> str:
+        """The service tier a point belongs to: what an operator sells (the rates)."""
+        up = format_rate(self.upstream_rate)
+        return f"{up} up" if not self.downstream_rate else f"{format_rate(self.downstream_rate)} down / {up} up"
+
+    def template_vars(self) -> dict:
+        """Variables a tier template sees (plain numbers, names as in the grid)."""
+        d = asdict(self)
+        d["target_buffer"] = self.buffer
+        d["rtt_ms"] = self.rtt * 1e3
+        return d
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Point":
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class Traffic:
+    duration: float = 20.0  # seconds measured
+    warmup: float = 2.0  # seconds before measuring (TCP slow start)
+    probe_interval: float = 0.1  # seconds between latency probes
+    voip: bool = False  # run a G.711 voice stream beside the bulk flows and score its MOS
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str = "sim"
+    # emu and modem: where configs go and how the modem is reset and audited.
+    modems: tuple = ()  # ({"mac": ..., "ip": ...}, ...) for kind=modem
+    cmts: str | None = None
+    snmp: dict = field(default_factory=dict)  # community, write_community, port, timeout, retries
+    tftp: dict = field(default_factory=dict)  # host, port, root
+    probe: dict = field(default_factory=dict)  # server address the probe measures against
+    online_timeout: float = 120.0  # seconds from reset to "online with the new config"
+    secret: str | None = None  # CMTS MIC shared secret; never stored in the campaign record
+
+
+@dataclass(frozen=True)
+class Campaign:
+    name: str
+    target: Target
+    grid: dict  # grid key -> tuple of parsed values
+    traffic: Traffic
+    repetitions: int = 1
+    simulate: bool = True  # run the simulator beside every measured point
+    template: str | None = None  # tier template (path, relative to the campaign file)
+    seed: int = 1
+    jobs: int = 0  # simulator processes; 0 = one per CPU
+    description: str = ""
+    source: str = "<campaign>"
+
+    def points(self) -> list[Point]:
+        keys = list(GRID_KEYS)
+        combos = itertools.product(*(self.grid[k] for k in keys), range(self.repetitions))
+        out = []
+        for i, combo in enumerate(combos):
+            values = dict(zip(keys + ["rep"], combo))
+            out.append(Point(index=i, seed=self.seed + values["rep"], **values))
+        return out
+
+    def to_record(self) -> dict:
+        """What the store keeps about the campaign: everything but the secrets."""
+        d = asdict(self)
+        d["target"].pop("secret", None)
+        snmp = d["target"].get("snmp") or {}
+        if "write_community" in snmp:
+            snmp["write_community"] = "(set)"
+        return d
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of what decides the points and how they run: a resume must match it."""
+        rec = self.to_record()
+        for k in ("description", "source", "jobs"):
+            rec.pop(k, None)
+        return hashlib.sha256(json.dumps(rec, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise CampaignError(f"{path}: cannot read campaign file: {err.strerror}") from None
+    return parse_campaign(text, source=str(path))
+
+
+def parse_campaign(text: str, source: str = "<campaign>") -> Campaign:
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark else source
+        raise CampaignError(f"{where}: not valid YAML: {getattr(err, 'problem', err)}") from None
+    return _Reader(source, node).campaign(data if data is not None else {})
+
+
+class _Reader:
+    """Turns the loaded YAML into a Campaign, reporting errors with line and key path."""
+
+    def __init__(self, source: str, node):
+        self.source = source
+        self.root = node
+
+    def fail(self, path: list, message: str):
+        line = _line_of(self.root, path)
+        where = f"{self.source}:{line}" if line else self.source
+        dotted = _dotted(path)
+        raise CampaignError(f"{where}: {dotted + ': ' if dotted else ''}{message}")
+
+    def mapping(self, value, path, allowed):
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(path, f"expected a mapping, got {type(value).__name__}")
+        for k in value:
+            if k not in allowed:
+                self.fail(path + [k], f"unknown key (known: {', '.join(sorted(allowed))})")
+        return value
+
+    def campaign(self, data) -> Campaign:
+        top = self.mapping(data, [], {"name", "description", "target", "template", "grid", "traffic",
+                                       "repetitions", "simulate", "seed", "jobs"})
+        name = top.get("name") or Path(self.source).stem
+        if not isinstance(name, str):
+            self.fail(["name"], "expected a string")
+        target = self.target(top.get("target", {"kind": "sim"}))
+        grid = self.grid(top.get("grid"))
+        traffic = self.traffic(top.get("traffic"))
+        reps = self.integer(top.get("repetitions", 1), ["repetitions"], minimum=1)
+        template = top.get("template")
+        if template is not None:
+            if not isinstance(template, str):
+                self.fail(["template"], "expected a path")
+            p = Path(template)
+            if not p.is_absolute() and self.source != "<campaign>":
+                p = Path(self.source).parent / p
+            if not p.exists():
+                self.fail(["template"], f"template file {str(p)!r} not found")
+            template = str(p)
+        if target.kind != "sim" and template is None:
+            self.fail(["template"], f"a {target.kind} campaign needs a tier template to build configs from")
+        simulate = top.get("simulate", True)
+        if not isinstance(simulate, bool):
+            self.fail(["simulate"], "expected true or false")
+        return Campaign(name=name, target=target, grid=grid, traffic=traffic, repetitions=reps,
+                        simulate=simulate, template=template,
+                        seed=self.integer(top.get("seed", 1), ["seed"], minimum=0),
+                        jobs=self.integer(top.get("jobs", 0), ["jobs"], minimum=0),
+                        description=str(top.get("description", "")), source=self.source)
+
+    def target(self, value) -> Target:
+        if isinstance(value, str):
+            value = {"kind": value}
+        t = self.mapping(value, ["target"], {"kind", "modems", "cmts", "snmp", "tftp", "probe",
+                                              "online_timeout", "secret"})
+        kind = t.get("kind", "sim")
+        if kind not in KINDS:
+            self.fail(["target", "kind"], f"unknown target {kind!r} (known: {', '.join(KINDS)})")
+        modems = t.get("modems") or []
+        if not isinstance(modems, list):
+            self.fail(["target", "modems"], "expected a list of {mac, ip}")
+        for i, m in enumerate(modems):
+            self.mapping(m, ["target", "modems", i], {"mac", "ip", "name"})
+            if "mac" not in m:
+                self.fail(["target", "modems", i], "a modem needs its mac")
+        if kind == "modem" and not modems:
+            self.fail(["target", "modems"], "a modem campaign needs at least one modem (mac, ip)")
+        snmp = self.mapping(t.get("snmp"), ["target", "snmp"],
+                            {"community", "write_community", "port", "timeout", "retries", "version"})
+        tftp = self.mapping(t.get("tftp"), ["target", "tftp"], {"host", "port", "root"})
+        probe = self.mapping(t.get("probe"), ["target", "probe"], {"server", "port"})
+        timeout = self.unit(parse_duration, t.get("online_timeout", 120), ["target", "online_timeout"])
+        secret = t.get("secret")
+        return Target(kind=kind, modems=tuple(dict(m) for m in modems), cmts=t.get("cmts"),
+                      snmp=dict(snmp), tftp=dict(tftp), probe=dict(probe), online_timeout=timeout,
+                      secret=None if secret is None else str(secret))
+
+    def grid(self, value) -> dict:
+        g = self.mapping(value, ["grid"], set(GRID_KEYS))
+        out = {}
+        for key, (parser, default) in GRID_KEYS.items():
+            raw = g.get(key, default)
+            if raw is _REQUIRED:
+                self.fail(["grid"], f"the grid needs {key} (one value or a list)")
+            if raw is None and key == "downstream_rate":
+                out[key] = (None,)
+                continue
+            items = raw if isinstance(raw, list) else [raw]
+            if not items:
+                self.fail(["grid", key], "empty list")
+            values = []
+            for i, item in enumerate(items):
+                path = ["grid", key] + ([i] if isinstance(raw, list) else [])
+                if parser is not None:
+                    v = self.unit(parser, item, path)
+                elif key == "flows":
+                    v = self.integer(item, path, minimum=1)
+                elif key == "congestion_control":
+                    v = str(item).lower()
+                    if v not in CONGESTION_CONTROLS:
+                        self.fail(path, f"unknown congestion control {item!r} "
+                                        f"(known: {', '.join(CONGESTION_CONTROLS)})")
+                else:  # loss: a fraction, or a percentage written as "1%"
+                    v = self.fraction(item, path)
+                if key in ("upstream_rate", "buffer") and not v:
+                    self.fail(path, f"{key} must be greater than 0")
+                if v in values:
+                    self.fail(path, f"{item!r} appears twice")
+                values.append(v)
+            out[key] = tuple(values)
+        return out
+
+    def traffic(self, value) -> Traffic:
+        t = self.mapping(value, ["traffic"], {"duration", "warmup", "probe_interval", "voip"})
+        duration = self.unit(parse_duration, t.get("duration", Traffic.duration), ["traffic", "duration"])
+        if duration <= 0:
+            self.fail(["traffic", "duration"], "must be greater than 0")
+        probe = self.unit(parse_duration, t.get("probe_interval", Traffic.probe_interval),
+                          ["traffic", "probe_interval"])
+        if probe <= 0:
+            self.fail(["traffic", "probe_interval"], "must be greater than 0")
+        voip = t.get("voip", False)
+        if not isinstance(voip, bool):
+            self.fail(["traffic", "voip"], "expected true or false")
+        return Traffic(duration=duration,
+                       warmup=self.unit(parse_duration, t.get("warmup", Traffic.warmup), ["traffic", "warmup"]),
+                       probe_interval=probe, voip=voip)
+
+    def unit(self, parser, value, path):
+        try:
+            return parser(value)
+        except UnitError as err:
+            self.fail(path, str(err))
+
+    def integer(self, value, path, minimum=0) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self.fail(path, f"expected a whole number >= {minimum}, got {value!r}")
+        return value
+
+    def fraction(self, value, path) -> float:
+        try:
+            if isinstance(value, str) and value.strip().endswith("%"):
+                v = float(value.strip()[:-1]) / 100
+            elif isinstance(value, bool):
+                raise ValueError
+            else:
+                v = float(value)
+        except ValueError:
+            self.fail(path, f"bad loss {value!r}: expected a fraction (0.01) or a percentage (1%)")
+        if not 0 <= v < 1:
+            self.fail(path, f"bad loss {value!r}: must be in [0, 1)")
+        return v
+
+
+def _dotted(path: list) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _line_of(node, path: list) -> int | None:
+    """1-based line of the deepest node along ``path`` that exists in the YAML."""
+    if node is None:
+        return None
+    line = node.start_mark.line + 1
+    for p in path:
+        nxt = None
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == str(p):
+                    nxt = v if not isinstance(v, yaml.ScalarNode) else v
+                    line = k.start_mark.line + 1
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(p, int) and p < len(node.value):
+            nxt = node.value[p]
+            line = nxt.start_mark.line + 1
+        if nxt is None:
+            break
+        node = nxt
+    return line

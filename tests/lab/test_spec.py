@@ -1,0 +1,102 @@
+"""The campaign file: grid expansion, units at the edge, one clear line per mistake."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hfcprov.lab.spec import CampaignError, load_campaign, parse_campaign
+from tests.lab.conftest import write
+
+
+def test_grid_expands_every_combination_with_units_parsed(small_spec):
+    camp = load_campaign(small_spec)
+    points = camp.points()
+    assert len(points) == 2 * 3 * 2
+    assert {p.upstream_rate for p in points} == {1e6, 5e6}
+    assert {p.buffer for p in points} == {16384, 65536, 262144}
+    assert {p.rtt for p in points} == {0.04, 0.1}
+    assert camp.traffic.duration == 4.0 and camp.traffic.warmup == 1.0
+    assert [p.index for p in points] == list(range(12))
+    assert len({p.key for p in points}) == 12
+    # grouped by rate: the first half of the points is the first rate
+    assert {p.upstream_rate for p in points[:6]} == {1e6}
+
+
+def test_repetitions_get_their_own_points_and_seeds(tmp_path):
+    camp = parse_campaign("grid: {upstream_rate: 2M, buffer: 32K}\nrepetitions: 3\nseed: 7\n")
+    pts = camp.points()
+    assert [(p.rep, p.seed) for p in pts] == [(0, 7), (1, 8), (2, 9)]
+    assert len({p.key for p in pts}) == 3
+
+
+@pytest.mark.parametrize("text, where, what", [
+    ("grid:\n  upstream_rate: 1M\n  buffer: [16K, 64KX]\n", ":3: grid.buffer[1]", "bad size '64KX'"),
+    ("grid:\n  upstream_rate: fast\n  buffer: 16K\n", ":2: grid.upstream_rate", "bad rate 'fast'"),
+    ("grid: {upstream_rate: 1M}\n", "grid", "needs buffer"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\ntraffic:\n  duration: 0\n", ":3: traffic.duration", "greater than 0"),
+    ("grid: {upstream_rate: 1M, buffer: 16K, congestion_control: vegas}\n", "congestion_control", "vegas"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget: {kind: modem}\n", "target.modems", "at least one modem"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget: {kind: emu}\n", "template", "needs a tier template"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\nrepetitions: 0\n", ":2: repetitions", "whole number >= 1"),
+    ("grid: {upstream_rate: 1M, buffer: [16K, 16KiB]}\n", "grid.buffer[1]", "appears twice"),
+    ("grid: {upstream_rate: 1M, buffer: 16K, loss: 150%}\n", "grid.loss", "must be in [0, 1)"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\nbufer: 3\n", ":2: bufer", "unknown key"),
+    ("grid: [1, 2\n", "c.yaml:2", "not valid YAML"),
+])
+def test_mistakes_are_one_line_with_line_and_key(text, where, what):
+    with pytest.raises(CampaignError) as info:
+        parse_campaign(text, source="c.yaml")
+    msg = str(info.value)
+    assert "\n" not in msg
+    assert msg.startswith("c.yaml")
+    assert where in msg and what in msg
+
+
+def test_missing_file_names_it(tmp_path):
+    with pytest.raises(CampaignError, match="nope.yaml: cannot read"):
+        load_campaign(tmp_path / "nope.yaml")
+
+
+def test_loss_as_percentage(tmp_path):
+    camp = parse_campaign("grid: {upstream_rate: 1M, buffer: 16K, loss: [0, 1%, 0.02]}\n")
+    assert camp.grid["loss"] == (0.0, 0.01, 0.02)
+
+
+def test_fingerprint_ignores_description_but_not_grid():
+    a = parse_campaign("description: x\ngrid: {upstream_rate: 1M, buffer: 16K}\n")
+    b = parse_campaign("description: y\njobs: 4\ngrid: {upstream_rate: 1M, buffer: 16K}\n")
+    c = parse_campaign("grid: {upstream_rate: 1M, buffer: 32K}\n")
+    assert a.fingerprint == b.fingerprint != c.fingerprint
+
+
+def test_secrets_stay_out_of_the_record(tmp_path):
+    tpl = write(tmp_path, "Main { }\n", "tier.j2")
+    camp = parse_campaign(
+        f"template: {tpl}\ntarget:\n  kind: modem\n  secret: hunter2\n  modems: [{{mac: '00:11:22:33:44:55'}}]\n"
+        "  snmp: {community: public, write_community: s3cret}\ngrid: {upstream_rate: 1M, buffer: 16K}\n")
+    rec = str(camp.to_record())
+    assert "hunter2" not in rec and "s3cret" not in rec
+    assert camp.target.secret == "hunter2"
+
+
+rates = st.lists(st.integers(min_value=1, max_value=10**9), min_size=1, max_size=4, unique=True)
+sizes = st.lists(st.integers(min_value=1, max_value=2**24), min_size=1, max_size=4, unique=True)
+rtts = st.lists(st.integers(min_value=0, max_value=2000), min_size=1, max_size=3, unique=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rates, sizes, rtts, st.integers(min_value=1, max_value=3))
+def test_grid_is_a_full_product_with_unique_keys(us, bufs, rtt_ms, reps):
+    text = (f"grid:\n  upstream_rate: {us}\n  buffer: {bufs}\n  rtt: {[f'{r}ms' for r in rtt_ms]}\n"
+            f"repetitions: {reps}\n")
+    camp = parse_campaign(text)
+    pts = camp.points()
+    assert len(pts) == len(us) * len(bufs) * len(rtt_ms) * reps
+    assert len({p.key for p in pts}) == len(pts)
+    assert {p.upstream_rate for p in pts} == {float(u) for u in us}
+    assert {p.buffer for p in pts} == set(bufs)
+    assert all(any(math.isclose(p.rtt, r / 1000) for r in rtt_ms) for p in pts)
