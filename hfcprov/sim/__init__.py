@@ -1,0 +1,61 @@
+"""hfcprov.sim: a discrete-event simulator of a DOCSIS service flow carrying TCP and probes.
+
+Public API (the lab runner, ``hfcprov buffer table`` and the CLI use only this)::
+
+    from hfcprov.sim import Scenario, run, run_many
+    sc = Scenario(rate=2e6, buffer=64 * 1024, rtt=0.04, duration=30, probe_rate=10)
+    result = run(sc)                      # hfcprov.results.RunResult, source="sim"
+    results = run_many([sc, ...], jobs=4) # processes; input order kept
+    Scenario.from_service_flow(sf, rtt=0.04, flows=[FlowSpec()])  # from hfcprov.flows.ServiceFlow
+    Scenario.from_dict(yaml_mapping, source="file.yaml")          # units parsed here
+
+Modules and the interfaces between them (units: seconds, bytes, bits/s):
+
+engine.Engine
+    ``at(t, fn, arg)`` / ``after(dt, fn, arg)`` push ``(t, seq, fn, arg)`` on a heap;
+    ``run(until)`` pops and calls ``fn(arg)``; ``now`` is the clock; ``events`` counts.
+    Cancellation is lazy (the owner ignores a stale event), so nothing is removed.
+
+packet.Packet
+    slots class ``(kind, flow, seq, size, ts, retx, sack)``; kinds DATA, ACK, PROBE, ECHO.
+    ``seq`` is a segment index (DATA) or the cumulative ACK (ACK); ``size`` is IP bytes.
+
+Sink (anything packets are delivered to)
+    ``receive(pkt)``. Hosts dispatch on ``pkt.flow`` to endpoints (TCP sender/receiver, probes).
+
+Link (one direction of one hop) -- link.Link is the token-bucket + drop-tail implementation
+    ``send(pkt) -> bool`` (False: dropped by the buffer), also callable as ``receive``;
+    ``waiting_bytes() -> int``; counters ``accepted``, ``dropped``, ``lost``, ``measured``,
+    ``wait_sum``, ``wait_byte_sum``; attribute ``measure_from`` (warm-up end);
+    it calls ``sink.receive(pkt)`` at the far end after queueing, shaping, serialisation,
+    plant loss and propagation. A request-grant MAC (issue 7) is another class with the
+    same surface, registered in ``run.LINKS[name] = "module:factory"`` where
+    ``factory(engine, scenario, sink, loss) -> link``; ``Scenario.mac = name`` selects it.
+    TCP only ever calls ``link.send``, so it is untouched by the MAC.
+
+loss: ``NoLoss``, ``Bernoulli(rate, rng)``, ``GilbertElliott(rate, burst, rng)``; ``lost() -> bool``.
+
+cc.CongestionControl (window growth only; recovery and RTO stay in tcp.TcpSender)
+    ``on_ack(sender, acked_segments, rtt_or_None)``, ``ssthresh(sender) -> bytes``,
+    ``on_recovery_exit(sender)``, ``on_timeout(sender)``; reads/writes ``sender.cwnd``
+    (bytes), reads ``ssthresh``, ``mss``, ``srtt``, ``min_rtt``, ``engine.now``,
+    ``flight_bytes()``. Register in ``cc.CONGESTION_CONTROLS[name] = "module:Class"``
+    (``cubic`` -> hfcprov.sim.tcp_cubic:Cubic, ``fast`` -> hfcprov.sim.tcp_fast:Fast are
+    pre-registered); ``Scenario.tcp.variant = name`` or per flow ``FlowSpec.variant``.
+
+tcp.TcpSender / tcp.TcpReceiver
+    Reno / NewReno / SACK recovery (``TcpOptions.recovery``), RFC 6298 RTO with timer
+    granularity and minimum, delayed ACKs, socket-buffer window, super fast retransmit
+    (``dupthresh=1``). Counters: ``retransmissions``, ``timeouts``, ``fast_retransmits``.
+
+Traffic (run.py): ``FlowSpec(start, size|None, variant)`` bulk flows; ``ProbeSource``
+    ping-like probes at ``Scenario.probe_rate``, filed idle/loaded by flow activity.
+    A VoIP source (issue 7) is one more endpoint pair on the hosts.
+
+run.Network builds all of the above for one scenario; ``run()`` / ``run_many()`` wrap it.
+"""
+
+from hfcprov.sim.scenario import FlowSpec, LossSpec, Scenario, ScenarioError, TcpOptions
+from hfcprov.sim.run import Network, run, run_many
+
+__all__ = ["FlowSpec", "LossSpec", "Network", "Scenario", "ScenarioError", "TcpOptions", "run", "run_many"]

@@ -1,0 +1,79 @@
+"""TCP congestion control: the window-growth half of TCP, behind one small interface.
+
+The sender (``hfcprov.sim.tcp.TcpSender``) owns loss detection and recovery
+(Reno, NewReno or SACK recovery, RTO); a ``CongestionControl`` only decides how
+``cwnd`` grows and where ``ssthresh`` goes after a loss. CUBIC and FAST (issue 7)
+are separate classes registered in ``CONGESTION_CONTROLS``; they never touch the
+link or the recovery code.
+
+Interface (all sizes in bytes, ``s`` is the ``TcpSender``; read ``s.cwnd``,
+``s.ssthresh``, ``s.mss``, ``s.srtt``, ``s.min_rtt``, ``s.engine.now``; write ``s.cwnd``):
+
+- ``on_ack(s, acked, rtt)``: ``acked`` new segments were cumulatively acknowledged
+  outside recovery; ``rtt`` is this ACK's RTT sample in seconds or None (Karn).
+- ``ssthresh(s) -> float``: the new ssthresh on entering fast recovery or on RTO.
+- ``on_recovery_exit(s)``: recovery ended (full ACK); default sets cwnd = ssthresh.
+- ``on_timeout(s)``: after an RTO has set ``ssthresh`` and ``cwnd = loss window``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+
+class CongestionControl:
+    name = "base"
+
+    def __init__(self, options=None) -> None:
+        self.options = options
+
+    def on_ack(self, s, acked: int, rtt: float | None) -> None:
+        raise NotImplementedError
+
+    def ssthresh(self, s) -> float:
+        raise NotImplementedError
+
+    def on_recovery_exit(self, s) -> None:
+        s.cwnd = s.ssthresh
+
+    def on_timeout(self, s) -> None:
+        pass
+
+
+class Reno(CongestionControl):
+    """Slow start (one MSS per ACK, as BSD and ns-3 do: no byte counting), then
+    congestion avoidance (MSS*MSS/cwnd per ACK); halve the flight on loss."""
+
+    name = "reno"
+
+    def on_ack(self, s, acked: int, rtt: float | None) -> None:
+        mss = s.mss
+        if s.cwnd < s.ssthresh:
+            s.cwnd += mss
+        else:
+            s.cwnd += max(1.0, mss * mss / s.cwnd)
+
+    def ssthresh(self, s) -> float:
+        return max(s.flight_bytes() / 2.0, 2.0 * s.mss)
+
+
+# name -> class or "module:Class" (loaded on first use, so issue-7 modules stay optional)
+CONGESTION_CONTROLS: dict[str, object] = {
+    "reno": Reno,
+    "newreno": Reno,  # NewReno differs in recovery, not in window growth
+    "sack": Reno,
+    "cubic": "hfcprov.sim.tcp_cubic:Cubic",
+    "fast": "hfcprov.sim.tcp_fast:Fast",
+}
+
+
+def congestion_control(name: str, options=None) -> CongestionControl:
+    try:
+        target = CONGESTION_CONTROLS[name]
+    except KeyError:
+        raise KeyError(f"unknown TCP variant {name!r} (known: {', '.join(sorted(CONGESTION_CONTROLS))})")
+    if isinstance(target, str):
+        module, attr = target.split(":")
+        target = getattr(importlib.import_module(module), attr)
+        CONGESTION_CONTROLS[name] = target
+    return target(options)

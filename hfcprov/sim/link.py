@@ -1,0 +1,124 @@
+"""A one-way hop: drop-tail byte buffer -> token-bucket shaper -> channel -> plant loss -> propagation.
+
+This is the ``Link`` interface every hop implements (see ``hfcprov.sim``):
+
+- ``send(pkt) -> bool``: offer a packet at ``engine.now``; False if the buffer dropped it.
+- ``waiting_bytes() -> int``: bytes queued and not yet being transmitted (for queue series).
+- counters ``accepted``, ``dropped`` (buffer), ``lost`` (plant), ``wait_sum``, ``wait_byte_sum``.
+- ``sink.receive(pkt)`` is called when the packet arrives at the far end.
+
+Because the buffer is FIFO and the service is deterministic (token buckets and a
+fixed channel rate), a packet's start of transmission is known when it arrives:
+one heap event per packet per hop (its arrival at the far end), no departure
+events. A request-grant MAC (issue 7) is not deterministic this way and brings
+its own events; it only has to keep the same four methods/counters.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from hfcprov.sim.loss import NoLoss
+
+
+class Link:
+    __slots__ = (
+        "engine", "sink", "name", "capacity", "delay", "limit", "overhead", "loss",
+        "rate", "burst", "tokens", "t_tokens", "peak", "peak_burst", "ptokens", "t_ptokens",
+        "free_at", "waiting", "wbytes", "accepted", "dropped", "lost", "wait_sum", "wait_byte_sum",
+        "measure_from", "measured",
+    )
+
+    def __init__(self, engine, sink=None, *, capacity: float, delay: float = 0.0,
+                 buffer: int | None = None, rate: float | None = None, burst: int | None = None,
+                 peak: float | None = None, peak_burst: int = 1522, overhead: int = 0,
+                 loss=None, name: str = "") -> None:
+        if capacity <= 0:
+            raise ValueError("link capacity must be > 0")
+        self.engine = engine
+        self.sink = sink
+        self.name = name
+        self.capacity = capacity / 8.0  # bytes/s
+        self.delay = delay
+        self.limit = buffer
+        self.overhead = overhead
+        self.loss = loss or NoLoss()
+        # Token buckets in bytes (DOCSIS: Max Sustained Rate with Max Traffic Burst;
+        # Peak Traffic Rate with a one-frame bucket).
+        self.rate = rate / 8.0 if rate else None
+        self.burst = burst if burst is not None else 3044
+        self.tokens = float(self.burst)
+        self.t_tokens = 0.0
+        self.peak = peak / 8.0 if peak else None
+        self.peak_burst = peak_burst
+        self.ptokens = float(peak_burst)
+        self.t_ptokens = 0.0
+        self.free_at = 0.0  # channel busy until
+        self.waiting: deque = deque()  # (start of transmission, wire bytes)
+        self.wbytes = 0
+        self.accepted = 0
+        self.dropped = 0
+        self.lost = 0
+        self.wait_sum = 0.0  # sum of queueing delays of packets accepted after measure_from
+        self.wait_byte_sum = 0.0  # integral of waiting bytes over time (same window)
+        self.measure_from = 0.0
+        self.measured = 0  # packets accepted after measure_from
+
+    def waiting_bytes(self) -> int:
+        now = self.engine.now
+        w = self.waiting
+        while w and w[0][0] <= now:
+            self.wbytes -= w.popleft()[1]
+        return self.wbytes
+
+    def send(self, pkt) -> bool:
+        now = self.engine.now
+        w = self.waiting
+        while w and w[0][0] <= now:
+            self.wbytes -= w.popleft()[1]
+        wire = pkt.size + self.overhead
+        if self.limit is not None and self.wbytes + wire > self.limit:
+            self.dropped += 1
+            return False
+        start = self.free_at if self.free_at > now else now
+        rate = self.rate
+        if rate is not None:
+            tok = self.tokens + (start - self.t_tokens) * rate
+            if tok > self.burst:
+                tok = self.burst
+            if tok < wire:
+                start += (wire - tok) / rate
+                tok = wire
+            self.tokens = tok - wire
+            self.t_tokens = start
+        peak = self.peak
+        if peak is not None:
+            tok = self.ptokens + (start - self.t_ptokens) * peak
+            if tok > self.peak_burst:
+                tok = self.peak_burst
+            if tok < wire:
+                start += (wire - tok) / peak
+                tok = wire
+                if rate is not None:  # the sustained bucket kept filling meanwhile
+                    self.tokens = min(self.burst, self.tokens + (start - self.t_tokens) * rate)
+                    self.t_tokens = start
+            self.ptokens = tok - wire
+            self.t_ptokens = start
+        end = start + wire / self.capacity
+        self.free_at = end
+        self.accepted += 1
+        if now >= self.measure_from:
+            self.measured += 1
+        if start > now:
+            w.append((start, wire))
+            self.wbytes += wire
+            if now >= self.measure_from:
+                self.wait_sum += start - now
+                self.wait_byte_sum += wire * (start - now)
+        if self.loss.lost():
+            self.lost += 1
+            return True  # it used the channel, then the plant ate it
+        self.engine.at(end + self.delay, self.sink.receive, pkt)
+        return True
+
+    receive = send  # a link can be the sink of the hop before it

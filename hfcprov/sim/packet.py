@@ -1,0 +1,27 @@
+"""The one packet type the simulator moves: a slots class, no dataclass overhead."""
+
+from __future__ import annotations
+
+DATA, ACK, PROBE, ECHO = 0, 1, 2, 3
+
+
+class Packet:
+    """``seq`` is a segment index for DATA, the cumulative ACK (next expected segment) for ACK.
+
+    ``size`` is the IP packet in bytes; links add their own framing overhead.
+    ``ts`` is the send time for DATA/PROBE and the echoed send time for ACK/ECHO.
+    ``retx`` marks a retransmitted segment (Karn: no RTT sample from it).
+    ``sack`` is ``None`` or a tuple of up to 3 ``(start, end)`` segment ranges held out of order.
+    """
+
+    __slots__ = ("kind", "flow", "seq", "size", "ts", "retx", "sack")
+
+    def __init__(self, kind: int, flow: int, seq: int, size: int, ts: float,
+                 retx: bool = False, sack=None) -> None:
+        self.kind = kind
+        self.flow = flow
+        self.seq = seq
+        self.size = size
+        self.ts = ts
+        self.retx = retx
+        self.sack = sack

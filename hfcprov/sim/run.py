@@ -1,0 +1,320 @@
+"""Build the simulated path for a ``Scenario``, run it, and summarise it as a ``RunResult``.
+
+Topology (data direction = ``scenario.direction``)::
+
+    sender host --[access hop]--> bottleneck (shaped service flow, buffer, data loss, rtt/2) --> receiver host
+    sender host <---------------- reverse link (ACKs: optional shaping, ack loss, rtt/2) <------ receiver host
+
+Probes start at the sender side and cross both directions, so their RTT is the
+base RTT plus the queueing in both buffers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import random
+import time
+
+from hfcprov.results import FlowResult, LatencyStats, RunResult
+from hfcprov.sim.cc import congestion_control
+from hfcprov.sim.engine import Engine
+from hfcprov.sim.link import Link
+from hfcprov.sim.loss import make_loss
+from hfcprov.sim.packet import ECHO, PROBE, Packet
+from hfcprov.sim.scenario import Scenario, ScenarioError
+from hfcprov.sim.tcp import TcpReceiver, TcpSender
+
+# scenario.mac -> factory(engine, scenario, sink, loss) returning a Link-like object
+LINKS: dict[str, object] = {"docsis": "hfcprov.sim.mac:make_link"}
+
+
+class Host:
+    """An end of the path: hands each arriving packet to the endpoint of its flow."""
+
+    __slots__ = ("endpoints",)
+
+    def __init__(self) -> None:
+        self.endpoints: list = []
+
+    def receive(self, pkt) -> None:
+        self.endpoints[pkt.flow].receive(pkt)
+
+
+class ProbeSource:
+    """Ping-like probes at a fixed rate; each RTT is filed as idle or loaded by the state at send time."""
+
+    __slots__ = ("engine", "flow", "link", "interval", "size", "sent_loaded", "idle", "loaded",
+                 "n_idle", "n_loaded", "net", "until")
+
+    def __init__(self, engine, flow, link, rate, size, net, until) -> None:
+        self.engine = engine
+        self.flow = flow
+        self.link = link
+        self.interval = 1.0 / rate
+        self.size = size
+        self.sent_loaded: list = []
+        self.idle: list = []
+        self.loaded: list = []
+        self.n_idle = self.n_loaded = 0
+        self.net = net
+        self.until = until
+
+    def tick(self, _=None) -> None:
+        loaded = self.net.active > 0
+        self.sent_loaded.append(loaded)
+        if loaded:
+            self.n_loaded += 1
+        else:
+            self.n_idle += 1
+        self.link.send(Packet(PROBE, self.flow, len(self.sent_loaded) - 1, self.size, self.engine.now))
+        nxt = self.engine.now + self.interval
+        if nxt < self.until:
+            self.engine.at(nxt, self.tick)
+
+    def receive(self, pkt) -> None:
+        rtt = self.engine.now - pkt.ts
+        (self.loaded if self.sent_loaded[pkt.seq] else self.idle).append(rtt)
+
+
+class ProbeEcho:
+    __slots__ = ("link",)
+
+    def __init__(self, link) -> None:
+        self.link = link
+
+    def receive(self, pkt) -> None:
+        self.link.send(Packet(ECHO, pkt.flow, pkt.seq, pkt.size, pkt.ts))
+
+
+class Network:
+    """Everything one run builds; kept so tests and plots can look inside."""
+
+    def __init__(self, sc: Scenario) -> None:
+        self.sc = sc
+        self.engine = eng = Engine()
+        self.active = 0
+        rng = random.Random(sc.seed)
+        # Separate streams: adding probes or flows never shifts the loss pattern.
+        data_rng = random.Random(rng.getrandbits(64))
+        ack_rng = random.Random(rng.getrandbits(64))
+        self.send_host = Host()
+        self.recv_host = Host()
+        data_loss = make_loss(sc.data_loss.model, sc.data_loss.rate, sc.data_loss.burst, data_rng)
+        ack_loss = make_loss(sc.ack_loss.model, sc.ack_loss.rate, sc.ack_loss.burst, ack_rng)
+        half = sc.rtt / 2.0
+        if sc.mac == "tokenbucket":
+            self.bottleneck = Link(
+                eng, self.recv_host, capacity=sc.channel or sc.peak or sc.rate, delay=half,
+                buffer=sc.buffer, rate=sc.rate, burst=sc.burst, peak=sc.peak,
+                overhead=sc.overhead, loss=data_loss, name="bottleneck")
+        else:
+            self.bottleneck = _link_factory(sc.mac)(eng, sc, self.recv_host, data_loss)
+        self.entry = self.bottleneck
+        if sc.access_rate:
+            self.entry = Link(eng, self.bottleneck, capacity=sc.access_rate, overhead=sc.overhead, name="access")
+        self.reverse = Link(eng, self.send_host, capacity=sc.reverse_channel, delay=half,
+                            buffer=sc.reverse_buffer, rate=sc.reverse_rate, overhead=sc.overhead,
+                            loss=ack_loss, name="reverse")
+        self.senders: list[TcpSender] = []
+        self.receivers: list[TcpReceiver] = []
+        for i, spec in enumerate(sc.flows):
+            opts = sc.tcp
+            variant = spec.variant or opts.variant
+            if variant != opts.variant:
+                import dataclasses
+                opts = dataclasses.replace(opts, variant=variant)
+            try:
+                cc = congestion_control(variant, opts)
+            except KeyError as err:
+                raise ScenarioError(f"flows[{i}]: {err.args[0]}") from None
+            s = TcpSender(eng, i, self.entry, opts, cc, spec.size, on_done=self._flow_done)
+            r = TcpReceiver(eng, i, self.reverse, opts)
+            self.senders.append(s)
+            self.receivers.append(r)
+            self.send_host.endpoints.append(s)
+            self.recv_host.endpoints.append(r)
+            eng.at(spec.start, self._flow_start, s)
+        self.probe = None
+        if sc.probe_rate > 0:
+            pid = len(sc.flows)
+            self.probe = ProbeSource(eng, pid, self.entry, sc.probe_rate, sc.probe_size, self, sc.duration)
+            self.send_host.endpoints.append(self.probe)
+            self.recv_host.endpoints.append(ProbeEcho(self.reverse))
+            eng.at(0.0, self.probe.tick)
+        self.series: dict[str, list] = {}
+        if sc.sample_interval:
+            self.series["queue_bytes"] = []
+            for i in range(len(self.senders)):
+                self.series[f"cwnd.{i}"] = []
+            eng.at(0.0, self._sample)
+        self.delivered_at_warmup = [0] * len(self.senders)
+        self.bottleneck.measure_from = sc.warmup
+        if sc.warmup > 0:
+            eng.at(sc.warmup, self._warmup_done)
+
+    def _flow_start(self, s: TcpSender) -> None:
+        self.active += 1
+        s.start()
+
+    def _flow_done(self, s: TcpSender) -> None:
+        self.active -= 1
+
+    def _warmup_done(self, _=None) -> None:
+        self.delivered_at_warmup = [self.received(i) for i in range(len(self.receivers))]
+
+    def _sample(self, _=None) -> None:
+        t = self.engine.now
+        self.series["queue_bytes"].append((t, self.bottleneck.waiting_bytes()))
+        for i, s in enumerate(self.senders):
+            self.series[f"cwnd.{i}"].append((t, s.cwnd if s.started is not None else 0.0))
+        nxt = t + self.sc.sample_interval
+        if nxt <= self.sc.duration:
+            self.engine.at(nxt, self._sample)
+
+    def delivered(self, i: int) -> int:
+        """Application bytes delivered in order to receiver ``i``."""
+        got = self.receivers[i].rcv_nxt * self.sc.tcp.mss
+        size = self.sc.flows[i].size
+        return min(got, size) if size else got
+
+    def received(self, i: int) -> int:
+        """Distinct application bytes that reached receiver ``i``, in order or not.
+
+        Goodput over a window uses this, so a hole open at the window's start
+        does not make the window look better than the link.
+        """
+        r = self.receivers[i]
+        segs = r.rcv_nxt + sum(e - s for s, e in r.ranges)
+        got = segs * self.sc.tcp.mss
+        size = self.sc.flows[i].size
+        return min(got, size) if size else got
+
+    def run(self) -> RunResult:
+        t0 = time.perf_counter()
+        self.engine.run(self.sc.duration)
+        wall = time.perf_counter() - t0
+        return self.result(wall)
+
+    def result(self, wall: float) -> RunResult:
+        sc = self.sc
+        window = sc.duration - sc.warmup
+        flows = []
+        total = 0
+        for i, (s, spec) in enumerate(zip(self.senders, sc.flows)):
+            got = self.received(i) - self.delivered_at_warmup[i]
+            total += got
+            if spec.size and s.done_at is not None:
+                completion = s.done_at - spec.start
+                goodput = spec.size * 8 / completion if completion > 0 else 0.0
+            else:
+                completion = None
+                span = sc.duration - max(sc.warmup, spec.start)
+                goodput = got * 8 / span if span > 0 else 0.0
+            flows.append(FlowResult(goodput_bps=goodput, bytes_delivered=self.delivered(i),
+                                    retransmissions=s.retransmissions, timeouts=s.timeouts,
+                                    completion_time=completion))
+        b = self.bottleneck
+        offered = b.accepted + b.dropped
+        idle = LatencyStats()
+        loaded = LatencyStats()
+        if self.probe is not None:
+            # a probe still in flight at the end is not lost; count only those old enough to be answered
+            idle = LatencyStats.of(self.probe.idle, sent=max(len(self.probe.idle), self.probe.n_idle - 1))
+            loaded = LatencyStats.of(self.probe.loaded, sent=max(len(self.probe.loaded), self.probe.n_loaded - 1))
+        events = self.engine.events
+        extra = {
+            "events": events,
+            "wall_s": wall,
+            "events_per_s": events / wall if wall > 0 else None,
+            "queue_drops": b.dropped,
+            "plant_losses": b.lost,
+            "ack_losses": self.reverse.lost,
+            "ack_queue_drops": self.reverse.dropped,
+            "queue_delay_mean": b.wait_sum / b.measured if b.measured else 0.0,
+            "queue_bytes_mean": b.wait_byte_sum / window if window > 0 else 0.0,
+            "fast_retransmits": sum(s.fast_retransmits for s in self.senders),
+            "timeouts": sum(s.timeouts for s in self.senders),
+            "retransmissions": sum(s.retransmissions for s in self.senders),
+            "scenario": sc.name,
+        }
+        return RunResult(
+            source="sim", duration=window, goodput_bps=total * 8 / window if window > 0 else 0.0,
+            flows=flows, shaped_rate_bps=sc.rate, latency_idle=idle, latency_loaded=loaded,
+            packet_loss=(b.dropped + b.lost) / offered if offered else 0.0,
+            series=self.series, extra=extra)
+
+
+def _link_factory(name: str):
+    target = LINKS.get(name)
+    if target is None:
+        raise ScenarioError(f"mac: unknown link model {name!r} (known: tokenbucket, {', '.join(LINKS)})")
+    if isinstance(target, str):
+        module, attr = target.split(":")
+        target = getattr(importlib.import_module(module), attr)
+        LINKS[name] = target
+    return target
+
+
+def run(scenario: Scenario) -> RunResult:
+    """Simulate one scenario; the same scenario (seed included) gives the same result bit for bit."""
+    _check(scenario)
+    return Network(scenario).run()
+
+
+def _check(sc: Scenario) -> None:
+    if sc.rate <= 0:
+        raise ScenarioError("rate: must be > 0")
+    if sc.duration <= 0:
+        raise ScenarioError("duration: must be > 0")
+    if not 0 <= sc.warmup < sc.duration:
+        raise ScenarioError("warmup: must be >= 0 and shorter than duration")
+    if sc.tcp.mss <= 0:
+        raise ScenarioError("tcp.mss: must be > 0")
+    if sc.tcp.dupthresh < 1:
+        raise ScenarioError("tcp.dupthresh: must be >= 1")
+    if sc.tcp.initial_window < 1:
+        raise ScenarioError("tcp.initial_window: must be >= 1 segment")
+    for name in ("data_loss", "ack_loss"):
+        loss = getattr(sc, name)
+        if not 0 <= loss.rate < 1:
+            raise ScenarioError(f"{name}.rate: must be in [0, 1)")
+        if loss.model not in ("none", "bernoulli", "gilbert"):
+            raise ScenarioError(f"{name}.model: {loss.model!r} is not one of none, bernoulli, gilbert")
+    if sc.buffer is not None and sc.buffer < sc.tcp.mss + sc.tcp.header_bytes + sc.overhead:
+        raise ScenarioError(f"buffer: {sc.buffer} bytes cannot hold one full-size packet")
+
+
+def _run_one(scenario: Scenario) -> RunResult:
+    return run(scenario)
+
+
+def run_many(scenarios, jobs: int | None = None, progress=None) -> list[RunResult]:
+    """Run scenarios in parallel processes (``jobs``; default: CPU count); results in input order.
+
+    ``progress(done, total)`` is called after each finished scenario.
+    """
+    scenarios = list(scenarios)
+    for sc in scenarios:
+        _check(sc)
+    jobs = jobs or os.cpu_count() or 1
+    total = len(scenarios)
+    if jobs <= 1 or total <= 1:
+        out = []
+        for sc in scenarios:
+            out.append(run(sc))
+            if progress:
+                progress(len(out), total)
+        return out
+    from concurrent.futures import ProcessPoolExecutor
+
+    out = [None] * total
+    done = 0
+    chunk = max(1, min(16, total // (jobs * 4)))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for i, res in enumerate(pool.map(_run_one, scenarios, chunksize=chunk)):
+            out[i] = res
+            done += 1
+            if progress:
+                progress(done, total)
+    return out

@@ -1,0 +1,257 @@
+"""What one simulator run is: a service flow, a path, TCP options, traffic, loss, a seed.
+
+``Scenario`` holds plain numbers (bits/s, bytes, seconds); units are parsed once
+here, at the edge, by ``Scenario.from_dict`` (YAML/JSON scenario files, sweep
+points, ``--set key=value``) or taken from a ``ServiceFlow``
+(``Scenario.from_service_flow``). Errors name the file and the key.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass, field, fields
+
+from hfcprov.errors import HfcprovError
+from hfcprov.units import parse_bytes, parse_duration, parse_rate
+
+
+class ScenarioError(HfcprovError):
+    """A scenario file, sweep file or --set override is wrong; the message names file and key."""
+
+
+# Cohen-Ramanathan's and today's RTO timers: (granularity s, minimum RTO s)
+TIMERS = {"coarse": (0.5, 1.0), "200ms": (0.2, 0.4), "fine": (0.0, 0.2)}
+
+
+@dataclass
+class TcpOptions:
+    variant: str = "newreno"  # reno | newreno | sack, or a CongestionControl name (cubic, fast)
+    recovery: str | None = None  # reno | newreno | sack; None: follows the variant (sack for cubic/fast)
+    mss: int = 1460  # bytes of payload per segment
+    header_bytes: int = 40  # IP + TCP headers
+    initial_window: int = 10  # segments (RFC 6928); Cohen-Ramanathan's PCs used 1 or 2
+    initial_ssthresh: int | None = None  # bytes; None: unlimited
+    socket_buffer: int | None = None  # bytes: the largest window; None: unlimited
+    timer_granularity: float = 0.0  # s: 0 fine, 0.5 BSD coarse, 0.2 the HFC tuning
+    min_rto: float = 1.0  # s (RFC 6298)
+    initial_rto: float = 1.0  # s
+    dupthresh: int = 3  # duplicate ACKs for fast retransmit; 1 = super fast retransmit
+    delayed_ack: bool = True
+    delack_count: int = 2
+    delack_timeout: float = 0.2  # s
+
+    @property
+    def recovery_mode(self) -> str:
+        if self.recovery:
+            return self.recovery
+        return self.variant if self.variant in ("reno", "newreno", "sack") else "sack"
+
+
+@dataclass
+class LossSpec:
+    model: str = "none"  # none | bernoulli | gilbert
+    rate: float = 0.0  # mean fraction of packets lost
+    burst: float = 1.0  # gilbert: mean burst length in packets
+
+
+@dataclass
+class FlowSpec:
+    start: float = 0.0  # s
+    size: int | None = None  # bytes; None: long-lived (runs to the end)
+    variant: str | None = None  # per-flow TCP variant; None: the scenario's
+
+
+@dataclass
+class Scenario:
+    rate: float  # bits/s: Max Sustained Traffic Rate of the shaped (bottleneck) service flow
+    buffer: int | None  # bytes: drop-tail buffer (Buffer Control target); None: unlimited
+    rtt: float = 0.040  # s: base RTT, split equally over the two directions
+    burst: int = 3044  # bytes: Max Traffic Burst
+    peak: float | None = None  # bits/s: Peak Traffic Rate
+    channel: float | None = None  # bits/s: channel capacity; None: the peak (or sustained) rate
+    overhead: int = 18  # bytes of framing per packet on the shaped link (Ethernet header + CRC)
+    direction: str = "upstream"  # which way the data flows: through the CM upstream or the CMTS downstream
+    access_rate: float | None = None  # bits/s: the hop feeding the bottleneck (e.g. 25M HFC -> 10M LAN)
+    reverse_rate: float | None = None  # bits/s: shaping of the ACK direction; None: unshaped
+    reverse_buffer: int | None = None  # bytes
+    reverse_channel: float = 1e9  # bits/s
+    mac: str = "tokenbucket"  # tokenbucket | docsis (request-grant, issue 7)
+    flows: list[FlowSpec] = field(default_factory=lambda: [FlowSpec()])
+    tcp: TcpOptions = field(default_factory=TcpOptions)
+    data_loss: LossSpec = field(default_factory=LossSpec)
+    ack_loss: LossSpec = field(default_factory=LossSpec)
+    probe_rate: float = 0.0  # probes per second (ping-like), 0: none
+    probe_size: int = 64  # bytes
+    duration: float = 10.0  # s simulated
+    warmup: float = 0.0  # s excluded from goodput and queue figures
+    seed: int = 1
+    sample_interval: float | None = 0.1  # s between queue/cwnd samples; None: no series
+    name: str = ""
+
+    # -- construction ---------------------------------------------------------
+    @classmethod
+    def from_service_flow(cls, sf, **overrides) -> "Scenario":
+        """A scenario whose bottleneck is this ``hfcprov.flows.ServiceFlow``."""
+        if not sf.max_sustained_rate:
+            raise ScenarioError(f"service flow {sf.path or sf.ref}: no Max Sustained Traffic Rate to simulate")
+        buffer = sf.buffer.target or sf.buffer.maximum or sf.buffer.minimum
+        kw = dict(rate=float(sf.max_sustained_rate), buffer=buffer, direction=sf.direction,
+                  name=sf.service_class_name or sf.path or "")
+        if sf.max_traffic_burst:
+            kw["burst"] = int(sf.max_traffic_burst)
+        if sf.peak_rate:
+            kw["peak"] = float(sf.peak_rate)
+        kw.update(overrides)
+        if kw.get("buffer") is None:
+            raise ScenarioError(f"service flow {sf.path or sf.ref}: no Buffer Control (TLV 35); give buffer=")
+        return cls(**kw)
+
+    @classmethod
+    def from_dict(cls, d: dict, source: str = "<scenario>") -> "Scenario":
+        """Build from a YAML/JSON mapping whose quantities may carry units (``5M``, ``64KiB``, ``40ms``)."""
+        if not isinstance(d, dict):
+            raise ScenarioError(f"{source}: a scenario is a mapping of keys to values")
+        d = dict(d)
+        if "rate" not in d:
+            raise ScenarioError(f"{source}: missing key 'rate' (the max sustained rate, e.g. rate: 5M)")
+        if "buffer" not in d:
+            raise ScenarioError(f"{source}: missing key 'buffer' (the Buffer Control target, e.g. buffer: 64KiB)")
+        kw = _convert(cls, d, source, "")
+        return cls(**kw)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def replace(self, **kw) -> "Scenario":
+        return dataclasses.replace(self, **kw)
+
+
+# key -> parser for quantities; everything else is converted by its declared type
+_PARSERS = {
+    "rate": parse_rate, "peak": parse_rate, "channel": parse_rate, "access_rate": parse_rate,
+    "reverse_rate": parse_rate, "reverse_channel": parse_rate,
+    "buffer": parse_bytes, "burst": parse_bytes, "reverse_buffer": parse_bytes, "overhead": parse_bytes,
+    "mss": parse_bytes, "header_bytes": parse_bytes, "socket_buffer": parse_bytes,
+    "initial_ssthresh": parse_bytes, "probe_size": parse_bytes, "size": parse_bytes,
+    "rtt": parse_duration, "timer_granularity": parse_duration, "min_rto": parse_duration,
+    "initial_rto": parse_duration, "delack_timeout": parse_duration, "start": parse_duration,
+    "duration": parse_duration, "warmup": parse_duration, "sample_interval": parse_duration,
+}
+_NESTED = {"tcp": TcpOptions, "data_loss": LossSpec, "ack_loss": LossSpec}
+_CHOICES = {
+    "direction": ("upstream", "downstream"),
+    "model": ("none", "bernoulli", "gilbert"),
+    "recovery": ("reno", "newreno", "sack", None),
+}
+
+
+def _convert(cls, d: dict, source: str, prefix: str) -> dict:
+    known = {f.name: f for f in fields(cls)}
+    out = {}
+    for key, value in d.items():
+        where = f"{source}: {prefix}{key}"
+        if key not in known:
+            raise ScenarioError(f"{where}: unknown key (known: {', '.join(sorted(known))})")
+        try:
+            out[key] = _value(cls, key, value, where)
+        except ScenarioError:
+            raise
+        except (HfcprovError, ValueError, TypeError) as err:
+            raise ScenarioError(f"{where}: {err}") from None
+    return out
+
+
+def _value(cls, key, value, where):
+    if cls is Scenario and key in _NESTED:
+        if isinstance(value, _NESTED[key]):
+            return value
+        if key != "tcp" and isinstance(value, (int, float, str)) and not isinstance(value, bool):
+            value = {"model": "bernoulli", "rate": value}  # "data_loss: 0.01" means Bernoulli 1%
+        if key == "tcp" and isinstance(value, str):
+            value = {"variant": value}
+        if not isinstance(value, dict):
+            raise ScenarioError(f"{where}: expected a mapping")
+        if key == "tcp" and "timer" in value:
+            value = dict(value)
+            timer = value.pop("timer")
+            if timer not in TIMERS:
+                raise ScenarioError(f"{where}.timer: {timer!r} is not one of {', '.join(TIMERS)}")
+            value.setdefault("timer_granularity", TIMERS[timer][0])
+            value.setdefault("min_rto", TIMERS[timer][1])
+        if key == "tcp" and value.get("super_fast_retransmit") is not None:
+            value = dict(value)
+            value["dupthresh"] = 1 if value.pop("super_fast_retransmit") else 3
+        nested = _NESTED[key]
+        return nested(**_convert(nested, value, where.split(": ", 1)[0], f"{key}."))
+    if cls is Scenario and key == "flows":
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 0:
+                raise ScenarioError(f"{where}: must be >= 0")
+            return [FlowSpec() for _ in range(value)]
+        if not isinstance(value, list):
+            raise ScenarioError(f"{where}: a number of long-lived flows or a list of {{start, size}}")
+        flows = []
+        for i, item in enumerate(value):
+            if isinstance(item, FlowSpec):
+                flows.append(item)
+                continue
+            if not isinstance(item, dict):
+                raise ScenarioError(f"{where}[{i}]: expected a mapping like {{start: 1s, size: 3MB}}")
+            flows.append(FlowSpec(**_convert(FlowSpec, item, where.split(": ", 1)[0], f"flows[{i}].")))
+        return flows
+    if value is None:
+        return None
+    if key in _PARSERS:
+        return _PARSERS[key](value)
+    if key in _CHOICES and value not in _CHOICES[key]:
+        raise ScenarioError(f"{where}: {value!r} is not one of {', '.join(str(c) for c in _CHOICES[key])}")
+    ftype = str(next(f.type for f in fields(cls) if f.name == key))
+    if ftype.startswith("bool"):
+        if isinstance(value, bool):
+            return value
+        if str(value).lower() in ("1", "true", "yes", "on"):
+            return True
+        if str(value).lower() in ("0", "false", "no", "off"):
+            return False
+        raise ScenarioError(f"{where}: expected true or false, got {value!r}")
+    if ftype.startswith("int"):
+        if isinstance(value, bool) or float(value) != int(float(value)):
+            raise ScenarioError(f"{where}: expected a whole number, got {value!r}")
+        return int(float(value))
+    if ftype.startswith("float"):
+        if isinstance(value, bool):
+            raise ScenarioError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    return value
+
+
+def apply_overrides(d: dict, assignments: list[str], source: str = "--set") -> dict:
+    """``["tcp.mss=536", "rate=5M"]`` applied to a scenario mapping (values parsed as YAML scalars)."""
+    import yaml
+
+    d = copy.deepcopy(d)
+    for item in assignments:
+        if "=" not in item:
+            raise ScenarioError(f"{source} {item!r}: expected key=value, e.g. tcp.mss=536")
+        key, raw = item.split("=", 1)
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError:
+            value = raw
+        set_path(d, key.strip(), value, source)
+    return d
+
+
+def set_path(d: dict, dotted: str, value, source: str = "--set") -> None:
+    parts = dotted.split(".")
+    node = d
+    for part in parts[:-1]:
+        nxt = node.get(part)
+        if nxt is None or isinstance(nxt, (int, float, str)):
+            nxt = {} if nxt is None else ({"model": "bernoulli", "rate": nxt} if part.endswith("_loss") else {})
+            node[part] = nxt
+        if not isinstance(nxt, dict):
+            raise ScenarioError(f"{source} {dotted}: {part} is not a mapping")
+        node = nxt
+    node[parts[-1]] = value

@@ -1,0 +1,373 @@
+"""TCP sender and receiver, segment-indexed (all segments are one MSS but the last).
+
+The sender owns loss detection and recovery: duplicate-ACK fast retransmit
+(``dupthresh`` 3, or 1 for Cohen-Ramanathan's *super fast retransmit*), Reno,
+NewReno (RFC 6582) or SACK (RFC 6675-style pipe) recovery, and the RTO
+(RFC 6298 with a timer granularity: 0 for a fine timer, 0.5 s for the BSD
+coarse timer, 0.2 s for Cohen-Ramanathan's tuning; expiry falls on tick
+boundaries as the BSD slow timer does). Window growth is delegated to a
+``hfcprov.sim.cc.CongestionControl``. The window is ``min(cwnd, socket buffer)``.
+
+The receiver acknowledges every ``delack_count``-th in-order segment or after
+``delack_timeout``, immediately on out-of-order data or when a hole fills.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hfcprov.sim.packet import ACK, DATA, Packet
+
+_UNLIMITED = 1 << 60
+
+
+class TcpSender:
+    __slots__ = (
+        "engine", "flow", "link", "cc", "mss", "hdr", "total", "last_payload", "rwnd",
+        "cwnd", "ssthresh", "una", "nxt", "high", "dupacks", "in_rec", "recover", "recovery",
+        "dupthresh", "srtt", "rttvar", "rto", "min_rto", "max_rto", "gran", "backoff", "min_rtt",
+        "deadline", "timer_at", "retransmissions", "timeouts", "fast_retransmits",
+        "started", "done_at", "on_done", "sacked", "high_sacked", "rtxed", "hole_ptr",
+    )
+
+    def __init__(self, engine, flow: int, link, opts, cc, size: int | None, on_done=None) -> None:
+        self.engine = engine
+        self.flow = flow
+        self.link = link
+        self.cc = cc
+        self.mss = opts.mss
+        self.hdr = opts.header_bytes
+        if size:
+            self.total = -(-size // self.mss)
+            self.last_payload = size - (self.total - 1) * self.mss
+        else:
+            self.total = _UNLIMITED
+            self.last_payload = self.mss
+        self.rwnd = max(1, opts.socket_buffer // self.mss) if opts.socket_buffer else _UNLIMITED
+        self.cwnd = float(opts.initial_window * self.mss)
+        self.ssthresh = float(opts.initial_ssthresh) if opts.initial_ssthresh else 1e18
+        self.una = self.nxt = self.high = 0
+        self.dupacks = 0
+        self.in_rec = False
+        self.recover = -1
+        self.recovery = opts.recovery_mode
+        self.dupthresh = opts.dupthresh
+        self.srtt = None
+        self.rttvar = 0.0
+        self.gran = opts.timer_granularity
+        self.min_rto = opts.min_rto
+        self.max_rto = 60.0
+        self.rto = max(opts.initial_rto, self.min_rto)
+        self.backoff = 1
+        self.min_rtt = None
+        self.deadline = None
+        self.timer_at = None
+        self.retransmissions = self.timeouts = self.fast_retransmits = 0
+        self.started = None
+        self.done_at = None
+        self.on_done = on_done
+        self.sacked: set = set()
+        self.high_sacked = -1
+        self.rtxed: set = set()
+        self.hole_ptr = 0
+
+    # -- sending -----------------------------------------------------------
+    def start(self, _=None) -> None:
+        self.started = self.engine.now
+        self.try_send()
+
+    def flight_bytes(self) -> float:
+        if self.in_rec and self.recovery == "sack":
+            return self._pipe() * self.mss
+        return (self.nxt - self.una) * self.mss
+
+    def _tx(self, i: int) -> None:
+        if i < self.high:
+            self.retransmissions += 1
+            retx = True
+        else:
+            self.high = i + 1
+            retx = False
+        size = self.hdr + (self.mss if i != self.total - 1 else self.last_payload)
+        self.link.send(Packet(DATA, self.flow, i, size, self.engine.now, retx))
+
+    def try_send(self) -> None:
+        if self.in_rec and self.recovery == "sack":
+            self._sack_send()
+        else:
+            wnd = int(self.cwnd // self.mss) or 1
+            if wnd > self.rwnd:
+                wnd = self.rwnd
+            limit = self.una + wnd
+            if limit > self.total:
+                limit = self.total
+            nxt = self.nxt
+            while nxt < limit:
+                self._tx(nxt)
+                nxt += 1
+            self.nxt = nxt
+        if self.deadline is None and self.una < self.nxt:
+            self._arm()
+
+    # -- ACK processing ----------------------------------------------------
+    def receive(self, pkt) -> None:
+        ack = pkt.seq
+        if self.done_at is not None:
+            return
+        if pkt.sack is not None and self.recovery == "sack":
+            self._update_scoreboard(pkt.sack)
+        if ack > self.una:
+            now = self.engine.now
+            acked = ack - self.una
+            rtt = None
+            if not pkt.retx:
+                rtt = now - pkt.ts
+                self._rtt_sample(rtt)
+            self.una = ack
+            if self.nxt < ack:
+                self.nxt = ack  # after go-back-N the receiver already held these
+            self.backoff = 1
+            if self.recovery == "sack" and self.sacked:
+                self._prune_scoreboard()
+            if self.in_rec:
+                if ack > self.recover:
+                    self.in_rec = False
+                    self.dupacks = 0
+                    self.cc.on_recovery_exit(self)
+                elif self.recovery == "reno":
+                    self.in_rec = False  # Reno leaves recovery on the first new ACK
+                    self.dupacks = 0
+                    self.cc.on_recovery_exit(self)
+                elif self.recovery == "newreno":
+                    self._tx(ack)  # partial ACK: the next hole
+                    self.cwnd = max(self.cwnd - acked * self.mss + self.mss, float(self.mss))
+            else:
+                self.dupacks = 0
+                self.cc.on_ack(self, acked, rtt)
+            if ack >= self.total:
+                self.done_at = now
+                self.deadline = None
+                if self.on_done is not None:
+                    self.on_done(self)
+                return
+            if self.una < self.nxt:
+                self._arm()
+            else:
+                self.deadline = None
+            self.try_send()
+        elif ack == self.una and self.nxt > self.una:
+            self.dupacks += 1
+            if self.in_rec:
+                if self.recovery != "sack":
+                    self.cwnd += self.mss  # window inflation
+                self.try_send()
+            elif self.dupacks == self.dupthresh and (self.recovery == "reno" or ack > self.recover):
+                self._enter_recovery()
+
+    def _enter_recovery(self) -> None:
+        self.fast_retransmits += 1
+        self.ssthresh = self.cc.ssthresh(self)
+        self.recover = self.nxt - 1
+        self.in_rec = True
+        self._tx(self.una)
+        if self.recovery == "sack":
+            self.rtxed = {self.una}
+            self.hole_ptr = self.una + 1
+            self.cwnd = self.ssthresh
+        else:
+            self.cwnd = self.ssthresh + self.dupthresh * self.mss
+        self.try_send()
+
+    # -- SACK scoreboard -----------------------------------------------------
+    def _update_scoreboard(self, blocks) -> None:
+        una = self.una
+        sacked = self.sacked
+        for s, e in blocks:
+            if e <= una:
+                continue
+            for i in range(s if s > una else una, e):
+                sacked.add(i)
+            if e - 1 > self.high_sacked:
+                self.high_sacked = e - 1
+
+    def _prune_scoreboard(self) -> None:
+        una = self.una
+        self.sacked = {i for i in self.sacked if i >= una}
+        self.rtxed = {i for i in self.rtxed if i >= una}
+        if self.high_sacked < una:
+            self.high_sacked = una - 1
+
+    def _pipe(self) -> int:
+        """Segments believed in the network: outstanding - sacked - unrepaired holes."""
+        outstanding = self.nxt - self.una
+        if not self.sacked:
+            return outstanding
+        holes = self.high_sacked + 1 - self.una - len(self.sacked)
+        live_rtx = sum(1 for i in self.rtxed if i not in self.sacked)
+        return outstanding - len(self.sacked) - holes + live_rtx
+
+    def _next_hole(self):
+        i = max(self.hole_ptr, self.una)
+        hs = self.high_sacked
+        while i < hs:
+            if i not in self.sacked and i not in self.rtxed:
+                self.hole_ptr = i + 1
+                return i
+            i += 1
+        self.hole_ptr = i
+        return None
+
+    def _sack_send(self) -> None:
+        wnd = int(self.cwnd // self.mss) or 1
+        pipe = self._pipe()
+        limit = min(self.una + self.rwnd, self.total)
+        while pipe < wnd:
+            hole = self._next_hole()
+            if hole is not None:
+                self._tx(hole)
+                self.rtxed.add(hole)
+            elif self.nxt < limit:
+                self._tx(self.nxt)
+                self.nxt += 1
+            else:
+                break
+            pipe += 1
+
+    # -- RTO -----------------------------------------------------------------
+    def _rtt_sample(self, r: float) -> None:
+        if self.min_rtt is None or r < self.min_rtt:
+            self.min_rtt = r
+        if self.srtt is None:
+            self.srtt = r
+            self.rttvar = r / 2.0
+        else:
+            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - r)
+            self.srtt = 0.875 * self.srtt + 0.125 * r
+        rto = self.srtt + max(self.gran, 4.0 * self.rttvar)
+        self.rto = min(max(rto, self.min_rto), self.max_rto)
+
+    def _arm(self) -> None:
+        now = self.engine.now
+        wait = min(self.rto * self.backoff, self.max_rto)
+        g = self.gran
+        if g:
+            # The BSD slow timer counts ticks: it fires on the k-th tick boundary from now.
+            d = (math.floor(now / g + 1e-9) + math.ceil(wait / g - 1e-9)) * g
+        else:
+            d = now + wait
+        self.deadline = d
+        if self.timer_at is None or d < self.timer_at:
+            self.timer_at = d
+            self.engine.at(d, self._on_timer, d)
+
+    def _on_timer(self, t) -> None:
+        if t != self.timer_at:
+            return  # superseded by an earlier re-arm
+        self.timer_at = None
+        d = self.deadline
+        if d is None or self.done_at is not None:
+            return
+        if d > self.engine.now:
+            self.timer_at = d
+            self.engine.at(d, self._on_timer, d)
+            return
+        self._timeout()
+
+    def _timeout(self) -> None:
+        self.timeouts += 1
+        self.ssthresh = self.cc.ssthresh(self)
+        self.cwnd = float(self.mss)
+        self.recover = self.high - 1
+        self.in_rec = False
+        self.dupacks = 0
+        self.sacked.clear()
+        self.rtxed.clear()
+        self.high_sacked = self.una - 1
+        self.nxt = self.una  # go back N
+        self.backoff = min(self.backoff * 2, 64)
+        self.cc.on_timeout(self)
+        self.deadline = None
+        self.try_send()
+
+
+class TcpReceiver:
+    __slots__ = ("engine", "flow", "link", "rcv_nxt", "ranges", "delack", "delack_count",
+                 "delack_timeout", "pending", "pending_ts", "pending_retx", "gen", "sack", "hdr")
+
+    def __init__(self, engine, flow: int, link, opts) -> None:
+        self.engine = engine
+        self.flow = flow
+        self.link = link
+        self.rcv_nxt = 0
+        self.ranges: list = []  # out-of-order data as sorted [start, end) segment ranges
+        self.delack = opts.delayed_ack
+        self.delack_count = opts.delack_count
+        self.delack_timeout = opts.delack_timeout
+        self.pending = 0
+        self.pending_ts = 0.0
+        self.pending_retx = False
+        self.gen = 0
+        self.sack = opts.recovery_mode == "sack"
+        self.hdr = opts.header_bytes
+
+    def receive(self, pkt) -> None:
+        i = pkt.seq
+        if i == self.rcv_nxt:
+            self.rcv_nxt = i + 1
+            ranges = self.ranges
+            if ranges:
+                if ranges[0][0] == self.rcv_nxt:
+                    self.rcv_nxt = ranges.pop(0)[1]
+                self._ack(pkt.ts, pkt.retx, None)  # a hole filled (partly): ACK at once
+                return
+            if not self.delack:
+                self._ack(pkt.ts, pkt.retx, None)
+                return
+            if self.pending == 0:
+                self.pending_ts = pkt.ts
+                self.pending_retx = pkt.retx
+                self.engine.after(self.delack_timeout, self._delack_fire, self.gen)
+            else:
+                self.pending_retx = self.pending_retx or pkt.retx
+            self.pending += 1
+            if self.pending >= self.delack_count:
+                self._ack(self.pending_ts, self.pending_retx, None)
+        elif i > self.rcv_nxt:
+            block = self._insert(i)
+            self._ack(pkt.ts, True, block)  # duplicate ACK; no RTT sample from it
+        else:
+            self._ack(pkt.ts, True, None)  # spurious retransmission: tell the sender again
+
+    def _insert(self, i: int):
+        ranges = self.ranges
+        for k, r in enumerate(ranges):
+            if i < r[0] - 1:
+                ranges.insert(k, [i, i + 1])
+                return k
+            if i == r[0] - 1:
+                r[0] = i
+                return k
+            if i < r[1]:
+                return k  # duplicate
+            if i == r[1]:
+                r[1] = i + 1
+                if k + 1 < len(ranges) and ranges[k + 1][0] == r[1]:
+                    r[1] = ranges.pop(k + 1)[1]
+                return k
+        ranges.append([i, i + 1])
+        return len(ranges) - 1
+
+    def _ack(self, ts: float, retx: bool, block) -> None:
+        self.pending = 0
+        self.gen += 1
+        sack = None
+        if self.sack and self.ranges:
+            # The block just changed goes first (RFC 2018), then the others up to three.
+            first = block if block is not None else 0
+            order = [first] + [k for k in range(len(self.ranges)) if k != first][:2]
+            sack = tuple((self.ranges[k][0], self.ranges[k][1]) for k in order)
+        self.link.send(Packet(ACK, self.flow, self.rcv_nxt, self.hdr, ts, retx, sack))
+
+    def _delack_fire(self, gen) -> None:
+        if gen == self.gen and self.pending:
+            self._ack(self.pending_ts, self.pending_retx, None)
