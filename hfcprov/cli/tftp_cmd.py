@@ -1,0 +1,89 @@
+"""``hfcprov tftp``: serve config files to modems, and fetch one (for checks)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import click
+
+from hfcprov.errors import HfcprovError
+from hfcprov.units import parse_bytes, parse_duration
+
+
+def _host_port(text: str, default_port: int) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        return text, default_port
+    try:
+        return host or "0.0.0.0", int(port)
+    except ValueError:
+        raise HfcprovError(f"bad address {text!r}: expected HOST:PORT, e.g. 0.0.0.0:69") from None
+
+
+@click.group()
+def tftp():
+    """Serve config files to modems over TFTP."""
+
+
+@tftp.command()
+@click.option("--root", required=True, type=click.Path(file_okay=False), help="Folder served (read-only).")
+@click.option("--listen", default="0.0.0.0:69", show_default=True, help="HOST:PORT to listen on (port 0: any).")
+@click.option("--dynamic", "dynamic_path", type=click.Path(dir_okay=False),
+              help="YAML: build missing files from a tier template + inventory (see examples/tftp-dynamic.yaml).")
+@click.option("--log", "log_path", default="-", show_default=True, help="JSON-lines transfer log file ('-': stdout).")
+@click.option("--timeout", default="1s", show_default=True, help="Retransmission timeout (a client's option wins).")
+@click.option("--retries", default=5, show_default=True, help="Consecutive timeouts before a transfer is dropped.")
+@click.option("--rcvbuf", default="16M", show_default=True, help="Receive buffer of the listening socket.")
+@click.option("--workers", default=4, show_default=True, help="Threads building dynamic files.")
+@click.option("--summary-every", default="60s", show_default=True, help="Interval of the summary log line.")
+def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every):
+    """Serve ROOT read-only over TFTP until SIGTERM/SIGINT (in-flight transfers finish first)."""
+    from hfcprov.tftp.server import TftpServer, raise_fd_limit
+
+    host, port = _host_port(listen, 69)
+    dynamic = None
+    if dynamic_path:
+        from hfcprov.tftp.dynamic import load_dynamic
+
+        dynamic = load_dynamic(dynamic_path)
+    raise_fd_limit()
+    server = TftpServer(root, host, port, dynamic=dynamic, log=log_path, timeout=parse_duration(timeout),
+                        retries=retries, rcvbuf=parse_bytes(rcvbuf), workers=workers,
+                        summary_interval=parse_duration(summary_every))
+    server.start()
+    click.echo(f"hfcprov tftp: serving {server.root} on {server.host}:{server.port}"
+               f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}", err=True)
+
+    def on_signal(signum, frame):
+        # First signal: finish what is in flight; a second one: stop now.
+        server.request_stop(graceful=not server._stopping)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    while not server.wait(0.5):
+        pass
+    server.stop()
+    s = server.summary
+    click.echo(f"hfcprov tftp: stopped after {s.transfers} transfers ({s.ok} ok, {s.failed} failed)", err=True)
+
+
+@tftp.command()
+@click.argument("server")
+@click.argument("filename")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (default: stdout).")
+@click.option("--blksize", type=int, help="RFC 2348 block size to ask for.")
+@click.option("--windowsize", type=int, help="RFC 7440 window to ask for.")
+@click.option("--timeout", default="1s", show_default=True, help="Client retransmission timeout.")
+def get(server, filename, output, blksize, windowsize, timeout):
+    """Fetch FILENAME from SERVER (HOST[:PORT])."""
+    from hfcprov.fileio import atomic_write
+    from hfcprov.tftp.client import fetch
+
+    host, port = _host_port(server, 69)
+    options = {k: v for k, v in (("blksize", blksize), ("windowsize", windowsize)) if v}
+    data = fetch(host, port, filename, options, timeout=parse_duration(timeout))
+    if output:
+        atomic_write(output, data)
+    else:
+        sys.stdout.buffer.write(data)

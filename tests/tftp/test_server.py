@@ -1,0 +1,185 @@
+"""The server against real clients on real loopback sockets: content, refusals, options, log."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+
+import pytest
+import tftpy
+
+from hfcprov.tftp import TftpServer, fetch, fetch_many
+from hfcprov.tftp.protocol import TftpErrors
+
+from .conftest import SIZES
+from .helpers import RawClient, oack_options, records
+
+
+def _tftpy_get(port, name, options=None, timeout=2):
+    out = io.BytesIO()
+    tftpy.TftpClient("127.0.0.1", port, options=options or {}).download(name, out, timeout=timeout)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("name", sorted(SIZES) + ["cm/silver.cm", "alias.cm"])
+def test_tftpy_client_gets_identical_bytes(server, root, name):
+    assert _tftpy_get(server.port, name) == (root / name).read_bytes()
+
+
+@pytest.mark.parametrize("options", [{"blksize": 1428}, {"blksize": 8}, {"blksize": 65464}, {"tsize": 0}])
+def test_tftpy_client_with_options(server, root, options):
+    assert _tftpy_get(server.port, "gold.cm", options) == (root / "gold.cm").read_bytes()
+
+
+@pytest.mark.parametrize("options", [{}, {"windowsize": 8}, {"blksize": 1024, "windowsize": 16},
+                                     {"blksize": 512, "windowsize": 3, "tsize": 0}])
+def test_own_client_all_sizes(server, root, options):
+    names = sorted(SIZES)
+    got = fetch_many("127.0.0.1", server.port, [(n, options) for n in names])
+    for name, f in zip(names, got):
+        assert f.ok, f.error
+        assert f.data == (root / name).read_bytes(), name
+
+
+def test_oack_reports_negotiated_values(server, root):
+    c = RawClient(server.port)
+    c.rrq("gold.cm", {"blksize": 100000, "tsize": 0, "windowsize": 4, "timeout": 2, "bogus": 7})
+    op, _, payload, _ = c.recv()
+    assert op == 6
+    # blksize clamps to the RFC 2348 maximum, tsize is the file size, unknown options are left out.
+    assert oack_options(payload) == {"blksize": "65464", "tsize": "7000", "windowsize": "4", "timeout": "2"}
+    c.close()
+
+
+def test_write_request_is_refused_and_nothing_written(server, root, tmp_path):
+    src = tmp_path / "upload.cm"
+    src.write_bytes(b"x" * 1000)
+    with pytest.raises(tftpy.TftpException):
+        tftpy.TftpClient("127.0.0.1", server.port).upload("new.cm", str(src), timeout=1)
+    assert not (root / "new.cm").exists()
+    c = RawClient(server.port)
+    c.wrq("gold.cm")
+    op, code, payload, _ = c.recv()
+    assert (op, code) == (5, TftpErrors.AccessViolation)
+    assert b"read-only" in payload
+    c.close()
+
+
+@pytest.mark.parametrize("name", ["../secret.txt", "cm/../../secret.txt", "/etc/passwd", "escape.cm", "..\\secret.txt"])
+def test_traversal_is_an_access_violation(server, name):
+    (f,) = fetch_many("127.0.0.1", server.port, [name])
+    assert not f.ok
+    assert f.error_code == TftpErrors.AccessViolation, f.error
+
+
+def test_absolute_path_inside_root_is_served(server, root):
+    assert fetch("127.0.0.1", server.port, f"{root}/gold.cm") == (root / "gold.cm").read_bytes()
+
+
+def test_missing_file_and_directory_are_not_found(server):
+    for name in ("nope.cm", "cm"):
+        (f,) = fetch_many("127.0.0.1", server.port, [name])
+        assert f.error_code == TftpErrors.FileNotFound, f.error
+
+
+def test_netascii_mode_converts_line_ends(server):
+    assert fetch("127.0.0.1", server.port, "text.txt", mode="netascii") == \
+        b"line one\r\nline two\r\0\r\nend\r\n"
+
+
+def test_vanished_client_does_not_block_others(root):
+    log = io.StringIO()
+    with TftpServer(root, log=log, timeout=0.3, retries=2) as srv:
+        ghost = RawClient(srv.port)
+        ghost.rrq("big.bin")
+        assert ghost.recv()[0] == 3  # got DATA 1, then disappears without an ACK
+        ghost.close()
+        t0 = time.monotonic()
+        got = fetch_many("127.0.0.1", srv.port, ["gold.cm"] * 20 + ["big.bin"])
+        assert all(f.ok for f in got) and time.monotonic() - t0 < 2.0
+        deadline = time.monotonic() + 5
+        while srv.active and time.monotonic() < deadline:
+            time.sleep(0.05)
+    results = [r["result"] for r in records(log.getvalue())]
+    assert results.count("timeout") == 1 and results.count("ok") == 21
+
+
+def test_resent_final_block_then_unconfirmed(root):
+    """A modem that got the last block but whose final ACK is lost is logged as 'unconfirmed', not 'ok'."""
+    log = io.StringIO()
+    with TftpServer(root, log=log, timeout=0.2, retries=1) as srv:
+        c = RawClient(srv.port)
+        c.rrq("short.cm")
+        op, block, payload, _ = c.recv()
+        assert (op, block, len(payload)) == (3, 1, 511)
+        op, block, _, _ = c.recv()  # the same final block again: the server retransmits on timeout
+        assert (op, block) == (3, 1)
+        c.close()
+    (rec,) = records(log.getvalue())
+    assert rec["result"] == "unconfirmed" and rec["retries"] >= 1
+
+
+def test_block_numbers_roll_over(server, root):
+    # 100,000 bytes in 8-byte blocks is 12,501 blocks; with blksize 1 it is not allowed, so use a
+    # file big enough for > 65,535 blocks of 8 bytes.
+    big = root / "rollover.bin"
+    big.write_bytes(bytes(range(256)) * 2100)  # 537,600 bytes = 67,201 blocks of 8
+    try:
+        data = fetch("127.0.0.1", server.port, "rollover.bin", {"blksize": 8, "windowsize": 64}, timeout=2)
+        assert data == big.read_bytes()
+    finally:
+        big.unlink()
+
+
+def test_log_has_one_json_line_per_transfer_and_a_summary(root):
+    log = io.StringIO()
+    with TftpServer(root, log=log) as srv:
+        fetch("127.0.0.1", srv.port, "gold.cm", {"blksize": 1024})
+        fetch_many("127.0.0.1", srv.port, ["nope.cm", "../x"])
+    recs = records(log.getvalue())
+    assert [r["result"] for r in recs] == ["ok", "not-found", "access-violation"]
+    ok = recs[0]
+    assert ok["file"] == "gold.cm" and ok["bytes"] == 7000 and ok["blksize"] == 1024 and ok["retries"] == 0
+    assert ok["client"].startswith("127.0.0.1:") and ok["duration"] >= 0
+    (summary,) = records(log.getvalue(), "summary")
+    assert summary["transfers"] == 3 and summary["ok"] == 1 and summary["failed"] == 2
+
+
+def test_graceful_stop_finishes_in_flight_transfer(root):
+    log = io.StringIO()
+    srv = TftpServer(root, log=log, timeout=0.5).start()
+    c = RawClient(srv.port)
+    c.rrq("two.cm")
+    assert c.recv()[:2] == (3, 1)
+    stopper = threading.Thread(target=srv.stop)
+    stopper.start()
+    time.sleep(0.2)
+    assert stopper.is_alive()  # waits for our transfer
+    c.ack(1)
+    assert c.recv()[:2] == (3, 2)
+    c.ack(2)
+    assert c.recv()[:2] == (3, 3)
+    c.ack(3)
+    stopper.join(3)
+    assert not stopper.is_alive()
+    assert [r["result"] for r in records(log.getvalue())] == ["ok"]
+    c.close()
+
+
+def test_start_reports_bound_port_and_refuses_bad_root(tmp_path):
+    import socket
+
+    from hfcprov.tftp import TftpServerError
+
+    with pytest.raises(TftpServerError, match="not a folder"):
+        TftpServer(tmp_path / "missing")
+    with TftpServer(tmp_path) as srv:
+        assert srv.port > 0
+    holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    holder.bind(("127.0.0.1", 0))  # no SO_REUSEADDR: the port is taken for good
+    try:
+        with pytest.raises(TftpServerError, match="cannot listen on 127.0.0.1"):
+            TftpServer(tmp_path, port=holder.getsockname()[1]).start()
+    finally:
+        holder.close()
