@@ -1,0 +1,102 @@
+"""Buffer advisor and the analytic latency/utilization model, against White et al. 2011."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hfcprov.build.advisor import (
+    CM_GUARANTEED_MINIMUM_BUFFER,
+    AdvisorError,
+    advise,
+    buffer_table,
+    latency_under_load,
+    predict,
+    reno_utilization,
+)
+
+KiB = 1024
+
+
+def test_papers_latency_example_256k_at_2m():
+    # White et al.: a 256 KiB buffer at 2 Mb/s adds about 1 s of upstream latency
+    assert latency_under_load(256 * KiB, 2e6) == pytest.approx(1.048576)
+
+
+def test_bdp_rule_of_thumb_5m_40ms():
+    # White et al.: 5000 kb/s * 0.04 s = 200 kb = 24.4 KiB
+    a = advise(5e6, 0.040)
+    assert a.bdp == pytest.approx(25_000)
+    assert 24 * KiB < a.target <= 26 * KiB
+    assert a.minimum is None  # omitted unless asked: the modem cannot reject the flow
+    assert any("bandwidth-delay product" in r for r in a.reasoning)
+
+
+def test_target_tracks_white_findings_for_single_flow():
+    # 16 KiB sufficed at 1-2 Mb/s; 10 Mb/s needed 64 KiB at 40 ms and 256 KiB at 100 ms
+    assert advise(1e6, 0.040).target <= 16 * KiB
+    assert advise(2e6, 0.100).target <= 32 * KiB
+    assert 32 * KiB < advise(10e6, 0.040).target <= 64 * KiB
+    assert 64 * KiB < advise(10e6, 0.100).target <= 256 * KiB
+    texts = " ".join(advise(10e6, 0.100).reasoning)
+    assert "256 KiB at 100 ms" in texts
+
+
+def test_latency_budget_caps_the_buffer():
+    a = advise(1e6, 0.400, latency_budget=0.150)
+    assert a.maximum == 18_750  # 1 Mb/s * 150 ms / 8
+    assert a.target <= a.maximum
+    assert latency_under_load(a.target, 1e6) <= 0.150 + 1e-9
+    assert any("budget, not the BDP" in r for r in a.reasoning)
+
+
+def test_min_buffer_never_above_the_docsis_guarantee():
+    a = advise(100e6, 0.040, min_buffer=True)
+    assert a.target > CM_GUARANTEED_MINIMUM_BUFFER
+    assert a.minimum == CM_GUARANTEED_MINIMUM_BUFFER
+    small = advise(1e6, 0.040, min_buffer=True)
+    assert small.minimum == small.target
+
+
+def test_more_flows_need_less_buffer():
+    assert advise(10e6, 0.100, flows=4).target < advise(10e6, 0.100, flows=1).target
+
+
+def test_reno_model_known_points():
+    assert reno_utilization(10e6, 0, 0.040) == pytest.approx(0.75)  # no buffer: the textbook 3/4
+    assert reno_utilization(10e6, 50_000, 0.040) == 1.0  # one BDP fills the link
+    # more flows desynchronise: with no buffer, n flows reach 1 - 1/(4n)-ish, above 3/4
+    assert reno_utilization(10e6, 0, 0.040, flows=10) > 0.9
+
+
+@given(
+    st.floats(min_value=1e5, max_value=1e9),
+    st.integers(min_value=0, max_value=2**22),
+    st.integers(min_value=0, max_value=2**22),
+    st.floats(min_value=0.001, max_value=0.5),
+)
+def test_more_buffer_never_lowers_utilization_and_always_adds_latency(rate, b1, b2, rtt):
+    lo, hi = sorted((b1, b2))
+    p_lo, p_hi = predict(rate, lo, rtt), predict(rate, hi, rtt)
+    assert 0.75 - 1e-9 <= p_lo.utilization <= p_hi.utilization + 1e-12 <= 1 + 1e-9
+    assert p_lo.latency_under_load <= p_hi.latency_under_load
+
+
+def test_table_order_and_pluggable_model():
+    cells = buffer_table([1e6, 10e6], [8 * KiB, 64 * KiB], [0.04, 0.1])
+    assert len(cells) == 8
+    assert [(c.rtt, c.rate, c.buffer) for c in cells[:2]] == [(0.04, 1e6, 8 * KiB), (0.04, 1e6, 64 * KiB)]
+    calls = []
+
+    def model(rate, buffer, rtt, flows):
+        calls.append((rate, buffer, rtt, flows))
+        return predict(rate, buffer, rtt, flows)
+
+    buffer_table([5e6], [16 * KiB], [0.04], flows=2, model=model)
+    assert calls == [(5e6, 16 * KiB, 0.04, 2)]
+
+
+def test_bad_inputs():
+    with pytest.raises(AdvisorError):
+        advise(0, 0.04)
+    with pytest.raises(AdvisorError):
+        advise(5e6, 0.04, flows=0)

@@ -1,0 +1,62 @@
+"""The buffer/tcp commands as a user runs them: real process, exit codes, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def hfcprov(*args):
+    return subprocess.run([sys.executable, "-m", "hfcprov", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_socket_buffer_prints_the_papers_19_kb():
+    r = hfcprov("tcp", "socket-buffer", "--cm-buffer", "10KB", "--downstream", "25M", "--lan", "10M",
+                "--connections", "1", "--mss", "1460")
+    assert r.returncode == 0, r.stderr
+    assert "19.0 KB" in r.stdout and "C = 7 packets" in r.stdout
+
+
+def test_socket_buffer_json_for_three_connections():
+    r = hfcprov("tcp", "socket-buffer", "--cm-buffer", "10KB", "--downstream", "25Mbps", "--lan", "10000000",
+                "--connections", "3", "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["connections"] == 3 and data["limit_bytes"] == pytest.approx(19000 / 3)
+
+
+def test_advise_table_and_json():
+    r = hfcprov("buffer", "advise", "--rate", "5M", "--rtt", "40ms", "--min-buffer")
+    assert r.returncode == 0, r.stderr
+    assert "TargetBuffer   25600 bytes" in r.stdout and "24576" in r.stdout and "G.114" in r.stdout
+    j = json.loads(hfcprov("buffer", "advise", "--rate", "10Mbps", "--rtt", "0.1s", "--json").stdout)
+    assert j["target"] == 125952 and j["minimum"] is None and j["maximum"] == 187500
+
+
+def test_buffer_table_cells():
+    r = hfcprov("buffer", "table", "--rates", "1M,10M", "--buffers", "16K,64KiB", "--rtt", "40ms,100ms", "--json")
+    assert r.returncode == 0, r.stderr
+    cells = json.loads(r.stdout)
+    assert len(cells) == 8
+    c = next(c for c in cells if c["rate"] == 1e6 and c["buffer"] == 16384 and c["rtt"] == 0.04)
+    assert c["latency_under_load"] == pytest.approx(0.131072)
+    text = hfcprov("buffer", "table", "--rates", "1M,10M", "--buffers", "16K,64K", "--rtt", "40ms").stdout
+    assert "131 ms" in text and "RTT 40 ms" in text
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["buffer", "advise", "--rate", "5Q", "--rtt", "40ms"], "--rate: bad rate '5Q'"),
+        (["buffer", "advise", "--rate", "5M", "--rtt", "40 parsecs"], "--rtt: bad duration"),
+        (["buffer", "table", "--rates", "1M", "--buffers", "16K,1.5", "--rtt", "40ms"], "--buffers: bad size '1.5'"),
+        (["tcp", "socket-buffer", "--cm-buffer", "10KB", "--downstream", "25M", "--lan", "ten"], "--lan: bad rate"),
+        (["buffer", "advise", "--rate", "0", "--rtt", "40ms"], "rate must be > 0"),
+    ],
+)
+def test_bad_units_are_one_line(args, needle):
+    r = hfcprov(*args)
+    assert r.returncode == 1
+    assert needle in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr

@@ -1,0 +1,78 @@
+"""The jinja2 environment: StrictUndefined, unit filters, includes, errors naming template, line and variable."""
+
+import pytest
+
+from hfcprov.build.templates import SHIPPED, TemplateError, render_text, template_digest
+
+MAC = {"mac": "001122aabbcc"}
+
+
+def test_every_shipped_tier_renders_with_defaults():
+    tiers = sorted(p for p in SHIPPED.glob("*.j2") if not p.name.startswith("_"))
+    assert len(tiers) >= 6
+    for t in tiers:
+        text = render_text(t, MAC)
+        assert text.lstrip().startswith("Main {") and "NetworkAccess 1;" in text
+
+
+def test_filters_turn_engineer_units_into_tlv_integers(tmp_path):
+    t = tmp_path / "t.j2"
+    t.write_text("{{ r|bps }} {{ b|bytes }} {{ l|us }} {{ mac|mac_colon }} {{ advise_buffer('5M', '40ms') }}")
+    out = render_text(t, {"r": "5Mbps", "b": "64KiB", "l": "10ms", "mac": "001122aabbcc"})
+    assert out == "5000000 65536 10000 00:11:22:aa:bb:cc 25600"
+
+
+def test_overrides_reach_the_text():
+    text = render_text("res-100x10", {**MAC, "us_rate": "12M", "us_buffer": "48K", "max_cpe": 2})
+    assert "MaxRateSustained 12000000;" in text and "TargetBuffer 49152;" in text and "MaxCPE 2;" in text
+
+
+def test_undefined_variable_names_template_line_and_variable(tmp_path):
+    t = tmp_path / "tier.j2"
+    t.write_text("Main {\n  NetworkAccess 1;\n  MaxCPE {{ cpe_limit }};\n}\n")
+    with pytest.raises(TemplateError) as err:
+        render_text(t, MAC)
+    msg = str(err.value)
+    assert "tier.j2 line 3" in msg and "cpe_limit" in msg and "\n" not in msg
+
+
+def test_undefined_inside_an_included_template_names_that_template(tmp_path):
+    (tmp_path / "_part.j2").write_text("\n\nMaxCPE {{ missing_var }};\n")
+    t = tmp_path / "tier.j2"
+    t.write_text('Main {\n{% include "_part.j2" %}\n}\n')
+    with pytest.raises(TemplateError, match=r"_part\.j2 line 3: undefined variable: 'missing_var'"):
+        render_text(t, MAC)
+
+
+def test_syntax_error_names_line(tmp_path):
+    t = tmp_path / "bad.j2"
+    t.write_text("Main {\n  MaxCPE {{ max_cpe \n}\n")
+    with pytest.raises(TemplateError, match=r"bad\.j2 line \d+: template syntax error"):
+        render_text(t, MAC)
+
+
+def test_bad_unit_in_a_variable_names_line_and_value(tmp_path):
+    with pytest.raises(TemplateError) as err:
+        render_text("res-50x5", {**MAC, "us_rate": "fast"})
+    assert "bad rate 'fast'" in str(err.value) and ".j2 line" in str(err.value)
+
+
+def test_unknown_template_lists_shipped_tiers():
+    with pytest.raises(TemplateError, match="res-100x10"):
+        render_text("no-such-tier", MAC)
+
+
+def test_site_template_includes_the_shipped_common_block(tmp_path):
+    t = tmp_path / "site.j2"
+    t.write_text('Main {\n{% include "_common.j2" %}\n}\n')
+    assert "MaxCPE 4;" in render_text(t, MAC)
+
+
+def test_digest_follows_includes(tmp_path):
+    (tmp_path / "_part.j2").write_text("MaxCPE 1;\n")
+    t = tmp_path / "tier.j2"
+    t.write_text('Main {\n{% include "_part.j2" %}\n}\n')
+    before = template_digest(t)
+    assert template_digest(t) == before
+    (tmp_path / "_part.j2").write_text("MaxCPE 2;\n")
+    assert template_digest(t) != before
