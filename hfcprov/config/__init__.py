@@ -1,0 +1,22 @@
+"""DOCSIS config files: the TLV dictionary, the tree, the binary codec with MICs, and the
+text (``Main { ... }``), YAML and JSON forms.
+
+    tree = read_config("examples/buffer-control.cfg")       # text, YAML, JSON or binary
+    data = encode(tree, secret=b"shared")                   # CM MIC, CMTS MIC, 0xFF, padding
+    assert encode(decode(data)) == data                     # byte for byte
+    [sf.target_buffer for sf in service_flows(tree)]        # hfcprov.flows model
+"""
+
+from hfcprov.config.codec import decode, encode, read_secret, verify
+from hfcprov.config.dictionary import ROOT, Spec, lookup
+from hfcprov.config.errors import ConfigError
+from hfcprov.config.ber import VarBind
+from hfcprov.config.forms import read_config, parse_yaml, parse_json, render_yaml, render_json, parse_any
+from hfcprov.config.text import parse_text, render_text
+from hfcprov.config.tree import ConfigTree, Layout, Tlv
+
+__all__ = [
+    "ConfigTree", "Tlv", "Layout", "ConfigError", "VarBind", "Spec", "ROOT", "lookup",
+    "decode", "encode", "verify", "read_secret", "parse_text", "render_text",
+    "read_config", "parse_yaml", "parse_json", "render_yaml", "render_json", "parse_any",
+]

@@ -1,0 +1,202 @@
+"""The slice of ASN.1 BER that DOCSIS config files carry: OIDs and SNMP VarBinds (TLV 11).
+
+A VarBind is ``SEQUENCE { name OBJECT IDENTIFIER, value <SMI type> }``. We encode the
+definite, shortest form; ``decode_varbind`` refuses anything else (the codec then keeps
+such a value as raw bytes so a file still re-encodes to the same bytes).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import NamedTuple
+
+from hfcprov.config.errors import ConfigError
+
+# SMI value type name -> BER tag. Gauge32 and Unsigned32 share one tag (RFC 2578).
+TAGS = {
+    "Integer": 0x02, "OctetString": 0x04, "Null": 0x05, "ObjectIdentifier": 0x06,
+    "IpAddress": 0x40, "Counter32": 0x41, "Gauge32": 0x42, "TimeTicks": 0x43,
+    "Opaque": 0x44, "Counter64": 0x46,
+}
+TYPE_OF_TAG = {tag: name for name, tag in TAGS.items()}
+# Names other DOCSIS text tools use for the same types.
+TYPE_ALIASES = {
+    "integer": "Integer", "int": "Integer", "integer32": "Integer",
+    "string": "OctetString", "octetstring": "OctetString", "hexstring": "OctetString",
+    "null": "Null", "objectid": "ObjectIdentifier", "oid": "ObjectIdentifier",
+    "objectidentifier": "ObjectIdentifier", "ipaddress": "IpAddress",
+    "counter": "Counter32", "counter32": "Counter32", "gauge": "Gauge32", "gauge32": "Gauge32",
+    "unsigned32": "Gauge32", "timeticks": "TimeTicks", "opaque": "Opaque", "counter64": "Counter64",
+}
+UNSIGNED_BITS = {"Counter32": 32, "Gauge32": 32, "TimeTicks": 32, "Counter64": 64}
+
+
+class VarBind(NamedTuple):
+    """One SNMP object set by the config file: numeric OID, SMI type name, Python value.
+
+    Values: int for Integer/Counter32/Gauge32/TimeTicks/Counter64, bytes for OctetString
+    and Opaque, dotted str for ObjectIdentifier and IpAddress, None for Null.
+    """
+
+    oid: str
+    type: str
+    value: object
+
+
+def canonical_type(name: str) -> str:
+    try:
+        return TYPE_ALIASES[name.lower()]
+    except KeyError:
+        raise ConfigError(f"unknown SNMP type {name!r}; expected one of {', '.join(TAGS)}") from None
+
+
+def _length(n: int) -> bytes:
+    if n < 0x80:
+        return bytes([n])
+    body = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return bytes([0x80 | len(body)]) + body
+
+
+def tlv(tag: int, body: bytes) -> bytes:
+    return bytes([tag]) + _length(len(body)) + body
+
+
+def read_tlv(data: bytes, pos: int) -> tuple[int, bytes, int]:
+    """(tag, body, next position) of the BER element at ``pos``; shortest-form lengths only."""
+    if pos + 2 > len(data):
+        raise ConfigError("BER element truncated")
+    tag, first = data[pos], data[pos + 1]
+    pos += 2
+    if first & 0x80:
+        count = first & 0x7F
+        if count == 0 or count > 4 or pos + count > len(data):
+            raise ConfigError("BER length invalid")
+        n = int.from_bytes(data[pos:pos + count], "big")
+        if n < 0x80 or data[pos] == 0:
+            raise ConfigError("BER length not in shortest form")
+        pos += count
+    else:
+        n = first
+    if pos + n > len(data):
+        raise ConfigError(f"BER element of {n} bytes overruns its container")
+    return tag, data[pos:pos + n], pos + n
+
+
+def encode_oid_body(oid: str) -> bytes:
+    try:
+        arcs = [int(a) for a in oid.strip(".").split(".")]
+    except ValueError:
+        raise ConfigError(f"bad OID {oid!r}: expected dotted numbers such as 1.3.6.1.2.1.1.1.0") from None
+    if len(arcs) < 2 or arcs[0] > 2 or (arcs[0] < 2 and arcs[1] > 39) or min(arcs) < 0:
+        raise ConfigError(f"bad OID {oid!r}: needs at least two arcs, the first 0-2")
+    out = bytearray()
+    for arc in [arcs[0] * 40 + arcs[1]] + arcs[2:]:
+        chunk = [arc & 0x7F]
+        arc >>= 7
+        while arc:
+            chunk.append(0x80 | (arc & 0x7F))
+            arc >>= 7
+        out += bytes(reversed(chunk))
+    return bytes(out)
+
+
+def decode_oid_body(body: bytes) -> str:
+    if not body or body[-1] & 0x80:
+        raise ConfigError("OID encoding truncated")
+    arcs, arc, start = [], 0, True
+    for b in body:
+        if start and b == 0x80:
+            raise ConfigError("OID sub-identifier not in shortest form")
+        arc = (arc << 7) | (b & 0x7F)
+        start = not (b & 0x80)
+        if start:
+            arcs.append(arc)
+            arc = 0
+    first = arcs[0]
+    head = [min(first // 40, 2), first - 40 * min(first // 40, 2)]
+    return ".".join(str(a) for a in head + arcs[1:])
+
+
+def encode_oid(oid: str) -> bytes:
+    return tlv(0x06, encode_oid_body(oid))
+
+
+def decode_oid(data: bytes) -> str:
+    tag, body, end = read_tlv(data, 0)
+    if tag != 0x06 or end != len(data):
+        raise ConfigError("not a single BER OBJECT IDENTIFIER")
+    return decode_oid_body(body)
+
+
+def _minimal_int(body: bytes) -> bool:
+    return len(body) == 1 or not ((body[0] == 0 and body[1] < 0x80) or (body[0] == 0xFF and body[1] >= 0x80))
+
+
+def encode_value(type_: str, value) -> bytes:
+    tag = TAGS[type_]
+    if type_ == "Integer":
+        if not -(2**31) <= value < 2**31:
+            raise ConfigError(f"Integer {value} out of range -2147483648..2147483647")
+        body = value.to_bytes(max(1, (value + (value < 0)).bit_length() // 8 + 1), "big", signed=True)
+    elif type_ in UNSIGNED_BITS:
+        if not 0 <= value < 2 ** UNSIGNED_BITS[type_]:
+            raise ConfigError(f"{type_} {value} out of range 0..{2 ** UNSIGNED_BITS[type_] - 1}")
+        body = value.to_bytes(value.bit_length() // 8 + 1, "big")
+    elif type_ in ("OctetString", "Opaque"):
+        body = bytes(value)
+    elif type_ == "ObjectIdentifier":
+        body = encode_oid_body(value)
+    elif type_ == "IpAddress":
+        try:
+            body = ipaddress.IPv4Address(value).packed
+        except ValueError:
+            raise ConfigError(f"bad IpAddress {value!r}") from None
+    else:  # Null
+        body = b""
+    return tlv(tag, body)
+
+
+def decode_value(tag: int, body: bytes):
+    type_ = TYPE_OF_TAG.get(tag)
+    if type_ is None:
+        raise ConfigError(f"unsupported SNMP value tag 0x{tag:02x}")
+    if type_ in ("Integer", *UNSIGNED_BITS):
+        if not body or not _minimal_int(body):
+            raise ConfigError(f"{type_} not in shortest form")
+        signed = type_ == "Integer"
+        value = int.from_bytes(body, "big", signed=True)
+        if not signed and value < 0:
+            raise ConfigError(f"{type_} is negative")
+        if signed and not -(2**31) <= value < 2**31 or not signed and value >= 2 ** UNSIGNED_BITS[type_]:
+            raise ConfigError(f"{type_} out of range")
+        return type_, value
+    if type_ in ("OctetString", "Opaque"):
+        return type_, bytes(body)
+    if type_ == "ObjectIdentifier":
+        return type_, decode_oid_body(body)
+    if type_ == "IpAddress":
+        if len(body) != 4:
+            raise ConfigError(f"IpAddress of {len(body)} bytes")
+        return type_, str(ipaddress.IPv4Address(body))
+    if body:
+        raise ConfigError("Null with a value")
+    return type_, None
+
+
+def encode_varbind(vb: VarBind) -> bytes:
+    return tlv(0x30, encode_oid(vb.oid) + encode_value(vb.type, vb.value))
+
+
+def decode_varbind(data: bytes) -> VarBind:
+    tag, body, end = read_tlv(data, 0)
+    if tag != 0x30 or end != len(data):
+        raise ConfigError("SNMP VarBind is not one BER SEQUENCE")
+    tag, oid_body, pos = read_tlv(body, 0)
+    if tag != 0x06:
+        raise ConfigError("SNMP VarBind does not start with an OID")
+    oid = decode_oid_body(oid_body)
+    tag, value_body, pos = read_tlv(body, pos)
+    if pos != len(body):
+        raise ConfigError("SNMP VarBind has trailing bytes")
+    type_, value = decode_value(tag, value_body)
+    return VarBind(oid, type_, value)

@@ -1,0 +1,281 @@
+"""Binary DOCSIS config files <-> ``ConfigTree``, with the CM and CMTS MICs.
+
+File layout (MULPI Annex D): TLVs (1-byte type, 1-byte length, value), then TLV 6 CM MIC
+(MD5 of every byte before it), TLV 7 CMTS MIC (HMAC-MD5 keyed by the shared secret over
+the TLVs listed in ``CMTS_MIC_ORDER``), the end-of-data marker 0xFF and 0x00 padding to a
+multiple of 4 bytes. In a CM file every TLV, 64 included, has a 1-byte length.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from hfcprov.config.dictionary import CM_MIC, CMTS_MIC, END, FRAGMENTED, MAX_VALUE, PAD, ROOT, Spec
+from hfcprov.config.errors import ConfigError
+from hfcprov.config.tree import ConfigTree, Layout, Tlv
+from hfcprov.config.types import RAW
+
+# DOCSIS 1.1+ CMTS MIC input: for each code in this order, every TLV of that code in
+# file order (type, length and value). 6 is the CM MIC itself.
+# Values in BER may use encodings we would not produce (long-form lengths...); such a
+# value is kept as raw bytes so the file re-encodes to the same bytes.
+BER_TYPES = ("snmp_varbind_ber", "ber_oid", "ber_oid+uint8")
+CMTS_MIC_ORDER = (1, 2, 3, 4, 17, 43, 6, 18, 19, 20, 22, 23, 24, 25, 28, 29, 26, 35, 36, 37, 40)
+
+
+def decode(data: bytes, secret: bytes | None = None) -> ConfigTree:
+    """Decode a binary config file; with ``secret``, verify both MICs first."""
+    data = bytes(data)
+    if secret is not None:
+        verify(data, secret)
+    tree = ConfigTree()
+    marks: list[tuple[int, int]] = []
+    end_marker, tail = False, b""
+    pos, last_fragmented = 0, False
+    while pos < len(data):
+        code = data[pos]
+        if code == PAD:
+            marks.append((len(tree.tlvs), PAD))
+            pos += 1
+            last_fragmented = False
+            continue
+        if code == END:
+            end_marker, tail = True, data[pos + 1:]
+            break
+        raw, end = _read(data, pos, len(data), str(code))
+        if code in (CM_MIC, CMTS_MIC):
+            if len(raw) != 16:
+                raise ConfigError(f"MIC must be 16 bytes, not {len(raw)}", offset=pos, path=str(code))
+            marks.append((len(tree.tlvs), code))
+            setattr(tree, "cm_mic" if code == CM_MIC else "cmts_mic", raw)
+            last_fragmented = False
+        elif code in FRAGMENTED and last_fragmented and tree.tlvs[-1].code == code:
+            node = tree.tlvs[-1]
+            sizes = (node.fragments or _split_sizes(len(node.value), FRAGMENTED[code])) + (len(raw),)
+            node.value += raw
+            node.fragments = None if sizes == _split_sizes(len(node.value), FRAGMENTED[code]) else sizes
+        else:
+            node = _decode_node(ROOT.children.get(code), code, raw, pos, str(code))
+            if code in FRAGMENTED and len(raw) > FRAGMENTED[code]:
+                node.fragments = (len(raw),)  # longer than the standard fragment: keep as is
+            tree.tlvs.append(node)
+            last_fragmented = code in FRAGMENTED
+        pos = end
+    n = len(tree.tlvs)
+    standard_marks = [m for m in ([(n, CM_MIC)] + ([(n, CMTS_MIC)] if tree.cmts_mic else []))]
+    if not (marks == standard_marks and end_marker and tail == b"\0" * _pad(pos + 1)):
+        tree.layout = Layout(marks=marks, end_marker=end_marker, tail=tail)
+    return tree
+
+
+def _split_sizes(total: int, size: int) -> tuple[int, ...]:
+    if total == 0:
+        return (0,)
+    return tuple(min(size, total - i) for i in range(0, total, size))
+
+
+def _pad(length: int) -> int:
+    return -length % 4
+
+
+def _read(data: bytes, pos: int, limit: int, path: str) -> tuple[bytes, int]:
+    """Value bytes and end position of the TLV at ``pos``, which must end by ``limit``."""
+    if pos + 2 > limit:
+        raise ConfigError("TLV truncated: no length byte", offset=pos, path=path)
+    length = data[pos + 1]
+    end = pos + 2 + length
+    if end > limit:
+        what = "the file" if limit == len(data) else "its parent"
+        raise ConfigError(f"length {length} overruns {what} ({limit - pos - 2} bytes left)",
+                          offset=pos, path=path)
+    return data[pos + 2:end], end
+
+
+def _decode_node(spec: Spec | None, code: int, raw: bytes, offset: int, path: str) -> Tlv:
+    if spec is None:
+        return Tlv(code, bytes(raw))  # unknown: kept as raw bytes, rendered as hex
+    if spec.compound:
+        children, pos, base = [], 0, offset + 2
+        while pos < len(raw):
+            sub_code = raw[pos]
+            sub_path = f"{path}.{sub_code}"
+            sub_raw, end = _read(raw, pos, len(raw), sub_path)
+            try:
+                children.append(_decode_node(spec.children.get(sub_code), sub_code, sub_raw, base + pos, sub_path))
+            except ConfigError as err:
+                raise err.at(offset=base + pos, path=sub_path)
+            pos = end
+        return Tlv(code, None, children)
+    try:
+        value = spec.decode(raw)
+    except ConfigError as err:
+        if spec.type in BER_TYPES and spec.length_ok(len(raw)) is None:
+            value = bytes(raw)  # BER we do not re-encode identically: keep the bytes as they are
+        else:
+            raise err.at(offset=offset, path=path)
+    else:
+        if spec.type in BER_TYPES and _reencode(spec, value) != raw:
+            value = bytes(raw)
+    return Tlv(code, value)
+
+
+def _reencode(spec: Spec, value) -> bytes | None:
+    try:
+        return spec.encode(value)
+    except ConfigError:
+        return None
+
+
+def encode_value(spec: Spec | None, node: Tlv, path: str) -> bytes:
+    """The value bytes of one TLV (without its type and length)."""
+    try:
+        if node.compound:
+            if spec is not None and not spec.compound:
+                raise ConfigError(f"{spec.name} takes a value, not sub-TLVs")
+            return b"".join(encode_tlv(spec.children.get(c.code) if spec else None, c, f"{path}.{c.code}")
+                            for c in node.children)
+        if spec is not None and not spec.compound and not _kept_raw(spec, node.value):
+            return spec.encode(node.value)
+        # Unknown TLV, a known compound given as raw bytes, or BER kept byte for byte.
+        if not isinstance(node.value, (bytes, bytearray)):
+            what = "an unknown TLV" if spec is None else f"{spec.name} (it has sub-TLVs)"
+            raise ConfigError(f"the value of {what} must be raw bytes, got {node.value!r}")
+        raw = bytes(node.value)
+        why = spec.length_ok(len(raw)) if spec is not None and not spec.compound else None
+        if why:
+            raise ConfigError(why)
+        return raw
+    except ConfigError as err:
+        raise err.at(path=path)
+
+
+def _kept_raw(spec: Spec, value) -> bool:
+    return isinstance(value, (bytes, bytearray)) and spec.type in BER_TYPES
+
+
+def encode_tlv(spec: Spec | None, node: Tlv, path: str) -> bytes:
+    raw = encode_value(spec, node, path)
+    if node.code in FRAGMENTED and not path.count("."):
+        sizes = node.fragments if node.fragments and sum(node.fragments) == len(raw) else \
+            _split_sizes(len(raw), FRAGMENTED[node.code])
+        out, pos = bytearray(), 0
+        for n in sizes:
+            if n > MAX_VALUE:
+                raise ConfigError(f"fragment of {n} bytes exceeds 255", path=path)
+            out += bytes([node.code, n]) + raw[pos:pos + n]
+            pos += n
+        return bytes(out)
+    if len(raw) > MAX_VALUE:
+        name = spec.name if spec else "value"
+        raise ConfigError(f"{name} is {len(raw)} bytes; a TLV value holds at most {MAX_VALUE}"
+                          " (only the CVC chains 81/82 may span several TLVs)", path=path)
+    if not 0 <= node.code <= 255:
+        raise ConfigError(f"TLV code {node.code} is not 0..255", path=path)
+    return bytes([node.code, len(raw)]) + raw
+
+
+def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:
+    """Binary config file: the TLVs, CM MIC, CMTS MIC (computed with ``secret``, else the
+    decoded one if any), end marker and padding, in the tree's layout or the standard one."""
+    items = []
+    for t in tree.tlvs:
+        if t.code in (PAD, CM_MIC, CMTS_MIC, END):
+            raise ConfigError("pad, MICs and end marker are computed by the encoder, not content",
+                              path=str(t.code))
+        items.append((t.code, encode_tlv(ROOT.children.get(t.code), t, str(t.code))))
+    n = len(items)
+    layout = tree.layout
+    if layout is None:
+        marks = [(n, CM_MIC)] + ([(n, CMTS_MIC)] if secret is not None or tree.cmts_mic else [])
+        end_marker, tail = True, None
+    else:
+        marks, end_marker, tail = [(min(i, n), c) for i, c in layout.marks], layout.end_marker, layout.tail
+    out = bytearray()
+    emitted: list[tuple[int, bytes]] = []  # (code, whole TLV) in file order, for the CMTS MIC
+    mark_at = 0
+    for i in range(n + 1):
+        while mark_at < len(marks) and marks[mark_at][0] == i:
+            code = marks[mark_at][1]
+            mark_at += 1
+            if code == PAD:
+                out.append(0)
+                continue
+            if code == CM_MIC:
+                digest = hashlib.md5(out).digest()
+            elif secret is not None:
+                digest = cmts_mic(emitted, secret)
+            elif tree.cmts_mic is not None:
+                digest = tree.cmts_mic
+            else:
+                raise ConfigError("the CMTS MIC needs the shared secret (--secret-file)")
+            whole = bytes([code, 16]) + digest
+            out += whole
+            emitted.append((code, whole))
+        if i < n:
+            out += items[i][1]
+            emitted.append(items[i])
+    if end_marker:
+        out.append(END)
+    out += b"\0" * _pad(len(out)) if tail is None else tail
+    return bytes(out)
+
+
+def cmts_mic(items: list[tuple[int, bytes]], secret: bytes) -> bytes:
+    """HMAC-MD5 over the TLVs of ``CMTS_MIC_ORDER``, every instance, in file order per code."""
+    mac = hmac.new(bytes(secret), digestmod=hashlib.md5)
+    for code in CMTS_MIC_ORDER:
+        for c, whole in items:
+            if c == code:
+                mac.update(whole)
+    return mac.digest()
+
+
+def verify(data: bytes, secret: bytes) -> None:
+    """Check the CM MIC and the CMTS MIC of a binary file; raise ``ConfigError`` naming which fails."""
+    data = bytes(data)
+    items: list[tuple[int, bytes]] = []
+    cm = cmts = None
+    pos = 0
+    while pos < len(data) and data[pos] != END:
+        if data[pos] == PAD:
+            pos += 1
+            continue
+        raw, end = _read(data, pos, len(data), str(data[pos]))
+        code = data[pos]
+        items.append((code, data[pos:end]))
+        if code == CM_MIC and cm is None:
+            cm = (pos, raw)
+        elif code == CMTS_MIC and cmts is None:
+            cmts = (pos, raw)
+        pos = end
+    failures = []
+    if cm is None:
+        failures.append("no CM MIC (TLV 6)")
+    elif hashlib.md5(data[:cm[0]]).digest() != cm[1]:
+        failures.append("CM MIC (TLV 6) mismatch: the file was changed after it was made")
+    if cmts is None:
+        failures.append("no CMTS MIC (TLV 7)")
+    elif not hmac.compare_digest(cmts_mic(items, secret), cmts[1]):
+        failures.append("CMTS MIC (TLV 7) mismatch: wrong shared secret or the file was changed")
+    if failures:
+        first = cm if failures[0].startswith(("no CM", "CM MIC")) else cmts
+        raise ConfigError("; ".join(failures), offset=first[0] if first else None,
+                          path="6" if first is cm else "7")
+
+
+def read_secret(path) -> bytes:
+    """A shared-secret file as DOCSIS tools read it: its bytes, trailing CR/LF removed."""
+    from pathlib import Path
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise ConfigError(f"cannot read secret file: {err.strerror}", source=str(path)) from None
+    data = data.rstrip(b"\r\n")
+    if not data:
+        raise ConfigError("secret file is empty", source=str(path))
+    return data
+
+
+__all__ = ["decode", "encode", "verify", "cmts_mic", "read_secret", "CMTS_MIC_ORDER", "RAW"]

@@ -1,0 +1,143 @@
+"""The TLV dictionary: ``tlvdata.ROWS`` turned into a tree of ``Spec`` nodes.
+
+Decoding, encoding, the text/YAML/JSON forms, validation and ``hfcprov config tlvs``
+all read this one tree. ``ROOT.children[24].children[35].children[2]`` is TargetBuffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hfcprov.config import tlvdata
+from hfcprov.config.errors import ConfigError
+from hfcprov.config.types import TYPES, ValueType
+
+MAX_VALUE = 255  # a TLV length byte
+
+
+@dataclass(eq=False)
+class Spec:
+    path: str
+    name: str
+    type: str
+    rule: str
+    vrange: tuple[int, int] | None = None
+    lrange: tuple[int, int] | None = None
+    spec_ref: str | None = None
+    children: dict[int, "Spec"] = field(default_factory=dict)
+    by_name: dict[str, "Spec"] = field(default_factory=dict)
+    aliases: list[str] = field(default_factory=list)
+
+    @property
+    def code(self) -> int:
+        return int(self.path.rsplit(".", 1)[-1])
+
+    @property
+    def compound(self) -> bool:
+        return self.rule == "sub"
+
+    @property
+    def vtype(self) -> ValueType:
+        return TYPES[self.type]
+
+    def length_ok(self, n: int) -> str | None:
+        """None when ``n`` value bytes suit this TLV, else why not."""
+        rule = self.rule
+        if rule.startswith("fixed:"):
+            want = int(rule[6:])
+            if n != want:
+                return f"{self.name} takes exactly {want} bytes, not {n}"
+        elif rule.startswith("alt:"):
+            a, b = (int(x) for x in rule[4:].split(","))
+            if n not in (a, b):
+                return f"{self.name} takes {a} or {b} bytes, not {n}"
+        elif rule.startswith("n*"):
+            k = int(rule[2:])
+            if n % k:
+                return f"{self.name} takes a multiple of {k} bytes, not {n}"
+        if self.lrange and not self.lrange[0] <= n <= self.lrange[1]:
+            lo, hi = self.lrange
+            return f"{self.name} takes {lo}..{hi} bytes, not {n}" if lo != hi else \
+                f"{self.name} takes exactly {lo} bytes, not {n}"
+        return None
+
+    def check_value(self, value) -> None:
+        if self.vrange and isinstance(value, int) and not isinstance(value, bool):
+            lo, hi = self.vrange
+            if not lo <= value <= hi:
+                raise ConfigError(f"{self.name} {value} out of range {lo}..{hi}")
+
+    def decode(self, raw: bytes):
+        why = self.length_ok(len(raw))
+        if why:
+            raise ConfigError(why)
+        value = self.vtype.decode(raw)
+        self.check_value(value)
+        return value
+
+    def encode(self, value) -> bytes:
+        self.check_value(value)
+        raw = self.vtype.encode(value)
+        why = self.length_ok(len(raw))
+        if why:
+            raise ConfigError(why)
+        return raw
+
+    def child_named(self, name: str) -> "Spec | None":
+        return self.by_name.get(name) or self.by_name.get(name.lower())
+
+    def walk(self):
+        """Every spec under this one, depth first, in code order."""
+        for code in sorted(self.children):
+            child = self.children[code]
+            yield child
+            yield from child.walk()
+
+
+def _build() -> Spec:
+    root = Spec(path="", name="Main", type="aggregate", rule="sub")
+    index: dict[str, Spec] = {"": root}
+    for path, name, typ, rule, vrange, lrange, ref in tlvdata.ROWS:
+        parent_path = path.rsplit(".", 1)[0] if "." in path else ""
+        parent = index.get(parent_path)
+        if parent is None or parent_path == path:
+            raise RuntimeError(f"TLV table: {path} has no parent row")  # a broken table, not a user error
+        if path in index:
+            raise RuntimeError(f"TLV table: {path} listed twice")
+        if typ not in TYPES and rule != "sub":
+            raise RuntimeError(f"TLV table: {path} has unknown type {typ}")
+        spec = Spec(path, name, typ, rule, tuple(vrange) if vrange else None,
+                    tuple(lrange) if lrange else None, ref)
+        index[path] = spec
+        parent.children[spec.code] = spec
+        _name(parent, name, spec)
+    for path, name in tlvdata.ALIASES:
+        if path in index and path != "0":
+            index[path].aliases.append(name)
+            parent = index[path.rsplit(".", 1)[0] if "." in path else ""]
+            _name(parent, name, index[path])
+    return root
+
+
+def _name(parent: Spec, name: str, spec: Spec) -> None:
+    if name in parent.by_name and parent.by_name[name] is not spec:
+        raise RuntimeError(f"TLV table: two children of {parent.path or 'Main'} are named {name}")
+    parent.by_name[name] = spec
+    parent.by_name.setdefault(name.lower(), spec)
+
+
+ROOT = _build()
+# Codes with their own handling in the codec, never ordinary TLVs.
+PAD, CM_MIC, CMTS_MIC, END = 0, 6, 7, 255
+# CVC chains: a value may exceed 255 bytes and is split over consecutive TLVs of at most 254.
+FRAGMENTED = {81: 254, 82: 254}
+
+
+def lookup(path: str) -> Spec | None:
+    """Spec of a dotted TLV path such as ``24.35.2``; None if the dictionary does not know it."""
+    spec = ROOT
+    for part in path.split("."):
+        spec = spec.children.get(int(part))
+        if spec is None:
+            return None
+    return spec

@@ -1,0 +1,220 @@
+"""YAML and JSON forms of a config tree, and ``read_config`` for any form by content.
+
+Both forms are a list under ``Main`` that keeps order and repeats; a compound TLV holds a
+list of its sub-TLVs (a mapping is accepted too when names do not repeat); a leaf holds
+its value as in the text form (numbers stay numbers); unknown TLVs are
+``GenericTLV: {TlvCode: 200, TlvValue: "0xaabbcc"}``.
+
+    Main:
+      - NetworkAccess: 1
+      - UsServiceFlow:
+          - UsServiceFlowRef: 1
+          - BufferControl:
+              - TargetBuffer: 16384
+      - SnmpMibObject: 1.3.6.1.2.1.69.1.3.8.0 Integer 1
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+from hfcprov.config.codec import BER_TYPES, decode, encode_value
+from hfcprov.config.dictionary import ROOT, Spec
+from hfcprov.config.errors import ConfigError
+from hfcprov.config.text import parse_text
+from hfcprov.config.tree import ConfigTree, Tlv
+from hfcprov.config.types import hex_text, parse_hex, parse_int
+
+MIC_KEYS = ("CmMic", "CmtsMic")
+
+
+# --- render -------------------------------------------------------------------------------
+
+def to_plain(tree: ConfigTree) -> dict:
+    doc = {"Main": _plain(tree.tlvs, ROOT)}
+    if tree.cm_mic is not None:
+        doc["CmMic"] = hex_text(tree.cm_mic)
+    if tree.cmts_mic is not None:
+        doc["CmtsMic"] = hex_text(tree.cmts_mic)
+    return doc
+
+
+def _plain(nodes, parent: Spec | None) -> list:
+    out = []
+    for node in nodes:
+        spec = parent.children.get(node.code) if parent is not None else None
+        if spec is None or (spec.compound and not node.compound):
+            raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
+            out.append({"GenericTLV": {"TlvCode": node.code, "TlvValue": hex_text(raw)}})
+        elif node.compound:
+            out.append({spec.name: _plain(node.children, spec)})
+        elif isinstance(node.value, (bytes, bytearray)) and spec.type in BER_TYPES:
+            out.append({spec.name: hex_text(node.value)})
+        else:
+            out.append({spec.name: spec.vtype.to_plain(node.value)})
+    return out
+
+
+def render_yaml(tree: ConfigTree) -> str:
+    return yaml.safe_dump(to_plain(tree), sort_keys=False, default_flow_style=False, allow_unicode=False)
+
+
+def render_json(tree: ConfigTree) -> str:
+    return json.dumps(to_plain(tree), indent=2) + "\n"
+
+
+# --- parse (walks YAML nodes so every error names its line) ---------------------------------
+
+def parse_yaml(text: str, source: str = "<yaml>") -> ConfigTree:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        raise ConfigError(f"not valid YAML: {getattr(err, 'problem', None) or err}",
+                          line=mark.line + 1 if mark else None, source=source) from None
+    return _from_node(node, source)
+
+
+def parse_json(text: str, source: str = "<json>") -> ConfigTree:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"not valid JSON: {err.msg}", line=err.lineno, source=source) from None
+    return parse_yaml(text, source)  # JSON is YAML; its node marks give line numbers
+
+
+def _line(node) -> int:
+    return node.start_mark.line + 1
+
+
+def _from_node(doc, source: str) -> ConfigTree:
+    if doc is None:
+        raise ConfigError("empty document", source=source)
+    if isinstance(doc, yaml.MappingNode):
+        main = None
+        for k, v in doc.value:
+            if k.value == "Main":
+                main = v
+            elif k.value not in MIC_KEYS:
+                raise ConfigError(f"unexpected top-level key {k.value!r} (expected Main)", line=_line(k), source=source)
+        if main is None:
+            raise ConfigError("no 'Main' key", line=_line(doc), source=source)
+        doc = main
+    return ConfigTree(tlvs=_entries(doc, ROOT, "", source))
+
+
+def _pairs(node, source):
+    """(key node, value node) pairs of a list of single-key mappings, or of one mapping."""
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            if not isinstance(item, yaml.MappingNode) or len(item.value) != 1:
+                raise ConfigError("each entry must be one 'Name: value'", line=_line(item), source=source)
+            yield item.value[0]
+    elif isinstance(node, yaml.MappingNode):
+        yield from node.value
+    elif isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null"):
+        return
+    else:
+        raise ConfigError("expected a list of 'Name: value' entries", line=_line(node), source=source)
+
+
+def _entries(node, parent: Spec, path: str, source: str) -> list[Tlv]:
+    out = []
+    for key, value in _pairs(node, source):
+        name, line = key.value, _line(key)
+        if name == "GenericTLV":
+            out.append(_generic(value, path, source))
+            continue
+        spec = parent.child_named(name)
+        if spec is None:
+            where = f"inside {parent.name}" if parent.path else "at the top level"
+            raise ConfigError(f"unknown TLV name {name!r} {where}", line=line, path=path or None, source=source)
+        sub = f"{path}.{spec.code}" if path else str(spec.code)
+        if spec.compound:
+            out.append(Tlv(spec.code, None, _entries(value, spec, sub, source)))
+            continue
+        try:
+            plain = _scalar(value)
+            if spec.type in BER_TYPES and isinstance(plain, str) and plain.lower().startswith("0x") and " " not in plain:
+                v = parse_hex(plain)
+            else:
+                v = spec.vtype.from_plain(plain)
+            encode_value(spec, Tlv(spec.code, v), sub)
+        except ConfigError as err:
+            raise err.at(line=_line(value), path=sub, source=source)
+        out.append(Tlv(spec.code, v))
+    return out
+
+
+def _scalar(node):
+    if isinstance(node, yaml.SequenceNode):
+        return [_scalar(n) for n in node.value]
+    if isinstance(node, yaml.MappingNode):
+        raise ConfigError("expected a value, not a mapping")
+    if node.tag.endswith(":null"):
+        return ""
+    return node.value
+
+
+def _generic(node, path, source) -> Tlv:
+    line = _line(node)
+    if not isinstance(node, yaml.MappingNode):
+        raise ConfigError("GenericTLV needs {TlvCode: N, TlvValue: 0x...}", line=line, source=source)
+    fields = {k.value: v.value for k, v in node.value if isinstance(v, yaml.ScalarNode)}
+    try:
+        code = parse_int(fields.get("TlvCode", "x"))
+        if not 1 <= code <= 254:
+            raise ConfigError(f"TlvCode {code} is not 1..254")
+        raw = parse_hex(fields.get("TlvValue", "0x"))
+        if "TlvLength" in fields and parse_int(fields["TlvLength"]) != len(raw):
+            raise ConfigError("TlvLength does not match TlvValue")
+    except ConfigError as err:
+        raise err.at(line=line, path=path or None, source=source)
+    return Tlv(code, raw)
+
+
+# --- any form -------------------------------------------------------------------------------
+
+_COMMENTS = re.compile(r"(/\*.*?\*/|//[^\n]*|#[^\n]*|\s+)*", re.S)
+
+
+def detect(data: bytes) -> str:
+    """'binary', 'text', 'yaml' or 'json', from the content alone."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "binary"
+    if not text.strip() or any(ch < "\t" or "\x0e" <= ch < " " for ch in text[:4096]):
+        return "binary"
+    rest = text[_COMMENTS.match(text).end():]
+    if rest[:1] in ("{", "["):
+        return "json"
+    if re.match(r"Main\s*\{", rest) or re.match(r"[A-Za-z]\w*\s+[^:\s]", rest):
+        return "text"
+    return "yaml"
+
+
+def parse_any(data: bytes | str, source: str = "<input>", secret: bytes | None = None) -> ConfigTree:
+    if isinstance(data, str):
+        data = data.encode()
+    form = detect(data)
+    if form == "binary":
+        try:
+            return decode(data, secret)
+        except ConfigError as err:
+            raise err.at(source=source)
+    text = data.decode("utf-8")
+    return {"text": parse_text, "yaml": parse_yaml, "json": parse_json}[form](text, source)
+
+
+def read_config(path, secret: bytes | None = None) -> ConfigTree:
+    """A config from a file in any form: binary ``.cm``, ``Main { ... }`` text, YAML or JSON."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise ConfigError(f"cannot read: {err.strerror}", source=str(path)) from None
+    return parse_any(data, str(path), secret)

@@ -1,0 +1,197 @@
+"""The ``Main { ... }`` text form, as written for the widely used DOCSIS text tools.
+
+    Main {
+        NetworkAccess 1;
+        UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; BufferControl { TargetBuffer 16384; } }
+        SnmpMibObject 1.3.6.1.2.1.69.1.3.8.0 Integer 1;
+        GenericTLV TlvCode 200 TlvLength 3 TlvValue 0xaabbcc;
+    }
+
+Comments: ``/* ... */``, ``//`` and ``#`` to the end of the line. The MICs are rendered as
+comments (the encoder computes them); parsing ignores them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hfcprov.config.codec import BER_TYPES, encode_value
+from hfcprov.config.dictionary import ROOT, Spec
+from hfcprov.config.errors import ConfigError
+from hfcprov.config.tree import ConfigTree, Tlv
+from hfcprov.config.types import hex_text, parse_hex, parse_int, unquote
+
+_TOKEN = re.compile(r'''
+    (?P<ws>[ \t\r\f\v]+) | (?P<nl>\n) | (?P<comment>/\*.*?\*/|//[^\n]*|\#[^\n]*)
+  | (?P<str>"(?:[^"\\\n]|\\.)*") | (?P<punct>[{};]) | (?P<word>[^\s{};"]+) | (?P<bad>.)
+''', re.S | re.X)
+
+
+def _tokens(text: str, source: str):
+    line = 1
+    for m in _TOKEN.finditer(text):
+        kind, tok = m.lastgroup, m.group()
+        if kind == "bad":
+            raise ConfigError(f"unexpected character {tok!r}" + (" (unterminated string?)" if tok == '"' else ""),
+                              line=line, source=source)
+        if kind in ("word", "str", "punct"):
+            yield kind, tok, line
+        line += tok.count("\n")
+    yield "eof", "", line
+
+
+class _Parser:
+    def __init__(self, text: str, source: str):
+        self.source = source
+        self.toks = list(_tokens(text, source))
+        self.i = 0
+
+    def peek(self):
+        return self.toks[self.i]
+
+    def take(self):
+        tok = self.toks[self.i]
+        self.i += 1
+        return tok
+
+    def fail(self, message, line, path=None):
+        return ConfigError(message, line=line, path=path, source=self.source)
+
+    def expect(self, want: str):
+        kind, tok, line = self.take()
+        if tok != want:
+            raise self.fail(f"expected {want!r}, found {tok or 'end of text'!r}", line)
+
+    def parse(self) -> ConfigTree:
+        kind, tok, line = self.peek()
+        if kind == "word" and tok == "Main":
+            self.take()
+            self.expect("{")
+            tlvs = self.block(ROOT, "", closing=True)
+        else:
+            tlvs = self.block(ROOT, "", closing=False)
+        kind, tok, line = self.peek()
+        if kind != "eof":
+            raise self.fail(f"unexpected {tok!r} after the end of Main", line)
+        return ConfigTree(tlvs=tlvs)
+
+    def block(self, parent: Spec | None, path: str, closing: bool) -> list[Tlv]:
+        out = []
+        while True:
+            kind, tok, line = self.take()
+            if kind == "eof":
+                if closing:
+                    raise self.fail("missing '}' at the end of the text", line)
+                return out
+            if tok == "}":
+                if not closing:
+                    raise self.fail("unexpected '}'", line)
+                return out
+            if tok == ";":
+                continue
+            if kind != "word":
+                raise self.fail(f"expected a TLV name, found {tok!r}", line)
+            if tok == "GenericTLV":
+                out.append(self.generic(path, line))
+                continue
+            spec = parent.child_named(tok) if parent is not None else None
+            if spec is None:
+                where = f"inside {parent.name}" if parent is not None and parent.path else "at the top level"
+                raise self.fail(f"unknown TLV name {tok!r} {where}", line, path or None)
+            sub_path = f"{path}.{spec.code}" if path else str(spec.code)
+            if spec.compound:
+                self.expect("{")
+                out.append(Tlv(spec.code, None, self.block(spec, sub_path, closing=True)))
+                continue
+            words, wline = self.value_words(line)
+            try:
+                if spec.type in BER_TYPES and len(words) == 1 and words[0].lower().startswith("0x"):
+                    value = parse_hex(words[0])  # BER kept byte for byte
+                else:
+                    value = spec.vtype.from_text(" ".join(words))
+                encode_value(spec, Tlv(spec.code, value), sub_path)  # type, length, range checks
+            except ConfigError as err:
+                raise err.at(line=line, path=sub_path, source=self.source)
+            out.append(Tlv(spec.code, value))
+
+    def value_words(self, line):
+        words = []
+        while True:
+            kind, tok, wline = self.take()
+            if tok == ";":
+                return words, wline
+            if kind in ("eof",) or tok in ("{", "}"):
+                raise self.fail(f"missing ';' after the value (found {tok or 'end of text'!r})", line)
+            words.append(tok)
+
+    def generic(self, path: str, line: int) -> Tlv:
+        words, _ = self.value_words(line)
+        fields = {}
+        it = iter(words)
+        for key in it:
+            val = next(it, None)
+            if val is None:
+                raise self.fail(f"GenericTLV: {key} has no value", line)
+            fields[key] = val
+        if "TlvCode" not in fields:
+            raise self.fail("GenericTLV needs TlvCode", line)
+        try:
+            code = parse_int(fields["TlvCode"])
+            if "TlvValue" in fields:
+                value = parse_hex(fields["TlvValue"])
+            elif "TlvString" in fields:
+                value = unquote(fields["TlvString"]).encode("latin-1")
+            elif "TlvStringZero" in fields:
+                value = unquote(fields["TlvStringZero"]).encode("latin-1") + b"\0"
+            else:
+                value = b""
+            if not 1 <= code <= 254:
+                raise ConfigError(f"TlvCode {code} is not 1..254")
+            if "TlvLength" in fields and parse_int(fields["TlvLength"]) != len(value):
+                raise ConfigError(f"TlvLength {fields['TlvLength']} does not match the {len(value)}-byte value")
+            unknown = set(fields) - {"TlvCode", "TlvLength", "TlvValue", "TlvString", "TlvStringZero"}
+            if unknown:
+                raise ConfigError(f"GenericTLV: unknown field {sorted(unknown)[0]!r}")
+        except (ConfigError, UnicodeEncodeError) as err:
+            if isinstance(err, UnicodeEncodeError):
+                err = ConfigError("GenericTLV strings must be latin-1 text")
+            raise err.at(line=line, path=f"{path}.{fields.get('TlvCode')}" if path else fields.get("TlvCode"),
+                         source=self.source)
+        return Tlv(code, value)
+
+
+def parse_text(text: str, source: str = "<text>") -> ConfigTree:
+    """Parse the ``Main { ... }`` form (the ``Main`` wrapper is optional)."""
+    return _Parser(text, source).parse()
+
+
+def render_text(tree: ConfigTree, indent: str = "\t") -> str:
+    """The tree in the ``Main { ... }`` form, one TLV per line; MICs as comments."""
+    lines = ["Main", "{"]
+    _render(tree.tlvs, ROOT, 1, indent, lines)
+    if tree.cm_mic is not None:
+        lines.append(f"{indent}/* CmMic {hex_text(tree.cm_mic)}; */")
+    if tree.cmts_mic is not None:
+        lines.append(f"{indent}/* CmtsMic {hex_text(tree.cmts_mic)}; */")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str]) -> None:
+    pad = indent * depth
+    for node in nodes:
+        spec = parent.children.get(node.code) if parent is not None else None
+        if spec is None or (spec.compound and not node.compound):
+            raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
+            lines.append(f"{pad}GenericTLV TlvCode {node.code} TlvLength {len(raw)} TlvValue {hex_text(raw)};")
+        elif node.compound:
+            lines.append(f"{pad}{spec.name}")
+            lines.append(f"{pad}{{")
+            _render(node.children, spec, depth + 1, indent, lines)
+            lines.append(f"{pad}}}")
+        else:
+            if isinstance(node.value, (bytes, bytearray)) and spec.type not in ("bytes", "md5_digest", "empty"):
+                shown = hex_text(node.value)  # BER kept byte for byte
+            else:
+                shown = spec.vtype.to_text(node.value)
+            lines.append(f"{pad}{spec.name} {shown};" if shown != "" else f"{pad}{spec.name};")
