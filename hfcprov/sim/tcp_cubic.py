@@ -1,12 +1,15 @@
 """CUBIC congestion control (RFC 9438), the Linux default since 2.6.19.
 
 Windows are in segments (floats). The pure functions are the RFC's equations;
-``Cubic`` keeps the per-connection state a sender needs between ACKs.
+``CubicWindow`` keeps the per-connection state between ACKs; ``Cubic`` plugs it
+into the simulator's TCP sender (``hfcprov.sim.cc`` interface, windows in bytes).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from hfcprov.sim.cc import CongestionControl
 
 C = 0.4  # RFC 9438 section 5.1: scaling constant, segments/s^3
 BETA = 0.7  # multiplicative decrease factor
@@ -30,7 +33,7 @@ def target(cwnd: float, t: float, rtt: float, w_max: float, k: float) -> float:
 
 
 @dataclass
-class Cubic:
+class CubicWindow:
     """Per-connection CUBIC state; ``cwnd`` and ``ssthresh`` in segments."""
 
     cwnd: float = 10.0
@@ -75,3 +78,32 @@ class Cubic:
     def on_timeout(self, now: float) -> None:
         self.on_loss(now)
         self.cwnd = 1.0
+
+
+class Cubic(CongestionControl):
+    """CUBIC for ``hfcprov.sim.tcp.TcpSender`` (RFC 9438 with fast convergence)."""
+
+    name = "cubic"
+
+    def __init__(self, options=None) -> None:
+        super().__init__(options)
+        self.w = CubicWindow()
+
+    def _sync(self, s) -> CubicWindow:
+        w = self.w
+        w.cwnd = s.cwnd / s.mss
+        w.ssthresh = s.ssthresh / s.mss
+        return w
+
+    def on_ack(self, s, acked: int, rtt: float | None) -> None:
+        w = self._sync(s)
+        w.on_ack(s.engine.now, float(acked), s.srtt or rtt or 0.1)
+        s.cwnd = w.cwnd * s.mss
+
+    def ssthresh(self, s) -> float:
+        w = self._sync(s)
+        w.on_loss(s.engine.now)
+        return max(w.cwnd * s.mss, 2.0 * s.mss)
+
+    def on_timeout(self, s) -> None:
+        self.w.epoch_start = None

@@ -7,12 +7,20 @@ update period. At equilibrium w (1 - d/D) = alpha: each flow keeps alpha of
 its own packets queued. The floor is the integer arithmetic that Atov-Kennedy
 show can cost up to two packets of alpha. A flow that joins while a queue
 stands sees a larger d than the flows before it and takes an unfair share.
+
+``FastWindow`` is the rule with its RTT bookkeeping, in segments; ``Fast`` plugs
+it into the simulator's TCP sender (``hfcprov.sim.cc``); alpha comes from the
+TCP options' ``fast_alpha`` (packets), default 20 as in the Caltech release.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+from hfcprov.sim.cc import CongestionControl
+
+DEFAULT_ALPHA = 20.0
 
 
 def fast_window(w: float, base_rtt: float, avg_rtt: float, alpha: float, integer: bool = True) -> float:
@@ -31,10 +39,10 @@ def equilibrium_window(alpha: float, base_rtt: float, avg_rtt: float) -> float:
 
 
 @dataclass
-class Fast:
+class FastWindow:
     """Per-connection FAST state; windows in segments. Updated once per RTT."""
 
-    alpha: float = 20.0
+    alpha: float = DEFAULT_ALPHA
     cwnd: float = 2.0
     integer: bool = True
     base_rtt: float = math.inf
@@ -60,3 +68,33 @@ class Fast:
 
     def on_timeout(self, now: float) -> None:
         self.cwnd = 2.0
+
+
+def _alpha_of(options) -> float:
+    if options is None:
+        return DEFAULT_ALPHA
+    if isinstance(options, (int, float)):
+        return float(options)
+    if isinstance(options, dict):
+        return float(options.get("fast_alpha", options.get("alpha", DEFAULT_ALPHA)))
+    a = getattr(options, "fast_alpha", None)
+    return DEFAULT_ALPHA if a is None else float(a)
+
+
+class Fast(CongestionControl):
+    """FAST TCP for ``hfcprov.sim.tcp.TcpSender``: eq. 1 once per RTT, Reno's halving on loss."""
+
+    name = "fast"
+
+    def __init__(self, options=None) -> None:
+        super().__init__(options)
+        self.w = FastWindow(alpha=_alpha_of(options))
+
+    def on_ack(self, s, acked: int, rtt: float | None) -> None:
+        w = self.w
+        w.cwnd = s.cwnd / s.mss
+        w.on_ack(s.engine.now, float(acked), rtt or 0.0)
+        s.cwnd = w.cwnd * s.mss
+
+    def ssthresh(self, s) -> float:
+        return max(s.cwnd / 2.0, 2.0 * s.mss)

@@ -25,7 +25,7 @@ def test_cubic_target_clamped(cwnd, t, rtt, w_max):
 
 
 def test_cubic_loss_and_recovery_to_w_max():
-    c = cu.Cubic(cwnd=1000.0, ssthresh=50.0)
+    c = cu.CubicWindow(cwnd=1000.0, ssthresh=50.0)
     c.on_loss(0.0)
     assert c.cwnd == pytest.approx(700.0) and c.w_max == pytest.approx(1000.0)
     # ACK clock with rtt 50 ms: one window of ACKs per RTT
@@ -41,17 +41,17 @@ def test_cubic_loss_and_recovery_to_w_max():
 
 
 def test_cubic_fast_convergence_releases_bandwidth():
-    c = cu.Cubic(cwnd=80.0, ssthresh=10.0, w_max=100.0)
+    c = cu.CubicWindow(cwnd=80.0, ssthresh=10.0, w_max=100.0)
     c.on_loss(0.0)
     assert c.w_max == pytest.approx(80 * 1.7 / 2)
-    c2 = cu.Cubic(cwnd=80.0, ssthresh=10.0, w_max=100.0, fast_convergence=False)
+    c2 = cu.CubicWindow(cwnd=80.0, ssthresh=10.0, w_max=100.0, fast_convergence=False)
     c2.on_loss(0.0)
     assert c2.w_max == 80.0
 
 
 def test_cubic_reno_friendly_at_small_bdp():
     # Short RTT, small window: CUBIC's curve is slow, the Reno estimate dominates.
-    c = cu.Cubic(cwnd=10.0, ssthresh=10.0, w_max=10.0)
+    c = cu.CubicWindow(cwnd=10.0, ssthresh=10.0, w_max=10.0)
     now = 0.0
     for _ in range(200):  # 20 RTTs of 2 ms
         c.on_ack(now, c.cwnd / 10, 0.002)
@@ -100,7 +100,7 @@ def test_fast_window_bounds(w, base, extra, alpha):
 
 
 def test_fast_state_uses_min_rtt_as_base():
-    f = fa.Fast(alpha=3, cwnd=10)
+    f = fa.FastWindow(alpha=3, cwnd=10)
     f.on_ack(0.0, 1, 0.120)  # first update at once: base = mean, w -> floor((10 + 10 + 3) / 2)
     assert f.cwnd == 11
     f.on_ack(0.01, 1, 0.100)

@@ -1,0 +1,42 @@
+"""Constant-rate packet sources and a recording sink for driving MAC links in tests."""
+
+import random
+
+from hfcprov.sim.engine import Engine
+from hfcprov.sim.mac import CableModem, MacParams, UpstreamChannel
+from hfcprov.sim.packet import DATA, Packet
+
+
+class Sink:
+    def __init__(self, engine):
+        self.engine = engine
+        self.times = []
+        self.delays = []
+        self.bytes = 0
+
+    def receive(self, pkt):
+        self.times.append(self.engine.now)
+        self.delays.append(self.engine.now - pkt.ts)
+        self.bytes += pkt.size
+
+
+def cbr(engine, link, flow, pps, size, start=0.0):
+    def tick(k):
+        link.send(Packet(DATA, flow, k, size, engine.now))
+        engine.after(1.0 / pps, tick, k + 1)
+    engine.at(start, tick, 0)
+
+
+def run_cms(params: MacParams, n_cm=1, pps=100.0, size=1500, duration=2.0, seed=1, **cm_kw):
+    engine = Engine()
+    channel = UpstreamChannel(engine, params, random.Random(seed))
+    sinks = [Sink(engine) for _ in range(n_cm)]
+    cms = [CableModem(channel, sinks[i], **cm_kw) for i in range(n_cm)]
+    for i, cm in enumerate(cms):
+        cbr(engine, cm, i, pps, size, start=1e-4 * i)
+    engine.run(duration)
+    return engine, channel, cms, sinks
+
+
+def mbps(sink, duration):
+    return sink.bytes * 8 / duration / 1e6
