@@ -202,6 +202,8 @@ def build(
         if task.file not in entries and task.previous is not None and (out / task.file).exists():
             entries[task.file] = task.previous
     write_manifest(out, list(entries.values()))
+    order = {row.where: i for i, row in enumerate(rows)}
+    summary.failed.sort(key=lambda f: order.get(f[0], len(order)))  # report in inventory order
     summary.seconds = time.perf_counter() - started
     if strict and summary.failed:
         first = summary.failed[0][1]
