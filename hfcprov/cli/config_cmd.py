@@ -1,0 +1,151 @@
+"""``hfcprov config``: encode, decode, verify, diff DOCSIS config files; list the TLV dictionary."""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from pathlib import Path
+
+import click
+
+from hfcprov.errors import HfcprovError
+
+FORMATS = ("text", "yaml", "json")
+SUFFIX = {"text": ".cfg", "yaml": ".yaml", "json": ".json"}
+
+
+def _secret(path):
+    from hfcprov.config import read_secret
+
+    return read_secret(path) if path else None
+
+
+def _outputs(sources: tuple[str, ...], out: str | None, suffix: str) -> list[Path | None]:
+    """One output path per source: OUT itself for one source, OUT/<stem><suffix> for several."""
+    if out is None:
+        return [None] * len(sources)
+    if len(sources) == 1 and not Path(out).is_dir():
+        return [Path(out)]
+    if Path(out).exists() and not Path(out).is_dir():
+        raise HfcprovError(f"{out}: with several inputs, -o must be a directory")
+    names = [Path(out) / (Path(s).stem + suffix) for s in sources]
+    if len(set(names)) != len(names):
+        raise HfcprovError(f"two inputs would both be written to the same file in {out}")
+    return names
+
+
+@click.group()
+def config():
+    """Encode, decode, verify and diff DOCSIS config files (text, YAML, JSON or binary)."""
+
+
+@config.command()
+@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "out", required=True, help="Output file, or a directory for several inputs.")
+@click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (adds the CMTS MIC).")
+def encode(sources, out, secret_file):
+    """Build binary config files from text/YAML/JSON (or re-encode binary) SOURCES."""
+    from hfcprov.config import encode as encode_tree, read_config
+    from hfcprov.fileio import atomic_write
+
+    secret = _secret(secret_file)
+    targets = _outputs(sources, out, ".cm")
+    # Encode everything first: one bad input leaves no output at all.
+    blobs = [encode_tree(read_config(src), secret) for src in sources]
+    for target, blob in zip(targets, blobs):
+        atomic_write(target, blob)
+    if len(sources) > 1:
+        click.echo(f"wrote {len(blobs)} files to {out}")
+
+
+@config.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--secret-file", type=click.Path(dir_okay=False), help="Verify both MICs with this shared secret.")
+@click.option("-o", "--output", "out", help="Write here (a directory for several inputs) instead of stdout.")
+def decode(files, fmt, secret_file, out):
+    """Show config FILES (binary or any text form) as text, YAML or JSON."""
+    from hfcprov.config import read_config, render_json, render_text, render_yaml
+    from hfcprov.fileio import atomic_write
+
+    render = {"text": render_text, "yaml": render_yaml, "json": render_json}[fmt]
+    secret = _secret(secret_file)
+    targets = _outputs(files, out, SUFFIX[fmt])
+    texts = [render(read_config(f, secret)) for f in files]
+    for f, target, text in zip(files, targets, texts):
+        if target is None:
+            if len(files) > 1:
+                click.echo(f"# {f}")
+            click.echo(text, nl=False)
+        else:
+            atomic_write(target, text)
+
+
+@config.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--secret-file", required=True, type=click.Path(dir_okay=False), help="CMTS shared secret.")
+def verify(files, secret_file):
+    """Check the CM MIC and CMTS MIC of binary FILES."""
+    from hfcprov.config import ConfigError, verify as verify_bytes
+
+    secret = _secret(secret_file)
+    failed = []
+    for f in files:
+        try:
+            data = Path(f).read_bytes()
+        except OSError as err:
+            raise HfcprovError(f"{f}: cannot read: {err.strerror}") from None
+        try:
+            verify_bytes(data, secret)
+            click.echo(f"{f}: OK (CM MIC and CMTS MIC)")
+        except ConfigError as err:
+            failed.append(f"{f}: {err}")
+    if failed:
+        if len(failed) > 1 or len(files) > 1:
+            for line in failed[:-1]:
+                click.echo(f"hfcprov: error: {line}", err=True)
+        raise HfcprovError(failed[-1])
+
+
+@config.command()
+@click.argument("a", type=click.Path(dir_okay=False))
+@click.argument("b", type=click.Path(dir_okay=False))
+def diff(a, b):
+    """Semantic differences between two configs (any forms), by TLV path. Exit 1 if they differ."""
+    from hfcprov.config import read_config
+    from hfcprov.config.diff import diff_trees
+
+    lines = diff_trees(read_config(a), read_config(b))
+    for line in lines:
+        click.echo(line)
+    if lines:
+        sys.exit(1)  # like diff(1); SystemExit passes through the CLI root untouched
+
+
+@config.command()
+@click.argument("pattern", required=False)
+def tlvs(pattern):
+    """List the TLV dictionary (path, name, type, length, range, spec); PATTERN filters by name or path."""
+    from hfcprov.config.dictionary import ROOT
+
+    for spec in ROOT.walk():
+        line = tlv_line(spec)
+        if pattern and not _matches(pattern, spec, line):
+            continue
+        click.echo(line)
+
+
+def _matches(pattern: str, spec, line: str) -> bool:
+    p = pattern.lower()
+    if any(ch in p for ch in "*?["):
+        return fnmatch.fnmatch(spec.name.lower(), p) or fnmatch.fnmatch(spec.path, p)
+    return p in spec.name.lower() or spec.path == p or spec.path.startswith(p + ".") or \
+        any(p in a.lower() for a in spec.aliases)
+
+
+def tlv_line(spec) -> str:
+    rng = f"{spec.vrange[0]}..{spec.vrange[1]}" if spec.vrange else \
+        (f"len {spec.lrange[0]}..{spec.lrange[1]}" if spec.lrange else "-")
+    kind = "sub-TLVs" if spec.compound else spec.type
+    alias = f" (also {', '.join(spec.aliases)})" if spec.aliases else ""
+    return f"{spec.path:<14} {spec.name + alias:<48} {kind:<24} {spec.rule:<9} {rng:<26} {spec.spec_ref or ''}".rstrip()
