@@ -52,14 +52,18 @@ def upstream_flow(campaign: Campaign, point: Point) -> ServiceFlow:
 
 
 def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = None):
-    """The simulator scenario that predicts ``point``."""
-    from hfcprov.sim import Scenario
+    """The simulator scenario that predicts ``point``: its service flow, path and traffic."""
+    from hfcprov.sim import FlowSpec, LossSpec, Scenario, TcpOptions
 
     flow = flow or upstream_flow(campaign, point)
     t = campaign.traffic
-    return Scenario(flow=flow, rtt=point.rtt, flows=point.flows, loss=point.loss,
-                    congestion_control=point.congestion_control, duration=t.duration, warmup=t.warmup,
-                    probe_interval=t.probe_interval, voip=t.voip, seed=point.seed)
+    return Scenario.from_service_flow(
+        flow, rtt=point.rtt, flows=[FlowSpec() for _ in range(point.flows)],
+        tcp=TcpOptions(variant=point.congestion_control),
+        data_loss=LossSpec(model="bernoulli", rate=point.loss) if point.loss else LossSpec(),
+        probe_rate=1.0 / t.probe_interval,
+        # the simulator's duration includes its warm-up; the campaign's counts measured time only
+        duration=t.warmup + t.duration, warmup=t.warmup, seed=point.seed, name=point.key)
 
 
 def simulate(scenario) -> RunResult:

@@ -256,7 +256,13 @@ def _bars(Figure, cells, sim, attr, scale, ylabel, title, log=False, rate_line=F
             ax.plot(range(len(buffers)), pred, color="grey", linestyle=":", marker="_",
                     label="buffer ÷ rate + RTT")
         if log:
+            from matplotlib.ticker import FuncFormatter
+
             ax.set_yscale("log")
+            plain = FuncFormatter(lambda v, _: f"{v:g}")  # 200, not 2×10²: read like the paper's axes
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(plain)
+            ax.tick_params(axis="y", which="minor", labelsize=7)
         if ylim:
             ax.set_ylim(*ylim)
         ax.grid(axis="y", alpha=0.3)
@@ -315,11 +321,12 @@ figcaption {{ color: #555; font-size: 0.9em; }} .failed {{ color: #a00; }}
 {progress.pending + progress.running} not run, of {progress.total}.
 Each figure is the median of {spec.get('repetitions', 1)} repetition(s).</p>
 <h2>Recommended buffer per tier</h2>
-<table id="recommendations"><tr><th>tier</th><th>traffic</th><th>recommended TargetBuffer</th><th>why</th></tr>"""]
+<table id="recommendations"><tr><th>tier</th>{'<th>traffic</th>' if any(r.variant for r in recs) else ''}
+<th>recommended TargetBuffer</th><th>why</th></tr>"""]
     for r in recs:
         buf = format_bytes(r.buffer) if r.buffer is not None else "—"
-        parts.append(f"<tr><td>{e(r.tier)}</td><td>{e(r.variant or 'as gridded')}</td><td><b>{e(buf)}</b></td>"
-                     f"<td>{e(r.reason)}</td></tr>")
+        variant = f"<td>{e(r.variant)}</td>" if any(x.variant for x in recs) else ""
+        parts.append(f"<tr><td>{e(r.tier)}</td>{variant}<td><b>{e(buf)}</b></td><td>{e(r.reason)}</td></tr>")
     parts.append("</table>")
     for name, data in pngs.items():
         b64 = base64.b64encode(data).decode()

@@ -23,7 +23,7 @@ from hfcprov.errors import HfcprovError, UnitError
 from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate
 
 KINDS = ("sim", "emu", "modem")
-CONGESTION_CONTROLS = ("reno", "newreno", "cubic", "fast")
+CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast")
 
 # grid key -> (parser, default). The order here is the order points are expanded in
 # (the last key varies fastest), so a report's bars come out grouped by rate.
