@@ -1,0 +1,1 @@
+"""Emulated cable modem in Linux network namespaces (root): topology, queues, impairments, boot."""

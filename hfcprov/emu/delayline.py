@@ -1,0 +1,79 @@
+"""A userspace delay line on a TUN device, for kernels without ``netem``.
+
+Runs inside the modem namespace. Policy routing sends every packet the modem
+forwards (home side to plant and back) into the TUN device; this process reads
+it, holds it for the one-way delay, optionally drops it at random (plant loss),
+and writes it back, whereupon the kernel routes it on to the shaped interface.
+A constant delay keeps packets in order, so a FIFO suffices. Timing uses
+``select`` with microsecond timeouts against the monotonic clock; a release is
+scheduled from the arrival time, so late wake-ups never accumulate.
+
+    python -m hfcprov.emu.delayline --dev dl0 --delay 0.02 [--loss 0.01 --seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import fcntl
+import os
+import random
+import select
+import signal
+import struct
+import sys
+import time
+
+TUNSETIFF = 0x400454CA
+IFF_TUN = 0x0001
+IFF_NO_PI = 0x1000
+
+
+def open_tun(dev: str) -> int:
+    fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK)
+    fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", dev.encode(), IFF_TUN | IFF_NO_PI))
+    return fd
+
+
+def serve(fd: int, delay: float, loss: float = 0.0, seed: int | None = None) -> None:
+    rng = random.Random(seed)
+    queue: collections.deque[tuple[float, bytes]] = collections.deque()
+    while True:
+        timeout = None if not queue else max(0.0, queue[0][0] - time.monotonic())
+        readable, _, _ = select.select([fd], [], [], timeout)
+        if readable:
+            while True:
+                try:
+                    pkt = os.read(fd, 65536)
+                except BlockingIOError:
+                    break
+                now = time.monotonic()
+                if loss and rng.random() < loss:
+                    continue
+                queue.append((now + delay, pkt))
+        now = time.monotonic()
+        while queue and queue[0][0] <= now:
+            try:
+                os.write(fd, queue.popleft()[1])
+            except OSError:
+                pass  # e.g. a packet the kernel refuses now; drop it as a plant would
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="hfcprov.emu.delayline")
+    ap.add_argument("--dev", required=True)
+    ap.add_argument("--delay", type=float, required=True, help="one-way delay, seconds")
+    ap.add_argument("--loss", type=float, default=0.0)
+    ap.add_argument("--seed", type=int, default=None)
+    args = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    fd = open_tun(args.dev)
+    try:
+        serve(fd, args.delay, args.loss, args.seed)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""A service flow as the emulated modem honours it: a token bucket feeding a byte-limited drop-tail queue.
+
+The DOCSIS 3.0 Buffer Control TLVs (24/25.35) give a minimum, target and maximum
+buffer in bytes; the modem picks a size in [minimum, maximum] as close to the
+target as it can, and must refuse the flow when it cannot provide the minimum
+(CM-SP-MULPIv3.0, "Buffer Control"). The chosen size becomes the ``limit`` of a
+``tbf`` qdisc, whose inner queue is a ``bfifo`` counting bytes, so the queue
+delay under load is about buffer / rate as on a real modem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hfcprov.errors import HfcprovError
+from hfcprov.flows import ServiceFlow
+
+# One Ethernet frame as tbf sees it on a veth (1500 MTU + 14 header): the bucket
+# must hold at least this or tbf drops every full-size packet.
+FRAME = 1514
+# DOCSIS default Maximum Traffic Burst (24/25.9) when the file gives none.
+DEFAULT_BURST = 3044
+
+
+class FlowRejected(HfcprovError):
+    """The modem cannot honour a service flow; the message is the reason it logs."""
+
+
+@dataclass(frozen=True)
+class ModemModel:
+    """What the emulated modem supports; a real modem's datasheet figures."""
+
+    max_buffer: int = 1024 * 1024  # largest queue it can give one flow, bytes
+    default_buffer: int = 64 * 1024  # its queue when the file has no Buffer Control
+    sys_descr: str = "hfcprov emulated cable modem <<HW_REV: 1.0; VENDOR: hfcprov; BOOTR: 1.0; SW_REV: 0.1; MODEL: EMU-1>>"
+
+
+@dataclass(frozen=True)
+class QueuePlan:
+    """The queue one service flow gets: what tc is told and SNMP reports."""
+
+    direction: str
+    rate_bps: float | None  # None: no rate limit (DOCSIS rate 0)
+    burst: int  # bytes
+    peak_bps: float | None
+    buffer: int  # bytes: the drop-tail limit actually provided
+    flow: ServiceFlow
+
+    def tc_args(self, dev: str) -> list[str]:
+        """``tc qdisc replace`` arguments installing this queue as the root of ``dev``."""
+        head = ["tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:"]
+        if self.rate_bps is None:
+            return head + ["bfifo", "limit", str(self.buffer)]
+        args = head + ["tbf", "rate", f"{int(self.rate_bps)}bit", "burst", str(self.burst),
+                       "limit", str(self.buffer)]
+        if self.peak_bps:
+            args += ["peakrate", f"{int(self.peak_bps)}bit", "mtu", str(FRAME + 64)]
+        return args
+
+
+def plan(flow: ServiceFlow, model: ModemModel = ModemModel()) -> QueuePlan:
+    """The queue the modem gives ``flow``, or ``FlowRejected`` saying why not."""
+    where = f"service flow {flow.path or flow.direction}" + (f" (ref {flow.ref})" if flow.ref is not None else "")
+    buf = flow.buffer
+    if buf.minimum is not None and buf.minimum > model.max_buffer:
+        raise FlowRejected(f"{where}: MinimumBuffer {buf.minimum} bytes exceeds the "
+                           f"{model.max_buffer} bytes this modem supports; flow rejected")
+    if buf.minimum is not None and buf.maximum is not None and buf.minimum > buf.maximum:
+        raise FlowRejected(f"{where}: MinimumBuffer {buf.minimum} > MaximumBuffer {buf.maximum}; flow rejected")
+    size = buf.target if buf.target is not None else model.default_buffer
+    lo = buf.minimum if buf.minimum is not None else 0
+    hi = min(buf.maximum if buf.maximum is not None else model.max_buffer, model.max_buffer)
+    size = max(lo, min(size, hi))
+    # A queue smaller than one frame would drop every full-size packet.
+    size = max(size, FRAME)
+    rate = flow.max_sustained_rate or None  # DOCSIS: 0 means no limit
+    burst = max(flow.max_traffic_burst or DEFAULT_BURST, FRAME + 64)
+    peak = flow.peak_rate if flow.peak_rate and rate and flow.peak_rate > rate else None
+    return QueuePlan(direction=flow.direction, rate_bps=rate, burst=burst, peak_bps=peak, buffer=size, flow=flow)

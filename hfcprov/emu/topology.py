@@ -1,0 +1,299 @@
+"""The emulated plant: CPE host - cable modem - CMTS - server, one namespace each.
+
+::
+
+    cpe [lan0 10.10.1.2] --- [lan 10.10.1.1] cm [rf 10.10.2.2] --- [rf 10.10.2.1] cmts [net 10.10.3.1] --- [net0 10.10.3.2] srv
+                                   downstream queue ^         ^ upstream queue
+
+The modem namespace holds both service-flow queues: the upstream one on its
+``rf`` side, the downstream one on its ``lan`` side. Added delay and loss are
+plant impairments: ``netem`` on the CMTS interfaces when the kernel has it,
+else a TUN delay line in the modem namespace that every forwarded packet
+passes (policy routing by input interface). Each lab instance has its own
+namespace names (``hfemu-<6 hex>-<node>``), so parallel labs never collide,
+and the same addresses inside each.
+
+A lab's state (namespaces, helper processes, applied queues) is a JSON file in
+``STATE_DIR``; ``down_all`` needs only the name prefix, so it also cleans up
+after a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from hfcprov.emu import netns
+from hfcprov.emu.caps import Capabilities, detect
+from hfcprov.emu.netns import NetnsError
+from hfcprov.emu.offload import offloads_off
+from hfcprov.emu.shaping import QueuePlan
+from hfcprov.errors import HfcprovError
+from hfcprov.fileio import atomic_write
+
+PREFIX = "hfemu-"
+STATE_DIR = Path(os.environ.get("HFCPROV_EMU_STATE", "/run/hfcprov-emu"))
+NODES = ("cpe", "cm", "cmts", "srv")
+ADDR = {
+    "cpe": "10.10.1.2", "cm_lan": "10.10.1.1", "cm_rf": "10.10.2.2",
+    "cmts_rf": "10.10.2.1", "cmts_net": "10.10.3.1", "srv": "10.10.3.2",
+}
+DEV = {"upstream": "rf", "downstream": "lan"}  # modem-namespace device holding each direction's queue
+TUN = "dl0"
+TUN_TABLE = "100"
+
+
+class EmuError(HfcprovError):
+    """The emulated plant could not be built, changed or found."""
+
+
+@dataclass
+class Impairments:
+    rtt: float = 0.0  # added round-trip delay, seconds (half each way)
+    loss: float = 0.0  # random loss per direction, fraction
+    seed: int | None = None
+
+
+@dataclass
+class Lab:
+    name: str
+    impairments: Impairments = field(default_factory=Impairments)
+    caps: Capabilities | None = None
+    pids: dict[str, int] = field(default_factory=dict)  # helper processes: role -> pid
+    queues: dict[str, dict] = field(default_factory=dict)  # direction -> applied queue (tc view)
+    rejected: list[str] = field(default_factory=list)
+
+    def ns(self, node: str) -> str:
+        return f"{self.name}-{node}"
+
+    @property
+    def state_file(self) -> Path:
+        return STATE_DIR / f"{self.name}.json"
+
+    def save(self) -> None:
+        d = asdict(self)
+        d["caps"] = asdict(self.caps) if self.caps else None
+        atomic_write(self.state_file, json.dumps(d, indent=2) + "\n")
+
+    @classmethod
+    def load(cls, name: str) -> "Lab":
+        path = STATE_DIR / f"{name}.json"
+        try:
+            d = json.loads(path.read_text())
+        except FileNotFoundError as err:
+            raise EmuError(f"no emulated modem named {name} (no {path})") from err
+        return cls(name=d["name"], impairments=Impairments(**d["impairments"]),
+                   caps=Capabilities(**d["caps"]) if d.get("caps") else None, pids=d.get("pids", {}),
+                   queues=d.get("queues", {}), rejected=d.get("rejected", []))
+
+    # -- building ---------------------------------------------------------------------------
+    def build(self) -> None:
+        """Create namespaces, links, addresses, routes and impairments. Undone by ``down``."""
+        require_root()
+        try:
+            for node in NODES:
+                netns.add(self.ns(node))
+            self._links()
+            self.caps = detect(self.ns("cm"))
+            self._impair()
+        except BaseException:
+            self.down()
+            raise
+        self.save()
+
+    def _links(self) -> None:
+        ns = self.ns
+        for a, dev_a, b, dev_b in (("cpe", "lan0", "cm", "lan"), ("cm", "rf", "cmts", "rf"),
+                                   ("cmts", "net", "srv", "net0")):
+            netns.run(["ip", "-n", ns(a), "link", "add", dev_a, "type", "veth", "peer", "name", dev_b,
+                       "netns", ns(b)])
+        for node, dev, addr in (("cpe", "lan0", "cpe"), ("cm", "lan", "cm_lan"), ("cm", "rf", "cm_rf"),
+                                ("cmts", "rf", "cmts_rf"), ("cmts", "net", "cmts_net"), ("srv", "net0", "srv")):
+            netns.run(["ip", "-n", ns(node), "addr", "add", f"{ADDR[addr]}/24", "dev", dev])
+            netns.run(["ip", "-n", ns(node), "link", "set", dev, "up"])
+            offloads_off(ns(node), dev)
+        netns.run(["ip", "-n", ns("cpe"), "route", "add", "default", "via", ADDR["cm_lan"]])
+        netns.run(["ip", "-n", ns("cm"), "route", "add", "default", "via", ADDR["cmts_rf"]])
+        netns.run(["ip", "-n", ns("cmts"), "route", "add", "10.10.1.0/24", "via", ADDR["cm_rf"]])
+        netns.run(["ip", "-n", ns("srv"), "route", "add", "default", "via", ADDR["cmts_net"]])
+        for node in NODES:
+            sysctls = ["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
+                       "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0"]
+            if node in ("cm", "cmts"):
+                sysctls.append("net.ipv4.ip_forward=1")
+            netns.run(["sysctl", "-q", "-w", *sysctls], ns=ns(node))
+
+    def _impair(self) -> None:
+        imp, caps = self.impairments, self.caps
+        if not imp.rtt and not imp.loss:
+            return
+        cmts = self.ns("cmts")
+        if caps.netem:
+            for dev in ("rf", "net"):
+                args = ["tc", "qdisc", "replace", "dev", dev, "root", "netem", "delay",
+                        f"{imp.rtt / 2 * 1e6:.0f}us", "limit", "100000"]
+                if imp.loss:
+                    args += ["loss", f"{imp.loss * 100:.4f}%"]
+                netns.run(args, ns=cmts)
+            return
+        dl_loss = 0.0
+        if imp.loss:
+            if caps.nft:
+                per_million = int(round(imp.loss * 1_000_000))
+                netns.run(["nft", "-f", "-"], ns=cmts, input=(
+                    "table ip hfemu { chain fwd { type filter hook forward priority 0; "
+                    f"numgen random mod 1000000 < {per_million} drop; }} }}\n"))
+            elif caps.iptables:
+                netns.run(["iptables", "-A", "FORWARD", "-m", "statistic", "--mode", "random",
+                           "--probability", f"{imp.loss:.6f}", "-j", "DROP"], ns=cmts)
+            else:
+                dl_loss = imp.loss
+        if not imp.rtt and not dl_loss:
+            return
+        if not caps.tun:
+            raise EmuError("no netem qdisc and no /dev/net/tun: cannot add delay or loss on this kernel")
+        self._delay_line(imp.rtt / 2, dl_loss, imp.seed)
+
+    def _delay_line(self, one_way: float, loss: float, seed: int | None) -> None:
+        cm = self.ns("cm")
+        netns.run(["ip", "tuntap", "add", "dev", TUN, "mode", "tun"], ns=cm)
+        netns.run(["ip", "link", "set", TUN, "up", "txqueuelen", "10000"], ns=cm)
+        netns.run(["sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+                   f"net.ipv4.conf.{TUN}.rp_filter=0", f"net.ipv4.conf.{TUN}.accept_local=1"], ns=cm)
+        netns.run(["ip", "route", "add", "default", "dev", TUN, "table", TUN_TABLE], ns=cm)
+        for pref, dev in (("100", "lan"), ("101", "rf")):
+            netns.run(["ip", "rule", "add", "pref", pref, "iif", dev, "lookup", TUN_TABLE], ns=cm)
+        args = ["--dev", TUN, "--delay", repr(one_way), "--loss", repr(loss)]
+        if seed is not None:
+            args += ["--seed", str(seed)]
+        self.pids["delayline"] = self.spawn("cm", [sys.executable, "-m", "hfcprov.emu.delayline", *args])
+        # The line is up once the TUN device has a reader (carrier on).
+        deadline = time.monotonic() + 10
+        while "NO-CARRIER" in netns.run(["ip", "link", "show", TUN], ns=cm):
+            if time.monotonic() > deadline:
+                raise EmuError("TUN delay line did not start")
+            time.sleep(0.02)
+
+    def spawn(self, node: str, argv: list[str], log: Path | None = None) -> int:
+        """Start a helper process in ``node``'s namespace, detached from our session."""
+        out = open(log, "ab") if log else subprocess.DEVNULL
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [_repo_root(), os.environ.get("PYTHONPATH")])))
+        proc = subprocess.Popen(["ip", "netns", "exec", self.ns(node), *argv], stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=out, start_new_session=True, env=env)
+        if log:
+            out.close()
+        return proc.pid
+
+    # -- queues -----------------------------------------------------------------------------
+    def apply(self, plans: list[QueuePlan]) -> None:
+        """Install one queue per direction (the first flow of each), replacing what was there."""
+        cm = self.ns("cm")
+        seen = set()
+        for p in plans:
+            if p.direction in seen:
+                continue  # secondary flows need classifiers; the primary flow carries all traffic
+            seen.add(p.direction)
+            netns.run(p.tc_args(DEV[p.direction]), ns=cm)
+            self.queues[p.direction] = {"rate_bps": p.rate_bps, "burst": p.burst, "peak_bps": p.peak_bps,
+                                        "buffer": p.buffer, "dev": DEV[p.direction]}
+        for direction in ("upstream", "downstream"):
+            if direction not in seen:
+                self.clear(direction)
+        self.save()
+
+    def clear(self, direction: str) -> None:
+        netns.run(["tc", "qdisc", "del", "dev", DEV[direction], "root"], ns=self.ns("cm"), check=False)
+        self.queues.pop(direction, None)
+
+    def qdisc_stats(self, direction: str) -> dict:
+        """The kernel's own view of a queue: ``tc -s -j qdisc`` for its device."""
+        out = netns.run(["tc", "-s", "-j", "qdisc", "show", "dev", DEV[direction]], ns=self.ns("cm"))
+        return json.loads(out)[0] if out.strip() else {}
+
+    # -- tear-down --------------------------------------------------------------------------
+    def down(self) -> None:
+        """Stop helpers and remove namespaces and state; safe to call twice."""
+        for pid in self.pids.values():
+            _kill(pid)
+        for node in NODES:
+            _remove_ns(self.ns(node))
+        self.state_file.unlink(missing_ok=True)
+
+
+def up(rtt: float = 0.0, loss: float = 0.0, seed: int | None = None, name: str | None = None,
+       prefix: str = PREFIX) -> Lab:
+    """Build a new lab with a fresh unique name; the caller owns it (``lab.down()``)."""
+    lab = Lab(name=name or f"{prefix}{secrets.token_hex(3)}", impairments=Impairments(rtt, loss, seed))
+    if any(netns.exists(lab.ns(n)) for n in NODES):
+        raise EmuError(f"an emulated modem named {lab.name} already exists")
+    lab.build()
+    return lab
+
+
+def names(prefix: str = PREFIX) -> list[str]:
+    """Labs present, from namespaces and state files (either may survive a crash)."""
+    found = {n.rsplit("-", 1)[0] for n in netns.list_names(prefix) if n.rsplit("-", 1)[-1] in NODES}
+    if STATE_DIR.is_dir():
+        found |= {p.stem for p in STATE_DIR.glob(f"{prefix}*.json")}
+    return sorted(found)
+
+
+def down_all(prefix: str = PREFIX) -> list[str]:
+    """Remove every lab whose name starts with ``prefix``, with whatever processes live in it."""
+    require_root()
+    removed = names(prefix)
+    for name in removed:
+        try:
+            Lab.load(name).down()
+        except EmuError:
+            Lab(name=name).down()
+    return removed
+
+
+def _remove_ns(name: str) -> None:
+    if not netns.exists(name):
+        return
+    for pid in netns.pids(name):
+        _kill(pid)
+    netns.delete(name)
+
+
+def _kill(pid: int, grace: float = 2.0) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return
+        except ChildProcessError:
+            if not os.path.exists(f"/proc/{pid}"):
+                return
+        time.sleep(0.02)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def require_root() -> None:
+    if os.geteuid() != 0:
+        raise EmuError("the emulated modem needs root (network namespaces and tc); run as root")
+
+
+def _repo_root() -> str:
+    return str(Path(__file__).resolve().parent.parent.parent)
+
+
+__all__ = ["Lab", "Impairments", "EmuError", "NetnsError", "up", "down_all", "names", "PREFIX", "ADDR"]

@@ -1,0 +1,140 @@
+"""TCP bulk flows through the kernel's own TCP, with the congestion control pinned per run.
+
+Each flow is a plain socket to the responder. The receiving end keeps the
+byte timeline (the responder for upstream, this side for downstream), and
+goodput is read off it for the window after the warm-up. At the end every
+socket is aborted (RST), so no queued data keeps loading the path.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+from dataclasses import dataclass
+
+from hfcprov.probe.errors import ProbeError
+from hfcprov.probe.responder import CHUNK, MARGIN, abort, pin_congestion_control
+from hfcprov.probe.timeline import Timeline
+
+_TCPI_TOTAL_RETRANS = 100  # byte offset of tcpi_total_retrans in struct tcp_info
+
+
+@dataclass
+class Flow:
+    timeline: Timeline  # receiver's bytes over time, starting with a zero mark
+    retransmissions: int | None = None  # sender's total, where the sender is this side
+    error: str | None = None
+
+
+def run_flows(target: str, port: int, direction: str, count: int, total: float, cc: str,
+              started: threading.Event | None = None) -> list[Flow]:
+    """Run ``count`` flows for ``total`` seconds (warm-up included); returns when all are done."""
+    if direction not in ("upstream", "downstream"):
+        raise ProbeError(f"direction {direction!r}: expected upstream or downstream")
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.create_connection((target, port), timeout=5)
+            pin_congestion_control(s, cc)
+            socks.append(s)
+    except OSError as err:
+        for s in socks:
+            abort(s)
+        raise ProbeError(f"no responder at {target}:{port} (tcp): {err.strerror or err}") from err
+    flows = [Flow(timeline=Timeline()) for _ in socks]
+    worker = _upload if direction == "upstream" else _download
+    threads = [threading.Thread(target=worker, args=(s, f, total, cc), daemon=True) for s, f in zip(socks, flows)]
+    for t in threads:
+        t.start()
+    if started:
+        started.set()
+    for t in threads:
+        t.join(total + 30)
+    errors = [f.error for f in flows if f.error]
+    if errors and len(errors) == len(flows):
+        raise ProbeError(f"every TCP flow to {target}:{port} failed: {errors[0]}")
+    return flows
+
+
+def _header(mode: str, duration: float, cc: str) -> bytes:
+    return json.dumps({"mode": mode, "duration": duration, "cc": cc}).encode() + b"\n"
+
+
+def _upload(sock: socket.socket, flow: Flow, total: float, cc: str) -> None:
+    stop = threading.Event()
+
+    def send():
+        data = bytes(CHUNK)
+        sock.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                sock.send(data)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+
+    try:
+        sock.sendall(_header("upload", total, cc))
+        sender = threading.Thread(target=send, daemon=True)
+        sender.start()
+        report = _read_line(sock, time.monotonic() + total + MARGIN + 10)
+        stop.set()
+        sender.join(2)
+        flow.retransmissions = _total_retrans(sock)
+        flow.timeline = Timeline.from_pairs(json.loads(report)["timeline"])
+    except (OSError, ValueError, KeyError) as err:
+        flow.error = str(err)
+    finally:
+        stop.set()
+        abort(sock)
+
+
+def _read_line(sock: socket.socket, deadline: float) -> bytes:
+    got = b""
+    while not got.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise OSError("responder sent no report")
+        sock.settimeout(min(left, 0.5))
+        try:
+            part = sock.recv(65536)
+        except socket.timeout:
+            continue
+        if not part:
+            raise OSError("responder closed without a report")
+        got += part
+    return got
+
+
+def _download(sock: socket.socket, flow: Flow, total: float, cc: str) -> None:
+    tl = flow.timeline
+    try:
+        sock.sendall(_header("download", total, cc))
+        tl.start()
+        end = tl.t[0] + total
+        buf = bytearray(CHUNK)
+        sock.settimeout(0.1)
+        while time.monotonic() < end:
+            try:
+                n = sock.recv_into(buf)
+            except socket.timeout:
+                continue
+            if not n:
+                break
+            tl.add(n)
+    except OSError as err:
+        flow.error = str(err)
+    finally:
+        abort(sock)
+
+
+def _total_retrans(sock: socket.socket) -> int | None:
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+        return struct.unpack_from("I", info, _TCPI_TOTAL_RETRANS)[0]
+    except (OSError, struct.error):
+        return None

@@ -1,0 +1,187 @@
+"""The far end of a measurement: UDP echo for latency probes, TCP sink and source for bulk flows.
+
+Run it on the server (in the emulator: the ``srv`` namespace)::
+
+    python -m hfcprov.probe.responder --port 5201
+
+A TCP client opens with one JSON line: ``{"mode": "upload"|"download", "duration": s, "cc": "reno"}``.
+``upload``: the responder reads, and after ``duration`` (plus a margin) sends
+back one JSON line with its receive timeline, then drains to EOF.
+``download``: it sends for ``duration`` plus a margin with the congestion
+control asked for, then aborts. Receivers measure goodput; the one who
+receives keeps the timeline, so no clocks need to agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import socketserver
+import struct
+import sys
+import threading
+import time
+
+from hfcprov.probe.errors import ProbeError
+from hfcprov.probe.timeline import Timeline
+
+MARGIN = 0.3  # seconds beyond the client's duration, so the client's window closes first
+CHUNK = 65536
+
+
+def pin_congestion_control(sock: socket.socket, cc: str) -> str:
+    """Set TCP_CONGESTION on ``sock`` and read it back: the run uses exactly ``cc`` or fails."""
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+    except OSError as err:
+        raise ProbeError(f"congestion control {cc!r} not available ({err.strerror}); kernel offers: "
+                         f"{available_congestion_controls()}") from err
+    got = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0")[0].decode()
+    if got != cc:
+        raise ProbeError(f"asked for congestion control {cc!r}, kernel uses {got!r}")
+    return got
+
+
+def available_congestion_controls() -> str:
+    try:
+        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown"
+
+
+def abort(sock: socket.socket) -> None:
+    """Close with RST: unsent data is discarded, so it cannot load the path after the run."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+    except OSError:
+        pass
+
+
+class _BulkHandler(socketserver.BaseRequestHandler):
+    def handle(self):
+        sock: socket.socket = self.request
+        sock.settimeout(30)
+        header = b""
+        while not header.endswith(b"\n"):
+            part = sock.recv(1)
+            if not part:
+                return
+            header += part
+            if len(header) > 4096:
+                return
+        try:
+            req = json.loads(header)
+            duration = float(req["duration"])
+            mode = req["mode"]
+        except (ValueError, KeyError, TypeError):
+            return
+        if mode == "upload":
+            self._sink(sock, duration)
+        elif mode == "download":
+            self._source(sock, duration, req.get("cc", "cubic"))
+
+    def _sink(self, sock, duration):
+        tl = Timeline()
+        tl.start()
+        end = tl.t[0] + duration + MARGIN
+        sock.settimeout(0.05)
+        buf = bytearray(CHUNK)
+        while time.monotonic() < end:
+            try:
+                n = sock.recv_into(buf)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+            if not n:
+                break
+            tl.add(n)
+        try:
+            sock.settimeout(5)
+            sock.sendall(json.dumps({"timeline": tl.to_pairs()}).encode() + b"\n")
+            while sock.recv_into(buf):  # drain until the client aborts
+                pass
+        except OSError:
+            pass
+
+    def _source(self, sock, duration, cc):
+        try:
+            pin_congestion_control(sock, cc)
+        except ProbeError:
+            abort(sock)
+            return
+        data = bytes(CHUNK)
+        end = time.monotonic() + duration + MARGIN
+        sock.settimeout(0.1)
+        while time.monotonic() < end:
+            try:
+                sock.send(data)
+            except socket.timeout:
+                continue
+            except OSError:
+                break
+        abort(sock)
+
+
+class _TcpServer(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+
+
+def _udp_echo(sock: socket.socket) -> None:
+    while True:
+        try:
+            data, peer = sock.recvfrom(2048)
+            sock.sendto(data, peer)
+        except OSError:
+            return
+
+
+class Responder:
+    """UDP echo and TCP bulk endpoint on one port; a context manager."""
+
+    def __init__(self, host: str = "0.0.0.0", port: int = 0):
+        self.tcp = _TcpServer((host, port), _BulkHandler, bind_and_activate=True)
+        self.port = self.tcp.server_address[1]
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind((host, self.port))
+
+    def start(self) -> "Responder":
+        threading.Thread(target=self.tcp.serve_forever, daemon=True).start()
+        threading.Thread(target=_udp_echo, args=(self.udp,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.tcp.shutdown()
+        self.tcp.server_close()
+        self.udp.close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="hfcprov.probe.responder")
+    ap.add_argument("--host", default="0.0.0.0")
+    ap.add_argument("--port", type=int, default=5201)
+    args = ap.parse_args(argv)
+    r = Responder(args.host, args.port).start()
+    print(f"responder listening on {args.host}:{r.port} (udp echo, tcp bulk)", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    sys.exit(main())
