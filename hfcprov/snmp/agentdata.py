@@ -1,0 +1,136 @@
+"""snmpsim data files (.snmprec) for simulated cable modems and CMTSes.
+
+The tests, the audit benchmark and the emulated modem all serve what a modem
+"applied" through a real SNMP agent (snmpsim). This module writes the data
+those agents serve, from the same ``ServiceFlow`` model the rest of hfcprov
+uses, so a simulated modem and the audit cannot disagree on an OID.
+
+An .snmprec line is ``OID|TAG|VALUE`` (TAG: 2 Integer, 4 OctetString, 4x hex
+OctetString, 64 IpAddress, 65 Counter32, 66 Gauge32/Unsigned32, 67 TimeTicks);
+``TAG:writecache`` makes a value settable. snmpsim picks a data file by the
+request's community (v2c) or context name (v3), then by the endpoint the
+request came in on: ``<data-dir>/<community>/1.3.6.1.6.1.1.<N>.snmprec`` serves
+the N-th ``--agent-udpv4-endpoint`` (see ``hfcprov.snmp.simagent``).
+"""
+
+from __future__ import annotations
+
+from hfcprov.flows import ServiceFlow
+from hfcprov.snmp import oids
+
+INTEGER, OCTETS, HEX, IPADDRESS, COUNTER32, GAUGE32, TIMETICKS = "2", "4", "4x", "64", "65", "66", "67"
+
+
+def snmprec(records: list[tuple[str, str, object]]) -> str:
+    """Records ``(oid, tag, value)`` as .snmprec text, in OID order (snmpsim's GETNEXT needs it)."""
+    lines = []
+    for oid, tag, value in sorted(records, key=lambda r: tuple(int(p) for p in r[0].split("."))):
+        text = str(value)
+        if tag == OCTETS and (not text.isprintable() or "|" in text):
+            tag, text = HEX, text.encode().hex()
+        lines.append(f"{oid}|{tag}|{text}")
+    return "\n".join(lines) + "\n"
+
+
+def modem_snmprec(
+    flows: list[ServiceFlow],
+    sys_descr: str,
+    config_file: str,
+    status: int = oids.CM_OPERATIONAL,
+    if_index: int = 2,
+    first_sfid: int = 1,
+    applied: dict[int, dict] | None = None,
+    uptime_ticks: int = 360000,
+) -> str:
+    """The .snmprec text of a DOCSIS 3.0 cable modem serving the service flows it applied.
+
+    - ``flows``: the flows the modem runs (e.g. ``hfcprov.flows.service_flows(tree)`` of the file it
+      loaded). Each gets an SFID (its own ``sfid`` or ``first_sfid`` counting up) and three
+      docsQosParamSetTable rows (active, admitted, provisioned; index ifIndex.type.sfid) with the
+      max rate, burst, min reserved rate and Buffer Control minimum/target/maximum it carries, plus
+      docsQosServiceFlowDirection and docsQosServiceFlowBufferSize (the target buffer, else the
+      maximum, else 0) in docsQosServiceFlowTable.
+    - ``sys_descr``: sysDescr.0; ``config_file``: docsDevServerConfigFile.0, the file name it loaded.
+    - ``status``: docsIfCmStatusValue.<if_index> (12 operational; e.g. 2 notReady for an offline modem).
+    - ``applied``: per flow position, field overrides of what the modem really applied, e.g.
+      ``{0: {"buffer_target": 65536}}`` for a modem that ignored the asked target buffer (keys are the
+      names in ``hfcprov.snmp.oids.PARAM_SET``).
+    - docsDevResetNow.0 is served as false(2) with the ``writecache`` variation, so an SNMP SET of
+      true(1) succeeds (start snmpsim with ``--variation-module-options=writecache:file:PATH`` to
+      have the set recorded in a shelve file another process can watch).
+    """
+    applied = applied or {}
+    records: list[tuple[str, str, object]] = [
+        (oids.SYS_DESCR, OCTETS, sys_descr),
+        (oids.SYS_UPTIME, TIMETICKS, uptime_ticks),
+        (oids.CONFIG_FILE, OCTETS, config_file),
+        (f"{oids.CM_STATUS_VALUE}.{if_index}", INTEGER, status),
+    ]
+    reset_oid = oids.RESET_NOW
+    next_sfid = first_sfid
+    for pos, flow in enumerate(flows):
+        sfid = flow.sfid or next_sfid
+        next_sfid = max(next_sfid, sfid) + 1
+        values = _param_values(flow)
+        values.update(applied.get(pos, {}))
+        direction = 2 if flow.direction == "upstream" else 1
+        for set_type in (oids.PARAM_SET_ACTIVE, oids.PARAM_SET_ADMITTED, oids.PARAM_SET_PROVISIONED):
+            index = f"{if_index}.{set_type}.{sfid}"
+            for key, column in oids.PARAM_SET.items():
+                value = values.get(key)
+                if value is None:
+                    continue
+                tag = OCTETS if key == "service_class_name" else GAUGE32
+                records.append((f"{column}.{index}", tag, value if tag == OCTETS else int(value)))
+        buffer_size = values.get("buffer_size")
+        if buffer_size is None:
+            buffer_size = values.get("buffer_target") or values.get("buffer_maximum") or 0
+        records.append((f"{oids.SF_DIRECTION}.{if_index}.{sfid}", INTEGER, direction))
+        records.append((f"{oids.SF_BUFFER_SIZE}.{if_index}.{sfid}", GAUGE32, int(buffer_size)))
+    text = snmprec(records)
+    # the writecache variation needs "value=" syntax, so it is added outside snmprec()'s escaping
+    return _insert_sorted(text, f"{reset_oid}|{INTEGER}:writecache|value=2")
+
+
+def _param_values(flow: ServiceFlow) -> dict:
+    return {
+        "service_class_name": flow.service_class_name,
+        "max_sustained_rate": flow.max_sustained_rate,
+        "max_traffic_burst": flow.max_traffic_burst,
+        "min_reserved_rate": flow.min_reserved_rate,
+        "buffer_minimum": flow.buffer.minimum,
+        "buffer_target": flow.buffer.target,
+        "buffer_maximum": flow.buffer.maximum,
+    }
+
+
+def cmts_snmprec(modems: list[dict], sys_descr: str = "hfcprov simulated CMTS", docsis3: bool = True) -> str:
+    """The .snmprec text of a CMTS that knows ``modems``: dicts with ``mac`` (any notation),
+    ``ip`` and ``status`` (docsIfCmtsCmStatusValue, 8 operational). With ``docsis3`` the
+    DOCS-IF3 registration table is served too (its status: operational(8) when the modem is)."""
+    records: list[tuple[str, str, object]] = [(oids.SYS_DESCR, OCTETS, sys_descr)]
+    for i, modem in enumerate(modems, 1):
+        mac_hex = "".join(c for c in str(modem["mac"]).lower() if c in "0123456789abcdef")
+        status = int(modem.get("status", oids.CMTS_CM_OPERATIONAL))
+        records += [
+            (f"{oids.CMTS_CM_MAC}.{i}", HEX, mac_hex),
+            (f"{oids.CMTS_CM_IP}.{i}", IPADDRESS, modem.get("ip", "0.0.0.0")),
+            (f"{oids.CMTS_CM_STATUS}.{i}", INTEGER, status),
+        ]
+        if docsis3:
+            ip_hex = "".join(f"{int(p):02x}" for p in str(modem.get("ip", "0.0.0.0")).split("."))
+            records += [
+                (f"{oids.REG_MAC}.{i}", HEX, mac_hex),
+                (f"{oids.REG_IPV4}.{i}", HEX, ip_hex),
+                (f"{oids.REG_STATUS}.{i}", INTEGER, 8 if status == oids.CMTS_CM_OPERATIONAL else 1),
+            ]
+    return snmprec(records)
+
+
+def _insert_sorted(text: str, line: str) -> str:
+    key = lambda ln: tuple(int(p) for p in ln.split("|", 1)[0].split("."))  # noqa: E731
+    lines = [ln for ln in text.splitlines() if ln] + [line]
+    return "\n".join(sorted(lines, key=key)) + "\n"
+
+
+__all__ = ["modem_snmprec", "cmts_snmprec", "snmprec"]

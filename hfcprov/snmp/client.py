@@ -1,0 +1,283 @@
+"""A small asyncio SNMP client on pysnmp 7's v3arch hlapi: GET, one-shot table fetch, SET.
+
+Values come back as plain Python (int, bytes, str for IpAddress/OID, None for
+noSuchObject/noSuchInstance), keyed by numeric OID strings; MIB lookups are
+off (names come from ``hfcprov.mib``), which keeps thousands of requests cheap.
+Failures are typed so the audit can tell a dead modem (``SnmpTimeout``) from a
+wrong key (``SnmpAuthError``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hfcprov.errors import HfcprovError
+
+
+class SnmpError(HfcprovError):
+    """An SNMP request failed; the message names the host."""
+
+
+class SnmpTimeout(SnmpError):
+    """No answer within timeout x (retries + 1)."""
+
+
+class SnmpAuthError(SnmpError):
+    """The agent rejected the credentials (SNMPv3 report: unknown user, wrong digest, ...)."""
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """SNMP credentials. ``repr`` never shows a community or key."""
+
+    version: str = "2c"  # "2c" or "3"
+    community: str = field(default="public", repr=False)
+    user: str | None = None
+    auth_key: str | None = field(default=None, repr=False)
+    priv_key: str | None = field(default=None, repr=False)
+    auth_proto: str = "SHA"  # MD5, SHA, SHA224, SHA256, SHA384, SHA512
+    priv_proto: str = "AES"  # DES, 3DES, AES (AES128), AES192, AES256
+
+    def auth_data(self):
+        from pysnmp.hlapi.v3arch.asyncio import CommunityData, UsmUserData
+
+        if self.version == "2c":
+            return CommunityData(self.community, mpModel=1)
+        return UsmUserData(
+            self.user,
+            authKey=self.auth_key,
+            privKey=self.priv_key,
+            authProtocol=_AUTH[self.auth_proto.upper()] if self.auth_key else None,
+            privProtocol=_PRIV[self.priv_proto.upper()] if self.priv_key else None,
+        )
+
+
+def _protocols():
+    from pysnmp.hlapi.v3arch import asyncio as hl
+
+    auth = {"MD5": hl.USM_AUTH_HMAC96_MD5, "SHA": hl.USM_AUTH_HMAC96_SHA, "SHA224": hl.USM_AUTH_HMAC128_SHA224,
+            "SHA256": hl.USM_AUTH_HMAC192_SHA256, "SHA384": hl.USM_AUTH_HMAC256_SHA384,
+            "SHA512": hl.USM_AUTH_HMAC384_SHA512}
+    priv = {"DES": hl.USM_PRIV_CBC56_DES, "3DES": hl.USM_PRIV_CBC168_3DES, "AES": hl.USM_PRIV_CFB128_AES,
+            "AES128": hl.USM_PRIV_CFB128_AES, "AES192": hl.USM_PRIV_CFB192_AES, "AES256": hl.USM_PRIV_CFB256_AES}
+    return auth, priv
+
+
+class _Lazy(dict):
+    def __init__(self, pick):
+        super().__init__()
+        self._pick = pick
+
+    def __missing__(self, key):
+        if not dict.__len__(self):
+            self.update(_protocols()[self._pick])
+            if key in self:
+                return self[key]
+        raise SnmpError(f"unknown SNMPv3 protocol {key!r} (choose from {', '.join(sorted(self))})")
+
+
+_AUTH, _PRIV = _Lazy(0), _Lazy(1)
+AUTH_PROTOCOLS = ("MD5", "SHA", "SHA224", "SHA256", "SHA384", "SHA512")
+PRIV_PROTOCOLS = ("DES", "3DES", "AES", "AES128", "AES192", "AES256")
+
+ENV_COMMUNITY = "HFCPROV_SNMP_COMMUNITY"
+ENV_V3_AUTH_KEY = "HFCPROV_SNMP_V3_AUTH_KEY"
+ENV_V3_PRIV_KEY = "HFCPROV_SNMP_V3_PRIV_KEY"
+
+
+def load_credentials(community_file: str | None = None, v3_user: str | None = None,
+                     v3_key_file: str | None = None, auth_proto: str = "SHA", priv_proto: str = "AES",
+                     default_community: str | None = "public", env=os.environ) -> Credentials:
+    """Credentials from a file or the environment, never from the command line.
+
+    - v2c: ``community_file`` (first line), else ``$HFCPROV_SNMP_COMMUNITY``, else ``default_community``
+      (None: required, e.g. for a SET).
+    - v3 (``v3_user`` given): keys from ``v3_key_file`` (lines ``auth: KEY`` and ``priv: KEY``), else
+      ``$HFCPROV_SNMP_V3_AUTH_KEY`` / ``$HFCPROV_SNMP_V3_PRIV_KEY``.
+    """
+    if v3_user:
+        keys = {"auth": env.get(ENV_V3_AUTH_KEY), "priv": env.get(ENV_V3_PRIV_KEY)}
+        if v3_key_file:
+            for n, line in enumerate(_read_secret_file(v3_key_file).splitlines(), 1):
+                if not line.strip() or line.lstrip().startswith("#"):
+                    continue
+                key, sep, value = line.partition(":")
+                if not sep or key.strip() not in ("auth", "priv"):
+                    raise SnmpError(f"{v3_key_file} line {n}: expected 'auth: KEY' or 'priv: KEY'")
+                keys[key.strip()] = value.strip()
+        if not keys["auth"]:
+            raise SnmpError(f"SNMPv3 user {v3_user}: no auth key (give --v3-key-file or set {ENV_V3_AUTH_KEY})")
+        for what, key in keys.items():
+            if key is not None and len(key) < 8:
+                raise SnmpError(f"SNMPv3 user {v3_user}: {what} key shorter than 8 characters (RFC 3414)")
+        if auth_proto.upper() not in AUTH_PROTOCOLS:
+            raise SnmpError(f"unknown SNMPv3 auth protocol {auth_proto!r} (choose from {', '.join(AUTH_PROTOCOLS)})")
+        if priv_proto.upper() not in PRIV_PROTOCOLS:
+            raise SnmpError(f"unknown SNMPv3 priv protocol {priv_proto!r} (choose from {', '.join(PRIV_PROTOCOLS)})")
+        return Credentials(version="3", user=v3_user, auth_key=keys["auth"], priv_key=keys["priv"],
+                           auth_proto=auth_proto.upper(), priv_proto=priv_proto.upper())
+    if community_file:
+        lines = [ln.strip() for ln in _read_secret_file(community_file).splitlines() if ln.strip()]
+        if not lines:
+            raise SnmpError(f"{community_file}: empty community file")
+        return Credentials(community=lines[0])
+    if env.get(ENV_COMMUNITY):
+        return Credentials(community=env[ENV_COMMUNITY])
+    if default_community is None:
+        raise SnmpError(f"no community: give --community-file or set {ENV_COMMUNITY}")
+    return Credentials(community=default_community)
+
+
+def _read_secret_file(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as err:
+        raise SnmpError(f"{path}: cannot read credentials: {err.strerror}") from None
+
+
+def _python_value(value):
+    from pyasn1.type import univ
+    from pysnmp.proto import rfc1902
+    from pysnmp.proto.rfc1905 import EndOfMibView, NoSuchInstance, NoSuchObject
+
+    if isinstance(value, (NoSuchObject, NoSuchInstance, EndOfMibView)):
+        return None
+    if isinstance(value, rfc1902.IpAddress):
+        return ".".join(str(b) for b in value.asOctets())
+    if isinstance(value, univ.OctetString):
+        return value.asOctets()
+    if isinstance(value, univ.ObjectIdentifier):
+        return str(value)
+    if isinstance(value, univ.Integer):
+        return int(value)
+    return value.prettyPrint()
+
+
+_AUTH_FAILURES = ("UnknownUserName", "WrongDigest", "DecryptionError", "UnknownSecurityName",
+                  "UnsupportedSecurityLevel", "AuthenticationFailure", "AuthenticationError",
+                  "NotInTimeWindow", "UnknownCommunityName")
+
+
+class SnmpClient:
+    """One SNMP engine shared by every request of a run (asyncio; create inside the running loop)."""
+
+    def __init__(self, credentials: Credentials, timeout: float = 2.0, retries: int = 1):
+        from pysnmp.hlapi.v3arch.asyncio import ContextData, SnmpEngine
+
+        self.credentials = credentials
+        self.timeout = timeout
+        self.retries = retries
+        self._engine = SnmpEngine()
+        self._auth = credentials.auth_data()
+        self._context = ContextData()
+        self._targets: dict[tuple[str, int], object] = {}
+
+    async def _target(self, host: str, port: int):
+        from pysnmp.hlapi.v3arch.asyncio import UdpTransportTarget
+
+        key = (host, port)
+        target = self._targets.get(key)
+        if target is None:
+            try:
+                target = await UdpTransportTarget.create(key, timeout=self.timeout, retries=self.retries)
+            except Exception as err:  # bad host name: pysnmp raises PySnmpError
+                raise SnmpError(f"{host}:{port}: {err}") from None
+            self._targets[key] = target
+        return target
+
+    def _check(self, host, port, error_indication, error_status, error_index, var_binds):
+        where = f"{host}:{port}"
+        if error_indication:
+            name = type(error_indication).__name__
+            if name == "RequestTimedOut":
+                raise SnmpTimeout(f"{where}: no SNMP answer in {self.timeout:g} s x {self.retries + 1} tries")
+            if name in _AUTH_FAILURES:
+                raise SnmpAuthError(f"{where}: authentication failed ({error_indication})")
+            raise SnmpError(f"{where}: {error_indication}")
+        if error_status:
+            status = error_status.prettyPrint() if hasattr(error_status, "prettyPrint") else str(error_status)
+            obj = ""
+            if error_index and int(error_index) <= len(var_binds):
+                obj = f" at {var_binds[int(error_index) - 1][0]}"
+            if status in ("authorizationError", "noAccess"):
+                raise SnmpAuthError(f"{where}: {status}{obj}")
+            raise SnmpError(f"{where}: {status}{obj}")
+
+    async def get(self, host: str, port: int, oid_list: list[str]) -> dict[str, object]:
+        """GET scalars; the result maps each OID to its value (None when the agent has no such object)."""
+        from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType, get_cmd
+
+        target = await self._target(host, port)
+        result = await get_cmd(self._engine, self._auth, target, self._context,
+                               *[ObjectType(ObjectIdentity(o)) for o in oid_list], lookupMib=False)
+        self._check(host, port, *result)
+        return {str(name): _python_value(value) for name, value in result[3]}
+
+    async def fetch(self, host: str, port: int, scalars: list[str], columns: list[str],
+                    max_repetitions: int = 12) -> tuple[dict[str, object], dict[str, dict[str, object]]]:
+        """Scalars and whole table columns in as few GETBULKs as the agent allows.
+
+        The scalars ride as non-repeaters (GETNEXT of the OID minus its last arc) in the first
+        request; the columns repeat until each leaves its subtree. Returns
+        ``({scalar_oid: value}, {column_oid: {row_index: value}})``.
+        """
+        from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType, bulk_cmd
+        from pysnmp.proto.rfc1905 import EndOfMibView
+
+        target = await self._target(host, port)
+        scalar_values: dict[str, object] = {}
+        tables: dict[str, dict[str, object]] = {c: {} for c in columns}
+        cursors = {c: c for c in columns}  # column -> last OID seen
+        first = True
+        while cursors or first:
+            non_rep = [s.rsplit(".", 1)[0] for s in scalars] if first else []
+            active = list(cursors)
+            request = [ObjectType(ObjectIdentity(o)) for o in non_rep + [cursors[c] for c in active]]
+            if not request:
+                break
+            result = await bulk_cmd(self._engine, self._auth, target, self._context, len(non_rep),
+                                    max_repetitions, *request, lookupMib=False)
+            self._check(host, port, *result)
+            var_binds = result[3]
+            for scalar, (name, value) in zip(scalars, var_binds[: len(non_rep)]):
+                scalar_values[scalar] = _python_value(value) if str(name) == scalar else None
+            reps = var_binds[len(non_rep):]
+            done = set()
+            before = dict(cursors)
+            for i, (name, value) in enumerate(reps):
+                column = active[i % len(active)]
+                oid = str(name)
+                if column in done or not oid.startswith(column + ".") or isinstance(value, EndOfMibView):
+                    done.add(column)  # left the column's subtree (or endOfMibView)
+                    continue
+                tables[column][oid[len(column) + 1:]] = _python_value(value)
+                cursors[column] = oid
+            for column in active:
+                # finished when it left its subtree; also when it did not advance (empty or
+                # non-increasing answer), so a broken agent cannot keep us looping
+                if column in done or cursors[column] == before[column]:
+                    cursors.pop(column, None)
+            first = False
+        return scalar_values, tables
+
+    async def set(self, host: str, port: int, oid: str, value) -> None:
+        """SET one object; ``value`` is a pysnmp type (e.g. ``Integer32(1)``)."""
+        from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType, set_cmd
+
+        target = await self._target(host, port)
+        result = await set_cmd(self._engine, self._auth, target, self._context,
+                               ObjectType(ObjectIdentity(oid), value), lookupMib=False)
+        self._check(host, port, *result)
+
+    def close(self) -> None:
+        dispatcher = self._engine.transport_dispatcher
+        if dispatcher is not None:
+            dispatcher.close_dispatcher()
+
+
+def run(coro):
+    """Run a coroutine to completion (the CLI's entry into asyncio)."""
+    return asyncio.run(coro)
