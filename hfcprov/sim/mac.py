@@ -196,7 +196,7 @@ class CableModem:
         "engine", "channel", "sink", "name", "delay", "limit", "buffer_overhead", "buffer_block",
         "loss", "rate", "burst", "tokens", "t_tokens", "queue", "qbytes", "charged",
         "unrequested", "in_flight_req", "cmts_pending", "needs_contention", "contention_at",
-        "head_sent", "grants_pending", "accepted", "dropped", "lost", "wait_sum", "wait_byte_sum", "measure_from",
+        "head_sent", "grants_pending", "accepted", "measured", "dropped", "lost", "wait_sum", "wait_byte_sum", "measure_from",
         "t_last", "requests_contention", "requests_piggyback", "collisions", "bytes_sent",
     )
 
@@ -231,6 +231,7 @@ class CableModem:
         self.head_sent = 0  # bytes of the head frame already sent as fragments
         self.grants_pending = 0  # grants in issued MAPs whose time has not come
         self.accepted = self.dropped = self.lost = 0
+        self.measured = 0  # packets whose queueing delay is in wait_sum
         self.wait_sum = 0.0
         self.wait_byte_sum = 0.0
         self.measure_from = 0.0
@@ -261,6 +262,8 @@ class CableModem:
         if not (self.cmts_pending or self.in_flight_req or self.grants_pending or self.contention_at):
             self.needs_contention = True  # nothing to piggyback on: contend
         return True
+
+    receive = send  # an access hop delivers into the CM
 
     def _integrate(self, now: float) -> None:
         if now > self.t_last:
@@ -380,6 +383,7 @@ class CableModem:
                 self.bytes_sent += frame
                 if arrived >= self.measure_from:
                     self.wait_sum += t0 - arrived
+                    self.measured += 1
                 if self.loss.lost():
                     self.lost += 1
                 else:
@@ -387,10 +391,14 @@ class CableModem:
             elif p.fragmentation and left > p.fragment_overhead:
                 sent = left - p.fragment_overhead
                 self.head_sent += sent
+                self.unrequested += p.fragment_overhead  # the rest of the frame needs its own header
                 t += left * bt
                 left = 0
             else:
                 break
+        if q and self.unrequested <= 0 and not (self.cmts_pending or self.in_flight_req or self.grants_pending):
+            # Requests fell short of the queue (grant carried less than asked): ask for the rest.
+            self.unrequested = self.qbytes - self.head_sent
         if self.unrequested > 0:  # frames that arrived since the last request ride on this burst
             nbytes = self._request_bytes()
             if nbytes > 0:
@@ -402,3 +410,80 @@ class CableModem:
         """Share of elapsed channel time this CM's bursts occupied."""
         now = self.engine.now
         return self.bytes_sent * self.channel.byte_time / now if now else 0.0
+
+
+# -- the simulator's hook (run.LINKS["docsis"]) ------------------------------------------
+
+def mac_params_of(scenario) -> MacParams:
+    """MAC parameters for a scenario: ``scenario.mac_params`` (a mapping of MacParams fields,
+    plus ``preset``: docsis11 | docsis30) when the scenario carries one, else DOCSIS 3.0 defaults."""
+    given = dict(getattr(scenario, "mac_params", None) or {})
+    preset = given.pop("preset", "docsis30")
+    factory = {"docsis11": MacParams.docsis11, "docsis30": MacParams.docsis30}.get(preset)
+    if factory is None:
+        raise MacConfigError(f"mac_params.preset: {preset!r} is not one of docsis11, docsis30")
+    cm_keys = {"buffer_overhead", "buffer_block", "modems"}
+    known = set(MacParams.__dataclass_fields__)
+    unknown = set(given) - known - cm_keys
+    if unknown:
+        raise MacConfigError(f"mac_params: unknown key(s) {', '.join(sorted(unknown))}")
+    return factory(**{k: v for k, v in given.items() if k in known})
+
+
+def make_link(engine, scenario, sink, loss) -> CableModem:
+    """``run.LINKS`` factory: the scenario's service flow as one CM on a request-grant channel.
+
+    ``mac_params.modems`` adds that many other CMs with the same service flow,
+    each kept saturated, so the channel is shared as in Atov-Kennedy's 2- and 3-CM runs.
+    """
+    params = mac_params_of(scenario)
+    extra = dict(getattr(scenario, "mac_params", None) or {})
+    rng = random.Random(f"mac-{scenario.seed}")
+    channel = UpstreamChannel(engine, params, rng)
+    cm = CableModem(channel, sink, delay=scenario.rtt / 2.0, buffer=scenario.buffer, rate=scenario.rate,
+                    burst=scenario.burst, buffer_overhead=int(extra.get("buffer_overhead", 0)),
+                    buffer_block=extra.get("buffer_block"), loss=loss, name="cm0")
+    for i in range(int(extra.get("modems", 0))):
+        other = CableModem(channel, _Discard(), buffer=scenario.buffer or 65536, rate=scenario.rate,
+                           burst=scenario.burst, name=f"cm{i + 1}")
+        _Saturate(engine, other)
+    return cm
+
+
+def with_mac(scenario, **params):
+    """A copy of ``scenario`` on the request-grant MAC with these ``mac_params``.
+
+    Stop-gap until ``Scenario`` has a ``mac_params`` field: the mapping rides as an
+    attribute, which pickling (``run_many``) keeps.
+    """
+    import dataclasses
+
+    sc = dataclasses.replace(scenario, mac="docsis")
+    sc.mac_params = dict(params)
+    return sc
+
+
+class _Discard:
+    __slots__ = ()
+
+    def receive(self, pkt) -> None:
+        pass
+
+
+class _Saturate:
+    """Keeps another CM's queue full of MTU packets (a greedy neighbour on the channel)."""
+
+    __slots__ = ("engine", "cm", "pkt")
+
+    def __init__(self, engine, cm) -> None:
+        from hfcprov.sim.packet import DATA, Packet
+
+        self.engine = engine
+        self.cm = cm
+        self.pkt = Packet(DATA, -1, 0, 1500, 0.0)
+        engine.at(0.0, self.top_up)
+
+    def top_up(self, _=None) -> None:
+        while self.cm.send(self.pkt):
+            pass
+        self.engine.after(0.001, self.top_up)
