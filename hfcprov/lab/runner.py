@@ -38,7 +38,7 @@ class Summary:
 
 
 def run_campaign(campaign: Campaign, store: Store, *, resume: bool = False, retry_failed: bool = False,
-                 jobs: int | None = None, scheduler: str | None = None,
+                 jobs: int | None = None, scheduler: str | None = None, scheduler_timeout: float = 20.0,
                  on_event: EventHook | None = None) -> Summary:
     """Run every pending point of ``campaign`` into ``store``; returns what happened this time."""
     store.begin(campaign, resume=resume)
@@ -49,7 +49,7 @@ def run_campaign(campaign: Campaign, store: Store, *, resume: bool = False, retr
     t0 = time.monotonic()
     emit = on_event or (lambda *a: None)
     if campaign.target.kind == "sim":
-        _run_simulated(campaign, store, points, jobs, scheduler, emit, summary)
+        _run_simulated(campaign, store, points, jobs, scheduler, scheduler_timeout, emit, summary)
     else:
         if scheduler:
             raise CampaignError("--scheduler spreads simulator sweeps only; a modem campaign runs its points in turn")
@@ -77,9 +77,9 @@ def _record_failed(store, point, err: BaseException, emit, summary):
 # -- simulator: many points in parallel ---------------------------------------------
 
 
-def _run_simulated(campaign, store, points, jobs, scheduler, emit, summary):
+def _run_simulated(campaign, store, points, jobs, scheduler, scheduler_timeout, emit, summary):
     env = backends.environment(campaign)
-    with _executor(jobs or campaign.jobs or os.cpu_count() or 1, scheduler) as ex:
+    with _executor(jobs or campaign.jobs or os.cpu_count() or 1, scheduler, scheduler_timeout) as ex:
         env.update(ex.describe())
         store.set_environment(env)
         queue = list(points)
@@ -158,13 +158,13 @@ class _Pool:
 
 
 class _Dask:
-    def __init__(self, scheduler: str):
+    def __init__(self, scheduler: str, timeout: float):
         try:
             from distributed import Client
         except ImportError:
             raise CampaignError("--scheduler needs Dask distributed: pip install 'hfcprov[dask]'") from None
         try:
-            self.client = Client(scheduler, timeout="20s")
+            self.client = Client(scheduler, timeout=f"{timeout}s")
         except (OSError, TimeoutError) as err:
             raise CampaignError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from None
         self.scheduler = scheduler
@@ -193,9 +193,9 @@ class _Dask:
         return wait(futures, return_when="FIRST_COMPLETED").done
 
 
-def _executor(jobs: int, scheduler: str | None):
+def _executor(jobs: int, scheduler: str | None, timeout: float):
     if scheduler:
-        return _Dask(scheduler)
+        return _Dask(scheduler, timeout)
     if jobs <= 1:
         return _Inline()
     return _Pool(jobs)
