@@ -43,7 +43,7 @@ def decode(data: bytes, secret: bytes | None = None) -> ConfigTree:
         if code == END:
             end_marker, tail = True, data[pos + 1:]
             break
-        raw, end = _read(data, pos, len(data), str(code))
+        raw, end = _read(data, pos, str(code))
         if code in (CM_MIC, CMTS_MIC):
             if len(raw) != 16:
                 raise ConfigError(f"MIC must be 16 bytes, not {len(raw)}", offset=pos, path=str(code))
@@ -79,16 +79,17 @@ def _pad(length: int) -> int:
     return -length % 4
 
 
-def _read(data: bytes, pos: int, limit: int, path: str) -> tuple[bytes, int]:
-    """Value bytes and end position of the TLV at ``pos``, which must end by ``limit``."""
-    if pos + 2 > limit:
-        raise ConfigError("TLV truncated: no length byte", offset=pos, path=path)
+def _read(data: bytes, pos: int, path: str, base: int = 0, parent: bool = False) -> tuple[bytes, int]:
+    """Value bytes and end position of the TLV at ``pos`` in ``data`` (a file, or the value of a
+    compound TLV that starts at file offset ``base``); errors name the file offset."""
+    if pos + 2 > len(data):
+        raise ConfigError("TLV truncated: no length byte", offset=base + pos, path=path)
     length = data[pos + 1]
     end = pos + 2 + length
-    if end > limit:
-        what = "the file" if limit == len(data) else "its parent"
-        raise ConfigError(f"length {length} overruns {what} ({limit - pos - 2} bytes left)",
-                          offset=pos, path=path)
+    if end > len(data):
+        what = "its parent" if parent else "the file"
+        raise ConfigError(f"length {length} overruns {what} ({len(data) - pos - 2} bytes left)",
+                          offset=base + pos, path=path)
     return data[pos + 2:end], end
 
 
@@ -100,7 +101,7 @@ def _decode_node(spec: Spec | None, code: int, raw: bytes, offset: int, path: st
         while pos < len(raw):
             sub_code = raw[pos]
             sub_path = f"{path}.{sub_code}"
-            sub_raw, end = _read(raw, pos, len(raw), sub_path)
+            sub_raw, end = _read(raw, pos, sub_path, base, parent=True)
             try:
                 children.append(_decode_node(spec.children.get(sub_code), sub_code, sub_raw, base + pos, sub_path))
             except ConfigError as err:
@@ -241,7 +242,7 @@ def verify(data: bytes, secret: bytes) -> None:
         if data[pos] == PAD:
             pos += 1
             continue
-        raw, end = _read(data, pos, len(data), str(data[pos]))
+        raw, end = _read(data, pos, str(data[pos]))
         code = data[pos]
         items.append((code, data[pos:end]))
         if code == CM_MIC and cm is None:

@@ -13,6 +13,10 @@ from hfcprov.config.errors import ConfigError
 from hfcprov.config.types import TYPES, ValueType
 
 MAX_VALUE = 255  # a TLV length byte
+# Codes with their own handling in the codec, never ordinary TLVs.
+PAD, CM_MIC, CMTS_MIC, END = 0, 6, 7, 255
+# CVC chains: a value may exceed 255 bytes and is split over consecutive TLVs of at most 254.
+FRAGMENTED = {81: 254, 82: 254}
 
 
 @dataclass(eq=False)
@@ -106,6 +110,8 @@ def _build() -> Spec:
             raise RuntimeError(f"TLV table: {path} listed twice")
         if typ not in TYPES and rule != "sub":
             raise RuntimeError(f"TLV table: {path} has unknown type {typ}")
+        if path.isdigit() and int(path) in FRAGMENTED:
+            lrange = None  # 0..255 per fragment; the joined chain has no limit
         spec = Spec(path, name, typ, rule, tuple(vrange) if vrange else None,
                     tuple(lrange) if lrange else None, ref)
         index[path] = spec
@@ -127,10 +133,6 @@ def _name(parent: Spec, name: str, spec: Spec) -> None:
 
 
 ROOT = _build()
-# Codes with their own handling in the codec, never ordinary TLVs.
-PAD, CM_MIC, CMTS_MIC, END = 0, 6, 7, 255
-# CVC chains: a value may exceed 255 bytes and is split over consecutive TLVs of at most 254.
-FRAGMENTED = {81: 254, 82: 254}
 
 
 def lookup(path: str) -> Spec | None:
