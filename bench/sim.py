@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Benchmark and cross-check of hfcprov.sim against ns-3 (NewReno over a rate-limited drop-tail bottleneck).
+
+    .venv/bin/python bench/sim.py [--ns3-python /work/ns3-venv/bin/python] [--sweep 200] [--repeat 3]
+
+Prints three tables:
+1. speed: 60 simulated seconds of one NewReno flow at 10 Mb/s, 64 KiB, 40 ms:
+   wall time and events/s of hfcprov.sim and of ns-3 (median of --repeat runs), ratio;
+2. agreement: goodput and mean queueing delay of both over a grid of rates 2-10 Mb/s,
+   buffers 16-256 KiB, RTT 40-100 ms (target: within 5%);
+3. sweep: wall time of a --sweep point grid with run_many, and per scenario vs ns-3.
+
+ns-3 runs in its own venv (``pip install ns3`` into /work/ns3-venv, never the test
+install): this file re-runs itself there with ``--ns3-worker`` and reads JSON back.
+Both simulators get the same scenario: a point-to-point bottleneck of ``rate``, a
+drop-tail device queue of ``buffer`` bytes (ns-3: traffic control removed), 2 bytes
+of framing (PPP), one-way delay rtt/2 each way, MSS 1460 without TCP options
+(no SACK, no timestamps), initial window 10, delayed ACK every 2nd segment / 200 ms,
+minimum RTO 1 s, classic (RFC 6582) recovery, no limited transmit. ns-3 opens the
+connection with a handshake, so hfcprov's flow starts one RTT later; goodput is
+application bytes received over the whole run in both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+NS3_PYTHON = "/work/ns3-venv/bin/python"
+GRID = [(rate, buf, rtt) for rate in (2e6, 5e6, 10e6) for buf in (16384, 65536, 262144) for rtt in (0.04, 0.1)]
+SPEED_POINT = (10e6, 65536, 0.04)
+MSS = 1460
+RECOVERY = "sack"  # or "newreno" (--recovery): loss recovery on both sides
+
+
+# -- ns-3 side (runs inside the ns-3 venv) -------------------------------------------
+def ns3_worker(points: list, duration: float, sack: bool) -> list[dict]:
+    from ns import ns
+
+    ns.cppyy.cppdef(r"""
+    #include "ns3/simulator.h"
+    #include "ns3/queue.h"
+    #include "ns3/packet.h"
+    #include "ns3/callback.h"
+    namespace hfcbench {
+    using namespace ns3;
+    // Exact time integral of the bytes waiting in the device queue.
+    struct QueueArea {
+      double area = 0; double last = 0; uint32_t bytes = 0;
+      void Changed(uint32_t oldv, uint32_t newv) {
+        double now = Simulator::Now().GetSeconds();
+        area += double(oldv) * (now - last); last = now; bytes = newv; }
+      double Finish(double t) { area += double(bytes) * (t - last); last = t; return area; }
+      void Attach(Ptr<Queue<Packet>> q) {
+        q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&QueueArea::Changed, this)); }
+    };
+    }
+    """)
+    cfg = ns.Config.SetDefault
+    cfg("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
+    cfg("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
+    cfg("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
+    cfg("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
+    cfg("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 27))
+    cfg("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 27))
+    cfg("ns3::TcpSocketBase::Sack", ns.BooleanValue(sack))
+    cfg("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
+    cfg("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
+    cfg("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
+    cfg("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
+    out = []
+    for rate, buf, rtt in points:
+        nodes = ns.NodeContainer()
+        nodes.Create(2)
+        p2p = ns.PointToPointHelper()
+        p2p.SetDeviceAttribute("DataRate", ns.StringValue(f"{int(rate)}bps"))
+        p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(rtt / 2)))
+        p2p.SetQueue("ns3::DropTailQueue", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{buf}B")))
+        dev = p2p.Install(nodes)
+        ns.InternetStackHelper().Install(nodes)
+        addr = ns.Ipv4AddressHelper()
+        addr.SetBase(ns.Ipv4Address("10.1.1.0"), ns.Ipv4Mask("255.255.255.0"))
+        ifs = addr.Assign(dev)
+        ns.TrafficControlHelper().Uninstall(dev)
+        queue = dev.Get(0).GetObject[ns.PointToPointNetDevice]().GetQueue()
+        area = ns.cppyy.gbl.hfcbench.QueueArea()
+        area.Attach(queue)
+        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory",
+                                   ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 9).ConvertTo())
+        sapps = sink.Install(nodes.Get(1))
+        sapps.Start(ns.Seconds(0))
+        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ifs.GetAddress(1), 9).ConvertTo())
+        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+        bapps = bulk.Install(nodes.Get(0))
+        bapps.Start(ns.Seconds(0))
+        ns.Simulator.Stop(ns.Seconds(duration))
+        events0 = ns.Simulator.GetEventCount()
+        t0 = time.perf_counter()
+        ns.Simulator.Run()
+        wall = time.perf_counter() - t0
+        rx = ns.DynamicCast[ns.PacketSink](sapps.Get(0)).GetTotalRx()
+        qbytes = area.Finish(duration) / duration
+        out.append({"goodput_bps": rx * 8 / duration, "queue_bytes_mean": qbytes,
+                    "queue_delay_mean": qbytes * 8 / rate, "wall_s": wall, "events": int(ns.Simulator.GetEventCount() - events0)})
+        ns.Simulator.Destroy()
+    return out
+
+
+def run_ns3(python: str, points: list, duration: float) -> list[dict]:
+    spec = {"points": points, "duration": duration, "sack": RECOVERY == "sack"}
+    cmd = [python, __file__, "--ns3-worker", json.dumps(spec)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"ns-3 worker failed: {proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# -- hfcprov side --------------------------------------------------------------------
+def scenario(rate: float, buf: int, rtt: float, duration: float, seed: int = 1):
+    from hfcprov.sim import FlowSpec, Scenario, TcpOptions
+
+    return Scenario(rate=rate, buffer=buf, rtt=rtt, burst=1 << 30, overhead=2, channel=rate,
+                    reverse_channel=rate, flows=[FlowSpec(start=rtt)], duration=duration,
+                    sample_interval=None, seed=seed,
+                    tcp=TcpOptions(variant=RECOVERY, mss=MSS, initial_window=10, min_rto=1.0))
+
+
+def run_hfc(points: list, duration: float) -> list[dict]:
+    from hfcprov.sim import run
+
+    out = []
+    for rate, buf, rtt in points:
+        r = run(scenario(rate, buf, rtt, duration))
+        b = r.extra["queue_bytes_mean"]
+        out.append({"goodput_bps": r.goodput_bps, "queue_bytes_mean": b, "queue_delay_mean": b * 8 / rate,
+                    "drops": r.extra["queue_drops"], "wall_s": r.extra["wall_s"], "events": r.extra["events"]})
+    return out
+
+
+def rel(a: float, b: float) -> float:
+    return abs(a - b) / b if b else (0.0 if a == b else float("inf"))
+
+
+def main() -> None:
+    global RECOVERY
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ns3-worker", help=argparse.SUPPRESS)
+    ap.add_argument("--ns3-python", default=NS3_PYTHON)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--sweep", type=int, default=200)
+    ap.add_argument("--duration", type=float, default=60.0)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--recovery", choices=("sack", "newreno"), default=RECOVERY,
+                    help="NewReno window growth with SACK (ns-3 default) or RFC 6582 recovery")
+    args = ap.parse_args()
+    RECOVERY = args.recovery
+    if args.ns3_worker:
+        spec = json.loads(args.ns3_worker)
+        print(json.dumps(ns3_worker([tuple(p) for p in spec["points"]], spec["duration"], spec["sack"])))
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    have_ns3 = Path(args.ns3_python).exists()
+    if not have_ns3:
+        print(f"ns-3 not found at {args.ns3_python}: python3 -m venv /work/ns3-venv && "
+              "/work/ns3-venv/bin/pip install ns3 (about 2 min, 500 MB)")
+
+    # 1. speed on one scenario
+    hfc_runs = [run_hfc([SPEED_POINT], args.duration)[0] for _ in range(args.repeat)]
+    ns3_runs = run_ns3(args.ns3_python, [SPEED_POINT] * args.repeat, args.duration) if have_ns3 else []
+    print(f"\n1. speed: {args.duration:g} s simulated, NewReno, 10 Mb/s, 64 KiB, 40 ms "
+          f"(median of {args.repeat})")
+    print(f"{'simulator':<10} {'wall s':>8} {'events':>9} {'events/s':>10} {'goodput Mb/s':>13} {'queue ms':>9}")
+    rows = [("hfcprov", hfc_runs)] + ([("ns-3", ns3_runs)] if ns3_runs else [])
+    med = {}
+    for name, runs in rows:
+        wall = statistics.median(r["wall_s"] for r in runs)
+        ev = runs[0]["events"]
+        med[name] = wall
+        print(f"{name:<10} {wall:8.3f} {ev:9d} {ev / wall:10.0f} {runs[0]['goodput_bps'] / 1e6:13.3f} "
+              f"{runs[0]['queue_delay_mean'] * 1e3:9.2f}")
+    if "ns-3" in med:
+        print(f"hfcprov is {med['ns-3'] / med['hfcprov']:.1f}x faster than ns-3 (Simulator::Run only)")
+
+    # 2. agreement over the grid
+    if have_ns3:
+        hfc = run_hfc(GRID, args.duration)
+        ns3 = run_ns3(args.ns3_python, GRID, args.duration)
+        print(f"\n2. agreement with ns-3 ({args.duration:g} s each; target within 5%)")
+        print(f"{'rate':>6} {'buffer':>7} {'rtt':>5} | {'goodput hfc':>11} {'ns-3':>7} {'diff':>6} | "
+              f"{'qdelay hfc ms':>13} {'ns-3':>7} {'diff':>6} | {'drops hfc':>9}")
+        worst_g = worst_q = 0.0
+        for (rate, buf, rtt), h, n in zip(GRID, hfc, ns3):
+            dg = rel(h["goodput_bps"], n["goodput_bps"])
+            dq = rel(h["queue_delay_mean"], n["queue_delay_mean"])
+            worst_g, worst_q = max(worst_g, dg), max(worst_q, dq)
+            print(f"{rate / 1e6:5g}M {buf // 1024:6d}K {rtt * 1e3:4.0f}m | {h['goodput_bps'] / 1e6:11.3f} "
+                  f"{n['goodput_bps'] / 1e6:7.3f} {dg * 100:5.1f}% | {h['queue_delay_mean'] * 1e3:13.2f} "
+                  f"{n['queue_delay_mean'] * 1e3:7.2f} {dq * 100:5.1f}% | {h['drops']:9d}")
+        print(f"worst: goodput {worst_g * 100:.1f}%, queueing delay {worst_q * 100:.1f}%")
+        hfc_t = sum(h["wall_s"] for h in hfc)
+        ns3_t = sum(n["wall_s"] for n in ns3)
+        print(f"grid wall: hfcprov {hfc_t:.2f} s, ns-3 {ns3_t:.2f} s ({ns3_t / hfc_t:.1f}x)")
+
+    # 3. a sweep of --sweep points through run_many
+    from hfcprov.sim import run_many
+
+    pts = []
+    rates = (1e6, 2e6, 5e6, 10e6, 20e6)
+    bufs = (8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576)
+    rtts = (0.02, 0.04, 0.1, 0.2, 0.3)
+    for rate in rates:
+        for buf in bufs:
+            for rtt in rtts:
+                pts.append((rate, buf, rtt))
+    pts = (pts * (args.sweep // len(pts) + 1))[: args.sweep]
+    scs = [scenario(r, b, t, args.duration, seed=i) for i, (r, b, t) in enumerate(pts)]
+    t0 = time.perf_counter()
+    res = run_many(scs, jobs=args.jobs)
+    wall = time.perf_counter() - t0
+    events = sum(r.extra["events"] for r in res)
+    print(f"\n3. sweep: {len(scs)} scenarios x {args.duration:g} s simulated, run_many jobs={args.jobs}")
+    print(f"wall {wall:.2f} s, {wall / len(scs) * 1e3:.1f} ms per scenario, {events / wall:.0f} events/s overall")
+    if "ns-3" in med:
+        per_ns3 = med["ns-3"]
+        print(f"ns-3 at its speed-point time per scenario would need about {per_ns3 * len(scs):.0f} s "
+              f"serially ({per_ns3 * len(scs) / wall:.0f}x this sweep)")
+
+
+if __name__ == "__main__":
+    main()
