@@ -14,6 +14,7 @@ without changing its callers.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -168,7 +169,7 @@ def advise(
     needed = bdp / math.sqrt(flows)
     cap = int(rate * latency_budget / 8)
     floor = FRAMES_FLOOR * MAX_FRAME
-    target = min(max(_round_up_kib(needed), _round_up_kib(floor)), cap)
+    target = advise_target(rate, rtt, flows, latency_budget)
     reasons = [
         f"bandwidth-delay product: {format_rate(rate)} x {format_duration(rtt)} = {round(bdp)} bytes;"
         " a single TCP flow needs about this much buffer to fill the rate",
@@ -224,9 +225,16 @@ def advise(
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def advise_target(rate: float, rtt: float, flows: int = 1, latency_budget: float = G114_ONE_WAY_BUDGET) -> int:
-    """Just the TargetBuffer in bytes (the template helper ``advise_buffer``)."""
-    return advise(rate, rtt, flows, latency_budget).target
+    """TargetBuffer in bytes: BDP/sqrt(flows), at least a few frames, at most the latency budget.
+
+    The one place the target is computed; ``advise`` explains it, templates call it per modem (cached).
+    """
+    _check(rate, rtt, flows)
+    needed = bdp_bytes(rate, rtt) / math.sqrt(flows)
+    cap = int(rate * latency_budget / 8)
+    return min(max(_round_up_kib(needed), _round_up_kib(FRAMES_FLOOR * MAX_FRAME)), cap)
 
 
 def _round_up_kib(n: float) -> int:

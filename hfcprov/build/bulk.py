@@ -137,7 +137,8 @@ def _run(task: _Task) -> tuple[str, Entry | None, str | None]:
     tier = str(task.variables.get("tier", Path(task.template).name.removesuffix(SUFFIX)))
     digest = hashlib.sha256(data).hexdigest()
     if not (prev is not None and prev.sha256 == digest and _same_file(target, prev)):
-        atomic_write(target, data)
+        # no fsync per file (~5 ms each): build() syncs once before the manifest names the files
+        atomic_write(target, data, durable=False)
     return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None
 
 
@@ -201,6 +202,8 @@ def build(
     for task in tasks:
         if task.file not in entries and task.previous is not None and (out / task.file).exists():
             entries[task.file] = task.previous
+    if summary.built:
+        os.sync()  # the files reach the disk before a manifest that vouches for them
     write_manifest(out, list(entries.values()))
     order = {row.where: i for i, row in enumerate(rows)}
     summary.failed.sort(key=lambda f: order.get(f[0], len(order)))  # report in inventory order
