@@ -18,15 +18,17 @@ from __future__ import annotations
 
 from collections import deque
 
+from heapq import heappush
+
 from hfcprov.sim.loss import NoLoss
 
 
 class Link:
     __slots__ = (
-        "engine", "sink", "name", "capacity", "delay", "limit", "overhead", "loss",
+        "engine", "_sink", "name", "capacity", "delay", "limit", "overhead", "loss",
         "rate", "burst", "tokens", "t_tokens", "peak", "peak_burst", "ptokens", "t_ptokens",
         "free_at", "waiting", "wbytes", "accepted", "dropped", "lost", "wait_sum", "wait_byte_sum",
-        "measure_from", "measured",
+        "measure_from", "measured", "sink_receive",
     )
 
     def __init__(self, engine, sink=None, *, capacity: float, delay: float = 0.0,
@@ -36,13 +38,14 @@ class Link:
         if capacity <= 0:
             raise ValueError("link capacity must be > 0")
         self.engine = engine
+        self.sink_receive = None
         self.sink = sink
         self.name = name
         self.capacity = capacity / 8.0  # bytes/s
         self.delay = delay
         self.limit = buffer
         self.overhead = overhead
-        self.loss = loss or NoLoss()
+        self.loss = None if loss is None or isinstance(loss, NoLoss) else loss
         # Token buckets in bytes (DOCSIS: Max Sustained Rate with Max Traffic Burst;
         # Peak Traffic Rate with a one-frame bucket).
         self.rate = rate / 8.0 if rate else None
@@ -64,6 +67,15 @@ class Link:
         self.measure_from = 0.0
         self.measured = 0  # packets accepted after measure_from
 
+    @property
+    def sink(self):
+        return self._sink
+
+    @sink.setter
+    def sink(self, value) -> None:
+        self._sink = value
+        self.sink_receive = value.receive if value is not None else None  # what the hot path calls
+
     def waiting_bytes(self) -> int:
         now = self.engine.now
         w = self.waiting
@@ -72,15 +84,23 @@ class Link:
         return self.wbytes
 
     def send(self, pkt) -> bool:
-        now = self.engine.now
+        # The hot path of the whole simulator: locals, no helper calls.
+        engine = self.engine
+        now = engine.now
         w = self.waiting
-        while w and w[0][0] <= now:
-            self.wbytes -= w.popleft()[1]
+        if w:
+            wbytes = self.wbytes
+            while w and w[0][0] <= now:
+                wbytes -= w.popleft()[1]
+            self.wbytes = wbytes
         wire = pkt.size + self.overhead
-        if self.limit is not None and self.wbytes + wire > self.limit:
+        limit = self.limit
+        if limit is not None and self.wbytes + wire > limit:
             self.dropped += 1
             return False
-        start = self.free_at if self.free_at > now else now
+        start = self.free_at
+        if start < now:
+            start = now
         rate = self.rate
         if rate is not None:
             tok = self.tokens + (start - self.t_tokens) * rate
@@ -109,16 +129,18 @@ class Link:
         self.accepted += 1
         if now >= self.measure_from:
             self.measured += 1
+            if start > now:
+                self.wait_sum += start - now
+                self.wait_byte_sum += wire * (start - now)
         if start > now:
             w.append((start, wire))
             self.wbytes += wire
-            if now >= self.measure_from:
-                self.wait_sum += start - now
-                self.wait_byte_sum += wire * (start - now)
-        if self.loss.lost():
+        loss = self.loss
+        if loss is not None and loss.lost():
             self.lost += 1
             return True  # it used the channel, then the plant ate it
-        self.engine.at(end + self.delay, self.sink.receive, pkt)
+        engine.seq += 1
+        heappush(engine.heap, (end + self.delay, engine.seq, self.sink_receive, pkt))
         return True
 
     receive = send  # a link can be the sink of the hop before it

@@ -32,13 +32,18 @@ LINKS: dict[str, object] = {"docsis": "hfcprov.sim.mac:make_link"}
 class Host:
     """An end of the path: hands each arriving packet to the endpoint of its flow."""
 
-    __slots__ = ("endpoints",)
+    __slots__ = ("endpoints", "receivers")
 
     def __init__(self) -> None:
         self.endpoints: list = []
+        self.receivers: list = []  # bound ``receive`` of each endpoint, indexed by flow
+
+    def add(self, endpoint) -> None:
+        self.endpoints.append(endpoint)
+        self.receivers.append(endpoint.receive)
 
     def receive(self, pkt) -> None:
-        self.endpoints[pkt.flow].receive(pkt)
+        self.receivers[pkt.flow](pkt)
 
 
 class ProbeSource:
@@ -132,15 +137,15 @@ class Network:
             r = TcpReceiver(eng, i, self.reverse, opts)
             self.senders.append(s)
             self.receivers.append(r)
-            self.send_host.endpoints.append(s)
-            self.recv_host.endpoints.append(r)
+            self.send_host.add(s)
+            self.recv_host.add(r)
             eng.at(spec.start, self._flow_start, s)
         self.probe = None
         if sc.probe_rate > 0:
             pid = len(sc.flows)
             self.probe = ProbeSource(eng, pid, self.entry, sc.probe_rate, sc.probe_size, self, sc.duration)
-            self.send_host.endpoints.append(self.probe)
-            self.recv_host.endpoints.append(ProbeEcho(self.reverse))
+            self.send_host.add(self.probe)
+            self.recv_host.add(ProbeEcho(self.reverse))
             eng.at(0.0, self.probe.tick)
         self.series: dict[str, list] = {}
         if sc.sample_interval:

@@ -292,7 +292,8 @@ class TcpSender:
 
 class TcpReceiver:
     __slots__ = ("engine", "flow", "link", "rcv_nxt", "ranges", "delack", "delack_count",
-                 "delack_timeout", "pending", "pending_ts", "pending_retx", "gen", "sack", "hdr")
+                 "delack_timeout", "pending", "pending_ts", "pending_retx", "sack", "hdr",
+                 "delack_deadline", "delack_timer")
 
     def __init__(self, engine, flow: int, link, opts) -> None:
         self.engine = engine
@@ -306,7 +307,9 @@ class TcpReceiver:
         self.pending = 0
         self.pending_ts = 0.0
         self.pending_retx = False
-        self.gen = 0
+        # One lazily re-armed delayed-ACK timer instead of one heap event per ACK.
+        self.delack_deadline = 0.0
+        self.delack_timer = False
         self.sack = opts.recovery_mode == "sack"
         self.hdr = opts.header_bytes
 
@@ -326,7 +329,10 @@ class TcpReceiver:
             if self.pending == 0:
                 self.pending_ts = pkt.ts
                 self.pending_retx = pkt.retx
-                self.engine.after(self.delack_timeout, self._delack_fire, self.gen)
+                self.delack_deadline = self.engine.now + self.delack_timeout
+                if not self.delack_timer:
+                    self.delack_timer = True
+                    self.engine.at(self.delack_deadline, self._delack_fire)
             else:
                 self.pending_retx = self.pending_retx or pkt.retx
             self.pending += 1
@@ -359,7 +365,6 @@ class TcpReceiver:
 
     def _ack(self, ts: float, retx: bool, block) -> None:
         self.pending = 0
-        self.gen += 1
         sack = None
         if self.sack and self.ranges:
             # The block just changed goes first (RFC 2018), then the others up to three.
@@ -368,6 +373,11 @@ class TcpReceiver:
             sack = tuple((self.ranges[k][0], self.ranges[k][1]) for k in order)
         self.link.send(Packet(ACK, self.flow, self.rcv_nxt, self.hdr, ts, retx, sack))
 
-    def _delack_fire(self, gen) -> None:
-        if gen == self.gen and self.pending:
+    def _delack_fire(self, _=None) -> None:
+        if not self.pending:
+            self.delack_timer = False
+        elif self.engine.now >= self.delack_deadline:
+            self.delack_timer = False
             self._ack(self.pending_ts, self.pending_retx, None)
+        else:
+            self.engine.at(self.delack_deadline, self._delack_fire)

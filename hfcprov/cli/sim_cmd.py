@@ -1,0 +1,127 @@
+"""``hfcprov sim run`` and ``hfcprov sim sweep``: load a scenario or sweep, call hfcprov.sim, print."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from hfcprov.errors import HfcprovError
+
+
+@click.group()
+def sim():
+    """Simulate a service flow carrying TCP and probe traffic (virtual time)."""
+
+
+@sim.command("run")
+@click.argument("scenario_file", required=False, type=click.Path(dir_okay=False))
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Take the service flow from a config file (.cm, text, YAML or JSON) instead.")
+@click.option("--flow", "flow_ref", type=int, help="With --config: the service flow reference (default: first upstream).")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
+              help="Override a scenario key, e.g. --set rtt=100ms --set tcp.variant=reno (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (without time series).")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write the full result (with series) as JSON here.")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write a PNG of queue occupancy and cwnd here.")
+def run_cmd(scenario_file, config_file, flow_ref, assignments, as_json, out, plot):
+    """Simulate one scenario: SCENARIO.yaml, or --config modem.cm [--set key=value ...]."""
+    from hfcprov.fileio import atomic_write
+    from hfcprov.sim import run
+    from hfcprov.sim.sweep import format_table, load_scenario, summary_row
+
+    if bool(scenario_file) == bool(config_file):
+        raise click.UsageError("give either SCENARIO.yaml or --config FILE")
+    if scenario_file:
+        sc = load_scenario(scenario_file, assignments)
+    else:
+        sc = scenario_from_config(config_file, flow_ref, assignments)
+    result = run(sc)
+    if out:
+        atomic_write(out, json.dumps(result.to_dict(), indent=1) + "\n")
+    if plot:
+        from hfcprov.sim.plot import plot_run
+
+        plot_run(result, plot, title=sc.name)
+    if as_json:
+        click.echo(json.dumps(result.to_dict(series=False), indent=1))
+        return
+    rows = []
+    for i, f in enumerate(result.flows):
+        rows.append({"flow": i, "goodput_mbps": f.goodput_bps / 1e6, "bytes": f.bytes_delivered,
+                     "completion_s": f.completion_time, "retx": f.retransmissions, "timeouts": f.timeouts})
+    click.echo(format_table(rows))
+    s = summary_row(result)
+    click.echo("")
+    click.echo(format_table([{k: v for k, v in s.items()}]))
+
+
+def scenario_from_config(path, flow_ref, assignments):
+    """The scenario of one service flow of a config file; --set supplies what the file lacks (rtt, buffer...)."""
+    from hfcprov.config import read_config
+    from hfcprov.flows import service_flows
+    from hfcprov.sim.scenario import Scenario, ScenarioError, apply_overrides
+
+    flows = service_flows(read_config(path))
+    if flow_ref is not None:
+        chosen = [f for f in flows if f.ref == flow_ref]
+        if not chosen:
+            refs = ", ".join(str(f.ref) for f in flows) or "none"
+            raise ScenarioError(f"{path}: no service flow with reference {flow_ref} (there are: {refs})")
+    else:
+        chosen = [f for f in flows if f.direction == "upstream" and f.max_sustained_rate] or \
+                 [f for f in flows if f.max_sustained_rate]
+        if not chosen:
+            raise ScenarioError(f"{path}: no service flow with a Max Sustained Traffic Rate to simulate")
+    sf = chosen[0]
+    d = service_flow_dict(sf)
+    d = apply_overrides(d, list(assignments))
+    if d.get("buffer") is None:
+        raise ScenarioError(f"{path}: service flow {sf.path or sf.ref} has no Buffer Control (TLV 24/25.35); "
+                            "give --set buffer=64KiB")
+    return Scenario.from_dict(d, source=f"{path} {sf.path}".strip())
+
+
+def service_flow_dict(sf) -> dict:
+    """The scenario keys a ``ServiceFlow`` determines (plain numbers)."""
+    d = {"rate": sf.max_sustained_rate, "direction": sf.direction,
+         "buffer": sf.buffer.target or sf.buffer.maximum or sf.buffer.minimum,
+         "name": sf.service_class_name or sf.path or ""}
+    if sf.max_traffic_burst:
+        d["burst"] = sf.max_traffic_burst
+    if sf.peak_rate:
+        d["peak"] = sf.peak_rate
+    return d
+
+
+@sim.command("sweep")
+@click.argument("sweep_file", type=click.Path(dir_okay=False))
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Processes (default: CPU count).")
+@click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="Override a base key (repeatable).")
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Write the table as CSV here.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
+def sweep_cmd(sweep_file, jobs, assignments, csv_out, progress):
+    """Run every point of a grid (rate x buffer x RTT x flows x loss x TCP x seed) in parallel."""
+    from hfcprov.fileio import atomic_write
+    from hfcprov.sim import run_many
+    from hfcprov.sim.sweep import format_table, load_sweep, rows_to_csv, summary_row
+
+    points = load_sweep(sweep_file, assignments)
+    show = sys.stderr.isatty() if progress is None else progress
+    if show:
+        from rich.progress import Progress
+
+        with Progress(transient=True) as bar:
+            task = bar.add_task("simulating", total=len(points))
+            results = run_many([sc for _, sc in points], jobs=jobs,
+                               progress=lambda done, total: bar.update(task, completed=done))
+    else:
+        results = run_many([sc for _, sc in points], jobs=jobs)
+    rows = [{**{k: v for k, v in point.items()}, **summary_row(r)} for (point, _), r in zip(points, results)]
+    if csv_out:
+        atomic_write(csv_out, rows_to_csv(rows))
+    click.echo(format_table(rows))
+
+
+__all__ = ["sim", "HfcprovError"]
