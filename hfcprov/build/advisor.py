@@ -117,12 +117,54 @@ def predict(rate: float, buffer: int, rtt: float, flows: int = 1) -> Prediction:
 Model = Callable[[float, int, float, int], Prediction]
 
 
+class SimModel:
+    """The simulator (``hfcprov.sim``) in place of the analytic model: the same cells, simulated.
+
+    Latency under load is the loaded probes' median RTT less the base RTT (the delay the
+    queue and, with ``mac="docsis"``, the request-grant cycle add); utilization is goodput
+    over the flow's rate. ``many`` runs a whole table in parallel processes.
+    """
+
+    def __init__(self, mac: str = "docsis", duration: float = 20.0, warmup: float = 5.0, seed: int = 1,
+                 jobs: int | None = None):
+        self.mac, self.duration, self.warmup, self.seed, self.jobs = mac, duration, warmup, seed, jobs
+        self.name = f"sim:{mac}"
+
+    def scenario(self, rate: float, buffer: int, rtt: float, flows: int):
+        from hfcprov.sim import FlowSpec, Scenario
+
+        return Scenario(rate=rate, buffer=buffer, rtt=rtt, flows=[FlowSpec() for _ in range(flows)], mac=self.mac,
+                        duration=self.duration, warmup=self.warmup, probe_rate=10, seed=self.seed,
+                        sample_interval=None, name=f"{rate:g}b/s {buffer}B {rtt:g}s x{flows}")
+
+    def prediction(self, cell: tuple, result) -> Prediction:
+        rate, buffer, rtt, flows = cell
+        loaded = result.latency_loaded.p50
+        added = max(0.0, loaded - rtt) if loaded is not None else latency_under_load(buffer, rate)
+        return Prediction(rate, buffer, rtt, flows, added, min(1.0, result.utilization or 0.0), self.name)
+
+    def __call__(self, rate: float, buffer: int, rtt: float, flows: int = 1) -> Prediction:
+        return self.many([(rate, buffer, rtt, flows)])[0]
+
+    def many(self, cells: list[tuple]) -> list[Prediction]:
+        from hfcprov.sim import run_many
+
+        results = run_many([self.scenario(*c) for c in cells], jobs=self.jobs)
+        return [self.prediction(c, r) for c, r in zip(cells, results)]
+
+
 def buffer_table(
     rates: list[float], buffers: list[int], rtts: list[float], flows: int = 1, model: Model | None = None
 ) -> list[Prediction]:
-    """Every (rtt, rate, buffer) cell, in that order; ``model`` defaults to ``predict`` (analytic)."""
+    """Every (rtt, rate, buffer) cell, in that order; ``model`` defaults to ``predict`` (analytic).
+
+    A model with a ``many(cells)`` method (``SimModel``) gets the whole table at once.
+    """
     model = model or predict
-    return [model(rate, buffer, rtt, flows) for rtt in rtts for rate in rates for buffer in buffers]
+    cells = [(rate, buffer, rtt, flows) for rtt in rtts for rate in rates for buffer in buffers]
+    if hasattr(model, "many"):
+        return model.many(cells)
+    return [model(*cell) for cell in cells]
 
 
 @dataclass

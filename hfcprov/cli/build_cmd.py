@@ -116,15 +116,25 @@ def advise(rate, rtt, flows, latency_budget, min_buffer, as_json):
 @click.option("--buffers", required=True, help="Comma list, e.g. 8K,16K,32K,64K,128K,256K.")
 @click.option("--rtt", "rtts", required=True, help="Comma list, e.g. 40ms,100ms.")
 @click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True)
+@click.option("--model", type=click.Choice(["analytic", "sim"]), default="analytic", show_default=True,
+              help="analytic: TCP Reno sawtooth over a drop-tail buffer; sim: the hfcprov simulator.")
+@click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default="docsis", show_default=True,
+              help="sim: DOCSIS request-grant upstream, or a plain token bucket.")
+@click.option("--duration", default="20s", show_default=True, help="sim: simulated seconds per cell (5 s warm-up).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="sim: worker processes.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def table(rates, buffers, rtts, flows, as_json):
+def table(rates, buffers, rtts, flows, model, mac, duration, jobs, as_json):
     """Predicted latency under load and single-flow TCP utilization per (rate, buffer, rtt)."""
     from dataclasses import asdict
 
-    from hfcprov.build.advisor import buffer_table
+    from hfcprov.build.advisor import SimModel, buffer_table
 
+    engine = None
+    if model == "sim":
+        seconds = _unit(parse_duration, duration, "--duration")
+        engine = SimModel(mac=mac, duration=seconds + 5.0, warmup=5.0, jobs=jobs)
     rows = buffer_table(_units(parse_rate, rates, "--rates"), _units(parse_bytes, buffers, "--buffers"),
-                        _units(parse_duration, rtts, "--rtt"), flows)
+                        _units(parse_duration, rtts, "--rtt"), flows, model=engine)
     if as_json:
         click.echo(json.dumps([asdict(r) for r in rows], indent=2))
         return

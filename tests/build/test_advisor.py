@@ -100,3 +100,18 @@ def test_bad_inputs():
         advise(0, 0.04)
     with pytest.raises(AdvisorError):
         advise(5e6, 0.04, flows=0)
+
+
+def test_simulator_refines_the_table_towards_white_et_al():
+    """With the DOCSIS request-grant MAC the simulator reproduces the paper's shape where the
+    analytic bound cannot: 16 KiB suffices at 1 Mb/s but starves a single flow at 10 Mb/s / 40 ms."""
+    from hfcprov.build.advisor import SimModel
+
+    sim = SimModel(mac="docsis", duration=12.0, warmup=4.0, jobs=2)
+    cells = {(c.rate, c.buffer): c for c in buffer_table([1e6, 10e6], [16 * KiB, 64 * KiB], [0.040], model=sim)}
+    assert all(c.model == "sim:docsis" for c in cells.values())
+    assert cells[(1e6, 16 * KiB)].utilization > 0.8
+    assert cells[(10e6, 16 * KiB)].utilization < 0.6 < cells[(10e6, 64 * KiB)].utilization
+    assert predict(10e6, 16 * KiB, 0.040).utilization > 0.9  # the analytic bound is the optimistic one
+    # a bigger buffer at the same rate adds latency under load
+    assert cells[(1e6, 64 * KiB)].latency_under_load > cells[(1e6, 16 * KiB)].latency_under_load

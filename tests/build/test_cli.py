@@ -60,3 +60,11 @@ def test_bad_units_are_one_line(args, needle):
     assert r.returncode == 1
     assert needle in r.stderr
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_buffer_table_with_the_simulator():
+    r = hfcprov("buffer", "table", "--rates", "2M", "--buffers", "16K", "--rtt", "40ms", "--model", "sim",
+                "--duration", "5s", "--jobs", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    (cell,) = json.loads(r.stdout)
+    assert cell["model"] == "sim:docsis" and 0.5 < cell["utilization"] <= 1.0
