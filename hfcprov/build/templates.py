@@ -95,10 +95,14 @@ def load(template: str | Path) -> jinja2.Template:
 
 
 def render_text(template: str | Path, variables: dict) -> str:
-    """The template rendered with ``variables``: config text, not yet parsed."""
+    """The template rendered with ``variables``: config text, not yet parsed.
+
+    A variable that is None counts as not given, so the template's default applies
+    (the lab passes None for "no override"; a CSV's empty cell is dropped the same way).
+    """
     tmpl = load(template)
     try:
-        return tmpl.render(**variables)
+        return tmpl.render(**{k: v for k, v in variables.items() if v is not None})
     except jinja2.TemplateSyntaxError as err:  # a syntax error in a template pulled in at render time
         raise TemplateError(f"{err.filename} line {err.lineno}: template syntax error: {err.message}") from None
     except jinja2.TemplateNotFound as err:

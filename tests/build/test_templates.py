@@ -76,3 +76,9 @@ def test_digest_follows_includes(tmp_path):
     assert template_digest(t) == before
     (tmp_path / "_part.j2").write_text("MaxCPE 2;\n")
     assert template_digest(t) != before
+
+
+def test_none_means_tier_default_but_zero_is_a_value():
+    text = render_text("res-100x10", {**MAC, "us_rate": None, "network_access": 0, "max_cpe": None})
+    assert "MaxRateSustained 10000000;" in text  # the tier's upstream default
+    assert "NetworkAccess 0;" in text and "MaxCPE 4;" in text
