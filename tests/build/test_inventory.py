@@ -80,3 +80,27 @@ def test_mac_forms_normalise_to_one(raw, sep, upper):
     text = text.upper() if upper else text
     assert normalize_mac(text) == raw.hex()
     assert mac_colon(text) == ":".join(f"{b:02x}" for b in raw)
+
+
+_cell = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=12).map(str.strip)
+
+
+@given(st.lists(st.tuples(st.binary(min_size=6, max_size=6), _cell, _cell), min_size=1, max_size=8, unique_by=lambda r: r[0]))
+def test_any_csv_written_by_a_spreadsheet_reads_back(rows):
+    import csv
+    import io
+    import tempfile
+    from pathlib import Path
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["mac", "tier", "note"])
+    for mac, tier, note in rows:
+        w.writerow([mac.hex(":"), tier, note])
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "m.csv"
+        p.write_text(buf.getvalue())
+        got = load_inventory(p)
+    assert [g["mac"] for g in got] == [mac.hex() for mac, _, _ in rows]
+    for g, (_, tier, note) in zip(got, rows):
+        assert g.get("tier") == (tier or None) and g.get("note") == (note or None)
