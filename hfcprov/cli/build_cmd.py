@@ -45,10 +45,11 @@ def build(template, inventory, out, secret_file, jobs, pattern, strict, progress
     secret = _read_secret(secret_file) if secret_file else None
     show = sys.stderr.isatty() if progress is None else progress
     if show:
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
         bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                       TimeRemainingColumn(), transient=True)
+                       TimeRemainingColumn(), transient=True, console=Console(stderr=True))
         with bar:
             job = bar.add_task("building", total=None)
             summary = run_build(inventory, out, template, secret, jobs, pattern, strict,
