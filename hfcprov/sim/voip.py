@@ -119,16 +119,21 @@ class VoiceQuality:
 
 
 def assess(send_times: list[float], recv_times: list[float | None], codec: Codec = G711,
-           jitter_buffer: float = 0.060, adaptive: bool = True) -> VoiceQuality:
+           jitter_buffer: float = 0.060, adaptive: bool = True, smoothing: float = 0.99) -> VoiceQuality:
     """Score a received stream.
 
-    ``recv_times[i]`` is None for a packet lost in the network. The de-jitter
-    buffer holds ``jitter_buffer`` seconds; playout of packet i is at
-    ``send_times[i] + base + jitter_buffer`` where ``base`` is the smallest
-    one-way delay seen (a fixed buffer aligned on the first, fastest packets),
-    or, when ``adaptive``, the mean one-way delay minus half the buffer, so a
-    standing queue in the CM shifts playout rather than discarding every packet
-    (as ATAs re-centre their buffers between talk spurts).
+    ``recv_times[i]`` is None for a packet lost in the network. A packet whose
+    one-way delay exceeds its playout delay is late, and late is lost.
+
+    Fixed de-jitter buffer (``adaptive=False``): playout delay is the smallest
+    one-way delay seen plus ``jitter_buffer``.
+    Adaptive (the default, as ATAs do): the playout delay follows the delay the
+    way RFC 3550-era playout algorithms do (Ramjee et al.): exponentially
+    smoothed mean ``m`` and deviation ``v`` of the one-way delay (weight
+    ``smoothing`` per packet, ~1 s at 50 packets/s), playout at ``m + 4 v``,
+    never less than the smallest delay plus ``jitter_buffer / 2``. A slowly
+    growing standing queue then costs delay rather than loss, as in practice.
+    The mouth-to-ear delay is the mean playout delay plus packetisation.
     """
     if len(send_times) != len(recv_times):
         raise ValueError("send_times and recv_times differ in length")
@@ -137,12 +142,24 @@ def assess(send_times: list[float], recv_times: list[float | None], codec: Codec
     lost = sent - len(delays)
     if not delays:
         return VoiceQuality(sent, lost, 0, LatencyStats.of([], sent), 0.0, math.inf, 1.0)
-    mean_delay = math.fsum(delays) / len(delays)
-    base = (mean_delay - jitter_buffer / 2) if adaptive else min(delays)
-    base = max(base, min(delays))
-    deadline = base + jitter_buffer
-    late = sum(1 for d in delays if d > deadline)
-    mouth_to_ear = deadline + codec.interval
+    floor = min(delays)
+    late = 0
+    playout_sum = 0.0
+    if adaptive:
+        m = delays[0]
+        v = jitter_buffer / 8
+        for d in delays:
+            playout = max(m + 4 * v, floor + jitter_buffer / 2)
+            playout_sum += playout
+            if d > playout:
+                late += 1
+            m = smoothing * m + (1 - smoothing) * d
+            v = smoothing * v + (1 - smoothing) * abs(d - m)
+        mean_playout = playout_sum / len(delays)
+    else:
+        mean_playout = floor + jitter_buffer
+        late = sum(1 for d in delays if d > mean_playout)
+    mouth_to_ear = mean_playout + codec.interval
     loss = (lost + late) / sent
     return VoiceQuality(
         sent=sent, network_lost=lost, late=late,
@@ -157,3 +174,80 @@ def packet_times(start: float, duration: float, codec: Codec = G711) -> list[flo
     """Send times of a constant-bit-rate voice stream (one packet per codec interval)."""
     n = int(duration / codec.interval)
     return [start + i * codec.interval for i in range(n)]
+
+
+# -- a voice stream in the simulator ---------------------------------------------------
+
+class VoipSource:
+    """Sends one codec packet every codec interval from ``start`` until ``until``."""
+
+    __slots__ = ("engine", "flow", "link", "codec", "send_times", "until")
+
+    def __init__(self, engine, flow: int, link, codec: Codec, until: float) -> None:
+        self.engine = engine
+        self.flow = flow
+        self.link = link
+        self.codec = codec
+        self.send_times: list[float] = []
+        self.until = until
+
+    def tick(self, _=None) -> None:
+        from hfcprov.sim.packet import PROBE, Packet
+
+        now = self.engine.now
+        self.link.send(Packet(PROBE, self.flow, len(self.send_times), self.codec.packet_bytes, now))
+        self.send_times.append(now)
+        nxt = now + self.codec.interval
+        if nxt < self.until:
+            self.engine.at(nxt, self.tick)
+
+    def receive(self, pkt) -> None:  # nothing comes back to a one-way stream
+        pass
+
+
+class VoipSink:
+    __slots__ = ("engine", "recv_times")
+
+    def __init__(self, engine) -> None:
+        self.engine = engine
+        self.recv_times: dict[int, float] = {}
+
+    def receive(self, pkt) -> None:
+        self.recv_times.setdefault(pkt.seq, self.engine.now)
+
+
+def attach(net, codec: Codec = G711, start: float = 0.0, until: float | None = None):
+    """Add a voice stream to a built ``hfcprov.sim.Network``, sent the way its data flows
+    (upstream through the CM in White et al.'s Test 2). Returns (source, sink)."""
+    flow = len(net.send_host.endpoints)
+    if len(net.recv_host.endpoints) != flow:
+        raise ValueError("network hosts disagree on flow numbering")
+    until = net.sc.duration if until is None else until
+    src = VoipSource(net.engine, flow, net.entry, codec, until)
+    sink = VoipSink(net.engine)
+    net.send_host.add(src)
+    net.recv_host.add(sink)
+    net.engine.at(start, src.tick)
+    return src, sink
+
+
+def run_with_voice(scenario, codec: Codec = G711, jitter_buffer: float = 0.060, tail: float = 3.0):
+    """``hfcprov.sim.run`` with a voice call alongside the scenario's flows.
+
+    The call runs from the end of warm-up to ``tail`` seconds before the end (so a
+    packet still queued at the end is not miscounted); ``RunResult.mos`` is its
+    E-model MOS and ``extra["voip"]`` its delay, jitter and loss.
+    """
+    from hfcprov.sim.run import Network
+
+    net = Network(scenario)
+    until = max(scenario.warmup + codec.interval, scenario.duration - tail)
+    src, sink = attach(net, codec, start=scenario.warmup, until=until)
+    result = net.run()
+    recv = [sink.recv_times.get(i) for i in range(len(src.send_times))]
+    q = assess(src.send_times, recv, codec, jitter_buffer)
+    result.mos = q.mos
+    result.extra["voip"] = {"sent": q.sent, "lost": q.network_lost, "late": q.late, "loss": q.loss,
+                            "one_way_mean": q.one_way.mean, "one_way_p99": q.one_way.p99,
+                            "jitter": q.jitter, "mouth_to_ear": q.mouth_to_ear}
+    return result
