@@ -21,14 +21,14 @@ from hfcprov.lab.spec import Campaign, CampaignError, Point
 from hfcprov.results import RunResult
 
 
-def config_tree(campaign: Campaign, point: Point):
+def config_tree(campaign: Campaign, point: Point, variables: dict | None = None):
     """The point's config tree, rendered from the tier template with the point's values."""
     from hfcprov.build import render_tree
 
-    return render_tree(campaign.template, point.template_vars())
+    return render_tree(campaign.template, variables or point.template_vars())
 
 
-def upstream_flow(campaign: Campaign, point: Point) -> ServiceFlow:
+def upstream_flow(campaign: Campaign, point: Point, tree=None) -> ServiceFlow:
     """The service flow a point provisions upstream (the modem's queue under test)."""
     if campaign.template is None:
         return ServiceFlow(direction="upstream", ref=1, qos_param_set_type=7,
@@ -36,7 +36,7 @@ def upstream_flow(campaign: Campaign, point: Point) -> ServiceFlow:
                            buffer=BufferControl(target=point.buffer), buffer_source="24.35")
     from hfcprov.flows import service_flows
 
-    tree = config_tree(campaign, point)
+    tree = tree if tree is not None else config_tree(campaign, point)
     ups = [f for f in service_flows(tree) if f.direction == "upstream"]
     if not ups:
         raise CampaignError(f"{campaign.template}: renders no upstream service flow (TLV 24) for {point.key}")

@@ -222,6 +222,9 @@ def _run_measured(campaign, store, points, emit, summary):
                 _record_failed(store, point, err, emit, summary)
             else:
                 _record_done(store, point, results, emit, summary)
+                if backend.sys_descr and env.get("modem_sysDescr") != backend.sys_descr:
+                    env["modem_sysDescr"] = backend.sys_descr
+                    store.set_environment({"modem_sysDescr": backend.sys_descr})
 
 
 def results_of(store: Store) -> dict[int, dict[str, RunResult]]:

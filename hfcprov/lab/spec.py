@@ -77,6 +77,12 @@ class Point:
         d = asdict(self)
         d["target_buffer"] = self.buffer
         d["rtt_ms"] = self.rtt * 1e3
+        # the names the shipped tier templates (templates/*.j2) take as per-modem overrides
+        d["us_rate"], d["us_buffer"] = self.upstream_rate, self.buffer
+        if self.downstream_rate:
+            d["ds_rate"] = self.downstream_rate
+        else:
+            del d["downstream_rate"]  # a template's default applies, not an explicit None
         return d
 
     def to_dict(self) -> dict:
