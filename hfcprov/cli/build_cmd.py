@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from hfcprov.errors import HfcprovError, UnitError
+from hfcprov.errors import UnitError
 from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate
 
 
@@ -42,7 +42,9 @@ def build(template, inventory, out, secret_file, jobs, pattern, strict, progress
     """Build one config file per modem from tier templates and an inventory, plus a manifest."""
     from hfcprov.build.bulk import build as run_build
 
-    secret = _read_secret(secret_file) if secret_file else None
+    from hfcprov.config import read_secret  # the same reading as `hfcprov config encode --secret-file`
+
+    secret = read_secret(secret_file) if secret_file else None
     show = sys.stderr.isatty() if progress is None else progress
     if show:
         from rich.console import Console
@@ -62,17 +64,6 @@ def build(template, inventory, out, secret_file, jobs, pattern, strict, progress
         f"{summary.built} built, {summary.unchanged} unchanged, {len(summary.failed)} failed of {summary.total}"
         f" in {summary.seconds:.2f} s ({summary.files_per_second:.0f} files/s); manifest: {Path(out) / 'manifest.json'}"
     )
-
-
-def _read_secret(path) -> bytes:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise HfcprovError(f"{path}: cannot read secret file: {err.strerror}") from None
-    secret = data.splitlines()[0].strip() if data.strip() else b""
-    if not secret:
-        raise HfcprovError(f"{path}: secret file is empty")
-    return secret
 
 
 # --- buffer -------------------------------------------------------------------------------------------------------
