@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,17 @@ def _udp_bound() -> set[tuple[str, int]]:
     return bound
 
 
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when the process that started the agent dies (no stray agents
+    after a crashed test or benchmark)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 class SnmpSimAgent:
     """An snmpsim-command-responder process; ``start()`` returns once every endpoint is bound."""
 
@@ -114,7 +126,7 @@ class SnmpSimAgent:
         env = dict(os.environ, SNMPSIM_ALLOW_ROOT="true")
         self._log = open(tmp / "snmpsim.log", "w+b")
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         want = {(h, p) for h, p in self.endpoints}
         deadline = time.monotonic() + self.start_timeout
         while True:

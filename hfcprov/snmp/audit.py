@@ -1,0 +1,307 @@
+"""Audit deployed modems: what each one applied (DOCS-QOS3-MIB) against the config file it should run.
+
+Per modem, one GETBULK (more only for modems with many flows) reads sysDescr,
+docsDevServerConfigFile, docsIfCmStatusValue, every docsQosParamSetTable row
+(max rate, burst, min reserved rate, Buffer Control minimum/target/maximum),
+docsQosServiceFlowDirection and docsQosServiceFlowBufferSize. The expected flows
+come from decoding the intended config file with ``hfcprov.config.read_config``
+and ``hfcprov.flows.service_flows``; config flows and the modem's SFIDs are
+paired per direction in order (the n-th upstream flow of the file is the modem's
+n-th upstream SFID), the way a CM registers them.
+
+Modems are audited concurrently (bounded by ``concurrency``); each result is
+handed to ``on_result`` as soon as it is known, so a dead modem only costs its
+own timeout and output streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from hfcprov import mib
+from hfcprov.errors import HfcprovError
+from hfcprov.flows import ServiceFlow
+from hfcprov.snmp import oids
+from hfcprov.snmp.client import Credentials, SnmpAuthError, SnmpClient, SnmpError, SnmpTimeout
+
+IN_SYNC, DRIFTED, WRONG_CONFIG, OFFLINE, UNREACHABLE, AUTH_FAILURE, ERROR = (
+    "in-sync", "drifted", "wrong-config", "offline", "unreachable", "auth-failure", "error")
+STATUSES = (IN_SYNC, DRIFTED, WRONG_CONFIG, OFFLINE, UNREACHABLE, AUTH_FAILURE, ERROR)
+
+# audited field -> (label in reports, how to read it from a ServiceFlow)
+FIELDS = {
+    "max_sustained_rate": ("max rate", lambda f: f.max_sustained_rate),
+    "max_traffic_burst": ("max burst", lambda f: f.max_traffic_burst),
+    "min_reserved_rate": ("min reserved rate", lambda f: f.min_reserved_rate),
+    "buffer_minimum": ("minimum buffer", lambda f: f.buffer.minimum),
+    "buffer_target": ("target buffer", lambda f: f.buffer.target),
+    "buffer_maximum": ("maximum buffer", lambda f: f.buffer.maximum),
+}
+
+
+class AuditError(HfcprovError):
+    """The audit cannot start (bad inventory row, missing config folder)."""
+
+
+@dataclass(frozen=True)
+class AuditTarget:
+    """One modem to audit: where to reach it and which config file it should run."""
+
+    mac: str
+    host: str
+    port: int = 161
+    config: str | None = None  # expected config file name (what docsDevServerConfigFile should say)
+    where: str = ""  # inventory row, for messages
+    guessed: bool = False  # config name came from the file-name pattern, not the inventory
+
+
+@dataclass
+class Drift:
+    flow: str  # "upstream flow 1 (sfid 3)"
+    field: str  # key of FIELDS, or "flow" for a missing flow
+    expected: object
+    actual: object
+
+    def __str__(self) -> str:
+        if self.field == "flow":
+            return f"{self.flow}: {self.expected}, {self.actual}"
+        return f"{self.flow}: {FIELDS[self.field][0]} {_num(self.expected)} asked, {_num(self.actual)} applied"
+
+
+@dataclass
+class ModemAudit:
+    mac: str
+    host: str
+    port: int
+    status: str
+    config_file: str | None = None  # what the modem reports it loaded
+    expected_config: str | None = None
+    cm_status: str | None = None  # docsIfCmStatusValue label, e.g. "operational(12)"
+    sys_descr: str | None = None
+    drifts: list[Drift] = field(default_factory=list)
+    buffer_sizes: dict[str, int] = field(default_factory=dict)  # "upstream flow 1" -> docsQosServiceFlowBufferSize
+    message: str = ""
+    seconds: float = 0.0
+
+    @property
+    def detail(self) -> str:
+        if self.drifts:
+            return "; ".join(str(d) for d in self.drifts)
+        return self.message
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["drifts"] = [{**asdict(x), "text": str(x)} for x in self.drifts]
+        d["detail"] = self.detail
+        return d
+
+
+def _num(v) -> str:
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+
+def targets_from_inventory(rows: list[dict], default_port: int = 161, pattern: str = "{mac}.cm") -> list[AuditTarget]:
+    """Audit targets from ``hfcprov.build.load_inventory`` rows.
+
+    A row needs ``ip`` (or ``host``); ``port`` and ``config`` (the file name the modem should
+    have loaded) are optional, the name defaulting to ``pattern`` (the build's default).
+    """
+    targets = []
+    for n, row in enumerate(rows, 1):
+        host = row.get("ip") or row.get("host")
+        where = f"inventory row {n} (mac {row.get('mac')})"
+        if not host:
+            raise AuditError(f"{where}: no ip or host column to reach the modem")
+        try:
+            port = int(row.get("port") or row.get("snmp_port") or default_port)
+        except ValueError:
+            raise AuditError(f"{where}: port {row.get('port')!r} is not a number") from None
+        config = row.get("config") or row.get("config_file")
+        guessed = not config
+        if guessed:
+            config = pattern.format(**row)
+        targets.append(AuditTarget(mac=row["mac"], host=str(host), port=port, config=str(config), where=where,
+                                   guessed=guessed))
+    return targets
+
+
+class ExpectedConfigs:
+    """Decoded expected configs, by file name, from a folder; each file is decoded once."""
+
+    def __init__(self, folder: str | Path | None, secret: bytes | None = None):
+        self.folder = Path(folder) if folder else None
+        self.secret = secret
+        self._cache: dict[str, list[ServiceFlow] | HfcprovError] = {}
+
+    def flows(self, name: str) -> list[ServiceFlow]:
+        from hfcprov.config import read_config
+        from hfcprov.flows import service_flows
+
+        if name not in self._cache:
+            path = self.folder / Path(name).name
+            try:
+                self._cache[name] = service_flows(read_config(path, secret=self.secret))
+            except HfcprovError as err:
+                self._cache[name] = err
+        found = self._cache[name]
+        if isinstance(found, HfcprovError):
+            raise found
+        return found
+
+    def has(self, name: str) -> bool:
+        return self.folder is not None and (self.folder / Path(name).name).is_file()
+
+
+async def audit_modem(client: SnmpClient, target: AuditTarget, configs: ExpectedConfigs) -> ModemAudit:
+    """Audit one modem; never raises for anything a modem or its data can cause."""
+    started = time.monotonic()
+    result = ModemAudit(mac=target.mac, host=target.host, port=target.port, status=ERROR,
+                        expected_config=target.config)
+    try:
+        scalars, tables = await client.fetch(
+            target.host, target.port, [oids.SYS_DESCR, oids.CONFIG_FILE],
+            [oids.CM_STATUS_VALUE, *oids.PARAM_SET.values(), oids.SF_DIRECTION, oids.SF_BUFFER_SIZE])
+        _compare(result, target, scalars, tables, configs)
+    except SnmpTimeout as err:
+        result.status, result.message = UNREACHABLE, str(err)
+    except SnmpAuthError as err:
+        result.status, result.message = AUTH_FAILURE, str(err)
+    except (SnmpError, HfcprovError) as err:
+        result.status, result.message = ERROR, str(err)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _text(value) -> str | None:
+    if value is None:
+        return None
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def _compare(result: ModemAudit, target: AuditTarget, scalars, tables, configs: ExpectedConfigs) -> None:
+    result.sys_descr = _text(scalars.get(oids.SYS_DESCR))
+    result.config_file = _text(scalars.get(oids.CONFIG_FILE))
+    status_rows = tables[oids.CM_STATUS_VALUE]
+    cm_status = next(iter(status_rows.values()), None) if status_rows else None
+    if cm_status is not None:
+        label = mib.enum_label("docsIfCmStatusValue", cm_status)
+        result.cm_status = f"{label}({cm_status})" if label else str(cm_status)
+    if cm_status != oids.CM_OPERATIONAL:
+        result.status = OFFLINE
+        result.message = f"docsIfCmStatusValue {result.cm_status or 'missing'}"
+        return
+    reported = Path(result.config_file).name if result.config_file else None
+    expected = target.config
+    if target.guessed and expected and not configs.has(expected):
+        expected = None  # the inventory names no file and there is no per-modem one: judge the file it reports
+    if expected and reported != Path(expected).name:
+        result.status = WRONG_CONFIG
+        result.message = f"loaded {reported or '(none)'}, expected {Path(expected).name}"
+        return
+    name = expected or reported
+    result.expected_config = name
+    if not name:
+        result.status, result.message = ERROR, "modem reports no config file and the inventory names none"
+        return
+    if configs.folder is None:
+        result.status, result.message = ERROR, "no --configs folder to read the expected config from"
+        return
+    expected_flows = configs.flows(name)
+    result.drifts = _drifts(expected_flows, tables, result)
+    result.status = DRIFTED if result.drifts else IN_SYNC
+    if not result.drifts:
+        result.message = f"{len(expected_flows)} flows as in {name}"
+
+
+def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit) -> list[Drift]:
+    # rows of docsQosParamSetTable: index ifIndex.type.sfid
+    rows: dict[int, dict[int, dict[str, object]]] = {}  # sfid -> type -> field -> value
+    for key, column in oids.PARAM_SET.items():
+        for index, value in tables[column].items():
+            parts = index.split(".")
+            if len(parts) < 3:
+                continue
+            rows.setdefault(int(parts[-1]), {}).setdefault(int(parts[-2]), {})[key] = value
+    direction_of: dict[int, str] = {}
+    for index, value in tables[oids.SF_DIRECTION].items():
+        direction_of[int(index.split(".")[-1])] = oids.DIRECTION.get(value, str(value))
+    buffer_size = {int(i.split(".")[-1]): v for i, v in tables[oids.SF_BUFFER_SIZE].items()}
+    drifts = []
+    for direction in ("upstream", "downstream"):
+        want = [f for f in expected if f.direction == direction]
+        have = sorted(s for s, d in direction_of.items() if d == direction)
+        for n, flow in enumerate(want, 1):
+            name = f"{direction} flow {n}"
+            if n > len(have):
+                drifts.append(Drift(name, "flow", "in the config file", "not on the modem"))
+                continue
+            sfid = have[n - 1]
+            name = f"{name} (sfid {sfid})"
+            sets = rows.get(sfid, {})
+            applied = sets.get(oids.PARAM_SET_ACTIVE) or sets.get(oids.PARAM_SET_PROVISIONED) or {}
+            if buffer_size.get(sfid) is not None:
+                result.buffer_sizes[f"{direction} flow {n}"] = buffer_size[sfid]
+            for key, (_label, get) in FIELDS.items():
+                asked = get(flow)
+                if asked is None:
+                    continue
+                actual = applied.get(key)
+                if actual is None or int(actual) != int(asked):
+                    drifts.append(Drift(name, key, asked, actual))
+        for sfid in have[len(want):]:
+            drifts.append(Drift(f"{direction} sfid {sfid}", "flow", "not in the config file", "active on the modem"))
+    return drifts
+
+
+@dataclass
+class AuditSummary:
+    counts: Counter
+    seconds: float
+    total: int
+
+    @property
+    def all_in_sync(self) -> bool:
+        return self.counts.get(IN_SYNC, 0) == self.total
+
+    @property
+    def rate(self) -> float:
+        return self.total / self.seconds if self.seconds > 0 else 0.0
+
+    def line(self) -> str:
+        parts = ", ".join(f"{self.counts[s]} {s}" for s in STATUSES if self.counts.get(s))
+        return f"audited {self.total} modems in {self.seconds:.1f} s ({self.rate:.0f}/s): {parts or 'none'}"
+
+
+async def audit_all(targets: list[AuditTarget], credentials: Credentials, configs: ExpectedConfigs,
+                    on_result: Callable[[ModemAudit], None] | None = None, concurrency: int = 100,
+                    timeout: float = 2.0, retries: int = 1) -> AuditSummary:
+    """Audit every target with at most ``concurrency`` modems in flight; results go to ``on_result``
+    in completion order as they arrive."""
+    started = time.monotonic()
+    client = SnmpClient(credentials, timeout=timeout, retries=retries)
+    counts: Counter = Counter()
+    queue: asyncio.Queue = asyncio.Queue()
+    for t in targets:
+        queue.put_nowait(t)
+
+    async def worker():
+        while True:
+            try:
+                target = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            result = await audit_modem(client, target, configs)
+            counts[result.status] += 1
+            if on_result is not None:
+                on_result(result)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(targets))))))
+    finally:
+        client.close()
+    return AuditSummary(counts, time.monotonic() - started, len(targets))

@@ -1,0 +1,194 @@
+"""hfcprov snmp audit / reset / cmts-modems end to end: CLI process -> UDP -> snmpsim agent."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from hfcprov.snmp import oids
+from hfcprov.snmp.client import Credentials, SnmpClient, run
+from tests.snmp.conftest import MACS, V3_AUTH, V3_PRIV, V3_USER
+
+
+def hfcprov(*args, env=None, timeout=60):
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("HFCPROV_SNMP")}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "hfcprov", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=full_env)
+
+
+def by_mac(stdout: str) -> dict:
+    return {r["mac"]: r for r in map(json.loads, stdout.splitlines())}
+
+
+def test_audit_reports_each_kind_of_modem(lab):
+    inv = lab.inventory(list(MACS))
+    started = time.monotonic()
+    res = hfcprov("snmp", "audit", "--inventory", inv, "--configs", lab.configs, "--format", "json",
+                  "--timeout", "500ms", "--retries", "1")
+    elapsed = time.monotonic() - started
+    assert res.returncode == 2, res.stderr
+    rows = by_mac(res.stdout)
+    assert {m: rows[m]["status"] for m in rows} == {
+        MACS["insync"]: "in-sync", MACS["drifted"]: "drifted", MACS["wrongcfg"]: "wrong-config",
+        MACS["offline"]: "offline", MACS["dead"]: "unreachable"}
+    drifted = rows[MACS["drifted"]]
+    assert [d["field"] for d in drifted["drifts"]] == ["buffer_target"]
+    assert "target buffer 16384 asked, 65536 applied" in drifted["detail"]
+    assert drifted["buffer_sizes"]["upstream flow 1"] == 65536
+    assert rows[MACS["wrongcfg"]]["config_file"] == "old-tier.cm"
+    assert f"expected {MACS['wrongcfg']}.cm" in rows[MACS["wrongcfg"]]["detail"]
+    assert rows[MACS["offline"]]["cm_status"] == "notReady(2)"
+    assert rows[MACS["insync"]]["sys_descr"] == "hfcprov sim modem insync"
+    # the dead modem costs its own 2 x 0.5 s, not a stall of the run
+    assert elapsed < 10
+    assert "audited 5 modems" in res.stderr and "1 in-sync" in res.stderr and "1 unreachable" in res.stderr
+
+
+def test_audit_all_in_sync_exits_zero_and_streams_csv(lab):
+    inv = lab.inventory(["insync"])
+    res = hfcprov("snmp", "audit", "--inventory", inv, "--configs", lab.configs, "--format", "csv")
+    assert res.returncode == 0, res.stderr
+    rows = list(csv.DictReader(res.stdout.splitlines()))
+    assert [(r["mac"], r["status"]) for r in rows] == [(MACS["insync"], "in-sync")]
+
+
+def test_audit_table_names_the_drift(lab):
+    res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["drifted"]), "--configs", lab.configs)
+    assert res.returncode == 2
+    header, line = res.stdout.splitlines()
+    assert header.split()[:3] == ["mac", "host", "status"]
+    assert "drifted" in line and "upstream flow 1 (sfid 1): target buffer 16384 asked, 65536 applied" in line
+
+
+def test_audit_v3_authpriv(lab):
+    keys = lab.tmp / "v3.keys"
+    keys.write_text(f"auth: {V3_AUTH}\npriv: {V3_PRIV}\n")
+    inv = lab.inventory(["insync", "drifted"])
+    res = hfcprov("snmp", "audit", "--inventory", inv, "--configs", lab.configs, "--format", "json",
+                  "--v3-user", V3_USER, "--v3-key-file", keys, "--v3-priv-proto", "AES")
+    rows = by_mac(res.stdout)
+    assert rows[MACS["insync"]]["status"] == "in-sync", res.stderr
+    assert rows[MACS["drifted"]]["status"] == "drifted"
+    assert V3_AUTH not in res.stdout + res.stderr and V3_PRIV not in res.stdout + res.stderr
+
+
+def test_audit_v3_wrong_key_is_auth_failure(lab):
+    res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["insync"]), "--configs", lab.configs,
+                  "--format", "json", "--v3-user", V3_USER, "--timeout", "1s",
+                  env={"HFCPROV_SNMP_V3_AUTH_KEY": "not-the-key", "HFCPROV_SNMP_V3_PRIV_KEY": V3_PRIV})
+    assert res.returncode == 2
+    row = by_mac(res.stdout)[MACS["insync"]]
+    assert row["status"] == "auth-failure", row
+    assert "not-the-key" not in res.stdout + res.stderr
+
+
+def test_audit_missing_expected_config_is_reported_not_raised(lab, tmp_path):
+    res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["insync"]), "--configs", tmp_path,
+                  "--format", "json")
+    row = by_mac(res.stdout)[MACS["insync"]]
+    assert res.returncode == 2 and row["status"] == "error"
+    assert "Traceback" not in res.stderr
+
+
+def test_audit_bad_inventory_is_one_line(lab, tmp_path):
+    inv = tmp_path / "inv.csv"
+    inv.write_text("mac,port\n001122334455,161\n")
+    res = hfcprov("snmp", "audit", "--inventory", inv, "--configs", lab.configs)
+    assert res.returncode == 1
+    assert res.stderr.strip().count("\n") == 0 and "no ip or host" in res.stderr
+
+
+def test_reset_sets_docsDevResetNow(lab, tmp_path):
+    community = tmp_path / "community"
+    community.write_text("public\n")
+    port = lab.ports["offline"]
+    res = hfcprov("snmp", "reset", f"127.0.0.1:{port}", "--community-file", community)
+    assert res.returncode == 0, res.stderr
+    assert "reset sent" in res.stdout
+
+    async def read():
+        c = SnmpClient(Credentials(community="public"), timeout=1, retries=1)
+        try:
+            return await c.get("127.0.0.1", port, [oids.RESET_NOW])
+        finally:
+            c.close()
+
+    assert run(read())[oids.RESET_NOW] == 1  # true(1): the agent took the SET
+
+
+def test_reset_needs_a_write_community(lab):
+    res = hfcprov("snmp", "reset", f"127.0.0.1:{lab.ports['insync']}")
+    assert res.returncode == 1
+    assert "no community" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_reset_wait_online(lab, tmp_path):
+    community = tmp_path / "community"
+    community.write_text("public\n")
+    res = hfcprov("snmp", "reset", f"127.0.0.1:{lab.ports['insync']}", "--community-file", community,
+                  "--wait-online", "--down-grace", "0s", "--poll-interval", "100ms")
+    assert res.returncode == 0, res.stderr
+    assert "back online" in res.stdout
+
+
+def test_reset_wait_online_times_out_on_offline_modem(lab, tmp_path):
+    community = tmp_path / "community"
+    community.write_text("public\n")
+    res = hfcprov("snmp", "reset", f"127.0.0.1:{lab.ports['offline']}", "--community-file", community,
+                  "--wait-online", "--online-timeout", "1s", "--poll-interval", "200ms")
+    assert res.returncode == 1
+    assert "not back online after 1 s" in res.stderr
+
+
+def test_reset_wait_online_via_cmts(lab, tmp_path):
+    community = tmp_path / "community"
+    community.write_text("public\n")
+    res = hfcprov("snmp", "reset", f"127.0.0.1:{lab.ports['insync']}", "--community-file", community,
+                  "--wait-online", "--down-grace", "0s", "--cmts", f"127.0.0.1:{lab.cmts_port}")
+    # every simulated modem sits on 127.0.0.1; the CMTS's first row for that IP is operational
+    assert res.returncode == 0, res.stderr
+
+
+def test_cmts_modems_table_and_inventory_feed_the_audit(lab, tmp_path):
+    res = hfcprov("snmp", "cmts-modems", f"127.0.0.1:{lab.cmts_port}", "--format", "json")
+    assert res.returncode == 0, res.stderr
+    rows = by_mac(res.stdout)
+    assert set(rows) == set(MACS.values())
+    assert rows[MACS["insync"]]["status"] == "operational(8)"
+    assert rows[MACS["insync"]]["reg_status"] == "operational(8)"
+    assert rows[MACS["offline"]]["status"] == "ranging(2)"
+    assert rows[MACS["insync"]]["ip"] == "127.0.0.1"
+
+    inv = tmp_path / "from-cmts.csv"
+    res = hfcprov("snmp", "cmts-modems", f"127.0.0.1:{lab.cmts_port}", "--online-only", "--inventory-out", inv)
+    assert res.returncode == 0, res.stderr
+    listed = list(csv.DictReader(inv.read_text().splitlines()))
+    assert MACS["offline"] not in {r["mac"] for r in listed} and len(listed) == 4
+    # the audit reads that inventory (all modems answer on one port here: point it at the in-sync one)
+    one = tmp_path / "one.csv"
+    one.write_text("\n".join(inv.read_text().splitlines()[:1] + [ln for ln in inv.read_text().splitlines()
+                                                                  if ln.startswith(MACS["insync"])]) + "\n")
+    res = hfcprov("snmp", "audit", "--inventory", one, "--configs", lab.configs, "--port", lab.ports["insync"],
+                  "--format", "json")
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_cmts_unreachable_is_one_line(tmp_path):
+    import socket
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    try:
+        res = hfcprov("snmp", "cmts-modems", f"127.0.0.1:{port}", "--timeout", "200ms", "--retries", "0")
+    finally:
+        s.close()
+    assert res.returncode == 1
+    assert res.stderr.strip() == f"hfcprov: error: 127.0.0.1:{port}: no SNMP answer in 0.2 s x 1 tries"
