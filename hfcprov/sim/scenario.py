@@ -21,7 +21,7 @@ class ScenarioError(HfcprovError):
 
 
 # Cohen-Ramanathan's and today's RTO timers: (granularity s, minimum RTO s)
-TIMERS = {"coarse": (0.5, 1.0), "200ms": (0.2, 0.4), "fine": (0.0, 0.2)}
+TIMERS = {"coarse": (0.5, 2.0), "200ms": (0.2, 0.8), "fine": (0.0, 0.2)}
 
 
 @dataclass

@@ -1,0 +1,160 @@
+"""TCP sender/receiver behaviour on a hand-built path with chosen losses."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from hfcprov.sim import FlowSpec, LossSpec, Scenario, TcpOptions, run
+from hfcprov.sim.cc import congestion_control
+from hfcprov.sim.engine import Engine
+from hfcprov.sim.link import Link
+from hfcprov.sim.packet import ACK, DATA
+from hfcprov.sim.run import Host
+from hfcprov.sim.tcp import TcpReceiver, TcpSender
+
+
+class DropFirstSend:
+    """In front of a link: loses the first transmission of the chosen segments; logs every packet."""
+
+    def __init__(self, link, drop=()):
+        self.link = link
+        self.drop = set(drop)
+        self.log = []  # (time, seq, retx)
+
+    def send(self, pkt):
+        self.log.append((self.link.engine.now, pkt.seq, pkt.retx))
+        if pkt.kind == DATA and not pkt.retx and pkt.seq in self.drop:
+            self.drop.discard(pkt.seq)
+            return True
+        return self.link.send(pkt)
+
+
+class CountAcks:
+    def __init__(self, link):
+        self.link = link
+        self.acks = 0
+
+    def send(self, pkt):
+        self.acks += pkt.kind == ACK
+        return self.link.send(pkt)
+
+
+def path(opts, size, drop=(), rate=10e6, rtt=0.04, buffer=None, start=0.0):
+    eng = Engine()
+    a, b = Host(), Host()
+    fwd = DropFirstSend(Link(eng, b, capacity=rate, delay=rtt / 2, buffer=buffer), drop)
+    rev = CountAcks(Link(eng, a, capacity=1e9, delay=rtt / 2))
+    s = TcpSender(eng, 0, fwd, opts, congestion_control(opts.variant), size)
+    r = TcpReceiver(eng, 0, rev, opts)
+    a.add(s)
+    b.add(r)
+    eng.at(start, s.start)
+    return eng, s, r, fwd, rev
+
+
+@pytest.mark.parametrize("variant", ["reno", "newreno", "sack"])
+def test_lossless_transfer_delivers_every_byte_once(variant):
+    opts = TcpOptions(variant=variant)
+    eng, s, r, fwd, _ = path(opts, 1_000_000)
+    eng.run(30)
+    assert s.done_at is not None
+    assert r.rcv_nxt == s.total == 685 and s.retransmissions == 0 and s.timeouts == 0
+    assert len(fwd.log) == 685
+    assert 0.8 < s.done_at < 2.0  # 800 ms of serialisation at 10 Mb/s plus slow start
+
+
+@pytest.mark.parametrize("variant", ["reno", "newreno", "sack"])
+def test_one_loss_in_a_big_window_is_a_fast_retransmit(variant):
+    opts = TcpOptions(variant=variant)
+    eng, s, r, _, _ = path(opts, 1_000_000, drop={100})
+    eng.run(30)
+    assert (s.fast_retransmits, s.timeouts, s.retransmissions) == (1, 0, 1)
+    assert s.done_at is not None
+
+
+@pytest.mark.parametrize("variant,timeouts", [("newreno", 0), ("sack", 0)])
+def test_newreno_and_sack_repair_three_losses_in_one_window_without_timeout(variant, timeouts):
+    opts = TcpOptions(variant=variant)
+    eng, s, r, _, _ = path(opts, 1_000_000, drop={100, 104, 109})
+    eng.run(30)
+    assert s.timeouts == timeouts
+    assert s.fast_retransmits == 1
+    assert s.retransmissions == 3
+    assert s.done_at is not None
+
+
+def test_reno_needs_more_than_one_recovery_for_three_losses():
+    opts = TcpOptions(variant="reno")
+    eng, s, r, _, _ = path(opts, 1_000_000, drop={100, 104, 109})
+    eng.run(30)
+    assert s.fast_retransmits + s.timeouts >= 2
+    assert s.done_at is not None
+
+
+def test_super_fast_retransmit_recovers_where_three_dupacks_cannot():
+    # A 2-segment window (socket buffer) yields one dupACK per loss: only dupthresh 1 avoids the RTO.
+    base = TcpOptions(variant="reno", socket_buffer=2 * 1460, delayed_ack=False)
+    eng, s, *_ = path(base, 200_000, drop={30})
+    eng.run(30)
+    assert s.timeouts == 1 and s.fast_retransmits == 0
+    eng, s, *_ = path(dataclasses.replace(base, dupthresh=1), 200_000, drop={30})
+    eng.run(30)
+    assert s.timeouts == 0 and s.fast_retransmits == 1
+
+
+@pytest.mark.parametrize("gran,min_rto,expect", [(0.5, 2.0, 2.0), (0.2, 0.8, 1.2), (0.0, 1.0, 1.3)])
+def test_rto_fires_on_the_timer_tick(gran, min_rto, expect):
+    # A one-segment transfer whose segment is lost, started at t=0.3 s: no RTT sample yet,
+    # so the RTO is max(initial 1 s, min); a coarse timer fires on its k-th tick from now
+    # (ticks at 0.4, 0.6, ... for 200 ms: the 5th is 1.2 s), as the BSD slow timer does.
+    opts = TcpOptions(variant="reno", timer_granularity=gran, min_rto=min_rto, initial_rto=1.0)
+    eng, s, r, fwd, _ = path(opts, 1000, drop={0}, start=0.3)
+    eng.run(10)
+    assert s.timeouts == 1
+    retx_time = [t for t, seq, retx in fwd.log if retx][0]
+    assert retx_time == pytest.approx(expect)
+
+
+def test_delayed_ack_halves_the_acks_and_delays_a_lone_segment():
+    opts = TcpOptions(variant="newreno")
+    eng, s, r, fwd, rev = path(opts, 146_000)
+    eng.run(10)
+    assert rev.acks == pytest.approx(len(fwd.log) / 2, abs=6)
+    eng, s, r, fwd, rev = path(dataclasses.replace(opts, delayed_ack=False), 146_000)
+    eng.run(10)
+    assert rev.acks == len(fwd.log)
+    # One segment alone waits the 200 ms delayed-ACK timer before it is acknowledged.
+    eng, s, *_ = path(opts, 500, rtt=0.02)
+    eng.run(10)
+    assert s.done_at == pytest.approx(0.02 + 0.2, abs=0.002)
+
+
+def test_socket_buffer_caps_throughput_at_window_over_rtt():
+    sc = Scenario(rate=100e6, buffer=None, rtt=0.05, duration=20, warmup=5, sample_interval=None,
+                  tcp=TcpOptions(socket_buffer=16 * 1460, delayed_ack=False))
+    r = run(sc)
+    assert r.goodput_bps == pytest.approx(16 * 1460 * 8 / 0.05, rel=0.03)
+
+
+def test_a_seed_reproduces_a_lossy_run_bit_for_bit_and_another_seed_differs():
+    sc = Scenario(rate=5e6, buffer=32768, rtt=0.04, duration=10, probe_rate=20,
+                  flows=[FlowSpec(), FlowSpec(start=1.0, size=500_000)],
+                  data_loss=LossSpec("gilbert", 0.01, 3), ack_loss=LossSpec("bernoulli", 0.01))
+    a, b = run(sc).to_dict(), run(sc).to_dict()
+    for d in (a, b):
+        d["extra"].pop("wall_s")
+        d["extra"].pop("events_per_s")
+    assert a == b
+    c = run(sc.replace(seed=2))
+    assert c.goodput_bps != a["goodput_bps"]
+
+
+def test_ack_loss_alone_costs_less_than_data_loss():
+    # Cohen-Ramanathan section IV: cumulative ACKs cover for lost ACKs; lost data must be resent.
+    base = Scenario(rate=10e6, buffer=65536, rtt=0.02, duration=20, sample_interval=None,
+                    flows=[FlowSpec(size=2_000_000)], tcp=TcpOptions(variant="reno", socket_buffer=8192))
+    ack = [run(base.replace(seed=i, ack_loss=LossSpec("bernoulli", 0.03))).flows[0].goodput_bps for i in range(5)]
+    data = [run(base.replace(seed=i, data_loss=LossSpec("bernoulli", 0.03))).flows[0].goodput_bps for i in range(5)]
+    assert sum(ack) > 1.5 * sum(data)
