@@ -228,9 +228,15 @@ def advise(
     )
     reasons.append(
         f"latency budget {format_duration(latency_budget)} (ITU-T G.114: keep one-way delay below 150 ms)"
-        f" allows at most {cap} bytes at {format_rate(rate)}: maximum = {cap}"
+        f" allows at most {cap} bytes at {format_rate(rate)}" + (f": maximum = {cap}" if cap >= MAX_FRAME else "")
     )
-    if _round_up_kib(needed) > cap:
+    if cap < MAX_FRAME:
+        reasons.append(
+            f"even one full frame ({MAX_FRAME} bytes) takes {format_duration(latency_under_load(MAX_FRAME, rate))}"
+            f" at {format_rate(rate)}: the budget cannot be met; target and maximum are one frame"
+        )
+        cap = target
+    elif _round_up_kib(needed) > cap:
         reasons.append(
             "the budget, not the BDP, sets the target: a single flow will not fill the rate at this RTT;"
             " prefer latency over bulk throughput (White et al. 2011)"
@@ -276,7 +282,8 @@ def advise_target(rate: float, rtt: float, flows: int = 1, latency_budget: float
     _check(rate, rtt, flows)
     needed = bdp_bytes(rate, rtt) / math.sqrt(flows)
     cap = int(rate * latency_budget / 8)
-    return min(max(_round_up_kib(needed), _round_up_kib(FRAMES_FLOOR * MAX_FRAME)), cap)
+    # never below one full frame: a smaller buffer would drop every full-size packet
+    return max(MAX_FRAME, min(max(_round_up_kib(needed), _round_up_kib(FRAMES_FLOOR * MAX_FRAME)), cap))
 
 
 def _round_up_kib(n: float) -> int:

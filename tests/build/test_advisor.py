@@ -115,3 +115,9 @@ def test_simulator_refines_the_table_towards_white_et_al():
     assert predict(10e6, 16 * KiB, 0.040).utilization > 0.9  # the analytic bound is the optimistic one
     # a bigger buffer at the same rate adds latency under load
     assert cells[(1e6, 64 * KiB)].latency_under_load > cells[(1e6, 16 * KiB)].latency_under_load
+
+
+def test_budget_below_one_frame_still_gives_a_usable_buffer():
+    a = advise(64e3, 0.040, latency_budget=0.100)
+    assert a.target == a.maximum == 1518
+    assert any("cannot be met" in r for r in a.reasoning)
