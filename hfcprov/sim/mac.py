@@ -487,3 +487,23 @@ class _Saturate:
         while self.cm.send(self.pkt):
             pass
         self.engine.after(0.001, self.top_up)
+
+
+def acks_through_cm(net, params: MacParams | None = None, *, rate: float | None = None,
+                    buffer: int | None = None, burst: int | None = None, seed: int = 0) -> CableModem:
+    """Send a built ``Network``'s ACKs (and probe echoes) upstream through a request-grant CM.
+
+    For downstream transfers such as Atov-Kennedy's (data at 3 Mb/s down, ACKs
+    through the CM's 512 kb/s upstream): their ACK clock then carries the MAC's
+    request-grant delays. Replaces the plain reverse link's role for receivers.
+    """
+    channel = UpstreamChannel(net.engine, params or MacParams.docsis11(), random.Random(f"ack-mac-{seed}"))
+    cm = CableModem(channel, net.send_host, delay=net.sc.rtt / 2.0, buffer=buffer, rate=rate,
+                    burst=burst, name="ack-cm")
+    for r in net.receivers:
+        r.link = cm
+    for ep in net.recv_host.endpoints:
+        if hasattr(ep, "link") and not hasattr(ep, "rcv_nxt"):
+            ep.link = cm  # probe echo
+    net.reverse_mac = cm
+    return cm

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 from hfcprov.sim.cc import CongestionControl
+from hfcprov.sim.scenario import TcpOptions
 
 DEFAULT_ALPHA = 20.0
 
@@ -68,6 +69,13 @@ class FastWindow:
 
     def on_timeout(self, now: float) -> None:
         self.cwnd = 2.0
+
+
+@dataclass
+class FastOptions(TcpOptions):
+    """TCP options with FAST's alpha (packets each flow keeps queued)."""
+
+    fast_alpha: float = DEFAULT_ALPHA
 
 
 def _alpha_of(options) -> float:

@@ -1,0 +1,54 @@
+"""FAST TCP on Atov-Kennedy's 3 Mb/s down / 512 kb/s up access link, simple and DOCSIS."""
+
+from hfcprov.sim import FlowSpec, Scenario
+from hfcprov.sim.mac import MacParams, acks_through_cm
+from hfcprov.sim.run import Network
+from hfcprov.sim.tcp_fast import FastOptions
+
+RATE = 3e6
+FULL = RATE * 1460 / 1500 * 0.97  # 2.5% TCP/IP headers (their footnote 1), a little slack
+
+
+def network(alpha, docsis, flows, duration):
+    # Data downstream at 3 Mb/s with Cisco's 1024 ms of buffering, 100 ms RTT; ACKs go
+    # upstream, through a DOCSIS 1.1 CM limited to 512 kb/s when ``docsis``.
+    sc = Scenario(rate=RATE, buffer=int(RATE * 1.024 / 8), rtt=0.1, direction="downstream",
+                  duration=duration, warmup=0.0, flows=flows, sample_interval=None,
+                  tcp=FastOptions(variant="fast", fast_alpha=alpha, delack_timeout=0.04))
+    net = Network(sc)
+    if docsis:
+        acks_through_cm(net, MacParams.docsis11(), rate=512e3)
+    return net
+
+
+def goodput(alpha, docsis):
+    net = network(alpha, docsis, [FlowSpec()], 60.0)
+    t0 = {}
+    net.engine.at(10.0, lambda _: t0.update(b=net.received(0)))
+    net.run()
+    return (net.received(0) - t0["b"]) * 8 / 50.0
+
+
+def test_fast_needs_alpha_of_about_three_on_a_simple_link():
+    assert goodput(1, False) < 0.8 * FULL  # delayed-ACK burstiness + integer arithmetic
+    assert goodput(3, False) > FULL
+    assert goodput(12, False) > FULL
+
+
+def test_request_grant_ack_path_needs_a_larger_alpha():
+    simple3, docsis3 = goodput(3, False), goodput(3, True)
+    assert docsis3 < simple3 - 0.15 * RATE
+    assert goodput(8, True) > FULL
+
+
+def test_later_joining_fast_flows_take_an_unfair_share():
+    """Persistent congestion: a flow that joins a standing queue over-estimates baseRTT."""
+    n, gap = 5, 20.0
+    for docsis in (False, True):
+        net = network(10, docsis, [FlowSpec(start=gap * i) for i in range(n)], gap * (n + 1))
+        snap = {}
+        net.engine.at(gap * n, lambda _: snap.update({i: net.received(i) for i in range(n)}))
+        net.run()
+        share = [net.received(i) - snap[i] for i in range(n)]
+        assert share[-1] > 2 * share[0], (docsis, share)
+        assert share[-1] == max(share) and share[0] < sum(share) / n
