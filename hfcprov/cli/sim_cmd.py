@@ -84,8 +84,10 @@ def scenario_from_config(path, flow_ref, assignments):
 
 
 def service_flow_dict(sf) -> dict:
-    """The scenario keys a ``ServiceFlow`` determines (plain numbers)."""
-    d = {"rate": sf.max_sustained_rate, "direction": sf.direction,
+    """The scenario keys a ``ServiceFlow`` determines (plain numbers), plus a default workload:
+    one long-lived TCP flow starting at 2 s and 10 pings/s, so idle and loaded latency both show."""
+    d = {"rate": sf.max_sustained_rate, "direction": sf.direction, "rtt": 0.04,
+         "flows": [{"start": 2.0}], "probe_rate": 10, "duration": 20.0, "warmup": 5.0,
          "buffer": sf.buffer.target or sf.buffer.maximum or sf.buffer.minimum,
          "name": sf.service_class_name or sf.path or ""}
     if sf.max_traffic_burst:
