@@ -183,3 +183,14 @@ def test_cli_build_summary_bad_row_and_strict(tmp_path):
 def test_example_inventory_builds(tmp_path):
     s = build(Path(__file__).resolve().parents[2] / "examples" / "inventory.csv", tmp_path / "out")
     assert s.failed == [] and s.built == 7
+
+
+def test_one_shipped_tier_for_rows_without_tier(tmp_path):
+    inv = write(tmp_path / "m.csv", "mac,us_rate\n000000000001,15M\n")
+    s = build(inv, tmp_path / "out", template="res-300x20")
+    assert s.built == 1
+    up, down = flows_by_dir((tmp_path / "out" / "000000000001.cm").read_bytes(), None)
+    assert up[0].max_sustained_rate == 15e6 and down[0].max_sustained_rate == 300e6
+    assert read_manifest(tmp_path / "out")["000000000001.cm"].tier == "res-300x20"
+    s = build(inv, tmp_path / "out2")
+    assert "no tier" in s.failed[0][1]
