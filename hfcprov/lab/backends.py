@@ -66,8 +66,15 @@ def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = No
         duration=t.warmup + t.duration, warmup=t.warmup, seed=point.seed, name=point.key)
 
 
-def simulate(scenario) -> RunResult:
-    """Top-level (picklable) so process pools and Dask workers can call it."""
+def simulate(scenario, voice: bool = False) -> RunResult:
+    """Top-level (picklable) so process pools and Dask workers can call it.
+
+    ``voice``: a G.711 call rides beside the bulk flows and ``RunResult.mos`` scores it (White et al. Fig. 9).
+    """
+    if voice:
+        from hfcprov.sim.voip import run_with_voice
+
+        return run_with_voice(scenario)
     from hfcprov.sim import run
 
     return run(scenario)

@@ -151,6 +151,8 @@ def recommend(cells: list[Cell], budget: float = LATENCY_BUDGET, share: float = 
             delays = [by[(rtt, b)].queue_delay for rtt in rtts if by[(rtt, b)].queue_delay is not None]
             worst_delay = max(delays) if delays else None
             rows.append((b, worst_share, worst_delay))
+        moses = {b: min((by[(rtt, b)].mos for rtt in rtts if (rtt, b) in by and by[(rtt, b)].mos is not None),
+                        default=None) for b in buffers}
         if not rows:
             out.append(Recommendation(tier, variant, None, "no buffer size has results at every RTT yet"))
             continue
@@ -170,6 +172,8 @@ def recommend(cells: list[Cell], budget: float = LATENCY_BUDGET, share: float = 
             b, s, d = rows[0]
             reason = (f"every size exceeds the {_ms(budget)} delay budget under load; the smallest tested "
                       f"adds {_ms(d)} and keeps {s:.0%} of the best throughput")
+        if moses.get(b) is not None:
+            reason += f"; VoIP MOS {moses[b]:.2f} at worst"
         out.append(Recommendation(tier, variant, b, reason))
     return out
 

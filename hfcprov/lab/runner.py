@@ -95,7 +95,7 @@ def _run_simulated(campaign, store, points, jobs, scheduler, scheduler_timeout, 
                     continue
                 store.mark_running(point)
                 emit("start", point, None)
-                in_flight[ex.submit(backends.simulate, scenario)] = point
+                in_flight[ex.submit(backends.simulate, scenario, campaign.traffic.voip)] = point
             if not in_flight:
                 continue
             for fut in ex.wait_first(list(in_flight)):
@@ -122,10 +122,10 @@ class _Inline:
     def describe(self) -> dict:
         return {"executor": "inline"}
 
-    def submit(self, fn, arg):
+    def submit(self, fn, *args):
         fut: cf.Future = cf.Future()
         try:
-            fut.set_result(fn(arg))
+            fut.set_result(fn(*args))
         except Exception as err:  # noqa: BLE001
             fut.set_exception(err)
         return fut
@@ -150,8 +150,8 @@ class _Pool:
     def describe(self) -> dict:
         return {"executor": f"local process pool, {self.slots} workers"}
 
-    def submit(self, fn, arg):
-        return self.pool.submit(fn, arg)
+    def submit(self, fn, *args):
+        return self.pool.submit(fn, *args)
 
     def wait_first(self, futures):
         return cf.wait(futures, return_when=cf.FIRST_COMPLETED).done
@@ -183,9 +183,9 @@ class _Dask:
         return {"executor": f"dask {self.scheduler}, {self.slots} worker threads",
                 "distributed": distributed.__version__}
 
-    def submit(self, fn, arg):
+    def submit(self, fn, *args):
         # pure=False: two repetitions of the same scenario are two runs, not one cached result.
-        return self.client.submit(fn, arg, pure=False)
+        return self.client.submit(fn, *args, pure=False)
 
     def wait_first(self, futures):
         from distributed import wait
@@ -217,7 +217,8 @@ def _run_measured(campaign, store, points, emit, summary):
             try:
                 results = backend.measure(point)
                 if campaign.simulate:
-                    results.append(backends.simulate(backends.sim_scenario(campaign, point, backend.last_flow)))
+                    results.append(backends.simulate(backends.sim_scenario(campaign, point, backend.last_flow),
+                                                     campaign.traffic.voip))
             except Exception as err:  # noqa: BLE001 - one point's failure is recorded, the campaign goes on
                 _record_failed(store, point, err, emit, summary)
             else:

@@ -83,8 +83,9 @@ def test_example_campaign_end_to_end_through_the_cli(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     assert "144/144 done, 0 failed" in res.stderr
     page = html.read_text()
-    assert page.count("data:image/png;base64,") == 2
-    assert (tmp_path / "bs-throughput.png").exists() and (tmp_path / "bs.csv").exists()
+    assert page.count("data:image/png;base64,") == 3  # throughput, latency, VoIP MOS
+    assert (tmp_path / "bs-mos.png").exists() and (tmp_path / "bs.csv").exists()
+    assert "VoIP MOS" in page
     # the recommendation grows with the tier's rate, as the bandwidth-delay product does
     from hfcprov.lab.report import recommend, summarize
 
@@ -95,9 +96,18 @@ def test_example_campaign_end_to_end_through_the_cli(tmp_path):
     by_rate = {r.tier: r.buffer for r in recs}
     assert by_rate["1 Mb/s up"] <= by_rate["2 Mb/s up"] <= by_rate["5 Mb/s up"] <= by_rate["10 Mb/s up"]
     assert by_rate["1 Mb/s up"] < by_rate["10 Mb/s up"]
+    # White et al. Fig. 9: at 1 Mb/s a 256 KiB buffer ruins a call that 16 KiB leaves fine
+    rows = [r for r in store_rows(db) if r["upstream_rate"] == 1e6 and r["rtt"] == 0.04]
+    mos = {b: sorted(r["mos"] for r in rows if r["buffer"] == b)[1] for b in (16384, 262144)}
+    assert mos[16384] > 3.5 > 2.0 > mos[262144]
     st = subprocess.run([sys.executable, "-m", "hfcprov", "campaign", "status", str(db)],
                         capture_output=True, text=True, timeout=60)
     assert st.returncode == 0 and "144/144 done" in st.stdout
+
+
+def store_rows(db):
+    with Store(db, create=False) as store:
+        return store.rows()
 
 
 def test_cli_refuses_to_overwrite_a_campaign_without_resume(tmp_path):
