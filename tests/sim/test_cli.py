@@ -88,5 +88,5 @@ def test_run_from_a_binary_config_file_uses_its_upstream_service_flow(tmp_path):
     assert 0.07 < d["latency_loaded"]["p50"] < 0.11 and d["latency_idle"]["p50"] == pytest.approx(0.04, abs=0.002)
     p = hfcprov("sim", "run", "--config", str(cm), "--flow", "2")
     assert p.returncode == 1 and "25[0] has no Buffer Control" in p.stderr and "--set buffer=" in p.stderr
-    p = hfcprov("sim", "run", "--config", str(cm), "--flow", "2", "--set", "buffer=256KiB", "--set", "duration=3s")
+    p = hfcprov("sim", "run", "--config", str(cm), "--flow", "2", "--set", "buffer=256KiB", "--set", "duration=8s")
     assert p.returncode == 0, p.stderr
