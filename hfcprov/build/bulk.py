@@ -188,23 +188,26 @@ def build(
     done = len(summary.failed)
     if progress:
         progress(done, summary.total)
-    for status, entry, error in _execute(tasks, secret, out, jobs):
-        done += 1
-        if status == "failed":
-            summary.failed.append((error.split(": ", 1)[0], error))
-        else:
-            entries[entry.file] = entry
-            summary.built += status == "built"
-            summary.unchanged += status == "unchanged"
-        if progress:
-            progress(done, summary.total)
-    # A row that failed now keeps the file an earlier run built for it: nothing already built is lost.
-    for task in tasks:
-        if task.file not in entries and task.previous is not None and (out / task.file).exists():
-            entries[task.file] = task.previous
-    if summary.built:
-        os.sync()  # the files reach the disk before a manifest that vouches for them
-    write_manifest(out, list(entries.values()))
+    try:
+        for status, entry, error in _execute(tasks, secret, out, jobs):
+            done += 1
+            if status == "failed":
+                summary.failed.append((error.split(": ", 1)[0], error))
+            else:
+                entries[entry.file] = entry
+                summary.built += status == "built"
+                summary.unchanged += status == "unchanged"
+            if progress:
+                progress(done, summary.total)
+    finally:
+        # Also on Ctrl-C: a row that failed (or was not reached) keeps the entry of the file an earlier run
+        # built for it, so nothing already built is lost; a file changed since is caught by its sha256 next run.
+        for task in tasks:
+            if task.file not in entries and task.previous is not None and (out / task.file).exists():
+                entries[task.file] = task.previous
+        if summary.built:
+            os.sync()  # the files reach the disk before a manifest that vouches for them
+        write_manifest(out, list(entries.values()))
     order = {row.where: i for i, row in enumerate(rows)}
     summary.failed.sort(key=lambda f: order.get(f[0], len(order)))  # report in inventory order
     summary.seconds = time.perf_counter() - started

@@ -194,3 +194,18 @@ def test_one_shipped_tier_for_rows_without_tier(tmp_path):
     assert read_manifest(tmp_path / "out")["000000000001.cm"].tier == "res-300x20"
     s = build(inv, tmp_path / "out2")
     assert "no tier" in s.failed[0][1]
+
+
+def test_an_interrupted_build_keeps_what_it_built(tmp_path):
+    rows = ["mac,tier"] + [f"0000000002{i:02x},res-50x5" for i in range(10)]
+    inv = write(tmp_path / "m.csv", "\n".join(rows) + "\n")
+
+    def stop_after_four(done, total):
+        if done == 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build(inv, tmp_path / "out", progress=stop_after_four)
+    assert len(read_manifest(tmp_path / "out")) == 4
+    s = build(inv, tmp_path / "out")
+    assert (s.unchanged, s.built) == (4, 6)
