@@ -29,11 +29,21 @@ from hfcprov.lab.spec import Campaign, Point
 from hfcprov.results import RunResult
 
 CONFIG_FILE = "campaign.cm"
-PROBE_PORT = 5201
+PROBE_PORT = 5201  # the responder (python -m hfcprov.probe.responder) default
 
 
 class PointFailed(HfcprovError):
     """This point could not be measured; the reason says which step and why."""
+
+
+def secret_value(value: str | None, what: str) -> str | None:
+    """A secret as written in the campaign, or ``env:NAME`` to keep it out of the file (and the store)."""
+    if value is None or not value.startswith("env:"):
+        return value
+    name = value[4:]
+    if name not in os.environ:
+        raise PointFailed(f"{what}: environment variable {name} is not set")
+    return os.environ[name]
 
 
 def build_config(campaign: Campaign, point: Point, mac: str | None = None) -> tuple[bytes, object]:
@@ -45,7 +55,8 @@ def build_config(campaign: Campaign, point: Point, mac: str | None = None) -> tu
         variables["mac"] = mac
     tree = backends.config_tree(campaign, point, variables)
     flow = backends.upstream_flow(campaign, point, tree)
-    secret = campaign.target.secret.encode() if campaign.target.secret else None
+    secret = secret_value(campaign.target.secret, "target.secret")
+    secret = secret.encode() if secret else None
     return encode(tree, secret=secret), flow
 
 
@@ -68,7 +79,10 @@ async def _confirm(client, host: str, port: int, flow) -> dict:
             # the buffer it really gave the flow may differ from the target (DOCSIS lets it choose
             # within min..max); recorded, not failed, as a real modem is measured with what it chose
             size = tables[oids.SF_BUFFER_SIZE].get(idx)
-            return {"sys_descr": str(scalars.get(oids.SYS_DESCR)), "applied_rate": int(rate),
+            descr = scalars.get(oids.SYS_DESCR)
+            if isinstance(descr, bytes):
+                descr = descr.decode("utf-8", "replace")
+            return {"sys_descr": str(descr), "applied_rate": int(rate),
                     "applied_target_buffer": int(target), "applied_buffer_size": None if size is None else int(size)}
     seen = [(rates.get(f"{i.split('.', 1)[0]}.{oids.PARAM_SET_ACTIVE}.{i.split('.', 1)[1]}"),
              targets.get(f"{i.split('.', 1)[0]}.{oids.PARAM_SET_ACTIVE}.{i.split('.', 1)[1]}")) for i in ups]
@@ -225,7 +239,8 @@ class ModemBackend:
             raise PointFailed(f"modem {mac} ({host}): not back online with the new config within "
                               f"{timeout:g} s: {last}")
         self.sys_descr = confirmed["sys_descr"]
-        result = _probe(self.campaign, point, self.campaign.target.probe["server"], "modem")
+        probe = self.campaign.target.probe
+        result = _probe(self.campaign, point, probe["server"], "modem", port=int(probe.get("port", PROBE_PORT)))
         result.extra.update(confirmed)
         return [result]
 
@@ -256,7 +271,8 @@ def _snmp(campaign: Campaign, step):
     from hfcprov.snmp.client import Credentials, SnmpClient
 
     snmp = campaign.target.snmp
-    community = snmp.get("write_community") or snmp.get("community") or "public"
+    community = (secret_value(snmp.get("write_community"), "target.snmp.write_community")
+                 or secret_value(snmp.get("community"), "target.snmp.community") or "public")
 
     async def main():
         client = SnmpClient(Credentials(community=community), timeout=float(snmp.get("timeout", 2.0)),
@@ -269,12 +285,13 @@ def _snmp(campaign: Campaign, step):
     return asyncio.run(main())
 
 
-def _probe(campaign: Campaign, point: Point, server: str, source: str, ns: str | None = None) -> RunResult:
+def _probe(campaign: Campaign, point: Point, server: str, source: str, ns: str | None = None,
+           port: int = PROBE_PORT) -> RunResult:
     from hfcprov.probe.run import ProbeSpec, measure
 
     t = campaign.traffic
     cc = {"newreno": "reno", "sack": "reno"}.get(point.congestion_control, point.congestion_control)
-    spec = ProbeSpec(target=server, port=PROBE_PORT, flows=point.flows, duration=t.duration, warmup=t.warmup,
+    spec = ProbeSpec(target=server, port=port, flows=point.flows, duration=t.duration, warmup=t.warmup,
                      idle=min(2.0, t.warmup or 2.0), cc=cc, probe="icmp", rate=1.0 / t.probe_interval,
                      shaped_rate_bps=point.upstream_rate, source=source)
     if ns is None:

@@ -248,6 +248,12 @@ class _Reader:
             self.fail(["target", "modems"], "a modem campaign needs at least one modem (mac, ip)")
         snmp = self.mapping(t.get("snmp"), ["target", "snmp"],
                             {"community", "write_community", "port", "timeout", "retries", "version"})
+        snmp = dict(snmp)
+        if "timeout" in snmp:
+            snmp["timeout"] = self.unit(parse_duration, snmp["timeout"], ["target", "snmp", "timeout"])
+        for key in ("port", "retries"):
+            if key in snmp:
+                snmp[key] = self.integer(snmp[key], ["target", "snmp", key], minimum=0)
         tftp = self.mapping(t.get("tftp"), ["target", "tftp"], {"host", "port", "root"})
         probe = self.mapping(t.get("probe"), ["target", "probe"], {"server", "port"})
         timeout = self.unit(parse_duration, t.get("online_timeout", 120), ["target", "online_timeout"])

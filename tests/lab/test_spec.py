@@ -100,3 +100,16 @@ def test_grid_is_a_full_product_with_unique_keys(us, bufs, rtt_ms, reps):
     assert {p.upstream_rate for p in pts} == {float(u) for u in us}
     assert {p.buffer for p in pts} == set(bufs)
     assert all(any(math.isclose(p.rtt, r / 1000) for r in rtt_ms) for p in pts)
+
+
+def test_shipped_examples_load():
+    from tests.support import REPO
+
+    kinds = {}
+    for path in sorted((REPO / "examples").glob("*campaign*.yaml")) + [REPO / "examples" / "buffer-sweep.yaml"]:
+        camp = load_campaign(path)
+        kinds[path.name] = camp.target.kind
+        assert camp.points()
+    assert kinds == {"buffer-sweep.yaml": "sim", "emu-campaign.yaml": "emu", "lab-campaign.yaml": "modem"}
+    lab = load_campaign(REPO / "examples" / "lab-campaign.yaml")
+    assert "env:" in lab.target.secret and len(lab.points()) == 4 * 6 * 3
