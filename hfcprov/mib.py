@@ -138,7 +138,7 @@ class MibIndex:
         name = name.strip()
         if "::" in name:
             name = name.split("::", 1)[1]
-        if _is_numeric(name):
+        if _is_numeric(name.lstrip(".")):
             return name.lstrip(".")
         base, _, suffix = name.partition(".")
         obj = self.by_name.get(base)

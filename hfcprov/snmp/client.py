@@ -161,6 +161,24 @@ _AUTH_FAILURES = ("UnknownUserName", "WrongDigest", "DecryptionError", "UnknownS
                   "NotInTimeWindow", "UnknownCommunityName")
 
 
+class _NoMibCompiler:
+    """Stands in for pysmi: requests use numeric OIDs only, so nothing is ever compiled."""
+
+    def compile(self, *names, **options):
+        return {}
+
+
+def _numeric_mib_view():
+    """A MIB view without pysmi attached: pysnmp otherwise builds pysmi's grammar (seconds of CPU)
+    on the first request although every OID here is numeric."""
+    import pysnmp.smi.mibs
+    from pysnmp.smi import builder, view
+
+    mib_builder = builder.MibBuilder()
+    mib_builder.set_mib_compiler(_NoMibCompiler(), os.path.dirname(pysnmp.smi.mibs.__file__))
+    return view.MibViewController(mib_builder)
+
+
 class SnmpClient:
     """One SNMP engine shared by every request of a run (asyncio; create inside the running loop)."""
 
@@ -171,6 +189,7 @@ class SnmpClient:
         self.timeout = timeout
         self.retries = retries
         self._engine = SnmpEngine()
+        self._engine.cache["mibViewController"] = _numeric_mib_view()
         self._auth = credentials.auth_data()
         self._context = ContextData()
         self._targets: dict[tuple[str, int], object] = {}
@@ -217,17 +236,21 @@ class SnmpClient:
         return {str(name): _python_value(value) for name, value in result[3]}
 
     async def fetch(self, host: str, port: int, scalars: list[str], columns: list[str],
-                    max_repetitions: int = 12) -> tuple[dict[str, object], dict[str, dict[str, object]]]:
+                    max_repetitions: int | None = None) -> tuple[dict[str, object], dict[str, dict[str, object]]]:
         """Scalars and whole table columns in as few GETBULKs as the agent allows.
 
         The scalars ride as non-repeaters (GETNEXT of the OID minus its last arc) in the first
-        request; the columns repeat until each leaves its subtree. Returns
+        request; the columns repeat until each leaves its subtree. ``max_repetitions`` defaults to
+        what keeps an answer within 60 var-binds (agents cap responses: snmpsim at 64, many CMs
+        lower), so a typical modem is one round trip. Returns
         ``({scalar_oid: value}, {column_oid: {row_index: value}})``.
         """
         from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType, bulk_cmd
         from pysnmp.proto.rfc1905 import EndOfMibView
 
         target = await self._target(host, port)
+        if max_repetitions is None:
+            max_repetitions = max(2, (60 - len(scalars)) // max(1, len(columns)))
         scalar_values: dict[str, object] = {}
         tables: dict[str, dict[str, object]] = {c: {} for c in columns}
         cursors = {c: c for c in columns}  # column -> last OID seen

@@ -1,0 +1,161 @@
+"""Benchmark: audit N simulated modems with hfcprov vs an operator's net-snmp script.
+
+One snmpsim process serves N modems, one UDP endpoint each (127.77.x.y:16161),
+built from config files hfcprov encoded (every 20th modem has a drifted target
+buffer). Both contenders read the same objects from the same agents:
+
+- hfcprov: ``hfcprov.snmp.audit.audit_all`` (asyncio, bounded concurrency, one
+  GETBULK per modem), decoding each modem's expected config and comparing.
+- script: what operators run today, a loop per modem of ``snmpget`` (sysDescr,
+  docsDevServerConfigFile, docsIfCmStatusValue) and two ``snmpbulkwalk``
+  processes (docsQosParamSetTable, docsQosServiceFlowBufferSize); it does not
+  even compare, so it is the generous side. It runs on the first
+  ``--script-modems`` modems (a full loop takes minutes) and its rate is scaled.
+
+Prints medians of ``--runs`` runs: modems/s, failures, CPU seconds (client and
+agent), and the ratio.
+
+    .venv/bin/python bench/snmp_audit.py --modems 1000 --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hfcprov.config import encode, parse_text  # noqa: E402
+from hfcprov.flows import service_flows  # noqa: E402
+from hfcprov.snmp import agentdata, oids  # noqa: E402
+from hfcprov.snmp.audit import IN_SYNC, DRIFTED, AuditTarget, ExpectedConfigs, audit_all  # noqa: E402
+from hfcprov.snmp.client import Credentials  # noqa: E402
+from hfcprov.snmp.simagent import SnmpSimAgent, write_endpoint_data  # noqa: E402
+
+PORT = 16161
+TIER = """Main {
+  NetworkAccess 1;
+  UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; MaxRateSustained 20000000; MaxTrafficBurst 3044;
+                  BufferControl { MinimumBuffer 1024; TargetBuffer 16384; MaximumBuffer 65536; } }
+  DsServiceFlow { DsServiceFlowRef 2; QosParamSetType 7; MaxRateSustained 300000000; }
+}"""
+
+
+def host_of(i: int) -> str:
+    return f"127.77.{i // 250}.{i % 250 + 1}"
+
+
+def build_lab(n: int, root: Path) -> tuple[list[AuditTarget], Path, Path]:
+    tree = parse_text(TIER)
+    data = encode(tree)
+    flows = service_flows(tree)
+    configs = root / "configs"
+    configs.mkdir()
+    texts, targets = [], []
+    for i in range(n):
+        mac = f"0200{i:08x}"
+        (configs / f"{mac}.cm").write_bytes(data)
+        applied = {0: {"buffer_target": 65536}} if i % 20 == 19 else None
+        texts.append(agentdata.modem_snmprec(flows, f"bench modem {i}", f"{mac}.cm", applied=applied))
+        targets.append(AuditTarget(mac=mac, host=host_of(i), port=PORT, config=f"{mac}.cm"))
+    write_endpoint_data(root / "data", "public", texts)
+    return targets, configs, root / "data"
+
+
+def cpu_self() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def cpu_children() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def run_hfcprov(targets, configs, agent, concurrency) -> dict:
+    expected = ExpectedConfigs(configs)  # fresh: every run decodes every file again
+    cpu0, agent0, t0 = cpu_self(), agent.cpu_seconds(), time.perf_counter()
+    summary = asyncio.run(audit_all(targets, Credentials(community="public"), expected,
+                                    concurrency=concurrency, timeout=5.0, retries=2))
+    wall = time.perf_counter() - t0
+    ok = summary.counts.get(IN_SYNC, 0) + summary.counts.get(DRIFTED, 0)
+    return {"wall": wall, "rate": len(targets) / wall, "failures": len(targets) - ok,
+            "drifted": summary.counts.get(DRIFTED, 0), "cpu": cpu_self() - cpu0,
+            "agent_cpu": agent.cpu_seconds() - agent0}
+
+
+def run_script(targets, agent) -> dict:
+    get, walk = shutil.which("snmpget"), shutil.which("snmpbulkwalk")
+    cpu0, agent0, t0 = cpu_children(), agent.cpu_seconds(), time.perf_counter()
+    failures = 0
+    for t in targets:
+        addr = f"{t.host}:{t.port}"
+        common = ["-v2c", "-c", "public", "-t", "5", "-r", "2", "-On", addr]
+        cmds = [[get, *common, oids.SYS_DESCR, oids.CONFIG_FILE, f"{oids.CM_STATUS_VALUE}.2"],
+                [walk, *common, "1.3.6.1.4.1.4491.2.1.21.1.2"],
+                [walk, *common, oids.SF_BUFFER_SIZE]]
+        for cmd in cmds:
+            res = subprocess.run(cmd, capture_output=True, text=True)
+            if res.returncode != 0 or not res.stdout:
+                failures += 1
+                break
+    wall = time.perf_counter() - t0
+    return {"wall": wall, "rate": len(targets) / wall, "failures": failures, "drifted": None,
+            "cpu": cpu_children() - cpu0, "agent_cpu": agent.cpu_seconds() - agent0}
+
+
+def median_of(runs: list[dict], key: str):
+    values = [r[key] for r in runs if r[key] is not None]
+    return statistics.median(values) if values else None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--modems", type=int, default=1000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--concurrency", type=int, default=200)
+    ap.add_argument("--script-modems", type=int, default=100, help="modems the net-snmp loop audits per run")
+    args = ap.parse_args()
+    if not (shutil.which("snmpget") and shutil.which("snmpbulkwalk")):
+        print("needs net-snmp's snmpget/snmpbulkwalk: scripts/debian-deps.sh snmp", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="hfcprov-bench-snmp-") as tmp:
+        t0 = time.perf_counter()
+        targets, configs, data = build_lab(args.modems, Path(tmp))
+        agent = SnmpSimAgent(data, [(t.host, t.port) for t in targets], start_timeout=600)
+        agent.start()
+        print(f"lab: {args.modems} modems on one snmpsim process (pid {agent.proc.pid}), "
+              f"ready in {time.perf_counter() - t0:.1f} s; {os.cpu_count()} CPUs", file=sys.stderr)
+        try:
+            # warm-up: snmpsim opens each data file's index on first use
+            run_hfcprov(targets, configs, agent, args.concurrency)
+            ours = [run_hfcprov(targets, configs, agent, args.concurrency) for _ in range(args.runs)]
+            theirs = [run_script(targets[: args.script_modems], agent) for _ in range(args.runs)]
+        finally:
+            agent.stop()
+    rows = [("hfcprov snmp audit", args.modems, ours), ("net-snmp script loop", args.script_modems, theirs)]
+    print(f"{'contender':22} {'modems':>6} {'modems/s':>9} {'failures':>8} {'drifted':>7} "
+          f"{'client CPU s':>12} {'agent CPU s':>11} {'CPU ms/modem':>12}")
+    for name, n, runs in rows:
+        rate, cpu, agent_cpu = median_of(runs, "rate"), median_of(runs, "cpu"), median_of(runs, "agent_cpu")
+        drifted = median_of(runs, "drifted")
+        print(f"{name:22} {n:6d} {rate:9.1f} {max(r['failures'] for r in runs):8d} "
+              f"{'-' if drifted is None else int(drifted):>7} {cpu:12.2f} {agent_cpu:11.2f} "
+              f"{1000 * (cpu + agent_cpu) / n:12.2f}")
+    ratio = median_of(ours, "rate") / median_of(theirs, "rate")
+    print(f"hfcprov / script rate: {ratio:.1f}x (median of {args.runs} runs each; targets: >= 5x, >= 150 modems/s, "
+          f"0 failures)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
