@@ -51,7 +51,8 @@ class _Parser:
 
     def take(self):
         tok = self.toks[self.i]
-        self.i += 1
+        if tok[0] != "eof":  # eof stays put for whoever looks next
+            self.i += 1
         return tok
 
     def fail(self, message, line, path=None):
