@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""The request-grant MAC: speed against the plain token-bucket link, and its calibration
+against White et al. (2011).
+
+    .venv/bin/python bench/sim_mac.py speed [--repeat 3]
+    .venv/bin/python bench/sim_mac.py fit [--seeds 3] [--duration 30]
+    .venv/bin/python bench/sim_mac.py calibrate [--seeds 2] [--duration 20] [--jobs 2]
+
+speed      events/s and wall time of 60 simulated seconds (one NewReno flow, 10 Mb/s,
+           64 KiB, 40 ms) with the token-bucket link (the peer) and with the MAC;
+           medians of --repeat runs and their ratio.
+fit        every point White et al. report in their text (hfcprov.sim.mac.WHITE_2011_POINTS):
+           measured, token-bucket link (what a Linux byte-queue emulation or ns-3 give),
+           and the calibrated MAC (hfcprov.sim.mac.CALIBRATED), with the log-error of each.
+calibrate  the grid search that chose CALIBRATED; prints the best configurations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run, run_many  # noqa: E402
+from hfcprov.sim.mac import CALIBRATED, WHITE_2011_POINTS, point_error, white_scenario  # noqa: E402
+
+
+def speed(repeat: int) -> None:
+    base = Scenario(rate=10e6, buffer=65536, rtt=0.04, duration=60, flows=[FlowSpec()],
+                    tcp=TcpOptions(variant="newreno"), sample_interval=None)
+    rows = []
+    for name, sc in (("token bucket (peer)", base), ("request-grant MAC", white_scenario_from(base))):
+        walls, eps, good = [], [], []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            r = run(sc)
+            walls.append(time.perf_counter() - t0)
+            eps.append(r.extra["events"] / walls[-1])
+            good.append(r.goodput_bps)
+        rows.append((name, statistics.median(walls), statistics.median(eps), statistics.median(good)))
+    print(f"{'link':22} {'wall s':>8} {'events/s':>10} {'goodput Mb/s':>13}")
+    for name, w, e, g in rows:
+        print(f"{name:22} {w:8.2f} {e:10.0f} {g / 1e6:13.2f}")
+    print(f"MAC / peer: wall x{rows[1][1] / rows[0][1]:.2f}, events/s x{rows[1][2] / rows[0][2]:.2f}")
+
+
+def white_scenario_from(base: Scenario) -> Scenario:
+    from hfcprov.sim.mac import with_mac
+
+    return with_mac(base, **CALIBRATED["mac_params"])
+
+
+def evaluate(mac_params, tcp, seeds, duration, jobs):
+    """Median goodput/ping of each White point under one configuration (None: token bucket)."""
+    scs = [white_scenario(p, mac_params, tcp, seed=s, duration=duration)
+           for p in WHITE_2011_POINTS for s in range(1, seeds + 1)]
+    res = run_many(scs, jobs=jobs)
+    out = []
+    for i, p in enumerate(WHITE_2011_POINTS):
+        rs = res[i * seeds:(i + 1) * seeds]
+        g = statistics.median(r.goodput_bps for r in rs)
+        ping = None
+        if p.ping is not None:
+            ping = statistics.median((r.latency_loaded.mean or 0.0) - p.rtt for r in rs)
+        out.append((p, g, ping))
+    return out
+
+
+def score(rows) -> float:
+    errs = [point_error(p, g, ping) for p, g, ping in rows]
+    return math.fsum(errs) / len(errs)
+
+
+def fit(seeds: int, duration: float, jobs: int) -> None:
+    tb = evaluate(None, CALIBRATED["tcp"], seeds, duration, jobs)
+    mac = evaluate(CALIBRATED["mac_params"], CALIBRATED["tcp"], seeds, duration, jobs)
+    print(f"{'rate':>5} {'buf':>5} {'rtt':>4} {'n':>2} | {'White':>6} {'tbucket':>7} {'MAC':>6} | "
+          f"{'ping W':>7} {'tb':>6} {'MAC':>6} | source")
+    for (p, g_tb, ping_tb), (_, g_mac, ping_mac) in zip(tb, mac):
+        w = f"{p.goodput / 1e6:.2f}" + ("+" if p.full else " ")
+        pw = f"{p.ping * 1e3:.0f}" if p.ping else ""
+        pt = f"{ping_tb * 1e3:.0f}" if ping_tb is not None else ""
+        pm = f"{ping_mac * 1e3:.0f}" if ping_mac is not None else ""
+        print(f"{p.rate / 1e6:5.0f} {p.buffer // 1024:4d}K {p.rtt * 1e3:4.0f} {p.flows:2d} | {w:>6} "
+              f"{g_tb / 1e6:7.2f} {g_mac / 1e6:6.2f} | {pw:>7} {pt:>6} {pm:>6} | {p.source}")
+    print(f"mean log-error: token bucket {score(tb):.3f}, calibrated MAC {score(mac):.3f}"
+          f"  (+ = 'full' point, 95% of rate; ping = loaded RTT minus base RTT, ms)")
+
+
+GRID = {
+    "variant": ("newreno", "cubic"),
+    "map_advance": (0.002, 0.004, 0.006),
+    "accounting": ("bytes", "overhead", "blocks"),
+    "preset": ("docsis30", "docsis11"),
+}
+ACCOUNTING = {"bytes": {}, "overhead": {"buffer_overhead": 256}, "blocks": {"buffer_block": 2048}}
+
+
+def calibrate(seeds: int, duration: float, jobs: int, top: int) -> None:
+    results = []
+    keys = list(GRID)
+    for combo in itertools.product(*(GRID[k] for k in keys)):
+        c = dict(zip(keys, combo))
+        mac_params = {"preset": c["preset"], "map_advance": c["map_advance"], **ACCOUNTING[c["accounting"]]}
+        tcp = {**CALIBRATED["tcp"], "variant": c["variant"]}
+        t0 = time.perf_counter()
+        rows = evaluate(mac_params, tcp, seeds, duration, jobs)
+        s = score(rows)
+        results.append((s, c, rows))
+        print(f"{s:.3f} {c} ({time.perf_counter() - t0:.0f}s)", flush=True)
+    results.sort(key=lambda x: x[0])
+    print("\nbest configurations:")
+    for s, c, rows in results[:top]:
+        print(f"{s:.3f} {c}: " + " ".join(f"{g / 1e6:.2f}" for _, g, _ in rows))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("mode", choices=("speed", "fit", "calibrate"), nargs="?", default="speed")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--duration", type=float, default=30.0)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--top", type=int, default=8)
+    a = ap.parse_args()
+    if a.mode == "speed":
+        speed(a.repeat)
+    elif a.mode == "fit":
+        fit(a.seeds, a.duration, a.jobs)
+    else:
+        calibrate(a.seeds, a.duration, a.jobs, a.top)
+
+
+if __name__ == "__main__":
+    main()
