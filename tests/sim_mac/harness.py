@@ -12,11 +12,13 @@ class Sink:
         self.engine = engine
         self.times = []
         self.delays = []
+        self.seqs = []
         self.bytes = 0
 
     def receive(self, pkt):
         self.times.append(self.engine.now)
         self.delays.append(self.engine.now - pkt.ts)
+        self.seqs.append(pkt.seq)
         self.bytes += pkt.size
 
 
