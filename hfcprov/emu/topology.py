@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -192,7 +193,7 @@ class Lab:
         return proc.pid
 
     # -- queues -----------------------------------------------------------------------------
-    def apply(self, plans: list[QueuePlan]) -> None:
+    def apply(self, plans: list[QueuePlan], save: bool = True) -> None:
         """Install one queue per direction (the first flow of each), replacing what was there."""
         cm = self.ns("cm")
         seen = set()
@@ -206,7 +207,8 @@ class Lab:
         for direction in ("upstream", "downstream"):
             if direction not in seen:
                 self.clear(direction)
-        self.save()
+        if save:
+            self.save()
 
     def clear(self, direction: str) -> None:
         netns.run(["tc", "qdisc", "del", "dev", DEV[direction], "root"], ns=self.ns("cm"), check=False)
@@ -217,6 +219,55 @@ class Lab:
         out = netns.run(["tc", "-s", "-j", "qdisc", "show", "dev", DEV[direction]], ns=self.ns("cm"))
         return json.loads(out)[0] if out.strip() else {}
 
+    # -- booting like a modem ---------------------------------------------------------------
+    @property
+    def state_dir(self) -> Path:
+        return STATE_DIR / self.name
+
+    def boot(self, tftp_root: str | os.PathLike, filename: str, dynamic: str | None = None,
+             tftp_port: int = 69, snmp_port: int = 161, max_buffer: int | None = None,
+             timeout: float = 60.0) -> dict:
+        """Start the provisioning TFTP server (CMTS side) and the modem process; return once booted.
+
+        Returns the modem's ``applied.json``: what it fetched, the queues it installed, the flows it refused.
+        """
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        serve = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(Path(tftp_root).resolve()),
+                 "--listen", f"{ADDR['cmts_rf']}:{tftp_port}", "--log", str(self.state_dir / "tftp.log")]
+        if dynamic:
+            serve += ["--dynamic", str(Path(dynamic).resolve())]
+        self.pids["tftp"] = self.spawn("cmts", serve, log=self.state_dir / "tftp.err")
+        modem = [sys.executable, "-m", "hfcprov.emu.modem", "--lab", self.name, "--file", filename,
+                 "--tftp", f"{ADDR['cmts_rf']}:{tftp_port}", "--state", str(self.state_dir),
+                 "--snmp-port", str(snmp_port)]
+        if max_buffer is not None:
+            modem += ["--max-buffer", str(max_buffer)]
+        self.pids["modem"] = self.spawn("cm", modem, log=self.state_dir / "modem.err")
+        self.save()
+        return self.wait_boot(1, timeout)
+
+    def applied(self) -> dict | None:
+        """The modem's last ``applied.json``, or None before its first boot."""
+        try:
+            return json.loads((self.state_dir / "applied.json").read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def wait_boot(self, boots: int, timeout: float = 60.0) -> dict:
+        """Wait until the modem has finished boot number ``boots`` (or failed it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            a = self.applied()
+            if a and (a.get("boots", boots) >= boots or a.get("status") != "operational"):
+                return a
+            pid = self.pids.get("modem")
+            if pid and not os.path.exists(f"/proc/{pid}"):
+                err = (self.state_dir / "modem.err").read_text(errors="replace").strip().splitlines()[-1:]
+                raise EmuError(f"the modem process of {self.name} exited: {' '.join(err) or 'no output'}")
+            time.sleep(0.1)
+        raise EmuError(f"the modem of {self.name} did not finish boot {boots} within {timeout:.0f} s "
+                       f"(see {self.state_dir / 'modem.log'})")
+
     # -- tear-down --------------------------------------------------------------------------
     def down(self) -> None:
         """Stop helpers and remove namespaces and state; safe to call twice."""
@@ -225,6 +276,7 @@ class Lab:
         for node in NODES:
             _remove_ns(self.ns(node))
         self.state_file.unlink(missing_ok=True)
+        shutil.rmtree(self.state_dir, ignore_errors=True)
 
 
 def up(rtt: float = 0.0, loss: float = 0.0, seed: int | None = None, name: str | None = None,

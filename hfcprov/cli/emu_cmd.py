@@ -1,0 +1,112 @@
+"""``hfcprov emu``: the emulated cable modem (root)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from hfcprov.units import format_bytes, format_duration, format_rate, parse_duration
+
+
+@click.group()
+def emu():
+    """Emulated cable modem in network namespaces: cpe - cm - cmts - server."""
+
+
+@emu.command()
+@click.option("--rtt", default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
+@click.option("--loss", default=0.0, show_default=True, help="Random loss per direction, as a fraction.")
+@click.option("--seed", type=int, default=None, help="Seed of the random loss.")
+@click.option("--config", "config", type=click.Path(exists=True, dir_okay=False),
+              help="Config file (binary .cm, text, YAML or JSON) the modem boots from over TFTP.")
+@click.option("--tftp-root", type=click.Path(exists=True, file_okay=False),
+              help="Serve this folder instead; --file names the file the modem asks for.")
+@click.option("--file", "filename", help="Config file name the modem requests (with --tftp-root).")
+@click.option("--dynamic", type=click.Path(exists=True, dir_okay=False), help="Dynamic TFTP provider YAML.")
+@click.option("--prefix", default="hfemu-", show_default=True, help="Name prefix of the lab's namespaces.")
+@click.option("--json", "as_json", is_flag=True, help="Print the lab as JSON.")
+def up(rtt, loss, seed, config, tftp_root, filename, dynamic, prefix, as_json):
+    """Build a lab; with --config/--tftp-root the modem boots from its file over TFTP."""
+    from hfcprov.emu import topology
+
+    if tftp_root and not filename:
+        raise click.UsageError("--tftp-root needs --file (the name the modem requests)")
+    lab = topology.up(rtt=parse_duration(rtt), loss=float(loss), seed=seed, prefix=prefix)
+    applied = None
+    try:
+        if config:
+            from hfcprov.config import encode, read_config
+
+            root = lab.state_dir / "tftp"
+            name = Path(config).with_suffix(".cm").name
+            from hfcprov.fileio import atomic_write
+
+            atomic_write(root / name, encode(read_config(config)))
+            applied = lab.boot(root, name, dynamic=dynamic)
+        elif tftp_root:
+            applied = lab.boot(tftp_root, filename, dynamic=dynamic)
+    except BaseException:
+        lab.down()
+        raise
+    _show(lab, applied, as_json)
+
+
+@emu.command()
+@click.argument("names", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Every lab with the prefix, also after a crash.")
+@click.option("--prefix", default="hfemu-", show_default=True)
+def down(names, all_, prefix):
+    """Remove labs: namespaces, helper processes, queues and state."""
+    from hfcprov.emu import topology
+
+    if all_:
+        removed = topology.down_all(prefix)
+    else:
+        if not names:
+            raise click.UsageError("name a lab, or use --all")
+        topology.require_root()
+        removed = []
+        for name in names:
+            try:
+                topology.Lab.load(name).down()
+            except topology.EmuError:
+                topology.Lab(name=name).down()  # leftovers without state
+            removed.append(name)
+    for name in removed:
+        click.echo(f"removed {name}")
+
+
+@emu.command()
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True)
+def status(name, as_json):
+    """Show one lab (or list all): impairment method, queues applied, modem boot state."""
+    from hfcprov.emu import topology
+
+    if not name:
+        for n in topology.names():
+            click.echo(n)
+        return
+    lab = topology.Lab.load(name)
+    _show(lab, lab.applied(), as_json)
+
+
+def _show(lab, applied, as_json):
+    queues = (applied or {}).get("queues") or lab.queues
+    if as_json:
+        click.echo(json.dumps({"name": lab.name, "namespaces": {n: lab.ns(n) for n in ("cpe", "cm", "cmts", "srv")},
+                               "methods": lab.caps.describe() if lab.caps else None,
+                               "impairments": vars(lab.impairments), "queues": queues, "modem": applied}, default=str))
+        return
+    imp = lab.impairments
+    click.echo(f"{lab.name}: {lab.caps.describe() if lab.caps else 'unknown methods'}; "
+               f"rtt +{format_duration(imp.rtt)}, loss {imp.loss:g}")
+    for direction, q in sorted(queues.items()):
+        rate = format_rate(q["rate_bps"]) if q.get("rate_bps") else "no rate limit"
+        click.echo(f"  {direction}: {rate}, buffer {format_bytes(q['buffer'])}, burst {q['burst']} B")
+    if applied:
+        click.echo(f"  modem: {applied.get('status')}, file {applied.get('config_file')}, boots {applied.get('boots')}")
+        for reason in applied.get("rejected", []):
+            click.echo(f"  refused: {reason}")

@@ -1,0 +1,174 @@
+"""The emulated modem's own process: boot like a real cable modem, answer SNMP, reset on request.
+
+Runs inside the modem namespace (started by ``Lab.boot``)::
+
+    python -m hfcprov.emu.modem --lab hfemu-1a2b3c --tftp 10.10.2.1:69 --file gold.cm
+
+Boot: fetch the config file by TFTP from the provisioning side, decode it
+(``hfcprov.config.decode``: a bad CM MIC or TLV fails the boot, as on a real
+modem), read its service flows (``hfcprov.flows.service_flows``), plan each
+flow's queue (``shaping.plan``: a flow it cannot honour is refused and the
+reason logged), install the queues with tc, and serve what it applied over
+SNMP (snmpsim, data from ``hfcprov.snmp.agentdata``). A SET of
+docsDevResetNow.0 to true(1) reboots it: the file is fetched and applied anew.
+
+What it applied is written to ``<state>/applied.json`` after every boot; its
+log lines go to ``<state>/modem.log``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shelve
+import signal
+import sys
+import time
+from pathlib import Path
+
+from hfcprov.emu import shaping
+from hfcprov.emu.topology import ADDR, Lab
+from hfcprov.errors import HfcprovError
+from hfcprov.fileio import atomic_write
+
+TRUE = 1  # SNMP TruthValue true(1)
+
+
+class Modem:
+    def __init__(self, lab: Lab, tftp: tuple[str, int], filename: str, state: Path,
+                 snmp_port: int = 161, community: str = "public", model: shaping.ModemModel = shaping.ModemModel()):
+        self.lab, self.tftp, self.filename, self.state = lab, tftp, filename, state
+        self.snmp_port, self.community, self.model = snmp_port, community, model
+        self.agent = None
+        self.boots = 0
+        self.state.mkdir(parents=True, exist_ok=True)
+        self.reset_cache = self.state / "resetnow"  # snmpsim writecache shelve
+
+    def log(self, line: str) -> None:
+        with open(self.state / "modem.log", "a") as f:
+            f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {self.lab.name} {line}\n")
+
+    def boot(self) -> dict:
+        from hfcprov.config import decode
+        from hfcprov.flows import service_flows
+        from hfcprov.tftp.client import fetch
+
+        self.boots += 1
+        host, port = self.tftp
+        data = None
+        for attempt in range(5):  # a real modem retries TFTP too
+            try:
+                data = fetch(host, port, self.filename, timeout=1.0, retries=3)
+                break
+            except HfcprovError as err:
+                self.log(f"boot {self.boots}: tftp attempt {attempt + 1} failed: {err}")
+                time.sleep(0.5)
+        if data is None:
+            return self._write({"status": "tftp-failed", "config_file": self.filename})
+        self.log(f"boot {self.boots}: fetched {self.filename} ({len(data)} bytes) from tftp://{host}:{port}")
+        try:
+            flows = service_flows(decode(data))
+        except HfcprovError as err:
+            self.log(f"boot {self.boots}: config file rejected: {err}")
+            return self._write({"status": "config-rejected", "config_file": self.filename, "reason": str(err)})
+        plans, rejected = [], []
+        for flow in flows:
+            try:
+                plans.append(shaping.plan(flow, self.model))
+            except shaping.FlowRejected as err:
+                rejected.append(str(err))
+                self.log(f"boot {self.boots}: {err}")
+        self.lab.apply(plans, save=False)  # the lab's state file belongs to whoever built it
+        for direction, q in self.lab.queues.items():
+            self.log(f"boot {self.boots}: {direction} queue on {q['dev']}: rate {q['rate_bps']} bit/s, "
+                     f"burst {q['burst']} B, buffer {q['buffer']} B")
+        applied = {
+            "status": "operational", "config_file": self.filename, "boots": self.boots, "booted_at": time.time(),
+            "queues": self.lab.queues, "rejected": rejected,
+            "flows": [{**p.flow.as_dict(), "applied_buffer": p.buffer} for p in plans],
+            "snmp": f"{ADDR['cm_rf']}:{self.snmp_port}",
+        }
+        self._serve_snmp(plans)
+        return self._write(applied)
+
+    def _write(self, applied: dict) -> dict:
+        applied.setdefault("boots", self.boots)
+        atomic_write(self.state / "applied.json", json.dumps(applied, indent=2, default=str) + "\n")
+        return applied
+
+    def _serve_snmp(self, plans: list[shaping.QueuePlan]) -> None:
+        from hfcprov.snmp.agentdata import modem_snmprec
+        from hfcprov.snmp.simagent import SnmpSimAgent, write_endpoint_data
+
+        self._stop_snmp()
+        for p in self.reset_cache.parent.glob(self.reset_cache.name + "*"):
+            p.unlink()  # a fresh boot answers docsDevResetNow false(2) again
+        text = modem_snmprec([p.flow for p in plans], self.model.sys_descr, self.filename,
+                             applied={i: {"buffer_size": p.buffer} for i, p in enumerate(plans)})
+        data_dir = self.state / "snmp"
+        write_endpoint_data(data_dir, self.community, [text])
+        self.agent = SnmpSimAgent(data_dir, [(ADDR["cm_rf"], self.snmp_port)],
+                                  writecache_file=self.reset_cache).start()
+        self.log(f"snmp: answering on {ADDR['cm_rf']}:{self.snmp_port}")
+
+    def _stop_snmp(self) -> None:
+        if self.agent is not None:
+            self.agent.stop()
+            self.agent = None
+
+    def reset_requested(self) -> bool:
+        """Has docsDevResetNow.0 been SET to true(1)? (snmpsim's writecache shelve, read-only.)"""
+        from hfcprov.snmp import oids
+
+        if not any(self.reset_cache.parent.glob(self.reset_cache.name + "*")):
+            return False
+        try:
+            with shelve.open(str(self.reset_cache), flag="r") as cache:
+                value = cache.get(oids.RESET_NOW)
+        except Exception:  # noqa: BLE001 - a shelve being written right now; look again next tick
+            return False
+        return value is not None and int(value) == TRUE
+
+    def run(self) -> None:
+        self.boot()
+        while True:
+            time.sleep(0.2)
+            if self.reset_requested():
+                self.log("docsDevResetNow set: rebooting")
+                self._stop_snmp()
+                self.boot()
+
+    def close(self) -> None:
+        self._stop_snmp()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="hfcprov.emu.modem")
+    ap.add_argument("--lab", required=True)
+    ap.add_argument("--tftp", required=True, help="HOST:PORT of the provisioning TFTP server")
+    ap.add_argument("--file", required=True, help="config file name to request")
+    ap.add_argument("--state", required=True, help="folder for applied.json, modem.log and SNMP data")
+    ap.add_argument("--snmp-port", type=int, default=161)
+    ap.add_argument("--max-buffer", type=int, default=shaping.ModemModel.max_buffer)
+    args = ap.parse_args(argv)
+    host, _, port = args.tftp.rpartition(":")
+    lab = Lab.load(args.lab)
+    community = os.environ.get("HFCPROV_EMU_COMMUNITY", "public")  # environment: never on a command line
+    modem = Modem(lab, (host, int(port)), args.file, Path(args.state), args.snmp_port, community,
+                  shaping.ModemModel(max_buffer=args.max_buffer))
+
+    def stop(*_):
+        modem.close()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        modem.run()
+    finally:
+        modem.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""The namespace plant: built, routed, offloads off, impairments detected, torn down without leftovers."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from hfcprov.emu import netns, topology
+from hfcprov.emu.offload import FEATURES, _ethtool
+
+pytestmark = pytest.mark.root
+
+
+def _ns_with(prefix):
+    return [n for n in netns.list_names() if n.startswith(prefix)]
+
+
+def test_up_builds_four_namespaces_routes_end_to_end_and_down_removes_everything(lab_factory):
+    lab = lab_factory(rtt=0.02)
+    assert sorted(_ns_with(lab.name)) == sorted(lab.ns(n) for n in topology.NODES)
+    route = json.loads(netns.run(["ip", "-j", "route", "get", topology.ADDR["srv"]], ns=lab.ns("cpe")))[0]
+    assert route["dev"] == "lan0" and route["gateway"] == topology.ADDR["cm_lan"]
+    # offloads are off on every veth, so byte limits count real frames
+    import socket
+    with netns.entered(lab.ns("cm")):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    with s:
+        for dev in ("lan", "rf"):
+            assert not any(_ethtool(s, dev, get) for get, _ in FEATURES.values())
+    # the kernel's delay method is stated; here a delay line process must exist when netem is missing
+    assert lab.caps.delay_method in ("netem", "tun-delayline")
+    if lab.caps.delay_method == "tun-delayline":
+        assert os.path.exists(f"/proc/{lab.pids['delayline']}")
+    pid = lab.pids.get("delayline")
+    lab.down()
+    assert _ns_with(lab.name) == []
+    assert not lab.state_file.exists()
+    if pid:
+        assert not os.path.exists(f"/proc/{pid}")
+    lab.down()  # idempotent
+
+
+def test_down_all_finds_leftovers_of_a_crashed_run_by_prefix(lab_factory):
+    a = lab_factory()
+    b = lab_factory(rtt=0.01)
+    # a crash: the state file is gone, namespaces and the delay line process stay
+    a.state_file.unlink()
+    pid = b.pids.get("delayline")
+    os.unlink(b.state_file)
+    removed = topology.down_all(lab_factory.prefix)
+    assert set(removed) == {a.name, b.name}
+    assert _ns_with(lab_factory.prefix) == []
+    if pid:
+        assert not os.path.exists(f"/proc/{pid}")
+    assert topology.down_all(lab_factory.prefix) == []
+
+
+def test_cli_up_status_down(lab_factory):
+    env = dict(os.environ)
+    up = subprocess.run([".venv/bin/hfcprov", "emu", "up", "--prefix", lab_factory.prefix, "--rtt", "10ms", "--json"],
+                        capture_output=True, text=True, timeout=60)
+    assert up.returncode == 0, up.stderr
+    name = json.loads(up.stdout)["name"]
+    try:
+        st = subprocess.run([".venv/bin/hfcprov", "emu", "status", name], capture_output=True, text=True, env=env)
+        assert st.returncode == 0 and name in st.stdout and "delay:" in st.stdout
+        bad = subprocess.run([".venv/bin/hfcprov", "emu", "status", "hfemu-nosuch"], capture_output=True, text=True)
+        assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "hfemu-nosuch" in bad.stderr
+    finally:
+        down = subprocess.run([".venv/bin/hfcprov", "emu", "down", "--all", "--prefix", lab_factory.prefix],
+                              capture_output=True, text=True)
+    assert down.returncode == 0 and name in down.stdout
+    assert _ns_with(name) == []
