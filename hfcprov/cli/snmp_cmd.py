@@ -29,6 +29,8 @@ def _credential_options(f):
         click.option("--v3-auth-proto", default="SHA", show_default=True, help="MD5, SHA, SHA224..SHA512."),
         click.option("--v3-priv-proto", default="AES", show_default=True, help="DES, 3DES, AES, AES192, AES256."),
         click.option("--timeout", "timeout_text", default="2s", show_default=True, help="Per-request timeout."),
+        click.option("--mib-dir", multiple=True, type=click.Path(file_okay=False, exists=True),
+                     help="Folder of further MIB text files (e.g. the full CableLabs set) for names and labels."),
         click.option("--retries", default=1, show_default=True, help="Retries per request."),
     ]):
         f = option(f)
@@ -38,6 +40,10 @@ def _credential_options(f):
 def _credentials(opts: dict, default_community: str | None):
     from hfcprov.snmp.client import load_credentials
 
+    if opts.get("mib_dir"):
+        from hfcprov.mib import load_dirs
+
+        load_dirs(opts["mib_dir"])
     return load_credentials(opts["community_file"], opts["v3_user"], opts["v3_key_file"],
                             opts["v3_auth_proto"], opts["v3_priv_proto"], default_community=default_community)
 

@@ -192,3 +192,27 @@ def test_cmts_unreachable_is_one_line(tmp_path):
         s.close()
     assert res.returncode == 1
     assert res.stderr.strip() == f"hfcprov: error: 127.0.0.1:{port}: no SNMP answer in 0.2 s x 1 tries"
+
+
+def test_mib_dir_labels_come_from_the_operators_mibs(lab, tmp_path):
+    mibs = tmp_path / "mibs"
+    mibs.mkdir()
+    (mibs / "DOCS-IF-MIB.txt").write_text('''
+DOCS-IF-MIB DEFINITIONS ::= BEGIN
+IMPORTS transmission FROM SNMPv2-SMI;
+docsIfMib OBJECT IDENTIFIER ::= { transmission 127 }
+docsIfCmStatusValue OBJECT-TYPE
+    SYNTAX      INTEGER { other(1), notReadyVendorWording(2), operational(12) }
+    MAX-ACCESS  read-only
+    STATUS      current
+    DESCRIPTION "vendor copy"
+    ::= { docsIfCmStatusEntry 1 }
+docsIfCmStatusEntry OBJECT IDENTIFIER ::= { docsIfCmStatusTable 1 }
+docsIfCmStatusTable OBJECT IDENTIFIER ::= { docsIfCmObjects 2 }
+docsIfCmObjects OBJECT IDENTIFIER ::= { docsIfMibObjects 2 }
+docsIfMibObjects OBJECT IDENTIFIER ::= { docsIfMib 1 }
+END
+''')
+    res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["offline"]), "--configs", lab.configs,
+                  "--format", "json", "--mib-dir", mibs)
+    assert by_mac(res.stdout)[MACS["offline"]]["cm_status"] == "notReadyVendorWording(2)", res.stderr
