@@ -21,6 +21,7 @@ from hfcprov.config.types import RAW
 # Values in BER may use encodings we would not produce (long-form lengths...); such a
 # value is kept as raw bytes so the file re-encodes to the same bytes.
 BER_TYPES = ("snmp_varbind_ber", "ber_oid", "ber_oid+uint8")
+RAW_TYPES = ("bytes", "md5_digest", "empty")  # leaf types whose value is bytes anyway
 CMTS_MIC_ORDER = (1, 2, 3, 4, 17, 43, 6, 18, 19, 20, 22, 23, 24, 25, 28, 29, 26, 35, 36, 37, 40)
 
 
@@ -152,7 +153,8 @@ def encode_value(spec: Spec | None, node: Tlv, path: str) -> bytes:
 
 
 def _kept_raw(spec: Spec, value) -> bool:
-    return isinstance(value, (bytes, bytearray)) and spec.type in BER_TYPES
+    """Raw bytes given for a typed leaf: BER kept byte for byte, or a GenericTLV with a known code."""
+    return isinstance(value, (bytes, bytearray)) and spec.type not in RAW_TYPES
 
 
 def encode_tlv(spec: Spec | None, node: Tlv, path: str) -> bytes:

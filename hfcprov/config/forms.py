@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from hfcprov.config.codec import BER_TYPES, decode, encode_value
+from hfcprov.config.codec import BER_TYPES, RAW_TYPES, decode, encode_value
 from hfcprov.config.dictionary import ROOT, Spec
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.text import parse_text
@@ -47,7 +47,8 @@ def _plain(nodes, parent: Spec | None) -> list:
     out = []
     for node in nodes:
         spec = parent.children.get(node.code) if parent is not None else None
-        if spec is None or (spec.compound and not node.compound):
+        if spec is None or (spec.compound and not node.compound) or (
+                isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
             raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
             out.append({"GenericTLV": {"TlvCode": node.code, "TlvValue": hex_text(raw)}})
         elif node.compound:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from hfcprov.config.codec import BER_TYPES, encode_value
+from hfcprov.config.codec import BER_TYPES, RAW_TYPES, encode_value
 from hfcprov.config.dictionary import ROOT, Spec
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
@@ -116,13 +116,15 @@ class _Parser:
             out.append(Tlv(spec.code, value))
 
     def value_words(self, line):
+        """The words of a value up to ';', all on the line of the name (values never span lines)."""
         words = []
         while True:
             kind, tok, wline = self.take()
             if tok == ";":
                 return words, wline
-            if kind in ("eof",) or tok in ("{", "}"):
-                raise self.fail(f"missing ';' after the value (found {tok or 'end of text'!r})", line)
+            if kind == "eof" or tok in ("{", "}") or wline != line:
+                raise self.fail(f"missing ';' at the end of the line (found {tok or 'end of text'!r}"
+                                + (f" on line {wline})" if wline != line else ")"), line)
             words.append(tok)
 
     def generic(self, path: str, line: int) -> Tlv:
@@ -182,7 +184,8 @@ def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str
     pad = indent * depth
     for node in nodes:
         spec = parent.children.get(node.code) if parent is not None else None
-        if spec is None or (spec.compound and not node.compound):
+        if spec is None or (spec.compound and not node.compound) or (
+                isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
             raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
             lines.append(f"{pad}GenericTLV TlvCode {node.code} TlvLength {len(raw)} TlvValue {hex_text(raw)};")
         elif node.compound:
@@ -191,7 +194,7 @@ def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str
             _render(node.children, spec, depth + 1, indent, lines)
             lines.append(f"{pad}}}")
         else:
-            if isinstance(node.value, (bytes, bytearray)) and spec.type not in ("bytes", "md5_digest", "empty"):
+            if isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES:
                 shown = hex_text(node.value)  # BER kept byte for byte
             else:
                 shown = spec.vtype.to_text(node.value)

@@ -351,6 +351,8 @@ class IPList(ValueType):
         for i in range(0, len(raw), self.size):
             item = raw[i:i + self.size]
             a = str(ipaddress.ip_address(bytes(item[:16] if self.prefix else item)))
+            if self.prefix and item[16] > 128:
+                raise ConfigError(f"bad prefix length {item[16]} (0..128)")
             out.append(f"{a}/{item[16]}" if self.prefix else a)
         return out
 
