@@ -1,0 +1,115 @@
+"""``hfcprov config`` as a user runs it: a real subprocess, one-line errors, no partial output."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from hfcprov.config import decode, encode, parse_text, read_config, render_text
+
+from .. import support
+
+EXAMPLE = support.REPO / "examples" / "buffer-control.cfg"
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "hfcprov", "config", *map(str, args)],
+                          capture_output=True, text=True, cwd=cwd or support.REPO, timeout=60)
+
+
+@pytest.fixture
+def secret(tmp_path):
+    path = tmp_path / "secret"
+    path.write_bytes(b"Sh4red-secret\r\n")  # trailing CR/LF is not part of the key
+    return path
+
+
+def test_encode_decode_verify_round_trip(tmp_path, secret):
+    out = tmp_path / "bc.cm"
+    r = run("encode", EXAMPLE, "-o", out, "--secret-file", secret)
+    assert r.returncode == 0, r.stderr
+    data = out.read_bytes()
+    assert decode(data, b"Sh4red-secret") == read_config(EXAMPLE)
+    r = run("verify", out, "--secret-file", secret)
+    assert r.returncode == 0 and "OK" in r.stdout
+    r = run("decode", out, "--secret-file", secret)
+    assert r.returncode == 0 and "TargetBuffer 32768;" in r.stdout
+    assert parse_text(r.stdout) == read_config(EXAMPLE)
+    for fmt in ("yaml", "json"):
+        r = run("decode", out, "--format", fmt)
+        assert r.returncode == 0 and "TargetBuffer" in r.stdout
+    assert json.loads(run("decode", out, "--format", "json").stdout)["Main"][0] == {"NetworkAccess": 1}
+
+
+def test_wrong_secret_is_one_line_naming_the_cmts_mic(tmp_path, secret):
+    out = tmp_path / "bc.cm"
+    assert run("encode", EXAMPLE, "-o", out, "--secret-file", secret).returncode == 0
+    wrong = tmp_path / "wrong"
+    wrong.write_text("not-it\n")
+    for cmd in ("verify", "decode"):
+        r = run(cmd, out, "--secret-file", wrong)
+        assert r.returncode == 1
+        assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+        assert "CMTS MIC (TLV 7) mismatch" in r.stderr and "not-it" not in r.stderr + r.stdout
+
+
+def test_bad_source_leaves_no_output_file(tmp_path):
+    src = tmp_path / "tier.cfg"
+    src.write_text("Main {\n  NetworkAccess 1;\n  UsServiceFlow { BufferControl { TargetBuffer -5; } }\n}\n")
+    out = tmp_path / "tier.cm"
+    r = run("encode", src, "-o", out)
+    assert r.returncode == 1
+    assert r.stderr.strip().endswith("out of range") or "TLV 24.35.2" in r.stderr
+    assert f"{src}:3" in r.stderr and r.stderr.count("\n") == 1
+    assert not out.exists() and list(tmp_path.iterdir()) == [src]
+
+
+def test_batch_encode_to_a_directory_is_all_or_nothing(tmp_path):
+    good = tmp_path / "a.cfg"
+    good.write_text("Main { NetworkAccess 1; }")
+    other = tmp_path / "b.yaml"
+    other.write_text("Main:\n  - NetworkAccess: 0\n")
+    bad = tmp_path / "c.cfg"
+    bad.write_text("Main { NetworkAccess 1 }")
+    outdir = tmp_path / "out"
+    r = run("encode", good, other, bad, "-o", outdir)
+    assert r.returncode == 1 and "c.cfg:1" in r.stderr
+    assert not outdir.exists() or not any(outdir.iterdir())
+    r = run("encode", good, other, "-o", outdir)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in outdir.iterdir()) == ["a.cm", "b.cm"]
+    assert decode((outdir / "b.cm").read_bytes()).tlvs[0].value == 0
+    r = run("decode", outdir / "a.cm", outdir / "b.cm", "--format", "yaml", "-o", tmp_path / "yaml")
+    assert r.returncode == 0 and sorted(p.name for p in (tmp_path / "yaml").iterdir()) == ["a.yaml", "b.yaml"]
+
+
+def test_decode_of_a_truncated_file_names_offset_and_path(tmp_path):
+    data = encode(read_config(EXAMPLE))
+    cut = tmp_path / "cut.cm"
+    cut.write_bytes(data[:40])
+    r = run("decode", cut)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"hfcprov: error: {cut}, byte ") and "TLV 17" in r.stderr
+
+
+def test_diff_is_semantic_by_tlv_path(tmp_path):
+    a = tmp_path / "a.cm"
+    a.write_bytes(encode(read_config(EXAMPLE)))
+    b = tmp_path / "b.cfg"
+    b.write_text(render_text(read_config(EXAMPLE)).replace("TargetBuffer 4096;", "TargetBuffer 8192;")
+                 .replace("\tMaxCPE 4;\n", ""))
+    r = run("diff", a, b)
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == ["- 18 MaxCPE 4", "~ 24[1].35.2 TargetBuffer: 4096 -> 8192"]
+    assert run("diff", a, EXAMPLE).returncode == 0
+
+
+def test_tlvs_listing_is_greppable():
+    r = run("tlvs", "buffer")
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0
+    assert any(line.startswith("24.35.2 ") and "TargetBuffer" in line and "uint32" in line for line in lines)
+    assert any(line.startswith("68 ") and "DefaultUpstreamTargetBuffer" in line for line in lines)
+    assert len(run("tlvs").stdout.splitlines()) == 1542
+    assert run("tlvs", "24.35").stdout.count("\n") == 4
