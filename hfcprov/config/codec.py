@@ -94,19 +94,24 @@ def _read(data: bytes, pos: int, path: str, base: int = 0, parent: bool = False)
     return data[pos + 2:end], end
 
 
-def _decode_node(spec: Spec | None, code: int, raw: bytes, offset: int, path: str) -> Tlv:
+def _decode_node(spec: Spec | None, code: int, raw: bytes, offset: int, parent_path: str, sub: int | None = None) -> Tlv:
+    # the path string is built only when needed (errors, children): most TLVs are leaves
+    path = parent_path if sub is None else f"{parent_path}.{sub}"
     if spec is None:
         return Tlv(code, bytes(raw))  # unknown: kept as raw bytes, rendered as hex
     if spec.compound:
-        children, pos, base = [], 0, offset + 2
-        while pos < len(raw):
+        children, pos, base, n = [], 0, offset + 2, len(raw)
+        kids = spec.children
+        while pos < n:
             sub_code = raw[pos]
-            sub_path = f"{path}.{sub_code}"
-            sub_raw, end = _read(raw, pos, sub_path, base, parent=True)
+            end = pos + 2 + (raw[pos + 1] if pos + 1 < n else 0)
+            if pos + 2 > n or end > n:
+                _read(raw, pos, f"{path}.{sub_code}", base, parent=True)  # raises with the details
             try:
-                children.append(_decode_node(spec.children.get(sub_code), sub_code, sub_raw, base + pos, sub_path))
+                children.append(_decode_node(kids.get(sub_code), sub_code, raw[pos + 2:end], base + pos,
+                                             path, sub_code))
             except ConfigError as err:
-                raise err.at(offset=base + pos, path=sub_path)
+                raise err.at(offset=base + pos, path=f"{path}.{sub_code}")
             pos = end
         return Tlv(code, None, children)
     try:

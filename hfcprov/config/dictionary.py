@@ -32,17 +32,13 @@ class Spec:
     by_name: dict[str, "Spec"] = field(default_factory=dict)
     aliases: list[str] = field(default_factory=list)
 
-    @property
-    def code(self) -> int:
-        return int(self.path.rsplit(".", 1)[-1])
-
-    @property
-    def compound(self) -> bool:
-        return self.rule == "sub"
-
-    @property
-    def vtype(self) -> ValueType:
-        return TYPES[self.type]
+    def __post_init__(self):
+        # Precomputed once: the codec asks these for every TLV of every file.
+        self.code = int(self.path.rsplit(".", 1)[-1]) if self.path else -1
+        self.compound = self.rule == "sub"
+        self.vtype: ValueType | None = None if self.compound else TYPES[self.type]
+        self.fixed = int(self.rule[6:]) if self.rule.startswith("fixed:") and not self.lrange else None
+        self.free_length = self.rule in ("var", "nul") and not self.lrange
 
     def length_ok(self, n: int) -> str | None:
         """None when ``n`` value bytes suit this TLV, else why not."""
@@ -72,19 +68,23 @@ class Spec:
                 raise ConfigError(f"{self.name} {value} out of range {lo}..{hi}")
 
     def decode(self, raw: bytes):
-        why = self.length_ok(len(raw))
-        if why:
-            raise ConfigError(why)
+        if len(raw) != self.fixed and not self.free_length:
+            why = self.length_ok(len(raw))
+            if why:
+                raise ConfigError(why)
         value = self.vtype.decode(raw)
-        self.check_value(value)
+        if self.vrange:
+            self.check_value(value)
         return value
 
     def encode(self, value) -> bytes:
-        self.check_value(value)
+        if self.vrange:
+            self.check_value(value)
         raw = self.vtype.encode(value)
-        why = self.length_ok(len(raw))
-        if why:
-            raise ConfigError(why)
+        if len(raw) != self.fixed and not self.free_length:
+            why = self.length_ok(len(raw))
+            if why:
+                raise ConfigError(why)
         return raw
 
     def child_named(self, name: str) -> "Spec | None":
@@ -108,7 +108,7 @@ def _build() -> Spec:
             raise RuntimeError(f"TLV table: {path} has no parent row")  # a broken table, not a user error
         if path in index:
             raise RuntimeError(f"TLV table: {path} listed twice")
-        if typ not in TYPES and rule != "sub":
+        if typ not in TYPES and rule != "sub" or rule == "sub" and typ != "aggregate":
             raise RuntimeError(f"TLV table: {path} has unknown type {typ}")
         if path.isdigit() and int(path) in FRAGMENTED:
             lrange = None  # 0..255 per fragment; the joined chain has no limit

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass
+@dataclass(slots=True)
 class Tlv:
     code: int
     value: Any = None
