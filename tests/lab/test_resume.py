@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+
+import pytest
 import sqlite3
 import subprocess
 import sys
@@ -32,7 +34,8 @@ def _count(db, sql):
         con.close()
 
 
-def test_kill_9_then_resume_completes_without_losing_or_repeating_a_point(tmp_path):
+@pytest.mark.parametrize("how", ["kill -9", "ctrl-c"])
+def test_interrupt_then_resume_completes_without_losing_or_repeating_a_point(tmp_path, how):
     spec = write(tmp_path, SPEC)
     db = tmp_path / "k.db"
     cmd = [sys.executable, "-m", "hfcprov", "campaign", "run", str(spec), "-d", str(db), "-q"]
@@ -51,15 +54,24 @@ def test_kill_9_then_resume_completes_without_losing_or_repeating_a_point(tmp_pa
             assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
             time.sleep(0.05)
         assert done >= 4, "the runner made no progress"
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
+        status = subprocess.run([sys.executable, "-m", "hfcprov", "campaign", "status", str(db)],
+                                capture_output=True, text=True, timeout=30)
+        assert status.returncode == 0 and "campaign killme:" in status.stdout and "/20 done" in status.stdout
+        assert "left" in status.stdout and "last: us=" in status.stdout
+        if how == "kill -9":
+            os.kill(proc.pid, signal.SIGKILL)
+        else:  # a terminal's Ctrl-C reaches the whole foreground process group
+            os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=30)
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # the pool's workers, orphaned by the kill
         except ProcessLookupError:
             pass
         proc.wait(timeout=10)
-    assert proc.returncode == -signal.SIGKILL
+    assert proc.returncode == (-signal.SIGKILL if how == "kill -9" else 130)
+    if how == "ctrl-c":
+        assert proc.stderr.read().decode().strip().endswith(("hfcprov: aborted", "hfcprov: interrupted"))
     total = 20
     done_before = {r[0]: r[1:] for r in sqlite3.connect(db).execute(
         "SELECT p.idx, r.id, r.goodput_bps FROM point p JOIN run r ON r.point_id = p.id WHERE p.state = 'done'")}
