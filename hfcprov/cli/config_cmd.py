@@ -126,7 +126,7 @@ def diff(a, b):
 @click.argument("pattern", required=False)
 def tlvs(pattern):
     """List the TLV dictionary (path, name, type, length, range, spec); PATTERN filters by name or path."""
-    from hfcprov.config.dictionary import ROOT
+    from hfcprov.config.dictionary import ROOT, tlv_line
 
     for spec in ROOT.walk():
         line = tlv_line(spec)
@@ -141,11 +141,3 @@ def _matches(pattern: str, spec, line: str) -> bool:
         return fnmatch.fnmatch(spec.name.lower(), p) or fnmatch.fnmatch(spec.path, p)
     return p in spec.name.lower() or spec.path == p or spec.path.startswith(p + ".") or \
         any(p in a.lower() for a in spec.aliases)
-
-
-def tlv_line(spec) -> str:
-    rng = f"{spec.vrange[0]}..{spec.vrange[1]}" if spec.vrange else \
-        (f"len {spec.lrange[0]}..{spec.lrange[1]}" if spec.lrange else "-")
-    kind = "sub-TLVs" if spec.compound else spec.type
-    alias = f" (also {', '.join(spec.aliases)})" if spec.aliases else ""
-    return f"{spec.path:<14} {spec.name + alias:<48} {kind:<24} {spec.rule:<9} {rng:<26} {spec.spec_ref or ''}".rstrip()

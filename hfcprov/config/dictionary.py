@@ -143,3 +143,17 @@ def lookup(path: str) -> Spec | None:
         if spec is None:
             return None
     return spec
+
+
+def tlv_line(spec: Spec) -> str:
+    """One greppable line per TLV: path, name (and aliases), type, length rule, range, spec section."""
+    rng = f"{spec.vrange[0]}..{spec.vrange[1]}" if spec.vrange else \
+        (f"len {spec.lrange[0]}..{spec.lrange[1]}" if spec.lrange else "-")
+    kind = "sub-TLVs" if spec.compound else spec.type
+    alias = f" (also {', '.join(spec.aliases)})" if spec.aliases else ""
+    return f"{spec.path:<14} {spec.name + alias:<48} {kind:<24} {spec.rule:<9} {rng:<26} {spec.spec_ref or ''}".rstrip()
+
+
+def tlv_listing() -> str:
+    """The whole dictionary, one ``tlv_line`` per TLV, depth first in code order."""
+    return "\n".join(tlv_line(spec) for spec in ROOT.walk()) + "\n"
