@@ -35,6 +35,20 @@ from hfcprov.fileio import atomic_write
 TRUE = 1  # SNMP TruthValue true(1)
 
 
+def check_cm_mic(data: bytes) -> None:
+    """A cable modem checks the CM MIC (TLV 6) only; the CMTS MIC needs the CMTS's secret.
+
+    ``hfcprov.config.verify`` checks both; its CMTS-MIC complaint is expected here and ignored.
+    """
+    from hfcprov.config import ConfigError, verify
+
+    try:
+        verify(data, b"")
+    except ConfigError as err:
+        if "CM MIC (TLV 6)" in str(err):
+            raise ConfigError(f"CM MIC check failed: {err}") from err
+
+
 class Modem:
     def __init__(self, lab: Lab, tftp: tuple[str, int], filename: str, state: Path,
                  snmp_port: int = 161, community: str = "public", model: shaping.ModemModel = shaping.ModemModel()):
@@ -68,6 +82,7 @@ class Modem:
             return self._write({"status": "tftp-failed", "config_file": self.filename})
         self.log(f"boot {self.boots}: fetched {self.filename} ({len(data)} bytes) from tftp://{host}:{port}")
         try:
+            check_cm_mic(data)
             flows = service_flows(decode(data))
         except HfcprovError as err:
             self.log(f"boot {self.boots}: config file rejected: {err}")

@@ -83,6 +83,7 @@ class LatencyProbe:
             self._udp.bind((self.src, 0))
             self.sport = self._udp.getsockname()[1]
             self._threads.append(threading.Thread(target=self._drain_udp, daemon=True))
+        self._packet(0)  # the first build imports scapy's layers; keep that off the schedule
         self._threads += [threading.Thread(target=self._capture, daemon=True),
                           threading.Thread(target=self._send, daemon=True)]
         for t in self._threads:
@@ -114,7 +115,6 @@ class LatencyProbe:
         return bytes(ip / l4 / payload)
 
     def _send(self) -> None:
-        self._packet(0)  # first build imports scapy's layers; keep that off the schedule
         t0 = time.monotonic()
         seq = 0
         while not self._stop.is_set():

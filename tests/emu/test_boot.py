@@ -1,0 +1,115 @@
+"""The modem boots like a real one: TFTP fetch of a file hfcprov built, decode, apply, SNMP, reset."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from hfcprov.config import encode, parse_text
+from hfcprov.emu import netns
+from hfcprov.emu.topology import ADDR
+from hfcprov.flows import service_flows
+
+pytestmark = pytest.mark.root
+
+CONFIG = """Main {
+  NetworkAccess 1;
+  UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; MaxRateSustained 2000000; MaxTrafficBurst 3044;
+                  BufferControl { TargetBuffer 16384; } }
+  DsServiceFlow { DsServiceFlowRef 2; QosParamSetType 7; MaxRateSustained 10000000;
+                  BufferControl { MinimumBuffer 8192; TargetBuffer 65536; } }
+}"""
+
+SNMP_SCRIPT = """
+import json, sys
+from hfcprov.snmp import oids
+from hfcprov.snmp.client import Credentials, SnmpClient, run
+c = SnmpClient(Credentials(), timeout=1.0, retries=2)
+want = [oids.SYS_DESCR, oids.CONFIG_FILE, oids.RESET_NOW]
+async def go():
+    try:
+        got = await c.get(sys.argv[1], 161, want)
+        if sys.argv[2] == "reset":
+            from pysnmp.proto.rfc1902 import Integer32
+            await c.set(sys.argv[1], 161, oids.RESET_NOW, Integer32(1))
+        return got
+    finally:
+        c.close()
+got = run(go())
+print(json.dumps({k: (v.decode() if isinstance(v, bytes) else v) for k, v in got.items()}))
+"""
+
+
+def snmp(lab, action="get"):
+    proc = subprocess.run(["ip", "netns", "exec", lab.ns("cmts"), sys.executable, "-c", SNMP_SCRIPT, ADDR["cm_rf"],
+                           action], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr[-800:]
+    return json.loads(proc.stdout)
+
+
+def qdisc(lab, dev):
+    return json.loads(netns.run(["tc", "-j", "qdisc", "show", "dev", dev], ns=lab.ns("cm")))[0]
+
+
+def test_modem_boots_from_a_file_hfcprov_built_and_applies_and_reports_its_values(lab_factory, tmp_path):
+    from hfcprov.snmp import oids
+
+    data = encode(parse_text(CONFIG))
+    (tmp_path / "gold.cm").write_bytes(data)
+    lab = lab_factory()
+    applied = lab.boot(tmp_path, "gold.cm")
+    assert applied["status"] == "operational" and applied["config_file"] == "gold.cm"
+    # the queues in the kernel are the file's flows
+    file_flows = {f.direction: f for f in service_flows(parse_text(CONFIG))}
+    for direction, dev in (("upstream", "rf"), ("downstream", "lan")):
+        q = qdisc(lab, dev)
+        f = file_flows[direction]
+        assert q["kind"] == "tbf"
+        assert q["options"]["rate"] * 8 == f.max_sustained_rate
+        assert applied["queues"][direction]["buffer"] == f.buffer.target
+    tftp_log = (lab.state_dir / "tftp.log").read_text()
+    assert "gold.cm" in tftp_log
+    # SNMP answers what was applied
+    got = snmp(lab)
+    assert got[oids.CONFIG_FILE] == "gold.cm"
+    assert "hfcprov emulated cable modem" in got[oids.SYS_DESCR]
+    assert got[oids.RESET_NOW] == 2
+
+
+def test_reset_refetches_and_reapplies_a_changed_file(lab_factory, tmp_path):
+    (tmp_path / "m.cm").write_bytes(encode(parse_text(CONFIG)))
+    lab = lab_factory()
+    lab.boot(tmp_path, "m.cm")
+    assert qdisc(lab, "rf")["options"]["rate"] * 8 == 2_000_000
+    # the operator changes the file, then resets the modem over SNMP
+    (tmp_path / "m.cm").write_bytes(encode(parse_text(CONFIG.replace("MaxRateSustained 2000000", "MaxRateSustained 4000000"))))
+    snmp(lab, "reset")
+    applied = lab.wait_boot(2, timeout=30)
+    assert applied["boots"] == 2 and applied["status"] == "operational"
+    assert qdisc(lab, "rf")["options"]["rate"] * 8 == 4_000_000
+    from hfcprov.snmp import oids
+
+    assert snmp(lab)[oids.RESET_NOW] == 2
+
+
+def test_flow_the_modem_cannot_honour_is_refused_and_logged(lab_factory, tmp_path):
+    big = CONFIG.replace("MinimumBuffer 8192; TargetBuffer 65536;", "MinimumBuffer 4000000; TargetBuffer 4000000;")
+    (tmp_path / "big.cm").write_bytes(encode(parse_text(big)))
+    lab = lab_factory()
+    applied = lab.boot(tmp_path, "big.cm")
+    assert len(applied["rejected"]) == 1 and "MinimumBuffer 4000000" in applied["rejected"][0]
+    assert "downstream" not in applied["queues"] and "upstream" in applied["queues"]
+    assert "MinimumBuffer 4000000" in (lab.state_dir / "modem.log").read_text()
+    assert qdisc(lab, "lan")["kind"] != "tbf"
+
+
+def test_corrupt_file_fails_the_boot_with_the_reason(lab_factory, tmp_path):
+    data = bytearray(encode(parse_text(CONFIG)))
+    data[5] ^= 0xFF  # breaks the CM MIC (or a TLV), as a bad file would
+    (tmp_path / "bad.cm").write_bytes(bytes(data))
+    lab = lab_factory()
+    applied = lab.boot(tmp_path, "bad.cm")
+    assert applied["status"] == "config-rejected" and applied["reason"]
