@@ -7,6 +7,31 @@ with ``hfcprov.units``; the rest of ``lab`` sees bits/s, bytes and seconds.
 
 A mistake in the file raises ``CampaignError`` naming the file, the line and
 the key path (``grid.buffer[2]``).
+
+The file (see ``examples/buffer-sweep.yaml``, ``emu-campaign.yaml``, ``lab-campaign.yaml``)::
+
+    name: buffer-sweep                 # default: the file's stem
+    target: sim                        # or {kind: emu | modem, modems: [{mac, ip}], cmts, online_timeout,
+                                       #     snmp: {community, write_community, port, timeout, retries},
+                                       #     tftp: {root, host, port}, probe: {server, port}, secret}
+    template: ../templates/res-50x5.j2 # tier template (needed for emu and modem), rendered per point with
+                                       # us_rate, us_buffer, ds_rate, rtt, flows, ... (Point.template_vars)
+    grid:                              # one value or a list each; every combination is a point
+      upstream_rate: [1M, 2M]          # required
+      buffer: [16KiB, 64KiB]           # required: TargetBuffer
+      downstream_rate: 50M             # optional
+      rtt: [40ms, 100ms]               # added round-trip delay (default 40ms)
+      flows: 1                         # parallel upstream TCP flows
+      congestion_control: newreno      # reno | newreno | sack | cubic | fast
+      loss: 0                          # plant loss: 0.01 or 1%
+    traffic: {duration: 30s, warmup: 5s, probe_interval: 100ms, voip: false}
+    repetitions: 3
+    simulate: true                     # emu/modem: also predict every point with the simulator
+    seed: 1                            # repetition r runs with seed + r
+    jobs: 0                            # simulator processes (0: one per CPU)
+
+``env:NAME`` as ``secret``, ``community`` or ``write_community`` reads the value
+from the environment when the campaign runs, so it is in neither the file nor the store.
 """
 
 from __future__ import annotations
@@ -246,6 +271,9 @@ class _Reader:
                 self.fail(["target", "modems", i], "a modem needs its mac")
         if kind == "modem" and not modems:
             self.fail(["target", "modems"], "a modem campaign needs at least one modem (mac, ip)")
+        if len(modems) > 1:
+            # one queue under test per campaign: modems sharing an upstream would disturb each other's points
+            self.fail(["target", "modems", 1], "one modem per campaign; run one campaign file per modem")
         snmp = self.mapping(t.get("snmp"), ["target", "snmp"],
                             {"community", "write_community", "port", "timeout", "retries", "version"})
         snmp = dict(snmp)
