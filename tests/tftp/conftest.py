@@ -10,6 +10,8 @@ import pytest
 
 from hfcprov.tftp import TftpServer
 
+from .helpers import abandoning
+
 # 0 and exact multiples of 512 need an empty final block; 7000 is a typical modem config.
 SIZES = {"empty.cm": 0, "one.cm": 1, "short.cm": 511, "exact.cm": 512, "two.cm": 1024, "gold.cm": 7000,
          "big.bin": 100_000}
@@ -39,5 +41,5 @@ def log():
 
 @pytest.fixture
 def server(root, log):
-    with TftpServer(root, port=0, log=log, timeout=1.0, retries=3) as srv:
+    with abandoning(TftpServer(root, port=0, log=log, timeout=1.0, retries=3)) as srv:
         yield srv

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import struct
@@ -51,3 +52,20 @@ def records(log_text: str, event: str = "transfer") -> list[dict]:
 def oack_options(payload: bytes) -> dict:
     parts = payload.split(b"\0")[:-1]
     return {parts[i].decode(): parts[i + 1].decode() for i in range(0, len(parts), 2)}
+
+
+def wait_idle(server, timeout: float = 5.0) -> None:
+    """Wait until the server has no transfer in flight (a client is done before the server logs)."""
+    deadline = time.monotonic() + timeout
+    while server.active and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+@contextlib.contextmanager
+def abandoning(server):
+    """Run ``server`` and stop it without waiting for transfers the test left half-done."""
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop(graceful=False)
