@@ -1,9 +1,13 @@
 """Audit deployed modems: what each one applied (DOCS-QOS3-MIB) against the config file it should run.
 
-Per modem, one GETBULK (more only for modems with many flows) reads sysDescr,
-docsDevServerConfigFile, docsIfCmStatusValue, every docsQosParamSetTable row
-(max rate, burst, min reserved rate, Buffer Control minimum/target/maximum),
-docsQosServiceFlowDirection and docsQosServiceFlowBufferSize. The expected flows
+Per modem, one GETBULK reads sysDescr, docsDevServerConfigFile,
+docsIfCmStatusValue and the modem's service flows (docsQosServiceFlowDirection,
+docsQosServiceFlowBufferSize); an operational modem on the right file then gets
+one GET of exactly the active and provisioned docsQosParamSetTable rows of those
+flows (max rate, burst, min reserved rate, Buffer Control minimum/target/
+maximum). Asking for exact instances instead of walking the table skips the
+admitted rows and the walk's overshoot: about a third of the var-binds, which is
+what a modem's (or a simulator's) CPU pays for. The expected flows
 come from decoding the intended config file with ``hfcprov.config.read_config``
 and ``hfcprov.flows.service_flows``; config flows and the modem's SFIDs are
 paired per direction in order (the n-th upstream flow of the file is the modem's
@@ -164,9 +168,12 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
                         expected_config=target.config)
     try:
         scalars, tables = await client.fetch(
-            target.host, target.port, [oids.SYS_DESCR, oids.CONFIG_FILE],
-            [oids.CM_STATUS_VALUE, *oids.PARAM_SET.values(), oids.SF_DIRECTION, oids.SF_BUFFER_SIZE])
-        _compare(result, target, scalars, tables, configs)
+            target.host, target.port, [oids.SYS_DESCR, oids.CONFIG_FILE], [oids.SF_DIRECTION, oids.SF_BUFFER_SIZE],
+            max_repetitions=4, first_rows=[oids.CM_STATUS_VALUE])
+        name = _check_state(result, target, scalars, configs)
+        if name is not None:
+            params = await client.get_many(target.host, target.port, _param_oids(tables[oids.SF_DIRECTION]))
+            _compare_flows(result, name, tables, params, configs)
     except SnmpTimeout as err:
         result.status, result.message = UNREACHABLE, str(err)
     except SnmpAuthError as err:
@@ -183,18 +190,19 @@ def _text(value) -> str | None:
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
-def _compare(result: ModemAudit, target: AuditTarget, scalars, tables, configs: ExpectedConfigs) -> None:
+def _check_state(result: ModemAudit, target: AuditTarget, scalars, configs: ExpectedConfigs) -> str | None:
+    """Status, file name and reachability checks; the config file name to compare against, or
+    None when the verdict is already in (offline, wrong config, nothing to compare with)."""
     result.sys_descr = _text(scalars.get(oids.SYS_DESCR))
     result.config_file = _text(scalars.get(oids.CONFIG_FILE))
-    status_rows = tables[oids.CM_STATUS_VALUE]
-    cm_status = next(iter(status_rows.values()), None) if status_rows else None
+    cm_status = scalars.get(oids.CM_STATUS_VALUE)
     if cm_status is not None:
         label = mib.enum_label("docsIfCmStatusValue", cm_status)
         result.cm_status = f"{label}({cm_status})" if label else str(cm_status)
     if cm_status != oids.CM_OPERATIONAL:
         result.status = OFFLINE
         result.message = f"docsIfCmStatusValue {result.cm_status or 'missing'}"
-        return
+        return None
     reported = Path(result.config_file).name if result.config_file else None
     expected = target.config
     if target.guessed and expected and not configs.has(expected):
@@ -202,17 +210,40 @@ def _compare(result: ModemAudit, target: AuditTarget, scalars, tables, configs: 
     if expected and reported != Path(expected).name:
         result.status = WRONG_CONFIG
         result.message = f"loaded {reported or '(none)'}, expected {Path(expected).name}"
-        return
+        return None
     name = expected or reported
     result.expected_config = name
     if not name:
         result.status, result.message = ERROR, "modem reports no config file and the inventory names none"
-        return
+        return None
     if configs.folder is None:
         result.status, result.message = ERROR, "no --configs folder to read the expected config from"
-        return
+        return None
+    configs.flows(name)  # a broken expected file is this modem's error, before asking for more
+    return name
+
+
+def _param_oids(directions: dict[str, object]) -> list[str]:
+    """Instance OIDs of the active and provisioned param-set rows of each flow (index ifIndex.sfid)."""
+    out = []
+    for index in directions:
+        if_index, _, sfid = index.rpartition(".")
+        for set_type in (oids.PARAM_SET_ACTIVE, oids.PARAM_SET_PROVISIONED):
+            out += [f"{column}.{if_index}.{set_type}.{sfid}" for column in oids.PARAM_SET.values()]
+    return out
+
+
+def _compare_flows(result: ModemAudit, name: str, tables, params: dict[str, object], configs) -> None:
     expected_flows = configs.flows(name)
-    result.drifts = _drifts(expected_flows, tables, result)
+    by_column = {column: {} for column in oids.PARAM_SET.values()}
+    for oid, value in params.items():
+        if value is None:
+            continue
+        for column in by_column:
+            if oid.startswith(column + "."):
+                by_column[column][oid[len(column) + 1:]] = value
+                break
+    result.drifts = _drifts(expected_flows, {**tables, **by_column}, result)
     result.status = DRIFTED if result.drifts else IN_SYNC
     if not result.drifts:
         result.message = f"{len(expected_flows)} flows as in {name}"

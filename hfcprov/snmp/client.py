@@ -193,6 +193,20 @@ class SnmpClient:
         self._auth = credentials.auth_data()
         self._context = ContextData()
         self._targets: dict[tuple[str, int], object] = {}
+        self._objects: dict[str, object] = {}
+
+    def _object(self, oid: str):
+        """A resolved ObjectType for ``oid``, reused across requests: resolving one against the
+        MIB view costs more CPU than encoding the request, and audits ask the same OIDs of
+        every modem."""
+        from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType
+
+        obj = self._objects.get(oid)
+        if obj is None:
+            obj = ObjectType(ObjectIdentity(oid)).resolve_with_mib(self._engine.cache["mibViewController"])
+            if len(self._objects) < 50_000:
+                self._objects[oid] = obj
+        return obj
 
     async def _target(self, host: str, port: int):
         from pysnmp.hlapi.v3arch.asyncio import UdpTransportTarget
@@ -227,46 +241,58 @@ class SnmpClient:
 
     async def get(self, host: str, port: int, oid_list: list[str]) -> dict[str, object]:
         """GET scalars; the result maps each OID to its value (None when the agent has no such object)."""
-        from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType, get_cmd
+        from pysnmp.hlapi.v3arch.asyncio import get_cmd
 
         target = await self._target(host, port)
         result = await get_cmd(self._engine, self._auth, target, self._context,
-                               *[ObjectType(ObjectIdentity(o)) for o in oid_list], lookupMib=False)
+                               *[self._object(o) for o in oid_list], lookupMib=False)
         self._check(host, port, *result)
         return {str(name): _python_value(value) for name, value in result[3]}
 
+    async def get_many(self, host: str, port: int, oid_list: list[str], per_request: int = 40) -> dict[str, object]:
+        """GET any number of instances, ``per_request`` var-binds per PDU (agents cap answers)."""
+        values: dict[str, object] = {}
+        for i in range(0, len(oid_list), per_request):
+            values.update(await self.get(host, port, oid_list[i:i + per_request]))
+        return values
+
     async def fetch(self, host: str, port: int, scalars: list[str], columns: list[str],
-                    max_repetitions: int | None = None) -> tuple[dict[str, object], dict[str, dict[str, object]]]:
+                    max_repetitions: int | None = None,
+                    first_rows: list[str] = ()) -> tuple[dict[str, object], dict[str, dict[str, object]]]:
         """Scalars and whole table columns in as few GETBULKs as the agent allows.
 
         The scalars ride as non-repeaters (GETNEXT of the OID minus its last arc) in the first
-        request; the columns repeat until each leaves its subtree. ``max_repetitions`` defaults to
+        request, as do ``first_rows`` columns (GETNEXT of the column: its first row, e.g. the
+        CM's one docsIfCmStatusTable row, returned in the scalars dict under the column OID);
+        the columns repeat until each leaves its subtree. ``max_repetitions`` defaults to
         what keeps an answer within 60 var-binds (agents cap responses: snmpsim at 64, many CMs
         lower), so a typical modem is one round trip. Returns
         ``({scalar_oid: value}, {column_oid: {row_index: value}})``.
         """
-        from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType, bulk_cmd
+        from pysnmp.hlapi.v3arch.asyncio import bulk_cmd
         from pysnmp.proto.rfc1905 import EndOfMibView
 
         target = await self._target(host, port)
         if max_repetitions is None:
-            max_repetitions = max(2, (60 - len(scalars)) // max(1, len(columns)))
+            max_repetitions = max(2, (60 - len(scalars) - len(first_rows)) // max(1, len(columns)))
         scalar_values: dict[str, object] = {}
         tables: dict[str, dict[str, object]] = {c: {} for c in columns}
         cursors = {c: c for c in columns}  # column -> last OID seen
         first = True
         while cursors or first:
-            non_rep = [s.rsplit(".", 1)[0] for s in scalars] if first else []
+            non_rep = [s.rsplit(".", 1)[0] for s in scalars] + list(first_rows) if first else []
             active = list(cursors)
-            request = [ObjectType(ObjectIdentity(o)) for o in non_rep + [cursors[c] for c in active]]
+            request = [self._object(o) for o in non_rep + [cursors[c] for c in active]]
             if not request:
                 break
             result = await bulk_cmd(self._engine, self._auth, target, self._context, len(non_rep),
                                     max_repetitions, *request, lookupMib=False)
             self._check(host, port, *result)
             var_binds = result[3]
-            for scalar, (name, value) in zip(scalars, var_binds[: len(non_rep)]):
+            for scalar, (name, value) in zip(scalars, var_binds[: len(scalars)] if first else ()):
                 scalar_values[scalar] = _python_value(value) if str(name) == scalar else None
+            for column, (name, value) in zip(first_rows, var_binds[len(scalars): len(non_rep)] if first else ()):
+                scalar_values[column] = _python_value(value) if str(name).startswith(column + ".") else None
             reps = var_binds[len(non_rep):]
             done = set()
             before = dict(cursors)
@@ -291,8 +317,8 @@ class SnmpClient:
         from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType, set_cmd
 
         target = await self._target(host, port)
-        result = await set_cmd(self._engine, self._auth, target, self._context,
-                               ObjectType(ObjectIdentity(oid), value), lookupMib=False)
+        obj = ObjectType(ObjectIdentity(oid), value).resolve_with_mib(self._engine.cache["mibViewController"])
+        result = await set_cmd(self._engine, self._auth, target, self._context, obj, lookupMib=False)
         self._check(host, port, *result)
 
     def close(self) -> None:
