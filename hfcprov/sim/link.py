@@ -28,7 +28,7 @@ class Link:
         "engine", "_sink", "name", "capacity", "delay", "limit", "overhead", "loss",
         "rate", "burst", "tokens", "t_tokens", "peak", "peak_burst", "ptokens", "t_ptokens",
         "free_at", "waiting", "wbytes", "accepted", "dropped", "lost", "wait_sum", "wait_byte_sum",
-        "measure_from", "measured", "sink_receive",
+        "measure_from", "measured", "sink_receive", "route",
     )
 
     def __init__(self, engine, sink=None, *, capacity: float, delay: float = 0.0,
@@ -39,6 +39,7 @@ class Link:
             raise ValueError("link capacity must be > 0")
         self.engine = engine
         self.sink_receive = None
+        self.route = None
         self.sink = sink
         self.name = name
         self.capacity = capacity / 8.0  # bytes/s
@@ -75,6 +76,8 @@ class Link:
     def sink(self, value) -> None:
         self._sink = value
         self.sink_receive = value.receive if value is not None else None  # what the hot path calls
+        # A host's per-flow endpoint list: deliver straight to the endpoint, one call less per packet.
+        self.route = getattr(value, "receivers", None)
 
     def waiting_bytes(self) -> int:
         now = self.engine.now
@@ -140,7 +143,9 @@ class Link:
             self.lost += 1
             return True  # it used the channel, then the plant ate it
         engine.seq += 1
-        heappush(engine.heap, (end + self.delay, engine.seq, self.sink_receive, pkt))
+        route = self.route
+        heappush(engine.heap, (end + self.delay, engine.seq,
+                               route[pkt.flow] if route is not None else self.sink_receive, pkt))
         return True
 
     receive = send  # a link can be the sink of the hop before it

@@ -27,7 +27,7 @@ class TcpSender:
         "cwnd", "ssthresh", "una", "nxt", "high", "dupacks", "in_rec", "recover", "recovery",
         "dupthresh", "srtt", "rttvar", "rto", "min_rto", "max_rto", "gran", "backoff", "min_rtt",
         "deadline", "timer_at", "retransmissions", "timeouts", "fast_retransmits",
-        "started", "done_at", "on_done", "sacked", "high_sacked", "rtxed", "hole_ptr",
+        "started", "done_at", "on_done", "sacked", "high_sacked", "rtxed",
     )
 
     def __init__(self, engine, flow: int, link, opts, cc, size: int | None, on_done=None) -> None:
@@ -69,7 +69,6 @@ class TcpSender:
         self.sacked: set = set()
         self.high_sacked = -1
         self.rtxed: set = set()
-        self.hole_ptr = 0
 
     # -- sending -----------------------------------------------------------
     def start(self, _=None) -> None:
@@ -116,9 +115,10 @@ class TcpSender:
             return
         if pkt.sack is not None and self.recovery == "sack":
             self._update_scoreboard(pkt.sack)
-        if ack > self.una:
+        una = self.una
+        if ack > una:
             now = self.engine.now
-            acked = ack - self.una
+            acked = ack - una
             rtt = None
             if not pkt.retx:
                 rtt = now - pkt.ts
@@ -127,21 +127,20 @@ class TcpSender:
             if self.nxt < ack:
                 self.nxt = ack  # after go-back-N the receiver already held these
             self.backoff = 1
-            if self.recovery == "sack" and self.sacked:
-                self._prune_scoreboard()
             if self.in_rec:
-                if ack > self.recover:
+                if self.recovery == "sack" and self.sacked:
+                    self._prune_scoreboard()
+                if ack > self.recover or self.recovery == "reno":
+                    # a full ACK; Reno also leaves recovery on the first partial one
                     self.in_rec = False
-                    self.dupacks = 0
-                    self.cc.on_recovery_exit(self)
-                elif self.recovery == "reno":
-                    self.in_rec = False  # Reno leaves recovery on the first new ACK
                     self.dupacks = 0
                     self.cc.on_recovery_exit(self)
                 elif self.recovery == "newreno":
                     self._tx(ack)  # partial ACK: the next hole
                     self.cwnd = max(self.cwnd - acked * self.mss + self.mss, float(self.mss))
             else:
+                if self.sacked:
+                    self._prune_scoreboard()
                 self.dupacks = 0
                 self.cc.on_ack(self, acked, rtt)
             if ack >= self.total:
@@ -150,12 +149,12 @@ class TcpSender:
                 if self.on_done is not None:
                     self.on_done(self)
                 return
-            if self.una < self.nxt:
+            if ack < self.nxt:
                 self._arm()
             else:
                 self.deadline = None
             self.try_send()
-        elif ack == self.una and self.nxt > self.una:
+        elif ack == una and self.nxt > una:
             self.dupacks += 1
             if self.in_rec:
                 if self.recovery != "sack":
@@ -172,7 +171,6 @@ class TcpSender:
         self._tx(self.una)
         if self.recovery == "sack":
             self.rtxed = {self.una}
-            self.hole_ptr = self.una + 1
             self.cwnd = self.ssthresh
         else:
             self.cwnd = self.ssthresh + self.dupthresh * self.mss
@@ -197,35 +195,43 @@ class TcpSender:
         if self.high_sacked < una:
             self.high_sacked = una - 1
 
-    def _pipe(self) -> int:
-        """Segments believed in the network: outstanding - sacked - unrepaired holes."""
+    def _lost_holes(self) -> list:
+        """Unsacked segments with at least ``dupthresh`` SACKed segments above them (RFC 6675 IsLost)."""
+        sacked = self.sacked
+        need = self.dupthresh
+        above = 0
+        lost = []
+        for i in range(self.high_sacked, self.una - 1, -1):
+            if i in sacked:
+                above += 1
+            elif above >= need:
+                lost.append(i)
+        lost.reverse()
+        return lost
+
+    def _pipe(self, lost=None) -> int:
+        """Segments believed in the network: outstanding - SACKed - lost and not yet resent."""
         outstanding = self.nxt - self.una
         if not self.sacked:
             return outstanding
-        holes = self.high_sacked + 1 - self.una - len(self.sacked)
-        live_rtx = sum(1 for i in self.rtxed if i not in self.sacked)
-        return outstanding - len(self.sacked) - holes + live_rtx
-
-    def _next_hole(self):
-        i = max(self.hole_ptr, self.una)
-        hs = self.high_sacked
-        while i < hs:
-            if i not in self.sacked and i not in self.rtxed:
-                self.hole_ptr = i + 1
-                return i
-            i += 1
-        self.hole_ptr = i
-        return None
+        if lost is None:
+            lost = self._lost_holes()
+        rtxed = self.rtxed
+        return outstanding - len(self.sacked) - sum(1 for i in lost if i not in rtxed)
 
     def _sack_send(self) -> None:
         wnd = int(self.cwnd // self.mss) or 1
-        pipe = self._pipe()
+        lost = self._lost_holes()
+        pipe = self._pipe(lost)
+        rtxed = self.rtxed
+        holes = [i for i in lost if i not in rtxed]
+        k = 0
         limit = min(self.una + self.rwnd, self.total)
         while pipe < wnd:
-            hole = self._next_hole()
-            if hole is not None:
-                self._tx(hole)
-                self.rtxed.add(hole)
+            if k < len(holes):  # RFC 6675 NextSeg: lost holes first, then new data
+                self._tx(holes[k])
+                rtxed.add(holes[k])
+                k += 1
             elif self.nxt < limit:
                 self._tx(self.nxt)
                 self.nxt += 1
