@@ -1,0 +1,158 @@
+"""Dynamic config files: tier template + inventory, TLV 19/20 per request, MICs, errors per client."""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from hfcprov.build import load_inventory, render_tree
+from hfcprov.config import ConfigError, decode, encode, verify
+from hfcprov.tftp import TftpServer, fetch, fetch_many
+from hfcprov.tftp.dynamic import (RFC868_OFFSET, ConfigFileBuilder, DynamicConfigError, load_dynamic,
+                                  tftp_timestamp)
+from hfcprov.tftp.protocol import TftpErrors
+
+from .helpers import records, wait_idle
+
+REPO = Path(__file__).resolve().parents[2]
+SECRET = b"hfc-shared-secret"
+
+BROKEN_TIER = """Main {
+  NetworkAccess 1;
+  MaxCPE {{ no_such_variable }};
+}
+"""
+
+
+@pytest.fixture
+def site(tmp_path):
+    """An inventory over the shipped tiers plus a site template that is broken on purpose."""
+    tiers = tmp_path / "tiers"
+    tiers.mkdir()
+    for t in (REPO / "templates").glob("*.j2"):
+        (tiers / t.name).write_text(t.read_text())
+    (tiers / "broken.j2").write_text(BROKEN_TIER)
+    inv = tmp_path / "inventory.csv"
+    inv.write_text("mac,tier,ip,max_cpe\n"
+                   "00:10:95:00:00:01,res-50x5,127.0.0.21,\n"
+                   "00:10:95:00:00:02,res-100x10,127.0.0.22,2\n"
+                   "00:10:95:00:00:03,broken,127.0.0.23,\n")
+    (tmp_path / "secret.txt").write_bytes(SECRET + b"\r\n")
+    (tmp_path / "root").mkdir()
+    (tmp_path / "dyn.yaml").write_text(f"inventory: inventory.csv\ntemplates: tiers\nsecret_file: secret.txt\n")
+    return tmp_path
+
+
+def _expected(site, mac: str, tier: str, stamp: int, ip: str) -> bytes:
+    """What a correct server sends: the bulk build's tree plus TLV 19/20, encoded with the secret."""
+    row = next(r for r in load_inventory(site / "inventory.csv") if r["mac"] == mac)
+    tree = render_tree(site / "tiers" / f"{tier}.j2", row)
+    tree.set_top(19, stamp)
+    tree.set_top(20, ip)
+    return encode(tree, SECRET)
+
+
+def test_dynamic_file_is_the_built_config_plus_tlv19_tlv20_with_valid_mics(site):
+    import tftpy
+
+    with TftpServer(site / "root", dynamic=load_dynamic(site / "dyn.yaml")) as srv:
+        before = tftp_timestamp()
+        out = io.BytesIO()
+        tftpy.TftpClient("127.0.0.1", srv.port).download("001095000002.cm", out, timeout=2)
+        ours = fetch("127.0.0.1", srv.port, "001095000001.cm", {"blksize": 1024})
+        after = tftp_timestamp()
+    data = out.getvalue()
+    verify(data, SECRET)  # CM MIC and CMTS MIC both cover the inserted TLVs
+    verify(ours, SECRET)
+    tree = decode(data)
+    (stamp,) = tree.find("19")
+    (addr,) = tree.find("20")
+    assert before <= stamp.value <= after and addr.value == "127.0.0.1"
+    assert data == _expected(site, "001095000002", "res-100x10", stamp.value, "127.0.0.1")
+    assert ours == _expected(site, "001095000001", "res-50x5", decode(ours).find("19")[0].value, "127.0.0.1")
+    with pytest.raises(ConfigError, match="CMTS MIC"):
+        verify(data, b"wrong secret")
+
+
+def test_key_by_client_ip(site):
+    builder = ConfigFileBuilder(site / "inventory.csv", site / "tiers", key="ip", secret=SECRET)
+    with TftpServer(site / "root", host="0.0.0.0", dynamic=builder) as srv:
+        (a,) = fetch_many("127.0.0.1", srv.port, ["anything.cm"], bind="127.0.0.22")
+        (b,) = fetch_many("127.0.0.1", srv.port, ["anything.cm"], bind="127.0.0.99")
+    assert a.ok and decode(a.data).find("20")[0].value == "127.0.0.22"
+    assert decode(a.data).find("18")[0].value == 2  # MaxCPE override of that modem's row
+    assert b.error_code == TftpErrors.FileNotFound
+
+
+def test_template_error_answers_that_modem_only(site):
+    log = io.StringIO()
+    with TftpServer(site / "root", dynamic=load_dynamic(site / "dyn.yaml"), log=log) as srv:
+        bad, good, missing = fetch_many("127.0.0.1", srv.port, ["001095000003.cm", "001095000001.cm", "0000.cm"])
+        again = fetch("127.0.0.1", srv.port, "001095000002.cm")
+        wait_idle(srv)
+    assert bad.error_code == TftpErrors.NotDefined and "cannot build" in bad.error
+    assert good.ok and missing.error_code == TftpErrors.FileNotFound and again
+    recs = {r["file"]: r for r in records(log.getvalue())}
+    failed = recs["001095000003.cm"]
+    assert failed["result"] == "generate-error"
+    assert "broken.j2 line 3" in failed["detail"] and "no_such_variable" in failed["detail"]
+    assert SECRET.decode() not in log.getvalue()
+
+
+def test_static_file_wins_over_dynamic(site):
+    (site / "root" / "001095000001.cm").write_bytes(b"prebuilt")
+    with TftpServer(site / "root", dynamic=load_dynamic(site / "dyn.yaml")) as srv:
+        assert fetch("127.0.0.1", srv.port, "001095000001.cm") == b"prebuilt"
+
+
+def test_inventory_edit_is_picked_up(site):
+    with TftpServer(site / "root", dynamic=load_dynamic(site / "dyn.yaml")) as srv:
+        (f,) = fetch_many("127.0.0.1", srv.port, ["00109500000a.cm"])
+        assert f.error_code == TftpErrors.FileNotFound
+        inv = site / "inventory.csv"
+        inv.write_text(inv.read_text() + "00:10:95:00:00:0a,res-300x20,,\n")
+        os.utime(inv, (time.time() + 5, time.time() + 5))
+        time.sleep(1.1)  # the builder looks at the inventory at most once a second
+        assert decode(fetch("127.0.0.1", srv.port, "00109500000a.cm")).find("20")
+
+
+def test_dynamic_burst_all_complete(site):
+    names = ["001095000001.cm", "001095000002.cm"] * 150
+    with TftpServer(site / "root", dynamic=load_dynamic(site / "dyn.yaml")) as srv:
+        got = fetch_many("127.0.0.1", srv.port, names)
+    assert all(f.ok for f in got)
+    assert sum(f.retransmits for f in got) == 0
+
+
+@pytest.mark.parametrize("text, message", [
+    ("inventory: nope.csv\n", "nope.csv"),
+    ("inventory: inventory.csv\nkey: mac\n", "key must be 'filename' or 'ip'"),
+    ("inventory: inventory.csv\ntemplate: x\n", "unknown key 'template'"),
+    ("templates: tiers\n", "'inventory' is required"),
+    ("inventory: [unclosed\n", "not valid YAML"),
+    ("inventory: inventory.csv\nfilename: '{serial}.cm'\n", "names {serial}"),
+    ("inventory: inventory.csv\nsecret_file: none.txt\n", "secret"),
+])
+def test_bad_dynamic_yaml_is_one_clear_error(site, text, message):
+    from hfcprov.errors import HfcprovError
+
+    p = site / "bad.yaml"
+    p.write_text(text)
+    with pytest.raises(HfcprovError, match=message.replace("{", r"\{").replace("[", r"\[")) as err:
+        load_dynamic(p)
+    assert "\n" not in str(err.value)
+
+
+def test_builder_repr_hides_secret(site):
+    assert SECRET.decode() not in repr(load_dynamic(site / "dyn.yaml"))
+
+
+def test_tftp_timestamp_is_rfc868():
+    assert tftp_timestamp(0) == RFC868_OFFSET
+    assert tftp_timestamp(1_700_000_000) == 1_700_000_000 + RFC868_OFFSET
+    assert tftp_timestamp(2**32) == (2**32 + RFC868_OFFSET) % 2**32  # wraps in 2036 like the field
