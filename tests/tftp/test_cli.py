@@ -1,0 +1,80 @@
+"""`hfcprov tftp serve` as operators run it: a real process, SIGTERM, the JSON log, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hfcprov.tftp import fetch
+from tests.support import free_udp_port
+
+from .helpers import RawClient
+
+REPO = Path(__file__).resolve().parents[2]
+HFCPROV = [sys.executable, "-m", "hfcprov"]
+
+
+def _serve(*args):
+    port = free_udp_port()
+    proc = subprocess.Popen(HFCPROV + ["tftp", "serve", "--listen", f"127.0.0.1:{port}", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    line = proc.stderr.readline()
+    assert "serving" in line, line + proc.stderr.read()
+    return proc, port
+
+
+def test_serve_sigterm_finishes_in_flight_transfer(root, tmp_path):
+    log = tmp_path / "tftp.jsonl"
+    proc, port = _serve("--root", str(root), "--log", str(log), "--dynamic", str(REPO / "examples/tftp-dynamic.yaml"))
+    try:
+        assert fetch("127.0.0.1", port, "gold.cm") == (root / "gold.cm").read_bytes()
+        assert fetch("127.0.0.1", port, "001095000001.cm")
+        c = RawClient(port)
+        c.rrq("two.cm")
+        assert c.recv()[:2] == (3, 1)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        assert proc.poll() is None  # still serving our transfer
+        for block in (1, 2, 3):
+            c.ack(block)
+            if block < 3:
+                assert c.recv()[:2] == (3, block + 1)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    transfers = [r for r in lines if r["event"] == "transfer"]
+    assert [r["result"] for r in transfers] == ["ok", "ok", "ok"]
+    assert lines[-1]["event"] == "summary" and lines[-1]["ok"] == 3
+
+
+def test_bad_dynamic_file_is_one_line_and_exit_1(root, tmp_path):
+    bad = tmp_path / "dyn.yaml"
+    bad.write_text("inventory: missing.csv\n")
+    r = subprocess.run(HFCPROV + ["tftp", "serve", "--root", str(root), "--listen", "127.0.0.1:0", "--dynamic", str(bad)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1
+    assert r.stderr.startswith("hfcprov: error: ") and r.stderr.count("\n") == 1 and "missing.csv" in r.stderr
+
+
+def test_get_writes_file_atomically_or_not_at_all(root, tmp_path):
+    proc, port = _serve("--root", str(root), "--log", str(tmp_path / "log"))
+    try:
+        out = tmp_path / "got.cm"
+        r = subprocess.run(HFCPROV + ["tftp", "get", f"127.0.0.1:{port}", "gold.cm", "-o", str(out),
+                                      "--windowsize", "4"], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0 and out.read_bytes() == (root / "gold.cm").read_bytes()
+        missing = tmp_path / "missing.cm"
+        r = subprocess.run(HFCPROV + ["tftp", "get", f"127.0.0.1:{port}", "nope.cm", "-o", str(missing)],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 1 and "file not found" in r.stderr and r.stderr.count("\n") == 1
+        assert not missing.exists()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
