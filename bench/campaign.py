@@ -25,11 +25,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hfcprov.lab import backends  # noqa: E402
-from hfcprov.lab.runner import results_of, run_campaign  # noqa: E402
-from hfcprov.lab.spec import parse_campaign  # noqa: E402
-from hfcprov.lab.store import Store  # noqa: E402
-from hfcprov.sim import run_many  # noqa: E402
+from hfcprov.lab import backends
+from hfcprov.lab.runner import results_of, run_campaign
+from hfcprov.lab.spec import parse_campaign
+from hfcprov.lab.store import Store
+from hfcprov.sim import run_many
 
 SPEC = """
 name: bench

@@ -60,7 +60,13 @@ def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, quiet):
 def _progress(store):
     """A live bar: point count, ETA and the last result; its state also lives in the store for `status`."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     total_left = None
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),

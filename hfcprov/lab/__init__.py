@@ -9,6 +9,12 @@
 Units inside are plain numbers (bits/s, bytes, seconds), parsed once in ``spec``.
 """
 
-from hfcprov.lab.spec import Campaign, CampaignError, Point, load_campaign, parse_campaign
+from hfcprov.lab.spec import (
+    Campaign,
+    CampaignError,
+    Point,
+    load_campaign,
+    parse_campaign,
+)
 
 __all__ = ["Campaign", "CampaignError", "Point", "load_campaign", "parse_campaign"]

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 from hfcprov import __version__
-from hfcprov.errors import HfcprovError
 from hfcprov.flows import BufferControl, ServiceFlow
 from hfcprov.lab.spec import Campaign, CampaignError, Point
 from hfcprov.results import RunResult
@@ -105,7 +104,3 @@ def environment(campaign: Campaign) -> dict:
     except ImportError:  # pragma: no cover
         pass
     return env
-
-
-class PointFailed(HfcprovError):
-    """A point could not be run; the runner records the message and goes on."""

@@ -122,8 +122,6 @@ class EmuBackend:
             self.tftp_root.rmdir()
 
     def environment(self) -> dict:
-        from hfcprov.emu.caps import detect  # noqa: F401 - recorded per lab below
-
         return {"emu_tftp_root": str(self.tftp_root)}
 
     def _lab(self, point: Point):

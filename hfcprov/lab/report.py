@@ -186,7 +186,8 @@ def _ms(seconds: float | None) -> str:
 
 
 def _figures(cells: list[Cell], primary: str) -> list[tuple[str, object]]:
-    from matplotlib.figure import Figure  # Figure, not pyplot: no global state, no GUI backend
+    # Figure, not pyplot: no global state, no GUI backend
+    from matplotlib.figure import Figure
 
     main = [c for c in cells if c.source == primary]
     sim = [c for c in cells if c.source == "sim"] if primary != "sim" else []

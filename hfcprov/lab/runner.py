@@ -15,8 +15,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from hfcprov.errors import HfcprovError
 from hfcprov.lab import backends

@@ -45,7 +45,14 @@ from pathlib import Path
 import yaml
 
 from hfcprov.errors import HfcprovError, UnitError
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate
+from hfcprov.units import (
+    format_bytes,
+    format_duration,
+    format_rate,
+    parse_bytes,
+    parse_duration,
+    parse_rate,
+)
 
 KINDS = ("sim", "emu", "modem")
 CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast")
@@ -114,7 +121,7 @@ class Point:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Point":
+    def from_dict(cls, d: dict) -> Point:
         return cls(**d)
 
 
@@ -384,7 +391,7 @@ def _line_of(node, path: list) -> int | None:
         if isinstance(node, yaml.MappingNode):
             for k, v in node.value:
                 if k.value == str(p):
-                    nxt = v if not isinstance(v, yaml.ScalarNode) else v
+                    nxt = v
                     line = k.start_mark.line + 1
                     break
         elif isinstance(node, yaml.SequenceNode) and isinstance(p, int) and p < len(node.value):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
-
-import pytest
 import sqlite3
 import subprocess
 import sys
 import time
+
+import pytest
 
 from tests.lab.conftest import write
 
