@@ -135,26 +135,33 @@ def _reencode(spec: Spec, value) -> bytes | None:
 
 
 def encode_value(spec: Spec | None, node: Tlv, path: str) -> bytes:
-    """The value bytes of one TLV (without its type and length)."""
+    """The value bytes of one TLV (without its type and length); errors name ``path``."""
+    prefix = path.rsplit(".", 1)[0] + "." if "." in path else ""
     try:
-        if node.compound:
-            if spec is not None and not spec.compound:
-                raise ConfigError(f"{spec.name} takes a value, not sub-TLVs")
-            return b"".join(encode_tlv(spec.children.get(c.code) if spec else None, c, f"{path}.{c.code}")
-                            for c in node.children)
-        if spec is not None and not spec.compound and not _kept_raw(spec, node.value):
-            return spec.encode(node.value)
-        # Unknown TLV, a known compound given as raw bytes, or BER kept byte for byte.
-        if not isinstance(node.value, (bytes, bytearray)):
-            what = "an unknown TLV" if spec is None else f"{spec.name} (it has sub-TLVs)"
-            raise ConfigError(f"the value of {what} must be raw bytes, got {node.value!r}")
-        raw = bytes(node.value)
-        why = spec.length_ok(len(raw)) if spec is not None and not spec.compound else None
-        if why:
-            raise ConfigError(why)
-        return raw
+        return _value(spec, node, prefix)
     except ConfigError as err:
         raise err.at(path=path)
+
+
+def _value(spec: Spec | None, node: Tlv, prefix: str) -> bytes:
+    value = node.value
+    if value is None:  # compound
+        if spec is not None and not spec.compound:
+            raise ConfigError(f"{spec.name} takes a value, not sub-TLVs")
+        inner = f"{prefix}{node.code}."
+        kids = spec.children if spec is not None else {}
+        return b"".join([encode_tlv(kids.get(c.code), c, inner) for c in node.children])
+    if spec is not None and spec.vtype is not None and not _kept_raw(spec, value):
+        return spec.encode(value)
+    # Unknown TLV, a known compound given as raw bytes, or BER kept byte for byte.
+    if not isinstance(value, (bytes, bytearray)):
+        what = "an unknown TLV" if spec is None else f"{spec.name} (it has sub-TLVs)"
+        raise ConfigError(f"the value of {what} must be raw bytes, got {value!r}")
+    raw = bytes(value)
+    why = spec.length_ok(len(raw)) if spec is not None and not spec.compound else None
+    if why:
+        raise ConfigError(why)
+    return raw
 
 
 def _kept_raw(spec: Spec, value) -> bool:
@@ -162,9 +169,23 @@ def _kept_raw(spec: Spec, value) -> bool:
     return isinstance(value, (bytes, bytearray)) and spec.type not in RAW_TYPES
 
 
-def encode_tlv(spec: Spec | None, node: Tlv, path: str) -> bytes:
-    raw = encode_value(spec, node, path)
-    if node.code in FRAGMENTED and not path.count("."):
+def encode_tlv(spec: Spec | None, node: Tlv, prefix: str = "") -> bytes:
+    """The whole TLV (type, length, value); ``prefix`` is the parent's path and a dot, '' at the top."""
+    try:
+        raw = _value(spec, node, prefix)
+    except ConfigError as err:
+        raise err.at(path=f"{prefix}{node.code}")
+    n = len(raw)
+    if n > 254 or node.fragments is not None or not 0 <= node.code <= 255:
+        return _long_or_bad(spec, node, raw, prefix)
+    return bytes((node.code, n)) + raw
+
+
+def _long_or_bad(spec: Spec | None, node: Tlv, raw: bytes, prefix: str) -> bytes:
+    path = f"{prefix}{node.code}"
+    if not 0 <= node.code <= 255:
+        raise ConfigError(f"TLV code {node.code} is not 0..255", path=path)
+    if node.code in FRAGMENTED and not prefix:
         sizes = node.fragments if node.fragments and sum(node.fragments) == len(raw) else \
             _split_sizes(len(raw), FRAGMENTED[node.code])
         out, pos = bytearray(), 0
@@ -178,9 +199,7 @@ def encode_tlv(spec: Spec | None, node: Tlv, path: str) -> bytes:
         name = spec.name if spec else "value"
         raise ConfigError(f"{name} is {len(raw)} bytes; a TLV value holds at most {MAX_VALUE}"
                           " (only the CVC chains 81/82 may span several TLVs)", path=path)
-    if not 0 <= node.code <= 255:
-        raise ConfigError(f"TLV code {node.code} is not 0..255", path=path)
-    return bytes([node.code, len(raw)]) + raw
+    return bytes((node.code, len(raw))) + raw
 
 
 def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:
@@ -191,7 +210,7 @@ def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:
         if t.code in (PAD, CM_MIC, CMTS_MIC, END):
             raise ConfigError("pad, MICs and end marker are computed by the encoder, not content",
                               path=str(t.code))
-        items.append((t.code, encode_tlv(ROOT.children.get(t.code), t, str(t.code))))
+        items.append((t.code, encode_tlv(ROOT.children.get(t.code), t)))
     n = len(items)
     layout = tree.layout
     if layout is None:
