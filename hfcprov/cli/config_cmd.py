@@ -63,12 +63,13 @@ def encode(sources, out, secret_file):
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="Verify both MICs with this shared secret.")
 @click.option("-o", "--output", "out", help="Write here (a directory for several inputs) instead of stdout.")
-def decode(files, fmt, secret_file, out):
+@click.option("--names", is_flag=True, help="Text form: show SNMP OIDs by their MIB names (from mibs/).")
+def decode(files, fmt, secret_file, out, names):
     """Show config FILES (binary or any text form) as text, YAML or JSON."""
     from hfcprov.config import read_config, render_json, render_text, render_yaml
     from hfcprov.fileio import atomic_write
 
-    render = {"text": render_text, "yaml": render_yaml, "json": render_json}[fmt]
+    render = {"text": lambda t: render_text(t, names=names), "yaml": render_yaml, "json": render_json}[fmt]
     secret = _secret(secret_file)
     targets = _outputs(files, out, SUFFIX[fmt])
     texts = [render(read_config(f, secret)) for f in files]

@@ -168,10 +168,13 @@ def parse_text(text: str, source: str = "<text>") -> ConfigTree:
     return _Parser(text, source).parse()
 
 
-def render_text(tree: ConfigTree, indent: str = "\t") -> str:
-    """The tree in the ``Main { ... }`` form, one TLV per line; MICs as comments."""
+def render_text(tree: ConfigTree, indent: str = "\t", names: bool = False) -> str:
+    """The tree in the ``Main { ... }`` form, one TLV per line; MICs as comments.
+
+    ``names``: show SNMP OIDs by their MIB names (``docsDevNmAccessStatus.1``) where
+    ``hfcprov.mib`` knows them; parsing resolves them back to the same numbers."""
     lines = ["Main", "{"]
-    _render(tree.tlvs, ROOT, 1, indent, lines)
+    _render(tree.tlvs, ROOT, 1, indent, lines, _oid_namer() if names else None)
     if tree.cm_mic is not None:
         lines.append(f"{indent}/* CmMic {hex_text(tree.cm_mic)}; */")
     if tree.cmts_mic is not None:
@@ -180,7 +183,15 @@ def render_text(tree: ConfigTree, indent: str = "\t") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str]) -> None:
+def _oid_namer():
+    try:
+        from hfcprov.mib import name_of
+    except ImportError:
+        return None
+    return name_of
+
+
+def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str], namer=None) -> None:
     pad = indent * depth
     for node in nodes:
         spec = parent.children.get(node.code) if parent is not None else None
@@ -191,11 +202,15 @@ def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str
         elif node.compound:
             lines.append(f"{pad}{spec.name}")
             lines.append(f"{pad}{{")
-            _render(node.children, spec, depth + 1, indent, lines)
+            _render(node.children, spec, depth + 1, indent, lines, namer)
             lines.append(f"{pad}}}")
         else:
             if isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES:
                 shown = hex_text(node.value)  # BER kept byte for byte
             else:
                 shown = spec.vtype.to_text(node.value)
+                if namer is not None and spec.type == "snmp_varbind_ber":
+                    name = namer(node.value.oid)
+                    if name:
+                        shown = name + shown[len(node.value.oid):]
             lines.append(f"{pad}{spec.name} {shown};" if shown != "" else f"{pad}{spec.name};")

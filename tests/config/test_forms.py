@@ -65,6 +65,10 @@ def test_symbolic_oids_resolve_through_the_mibs():
         pytest.skip("mibs/ has no docsDevNmAccessStatus")
     tree = parse_text("Main { SnmpMibObject docsDevNmAccessStatus.1 Integer 4; }")
     assert tree.tlvs[0].value.oid == numeric.lstrip(".")
+    named = render_text(tree, names=True)
+    assert "SnmpMibObject docsDevNmAccessStatus.1 Integer 4;" in named
+    assert parse_text(named) == tree
+    assert numeric.lstrip(".") in render_text(tree)  # numeric unless asked
 
 
 @pytest.mark.parametrize("text, line, path, message", [
