@@ -4,7 +4,7 @@ against White et al. (2011).
 
     .venv/bin/python bench/sim_mac.py speed [--repeat 3]
     .venv/bin/python bench/sim_mac.py fit [--seeds 3] [--duration 30]
-    .venv/bin/python bench/sim_mac.py calibrate [--seeds 2] [--duration 20] [--jobs 2]
+    .venv/bin/python bench/sim_mac.py calibrate [--seeds 2] [--duration 25] [--jobs 2] [--preset docsis30]
 
 speed      events/s and wall time of 60 simulated seconds (one NewReno flow, 10 Mb/s,
            64 KiB, 40 ms) with the token-bucket link (the peer) and with the MAC;
@@ -102,10 +102,11 @@ GRID = {
 ACCOUNTING = {"bytes": {}, "overhead": {"buffer_overhead": 256}, "blocks": {"buffer_block": 2048}}
 
 
-def calibrate(seeds: int, duration: float, jobs: int, top: int) -> None:
+def calibrate(seeds: int, duration: float, jobs: int, top: int, presets: list[str] | None = None) -> None:
     results = []
-    keys = list(GRID)
-    for combo in itertools.product(*(GRID[k] for k in keys)):
+    grid = dict(GRID, preset=tuple(presets)) if presets else GRID
+    keys = list(grid)
+    for combo in itertools.product(*(grid[k] for k in keys)):
         c = dict(zip(keys, combo))
         mac_params = {"preset": c["preset"], "map_advance": c["map_advance"], **ACCOUNTING[c["accounting"]]}
         tcp = {**CALIBRATED["tcp"], "variant": c["variant"]}
@@ -128,13 +129,14 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=30.0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--top", type=int, default=8)
+    ap.add_argument("--preset", action="append", help="calibrate: only these MAC presets (repeatable)")
     a = ap.parse_args()
     if a.mode == "speed":
         speed(a.repeat)
     elif a.mode == "fit":
         fit(a.seeds, a.duration, a.jobs)
     else:
-        calibrate(a.seeds, a.duration, a.jobs, a.top)
+        calibrate(a.seeds, a.duration, a.jobs, a.top, a.preset)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,45 @@
+"""The MAC inside hfcprov.sim.run: scenario hook, neighbours on the channel, White et al.'s headline point."""
+
+import statistics
+
+import pytest
+
+from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run
+from hfcprov.sim.mac import CALIBRATED, MacConfigError, WHITE_2011_POINTS, white_scenario, with_mac
+
+
+def test_tcp_flow_shares_the_channel_with_greedy_neighbours():
+    base = Scenario(rate=30e6, buffer=65536, rtt=0.02, duration=12, warmup=4, sample_interval=None,
+                    flows=[FlowSpec()], tcp=TcpOptions(variant="cubic", min_rto=0.2))
+    alone = run(with_mac(base, channel_rate=10.24e6)).goodput_bps
+    shared = run(with_mac(base, channel_rate=10.24e6, modems=2)).goodput_bps
+    assert alone > 0.8 * 10.24e6
+    assert shared == pytest.approx(alone / 3, rel=0.25)
+
+
+def test_unknown_mac_parameter_is_one_clear_error():
+    sc = with_mac(Scenario(rate=1e6, buffer=16384, duration=1), map_intervall=0.002)
+    with pytest.raises(MacConfigError, match="map_intervall"):
+        run(sc)
+
+
+def _headline(point, mac_params, seeds=(1, 2)):
+    return statistics.median(run(white_scenario(point, mac_params, seed=s, duration=25)).goodput_bps
+                             for s in seeds)
+
+
+def test_request_grant_explains_most_of_whites_single_flow_shortfall():
+    """10 Mb/s, 16 KiB, 40 ms: White measured 1.97 Mb/s, a byte-queue link gives ~8.5-9.4."""
+    point = next(p for p in WHITE_2011_POINTS if (p.rate, p.buffer, p.rtt, p.flows) == (10e6, 16384, 0.04, 1))
+    plain = _headline(point, None)
+    mac = _headline(point, CALIBRATED["mac_params"])
+    assert plain > 8.0e6  # the emulation/ns-3 figure White et al. could not match
+    assert mac < 0.5 * plain  # the request-grant cycle eats the small buffer
+    # docs/calibration.md: within a factor of 2 of the measurement (the model gives ~3.5)
+    assert point.goodput / 2 < mac < 2 * point.goodput
+
+
+def test_ten_flows_recover_most_of_the_rate_as_white_measured():
+    """10 flows, 16 KiB, 100 ms: 4.95 Mb/s measured; within 25% (docs/calibration.md)."""
+    point = next(p for p in WHITE_2011_POINTS if (p.rate, p.buffer, p.rtt, p.flows) == (10e6, 16384, 0.1, 10))
+    assert _headline(point, CALIBRATED["mac_params"]) == pytest.approx(point.goodput, rel=0.25)
