@@ -31,6 +31,7 @@ class Spec:
     children: dict[int, "Spec"] = field(default_factory=dict)
     by_name: dict[str, "Spec"] = field(default_factory=dict)
     aliases: list[str] = field(default_factory=list)
+    enums: dict[int, str] = field(default_factory=dict)  # value -> label
 
     def __post_init__(self):
         # Precomputed once: the codec asks these for every TLV of every file.
@@ -87,6 +88,19 @@ class Spec:
                 raise ConfigError(why)
         return raw
 
+    def from_text(self, text: str):
+        """A value as written in the text form: an enum label or what the value type reads."""
+        if self.enums:
+            label = text.strip().lower()
+            for value, name in self.enums.items():
+                if name.lower() == label:
+                    return value
+        return self.vtype.from_text(text)
+
+    def from_plain(self, x):
+        """A value from YAML/JSON: an enum label or what the value type reads."""
+        return self.from_text(x) if self.enums and isinstance(x, str) else self.vtype.from_plain(x)
+
     def child_named(self, name: str) -> "Spec | None":
         return self.by_name.get(name) or self.by_name.get(name.lower())
 
@@ -114,6 +128,8 @@ def _build() -> Spec:
             lrange = None  # 0..255 per fragment; the joined chain has no limit
         spec = Spec(path, name, typ, rule, tuple(vrange) if vrange else None,
                     tuple(lrange) if lrange else None, ref)
+        if typ.startswith("uint") and name in tlvdata.ENUMS:
+            spec.enums = dict(tlvdata.ENUMS[name])
         index[path] = spec
         parent.children[spec.code] = spec
         _name(parent, name, spec)
@@ -151,7 +167,9 @@ def tlv_line(spec: Spec) -> str:
         (f"len {spec.lrange[0]}..{spec.lrange[1]}" if spec.lrange else "-")
     kind = "sub-TLVs" if spec.compound else spec.type
     alias = f" (also {', '.join(spec.aliases)})" if spec.aliases else ""
-    return f"{spec.path:<14} {spec.name + alias:<48} {kind:<24} {spec.rule:<9} {rng:<26} {spec.spec_ref or ''}".rstrip()
+    enums = " enum " + ",".join(f"{v}={n}" for v, n in spec.enums.items()) if spec.enums else ""
+    return (f"{spec.path:<14} {spec.name + alias:<48} {kind:<24} {spec.rule:<9} {rng:<26} {spec.spec_ref or ''}"
+            f"{enums}").rstrip()
 
 
 def tlv_listing() -> str:

@@ -143,7 +143,7 @@ def _entries(node, parent: Spec, path: str, source: str) -> list[Tlv]:
             if spec.type in BER_TYPES and isinstance(plain, str) and plain.lower().startswith("0x") and " " not in plain:
                 v = parse_hex(plain)
             else:
-                v = spec.vtype.from_plain(plain)
+                v = spec.from_plain(plain)
             encode_value(spec, Tlv(spec.code, v), sub)
         except ConfigError as err:
             raise err.at(line=_line(value), path=sub, source=source)

@@ -109,7 +109,7 @@ class _Parser:
                 if spec.type in BER_TYPES and len(words) == 1 and words[0].lower().startswith("0x"):
                     value = parse_hex(words[0])  # BER kept byte for byte
                 else:
-                    value = spec.vtype.from_text(" ".join(words))
+                    value = spec.from_text(" ".join(words))
                 encode_value(spec, Tlv(spec.code, value), sub_path)  # type, length, range checks
             except ConfigError as err:
                 raise err.at(line=line, path=sub_path, source=self.source)

@@ -1569,3 +1569,21 @@ ALIASES = (
     ('0', 'GenericTLV'),
 )
 # fmt: on
+
+# Enumerated values by TLV name (the same name means the same field under 22/23/60, 24/25,
+# 53/202.53...). The text form accepts the label or the number and renders the number, as
+# other tools do; ``hfcprov config tlvs`` lists the labels.
+ENUMS = {
+    "NetworkAccess": {0: "denied", 1: "permitted"},
+    "GlobalPrivacyEnable": {0: "disabled", 1: "enabled"},
+    "ActivationState": {0: "inactive", 1: "active"},
+    "DynamicServiceChangeAction": {0: "add", 1: "replace", 2: "delete"},
+    "SchedulingType": {1: "undefined", 2: "bestEffort", 3: "nonRealTimePolling", 4: "realTimePolling",
+                       5: "unsolicitedGrantWithActivityDetection", 6: "unsolicitedGrant"},
+    "DataRateUnitSetting": {0: "bps", 1: "kbps", 2: "Mbps", 3: "Gbps"},
+    "SFAQMDisable": {0: "aqmEnabled", 1: "aqmDisabled"},
+    "SnmpV3TrapRxType": {1: "snmpv1Trap", 2: "snmpv2cTrap", 3: "snmpInform", 4: "snmpv3Trap", 5: "snmpv3Inform"},
+    "SNMPv1v2cAccessViewType": {1: "readOnly", 2: "readWrite"},
+    "SNMPv3AccessViewType": {1: "included", 2: "excluded"},
+    "InitializationMode": {0: "disabled", 1: "ipv4", 2: "ipv6", 3: "dualStack"},
+}

@@ -146,3 +146,13 @@ def test_read_config_names_the_file_on_errors(tmp_path):
         read_config(bad)
     with pytest.raises(ConfigError, match="cannot read"):
         read_config(tmp_path / "missing.cm")
+
+
+def test_enum_labels_are_accepted_and_numbers_rendered():
+    tree = parse_text("Main { NetworkAccess permitted; UsServiceFlow { SchedulingType bestEffort;"
+                      " AQMEncodings { SFAQMDisable aqmDisabled; } } }")
+    assert [t.value for t in (tree.find("3") + tree.find("24.15") + tree.find("24.40.1"))] == [1, 2, 1]
+    assert "SchedulingType 2;" in render_text(tree)
+    assert parse_yaml("Main:\n  - NetworkAccess: denied\n").tlvs[0].value == 0
+    with pytest.raises(ConfigError, match="whole number"):
+        parse_text("Main { NetworkAccess maybe; }")
