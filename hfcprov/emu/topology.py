@@ -149,8 +149,8 @@ class Lab:
             if caps.nft:
                 per_million = int(round(imp.loss * 1_000_000))
                 netns.run(["nft", "-f", "-"], ns=cmts, input=(
-                    "table ip hfemu { chain fwd { type filter hook forward priority 0; "
-                    f"numgen random mod 1000000 < {per_million} drop; }} }}\n"))
+                    "table ip hfemu {\n  chain plantloss {\n    type filter hook forward priority 0;\n"
+                    f"    numgen random mod 1000000 < {per_million} drop\n  }}\n}}\n"))
             elif caps.iptables:
                 netns.run(["iptables", "-A", "FORWARD", "-m", "statistic", "--mode", "random",
                            "--probability", f"{imp.loss:.6f}", "-j", "DROP"], ns=cmts)

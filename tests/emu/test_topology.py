@@ -72,3 +72,15 @@ def test_cli_up_status_down(lab_factory):
                               capture_output=True, text=True)
     assert down.returncode == 0 and name in down.stdout
     assert _ns_with(name) == []
+
+
+def test_random_loss_drops_about_the_stated_fraction_each_way(lab_factory):
+    from hfcprov.emu.measure import measure
+    from hfcprov.probe.run import ProbeSpec
+
+    lab = lab_factory(loss=0.2, seed=7)
+    assert lab.caps.loss_method in ("netem", "nft-numgen", "iptables-statistic", "tun-delayline")
+    r = measure(lab, ProbeSpec(target=None, flows=0, duration=0.1, warmup=0, idle=3.0, rate=100))
+    # a probe survives when neither the request nor the reply is dropped: 1 - 0.8^2 = 0.36
+    assert r.latency_idle.sent >= 250
+    assert 0.26 < r.latency_idle.loss < 0.46, r.latency_idle
