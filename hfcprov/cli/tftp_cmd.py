@@ -37,7 +37,8 @@ def tftp():
 @click.option("--rcvbuf", default="16M", show_default=True, help="Receive buffer of the listening socket.")
 @click.option("--workers", default=4, show_default=True, help="Threads building dynamic files.")
 @click.option("--summary-every", default="60s", show_default=True, help="Interval of the summary log line.")
-def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every):
+@click.option("--warm", is_flag=True, help="Render every modem's dynamic file in the background right after start.")
+def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every, warm):
     """Serve ROOT read-only over TFTP until SIGTERM/SIGINT (in-flight transfers finish first)."""
     from hfcprov.tftp.server import TftpServer, raise_fd_limit
 
@@ -52,6 +53,10 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
                         retries=retries, rcvbuf=parse_bytes(rcvbuf), workers=workers,
                         summary_interval=parse_duration(summary_every))
     server.start()
+    if warm and dynamic is not None:
+        import threading
+
+        threading.Thread(target=dynamic.warm, name="tftp-warm", daemon=True).start()
     click.echo(f"hfcprov tftp: serving {server.root} on {server.host}:{server.port}"
                f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}", err=True)
 

@@ -23,6 +23,7 @@ Edits to the inventory or to a template are picked up (checked at most once a se
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import ipaddress
 import os
 import threading
@@ -70,41 +71,46 @@ class ConfigFileBuilder:
         self._stamp = None
         self._checked = 0.0
         self._rows: dict[str, dict] = {}
-        self._trees: dict[str, tuple] = {}  # mac -> (template path, ConfigTree)
+        self._cache: dict[str, StampedFile] = {}  # mac -> rendered file, ready for TLV 19/20
         self._reload(force=True)  # a bad inventory is reported at start, not at the first modem
 
     def __repr__(self):  # the secret stays out of any log or traceback
         return f"ConfigFileBuilder({str(self.inventory)!r}, key={self.key!r})"
 
     def __call__(self, filename: str, client_ip: str) -> bytes | None:
-        from hfcprov.config import encode
-
         self._reload()
         row = self._rows.get(client_ip if self.key == "ip" else filename)
         if row is None and self.key == "filename":
             row = self._rows.get(filename.lower())
         if row is None:
             return None
-        tree = self._tree(row)
-        tree = dataclasses.replace(tree, tlvs=list(tree.tlvs))  # set_top replaces list items only
-        if self.timestamp:
-            tree.set_top(TFTP_TIMESTAMP, tftp_timestamp())
-        if self.modem_address:
-            tree.set_top(TFTP_MODEM_ADDRESS, client_ip)
-        return encode(tree, self._secret)
+        return self._stamped(row).build(tftp_timestamp() if self.timestamp else None,
+                                        client_ip if self.modem_address else None)
 
-    def _tree(self, row: dict):
+    def warm(self) -> int:
+        """Render every modem's file now (e.g. right after start); returns how many. Errors wait for the modem."""
+        self._reload()
+        done = 0
+        for row in list(self._rows.values()):
+            try:
+                self._stamped(row)
+                done += 1
+            except HfcprovError:
+                pass  # reported to that modem (TFTP error + log line) when it asks
+        return done
+
+    def _stamped(self, row: dict) -> "StampedFile":
         from hfcprov.build import render_tree
         from hfcprov.build.bulk import _template_for  # the bulk build's tier -> template rule
 
         mac = row["mac"]
-        cached = self._trees.get(mac)
+        cached = self._cache.get(mac)
         if cached is not None:
-            return cached[1]
-        template = _template_for(row, self.templates)
-        tree = render_tree(template, row)
-        self._trees[mac] = (template, tree)
-        return tree
+            return cached
+        tree = render_tree(_template_for(row, self.templates), row)
+        stamped = StampedFile(tree, self._secret, self.timestamp, self.modem_address)
+        self._cache[mac] = stamped
+        return stamped
 
     def _reload(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -116,7 +122,7 @@ class ConfigFileBuilder:
             stamp = _stamp(self.inventory, self.templates)
             if stamp != self._stamp:
                 self._rows = self._index()
-                self._trees = {}
+                self._cache = {}
                 self._stamp = stamp
             self._checked = now
 
@@ -141,6 +147,80 @@ class ConfigFileBuilder:
                                              f"which row {n} ({row['mac']}) does not have") from None
             rows[name] = row
         return rows
+
+
+class StampedFile:
+    """One modem's rendered config, re-stamped per request with TLV 19/20 and fresh MICs.
+
+    Encoding a config with a few hundred TLVs costs milliseconds, a boot storm cannot
+    afford that per request. The file is encoded once by the codec with placeholder
+    values; a request patches the two fixed-size values in place and recomputes the CM
+    MIC (MD5 of what precedes TLV 6) and the CMTS MIC (the codec's ``cmts_mic``). The
+    patch is checked once against a full ``encode`` with other values; if it ever
+    differed (an unusual layout), every request takes the full encode instead.
+    """
+
+    def __init__(self, tree, secret: bytes | None, timestamp: bool, modem_address: bool):
+        self.tree = tree
+        self.secret = secret
+        self.stamp19 = timestamp
+        self.stamp20 = modem_address
+        self.data = bytearray(self._encode(0, "0.0.0.0"))
+        self.fast = self._index() and self._patch(1_234_567, "192.0.2.77") == self._encode(1_234_567, "192.0.2.77")
+
+    def build(self, stamp: int | None, address: str | None) -> bytes:
+        if self.fast:
+            return self._patch(stamp or 0, address or "0.0.0.0")
+        return self._encode(stamp, address)
+
+    def _encode(self, stamp, address) -> bytes:
+        from hfcprov.config import encode
+
+        tree = dataclasses.replace(self.tree, tlvs=list(self.tree.tlvs))  # set_top replaces list items only
+        if self.stamp19:
+            tree.set_top(TFTP_TIMESTAMP, stamp)
+        if self.stamp20:
+            tree.set_top(TFTP_MODEM_ADDRESS, address)
+        return encode(tree, self.secret)
+
+    def _index(self) -> bool:
+        """Top-level TLV spans of the placeholder file; False if it is not the plain layout we can patch."""
+        data = self.data
+        self.spans, self.at = [], {}
+        pos = 0
+        while pos < len(data) and data[pos] != 0xFF:
+            code = data[pos]
+            if code == 0:
+                pos += 1
+                continue
+            if pos + 2 > len(data):
+                return False
+            end = pos + 2 + data[pos + 1]
+            self.spans.append((code, pos, end))
+            if code in (6, 7, TFTP_TIMESTAMP, TFTP_MODEM_ADDRESS):
+                if code in self.at:
+                    return False
+                self.at[code] = pos
+            pos = end
+        return 6 in self.at and (self.secret is None or 7 in self.at)
+
+    def _patch(self, stamp: int, address: str) -> bytes:
+        from hfcprov.config.codec import cmts_mic
+
+        out = bytearray(self.data)
+        if self.stamp19:
+            p = self.at[TFTP_TIMESTAMP] + 2
+            out[p:p + 4] = stamp.to_bytes(4, "big")
+        if self.stamp20:
+            p = self.at[TFTP_MODEM_ADDRESS] + 2
+            out[p:p + 4] = ipaddress.IPv4Address(address).packed
+        cm = self.at[6]
+        out[cm + 2:cm + 18] = hashlib.md5(out[:cm]).digest()
+        if 7 in self.at:
+            items = [(code, bytes(out[a:b])) for code, a, b in self.spans if code != 7]
+            p = self.at[7] + 2
+            out[p:p + 16] = cmts_mic(items, self.secret)
+        return bytes(out)
 
 
 def _stamp(inventory: Path, templates: Path | None) -> tuple:

@@ -156,3 +156,28 @@ def test_tftp_timestamp_is_rfc868():
     assert tftp_timestamp(0) == RFC868_OFFSET
     assert tftp_timestamp(1_700_000_000) == 1_700_000_000 + RFC868_OFFSET
     assert tftp_timestamp(2**32) == (2**32 + RFC868_OFFSET) % 2**32  # wraps in 2036 like the field
+
+
+@pytest.mark.parametrize("secret", [SECRET, None])
+@pytest.mark.parametrize("tier", ["res-50x5", "business-voice", "docsis10-cos"])
+def test_stamped_file_patch_equals_full_encode(site, tier, secret):
+    """The per-request patch (TLV 19/20 + both MICs) is byte-identical to the codec's encode."""
+    from hypothesis import given, settings, strategies as st
+
+    from hfcprov.tftp.dynamic import StampedFile
+
+    tree = render_tree(site / "tiers" / f"{tier}.j2", {"mac": "001095000001"})
+    f = StampedFile(tree, secret, True, True)
+    assert f.fast
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.integers(0, 2**32 - 1), st.ip_addresses(v=4).map(str))
+    def check(stamp, ip):
+        assert f.build(stamp, ip) == f._encode(stamp, ip)
+
+    check()
+
+
+def test_warm_renders_every_modem_and_skips_broken_ones(site):
+    b = load_dynamic(site / "dyn.yaml")
+    assert b.warm() == 2  # the 'broken' tier is left for its modem to be told about

@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Boot storm: N modems fetch their 1-10 KB config file at once, from hfcprov and from two C servers.
+
+Peers in the same run, on the same root and the same load generator: tftpd-hpa
+(``in.tftpd``, one process per transfer) and atftpd (one thread per transfer,
+``--maxthread`` raised to N). hfcprov is run twice: static files (built by the
+bulk builder into the root) and dynamic files (the same configs rendered per
+request from template + inventory, with TLV 19/20 and MICs). The C servers serve
+static files only.
+
+Arrival patterns: ``burst`` (all RRQs back to back) and ``staggered`` (one RRQ every
+``--stagger`` seconds). The load generator is ``hfcprov.tftp.fetch_many`` (one
+socket per modem, 1 s retransmission timeout, 5 retries, as modems do). Reported
+per cell, median of ``--repeats`` runs: completed transfers/s (from first RRQ to
+last file), failures, client retransmissions, p50/p99 transfer time, and the
+listening socket's kernel drop count (``/proc/net/udp``).
+
+    sudo .venv/bin/python bench/tftp_bootstorm.py                 # N = 100, 1000, 2000
+    sudo .venv/bin/python bench/tftp_bootstorm.py -n 1000 --repeats 5
+
+tftpd-hpa and atftpd conflict as Debian packages; install tftpd-hpa and give atftpd's
+binary with ``--atftpd`` (``apt-get download atftpd && dpkg-deb -x atftpd_*.deb /opt/atftpd``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from hfcprov.results import percentile  # noqa: E402
+from hfcprov.tftp import fetch_many, raise_fd_limit  # noqa: E402
+
+# A tier template padded with SNMP objects so configs are 1-10 KB like real ones with
+# filters, SNMP settings and vendor TLVs.
+BENCH_TEMPLATE = """{% import "_flows.j2" as sf with context %}
+Main {
+{% include "_common.j2" %}
+{{ sf.upstream(1, "10M", "30K", "64K") }}
+{{ sf.downstream(2, "100M", "80K", "256K") }}
+{% for i in range(filler|int) %}
+  SnmpMibObject 1.3.6.1.4.1.4491.2.1.20.1.1.{{ i }}.0 Integer {{ i }};
+{% endfor %}
+}
+"""
+
+def make_site(folder: Path, n: int, seed: int = 7) -> tuple[Path, Path, Path]:
+    """Inventory of n modems, template folder, and a root with their files prebuilt (static)."""
+    from hfcprov.build.bulk import build
+
+    tiers = folder / "tiers"
+    tiers.mkdir(parents=True)
+    (tiers / "bench.j2").write_text(BENCH_TEMPLATE)
+    rng = random.Random(seed)
+    inv = folder / "inventory.csv"
+    # ~27 bytes per filler object: 30..360 objects -> about 1 to 10 KB per file
+    inv.write_text("mac,tier,filler\n" + "".join(
+        f"00:10:95:{i >> 16 & 255:02x}:{i >> 8 & 255:02x}:{i & 255:02x},bench,{rng.randint(30, 360)}\n"
+        for i in range(n)))
+    root = folder / "root"
+    summary = build(inv, root, template=tiers, jobs=2)
+    if summary.failed:
+        raise SystemExit(f"bench site build failed: {summary.failed[0][1]}")
+    for p in [folder, tiers, root, *root.iterdir()]:
+        p.chmod(0o755 if p.is_dir() else 0o644)  # the C servers drop to nobody
+    (folder / "dyn.yaml").write_text("inventory: inventory.csv\ntemplates: tiers\n")
+    (folder / "empty").mkdir(mode=0o755)
+    return inv, root, folder / "dyn.yaml"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(kind: str, root: Path, dyn: Path | None, port: int, n: int, atftpd: str | None, tmp: Path):
+    if kind == "hfcprov":
+        args = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(root),
+                "--listen", f"127.0.0.1:{port}", "--log", str(tmp / f"hfcprov-{port}.jsonl")]
+        if dyn:
+            args += ["--dynamic", str(dyn)]
+        proc = subprocess.Popen(args, cwd=REPO, stderr=subprocess.PIPE, text=True)
+        proc.stderr.readline()
+        return proc
+    if kind == "tftpd-hpa":
+        proc = subprocess.Popen([shutil.which("in.tftpd") or "/usr/sbin/in.tftpd", "-L", "-a", f"127.0.0.1:{port}",
+                                 "-s", "-u", "nobody", str(root)], stderr=subprocess.DEVNULL)
+    else:
+        proc = subprocess.Popen([atftpd, "--daemon", "--no-fork", "--port", str(port), "--bind-address", "127.0.0.1",
+                                 "--maxthread", str(max(n + 100, 100)), "--logfile", "/dev/null",
+                                 "--user", "nobody", "--group", "nogroup", str(root)], stderr=subprocess.DEVNULL)
+    _wait_listening(port)
+    return proc
+
+
+def _wait_listening(port: int, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if udp_drops(port) is not None:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"no server listening on UDP {port}")
+
+
+def udp_drops(port: int) -> int | None:
+    with open("/proc/net/udp") as f:
+        next(f)
+        for line in f:
+            cols = line.split()
+            if int(cols[1].split(":")[1], 16) == port:
+                return int(cols[-1])
+    return None
+
+
+def stop_server(proc) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def one_run(port: int, names: list[str], pattern: str, stagger: float) -> dict:
+    interval = stagger if pattern == "staggered" else 0.0
+    got = fetch_many("127.0.0.1", port, names, timeout=1.0, retries=5, interval=interval, deadline=120)
+    ok = [f for f in got if f.ok]
+    span = (max(f.finished for f in ok) - min(f.started for f in got)) if ok else float("nan")
+    times = sorted(f.duration for f in ok)
+    return {"rate": len(ok) / span if ok else 0.0, "failures": len(got) - len(ok),
+            "retransmits": sum(f.retransmits for f in got),
+            "p50": percentile(times, 50) if times else float("nan"), "p99": percentile(times, 99) if times else float("nan"),
+            "drops": udp_drops(port) or 0}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-n", type=int, nargs="+", default=[100, 1000, 2000], help="modems per storm")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--stagger", type=float, default=0.001, help="seconds between arrivals, staggered pattern")
+    ap.add_argument("--atftpd", default=shutil.which("atftpd") or os.environ.get("ATFTPD") or
+                    ("/opt/atftpd-x/usr/sbin/atftpd" if Path("/opt/atftpd-x/usr/sbin/atftpd").exists() else None))
+    args = ap.parse_args(argv)
+    raise_fd_limit(65536)
+    servers = [("hfcprov", "static"), ("hfcprov", "dynamic")]
+    if shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
+        servers.append(("tftpd-hpa", "static"))
+    else:
+        print("# tftpd-hpa (in.tftpd) not found: skipped", file=sys.stderr)
+    if args.atftpd:
+        servers.append(("atftpd", "static"))
+    else:
+        print("# atftpd not found: skipped (see --atftpd)", file=sys.stderr)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="hfcprov-bootstorm-") as tmpname:
+        tmp = Path(tmpname)
+        os.chmod(tmp, 0o755)
+        nmax = max(args.n)
+        t0 = time.perf_counter()
+        inv, root, dyn = make_site(tmp / "site", nmax)
+        sizes = [p.stat().st_size for p in root.glob("*.cm")]
+        print(f"# {len(sizes)} config files, {min(sizes)}-{max(sizes)} bytes (median {statistics.median(sizes):.0f}),"
+              f" built in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+        all_names = sorted(p.name for p in root.glob("*.cm"))
+        for n in args.n:
+            names = all_names[:n]
+            for pattern in ("burst", "staggered"):
+                for kind, files in servers:
+                    runs = []
+                    for _ in range(args.repeats):
+                        port = free_port()
+                        proc = start_server(kind, tmp / "site" / "empty" if files == "dynamic" else root,
+                                            dyn if files == "dynamic" else None, port, n, args.atftpd, tmp)
+                        try:
+                            runs.append(one_run(port, names, pattern, args.stagger))
+                        finally:
+                            stop_server(proc)
+                    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+                    rows.append((n, pattern, kind, files, med))
+                    print(f"# n={n} {pattern} {kind} {files}: {med['rate']:.0f}/s fail={med['failures']:.0f}",
+                          file=sys.stderr)
+    print_table(rows)
+    return 0
+
+
+def print_table(rows) -> None:
+    print(f"{'modems':>6} {'arrival':<9} {'server':<10} {'files':<7} {'xfers/s':>8} {'fail':>5} {'retx':>6} "
+          f"{'p50 ms':>8} {'p99 ms':>8} {'drops':>6} {'vs best C':>9}")
+    for n, pattern, kind, files, m in rows:
+        c_rates = [r[4]["rate"] for r in rows if r[0] == n and r[1] == pattern and r[2] != "hfcprov"]
+        ratio = f"{m['rate'] / max(c_rates):.2f}x" if kind == "hfcprov" and c_rates and max(c_rates) else ""
+        print(f"{n:>6} {pattern:<9} {kind:<10} {files:<7} {m['rate']:>8.0f} {m['failures']:>5.0f} "
+              f"{m['retransmits']:>6.0f} {m['p50'] * 1e3:>8.1f} {m['p99'] * 1e3:>8.1f} {m['drops']:>6.0f} {ratio:>9}")
+    for n in sorted({r[0] for r in rows}):
+        st = [r[4]["rate"] for r in rows if r[0] == n and r[1] == "burst" and r[2] == "hfcprov" and r[3] == "static"]
+        dy = [r[4]["rate"] for r in rows if r[0] == n and r[1] == "burst" and r[2] == "hfcprov" and r[3] == "dynamic"]
+        if st and dy and st[0]:
+            print(f"# n={n} burst: dynamic/static rate = {dy[0] / st[0]:.2f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
