@@ -127,10 +127,22 @@ class UpstreamChannel:
         n = len(self.cms)
         grants = []
         room = max(0.0, end - t - other_time) / self.byte_time  # bytes of channel time left
-        order = [self.cms[(self.rr + i) % n] for i in range(n)]
-        wants = [(cm, cm._grant_size(now)) for cm in order]
-        wants = [(cm, w) for cm, w in wants if w > 0]
-        if p.fragmentation:
+        if n == 1:  # the common case, kept cheap: one MAP event every map_interval
+            w = self.cms[0]._grant_size(now)
+            wants = [(self.cms[0], w)] if w > 0 else []
+        else:
+            order = [self.cms[(self.rr + i) % n] for i in range(n)]
+            wants = [(cm, cm._grant_size(now)) for cm in order]
+            wants = [(cm, w) for cm, w in wants if w > 0]
+        if not wants:
+            pass
+        elif p.fragmentation and len(wants) == 1:
+            cm, w = wants[0]
+            g = min(w, int(room) - p.burst_overhead)
+            if g >= 4 * p.minislot_bytes or (g == w and g > 0):
+                grants.append((cm, g, (g + p.burst_overhead) * self.byte_time))
+                cm._granted(g, now)
+        elif p.fragmentation:
             # Max-min fair split of the MAP among the CMs asking (water-filling).
             alloc = {}
             left = list(wants)
