@@ -156,9 +156,99 @@ def _python_value(value):
     return value.prettyPrint()
 
 
+def _vb_value(value):
+    from pysnmp.proto.rfc1905 import EndOfMibView
+
+    return END_OF_MIB if isinstance(value, EndOfMibView) else _python_value(value)
+
+
 _AUTH_FAILURES = ("UnknownUserName", "WrongDigest", "DecryptionError", "UnknownSecurityName",
                   "UnsupportedSecurityLevel", "AuthenticationFailure", "AuthenticationError",
                   "NotInTimeWindow", "UnknownCommunityName")
+
+
+END_OF_MIB = object()  # a var-bind past the agent's last object
+
+
+class BaseClient:
+    """Walking logic shared by the SNMP engines; an engine implements ``_get``, ``_bulk``
+    (lists of ``(oid, value)``, values as ``_python_value`` gives them, ``END_OF_MIB`` past the
+    end) and ``set``."""
+
+    timeout: float
+    retries: int
+
+    async def _get(self, host: str, port: int, oid_list: list[str]) -> list[tuple[str, object]]:
+        raise NotImplementedError
+
+    async def _bulk(self, host: str, port: int, non_repeaters: int, max_repetitions: int,
+                    oid_list: list[str]) -> list[tuple[str, object]]:
+        raise NotImplementedError
+
+    async def get(self, host: str, port: int, oid_list: list[str]) -> dict[str, object]:
+        """GET scalars; the result maps each OID to its value (None when the agent has no such object)."""
+        return {oid: (None if value is END_OF_MIB else value) for oid, value in await self._get(host, port, oid_list)}
+
+    async def get_many(self, host: str, port: int, oid_list: list[str], per_request: int = 40) -> dict[str, object]:
+        """GET any number of instances, ``per_request`` var-binds per PDU (agents cap answers)."""
+        values: dict[str, object] = {}
+        for i in range(0, len(oid_list), per_request):
+            values.update(await self.get(host, port, oid_list[i:i + per_request]))
+        return values
+
+    async def fetch(self, host: str, port: int, scalars: list[str], columns: list[str],
+                    max_repetitions: int | None = None,
+                    first_rows: list[str] = ()) -> tuple[dict[str, object], dict[str, dict[str, object]]]:
+        """Scalars and whole table columns in as few GETBULKs as the agent allows.
+
+        The scalars ride as non-repeaters (GETNEXT of the OID minus its last arc) in the first
+        request, as do ``first_rows`` columns (GETNEXT of the column: its first row, e.g. the
+        CM's one docsIfCmStatusTable row, returned in the scalars dict under the column OID);
+        the columns repeat until each leaves its subtree. ``max_repetitions`` defaults to
+        what keeps an answer within 60 var-binds (agents cap responses: snmpsim at 64, many CMs
+        lower). Returns ``({scalar_oid: value}, {column_oid: {row_index: value}})``.
+        """
+        if max_repetitions is None:
+            max_repetitions = max(2, (60 - len(scalars) - len(first_rows)) // max(1, len(columns)))
+        scalar_values: dict[str, object] = {}
+        tables: dict[str, dict[str, object]] = {c: {} for c in columns}
+        cursors = {c: c for c in columns}  # column -> last OID seen
+        first = True
+        while cursors or first:
+            non_rep = [s.rsplit(".", 1)[0] for s in scalars] + list(first_rows) if first else []
+            active = list(cursors)
+            request = non_rep + [cursors[c] for c in active]
+            if not request:
+                break
+            var_binds = await self._bulk(host, port, len(non_rep), max_repetitions, request)
+            for scalar, (name, value) in zip(scalars, var_binds[: len(scalars)] if first else ()):
+                scalar_values[scalar] = value if name == scalar and value is not END_OF_MIB else None
+            for column, (name, value) in zip(first_rows, var_binds[len(scalars): len(non_rep)] if first else ()):
+                ok = name.startswith(column + ".") and value is not END_OF_MIB
+                scalar_values[column] = value if ok else None
+            reps = var_binds[len(non_rep):]
+            done = set()
+            before = dict(cursors)
+            for i, (oid, value) in enumerate(reps):
+                column = active[i % len(active)]
+                if column in done or not oid.startswith(column + ".") or value is END_OF_MIB:
+                    done.add(column)  # left the column's subtree (or endOfMibView)
+                    continue
+                tables[column][oid[len(column) + 1:]] = value
+                cursors[column] = oid
+            for column in active:
+                # finished when it left its subtree; also when it did not advance (empty or
+                # non-increasing answer), so a broken agent cannot keep us looping
+                if column in done or cursors[column] == before[column]:
+                    cursors.pop(column, None)
+            first = False
+        return scalar_values, tables
+
+    def _timeout_error(self, host: str, port: int) -> SnmpTimeout:
+        return SnmpTimeout(f"{host}:{port}: no SNMP answer in {self.timeout:g} s x {self.retries + 1} tries")
+
+    def close(self) -> None:
+        pass
 
 
 class _NoMibCompiler:
@@ -179,8 +269,8 @@ def _numeric_mib_view():
     return view.MibViewController(mib_builder)
 
 
-class SnmpClient:
-    """One SNMP engine shared by every request of a run (asyncio; create inside the running loop)."""
+class PysnmpClient(BaseClient):
+    """pysnmp 7 v3arch engine (v1/v2c/v3 USM); one engine shared by every request of a run."""
 
     def __init__(self, credentials: Credentials, timeout: float = 2.0, retries: int = 1):
         from pysnmp.hlapi.v3arch.asyncio import ContextData, SnmpEngine
@@ -226,7 +316,7 @@ class SnmpClient:
         if error_indication:
             name = type(error_indication).__name__
             if name == "RequestTimedOut":
-                raise SnmpTimeout(f"{where}: no SNMP answer in {self.timeout:g} s x {self.retries + 1} tries")
+                raise self._timeout_error(host, port)
             if name in _AUTH_FAILURES:
                 raise SnmpAuthError(f"{where}: authentication failed ({error_indication})")
             raise SnmpError(f"{where}: {error_indication}")
@@ -239,85 +329,36 @@ class SnmpClient:
                 raise SnmpAuthError(f"{where}: {status}{obj}")
             raise SnmpError(f"{where}: {status}{obj}")
 
-    async def get(self, host: str, port: int, oid_list: list[str]) -> dict[str, object]:
-        """GET scalars; the result maps each OID to its value (None when the agent has no such object)."""
+    async def _get(self, host, port, oid_list):
         from pysnmp.hlapi.v3arch.asyncio import get_cmd
 
         target = await self._target(host, port)
         result = await get_cmd(self._engine, self._auth, target, self._context,
                                *[self._object(o) for o in oid_list], lookupMib=False)
         self._check(host, port, *result)
-        return {str(name): _python_value(value) for name, value in result[3]}
+        return [(str(name), _vb_value(value)) for name, value in result[3]]
 
-    async def get_many(self, host: str, port: int, oid_list: list[str], per_request: int = 40) -> dict[str, object]:
-        """GET any number of instances, ``per_request`` var-binds per PDU (agents cap answers)."""
-        values: dict[str, object] = {}
-        for i in range(0, len(oid_list), per_request):
-            values.update(await self.get(host, port, oid_list[i:i + per_request]))
-        return values
-
-    async def fetch(self, host: str, port: int, scalars: list[str], columns: list[str],
-                    max_repetitions: int | None = None,
-                    first_rows: list[str] = ()) -> tuple[dict[str, object], dict[str, dict[str, object]]]:
-        """Scalars and whole table columns in as few GETBULKs as the agent allows.
-
-        The scalars ride as non-repeaters (GETNEXT of the OID minus its last arc) in the first
-        request, as do ``first_rows`` columns (GETNEXT of the column: its first row, e.g. the
-        CM's one docsIfCmStatusTable row, returned in the scalars dict under the column OID);
-        the columns repeat until each leaves its subtree. ``max_repetitions`` defaults to
-        what keeps an answer within 60 var-binds (agents cap responses: snmpsim at 64, many CMs
-        lower), so a typical modem is one round trip. Returns
-        ``({scalar_oid: value}, {column_oid: {row_index: value}})``.
-        """
+    async def _bulk(self, host, port, non_repeaters, max_repetitions, oid_list):
         from pysnmp.hlapi.v3arch.asyncio import bulk_cmd
-        from pysnmp.proto.rfc1905 import EndOfMibView
 
         target = await self._target(host, port)
-        if max_repetitions is None:
-            max_repetitions = max(2, (60 - len(scalars) - len(first_rows)) // max(1, len(columns)))
-        scalar_values: dict[str, object] = {}
-        tables: dict[str, dict[str, object]] = {c: {} for c in columns}
-        cursors = {c: c for c in columns}  # column -> last OID seen
-        first = True
-        while cursors or first:
-            non_rep = [s.rsplit(".", 1)[0] for s in scalars] + list(first_rows) if first else []
-            active = list(cursors)
-            request = [self._object(o) for o in non_rep + [cursors[c] for c in active]]
-            if not request:
-                break
-            result = await bulk_cmd(self._engine, self._auth, target, self._context, len(non_rep),
-                                    max_repetitions, *request, lookupMib=False)
-            self._check(host, port, *result)
-            var_binds = result[3]
-            for scalar, (name, value) in zip(scalars, var_binds[: len(scalars)] if first else ()):
-                scalar_values[scalar] = _python_value(value) if str(name) == scalar else None
-            for column, (name, value) in zip(first_rows, var_binds[len(scalars): len(non_rep)] if first else ()):
-                scalar_values[column] = _python_value(value) if str(name).startswith(column + ".") else None
-            reps = var_binds[len(non_rep):]
-            done = set()
-            before = dict(cursors)
-            for i, (name, value) in enumerate(reps):
-                column = active[i % len(active)]
-                oid = str(name)
-                if column in done or not oid.startswith(column + ".") or isinstance(value, EndOfMibView):
-                    done.add(column)  # left the column's subtree (or endOfMibView)
-                    continue
-                tables[column][oid[len(column) + 1:]] = _python_value(value)
-                cursors[column] = oid
-            for column in active:
-                # finished when it left its subtree; also when it did not advance (empty or
-                # non-increasing answer), so a broken agent cannot keep us looping
-                if column in done or cursors[column] == before[column]:
-                    cursors.pop(column, None)
-            first = False
-        return scalar_values, tables
+        result = await bulk_cmd(self._engine, self._auth, target, self._context, non_repeaters,
+                                max_repetitions, *[self._object(o) for o in oid_list], lookupMib=False)
+        self._check(host, port, *result)
+        return [(str(name), _vb_value(value)) for name, value in result[3]]
 
-    async def set(self, host: str, port: int, oid: str, value) -> None:
-        """SET one object; ``value`` is a pysnmp type (e.g. ``Integer32(1)``)."""
+    async def set(self, host: str, port: int, oid: str, type_: str, value) -> None:
+        """SET one object; ``type_`` is an SMI type name as in ``hfcprov.config.ber`` (e.g. "Integer")."""
         from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType, set_cmd
+        from pysnmp.proto import rfc1902
 
+        pysnmp_type = {"Integer": rfc1902.Integer32, "OctetString": rfc1902.OctetString,
+                       "Gauge32": rfc1902.Gauge32, "Unsigned32": rfc1902.Unsigned32,
+                       "IpAddress": rfc1902.IpAddress, "ObjectIdentifier": rfc1902.ObjectName,
+                       "Counter32": rfc1902.Counter32, "TimeTicks": rfc1902.TimeTicks}[type_]
         target = await self._target(host, port)
-        obj = ObjectType(ObjectIdentity(oid), value).resolve_with_mib(self._engine.cache["mibViewController"])
+        obj = ObjectType(ObjectIdentity(oid), pysnmp_type(value)).resolve_with_mib(
+            self._engine.cache["mibViewController"])
         result = await set_cmd(self._engine, self._auth, target, self._context, obj, lookupMib=False)
         self._check(host, port, *result)
 
@@ -325,6 +366,18 @@ class SnmpClient:
         dispatcher = self._engine.transport_dispatcher
         if dispatcher is not None:
             dispatcher.close_dispatcher()
+
+
+def SnmpClient(credentials: Credentials, timeout: float = 2.0, retries: int = 1, engine: str | None = None):
+    """The client for ``credentials``: SNMPv1/v2c through hfcprov's lean BER engine
+    (``hfcprov.snmp.v2c``), SNMPv3 through pysnmp. ``engine="pysnmp"`` (or
+    ``$HFCPROV_SNMP_ENGINE=pysnmp``) forces pysnmp for v2c too."""
+    engine = engine or os.environ.get("HFCPROV_SNMP_ENGINE", "auto")
+    if credentials.version == "2c" and engine != "pysnmp":
+        from hfcprov.snmp.v2c import V2cClient
+
+        return V2cClient(credentials, timeout=timeout, retries=retries)
+    return PysnmpClient(credentials, timeout=timeout, retries=retries)
 
 
 def run(coro):

@@ -36,12 +36,10 @@ async def reset(host: str, port: int, credentials: Credentials, wait_online: boo
                 online_timeout: float = 300.0, poll_interval: float = 2.0, down_grace: float = 10.0,
                 cmts: tuple[str, int] | None = None, cmts_credentials: Credentials | None = None,
                 timeout: float = 2.0, retries: int = 1) -> ResetResult:
-    from pysnmp.proto.rfc1902 import Integer32
-
     client = SnmpClient(credentials, timeout=timeout, retries=retries)
     cmts_client = SnmpClient(cmts_credentials or credentials, timeout=timeout, retries=retries) if cmts else None
     try:
-        await client.set(host, port, oids.RESET_NOW, Integer32(1))
+        await client.set(host, port, oids.RESET_NOW, "Integer", 1)  # TruthValue true(1)
         started = time.monotonic()
         if not wait_online:
             return ResetResult(host, None, False)
