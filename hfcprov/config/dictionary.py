@@ -112,10 +112,19 @@ class Spec:
             yield from child.walk()
 
 
+def _rows():
+    def span(text):
+        return tuple(int(x) for x in text.split("..")) if text else None
+
+    for line in tlvdata.ROWS.splitlines():
+        path, name, typ, rule, vrange, lrange, ref = line.split("|")
+        yield path, name, typ, rule, span(vrange), span(lrange), ref or None
+
+
 def _build() -> Spec:
     root = Spec(path="", name="Main", type="aggregate", rule="sub")
     index: dict[str, Spec] = {"": root}
-    for path, name, typ, rule, vrange, lrange, ref in tlvdata.ROWS:
+    for path, name, typ, rule, vrange, lrange, ref in _rows():
         parent_path = path.rsplit(".", 1)[0] if "." in path else ""
         parent = index.get(parent_path)
         if parent is None or parent_path == path:

@@ -4,7 +4,8 @@ Imported once from the shared reference facts (1,548 entries) and maintained her
 module is the project's single source for TLV names, value types, length rules and ranges.
 ``hfcprov.config.dictionary`` builds the lookup tree from it.
 
-Row: (path, name, value type, length rule, value range, length range, spec section).
+One row per line: ``path|name|value type|length rule|value range|length range|spec section``
+(kept as text: a 1,500-row Python literal costs a second to compile on every import).
 Length rules: ``fixed:N``, ``var``, ``nul`` (NUL-terminated string), ``sub`` (sub-TLVs),
 ``alt:A,B`` (one of two lengths), ``n*K`` (a list of K-byte items), ``none`` (no length byte).
 ALIASES: other names the text form accepts for the same path (names used by other tools).
@@ -15,1550 +16,1550 @@ original tool table (here parents follow from the path, so no TLV can be its own
 """
 
 # fmt: off
-ROWS = (
-    ('0', '/* Pad */', 'pad', 'none', None, None, None),
-    ('1', 'DownstreamFrequency', 'uint32', 'fixed:4', (88000000, 1008000000), None, 'MULPIv3.0-I24 Annex C.1.1.1'),
-    ('2', 'UpstreamChannelId', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.1.1.2'),
-    ('3', 'NetworkAccess', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.3'),
-    ('4', 'ClassOfService', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.4'),
-    ('4.1', 'ClassID', 'uint8', 'fixed:1', (1, 16), None, 'MULPIv3.0-I24 Annex C.1.1.4.1'),
-    ('4.2', 'MaxRateDown', 'uint32', 'fixed:4', (0, 1334880000), None, 'MULPIv3.0-I24 Annex C.1.1.4.2'),
-    ('4.3', 'MaxRateUp', 'uint32', 'fixed:4', (0, 183900000), None, 'MULPIv3.0-I24 Annex C.1.1.4.3'),
-    ('4.4', 'PriorityUp', 'uint8', 'fixed:1', (0, 7), None, 'MULPIv3.0-I24 Annex C.1.1.4.4'),
-    ('4.5', 'GuaranteedUp', 'uint32', 'fixed:4', (0, 183900000), None, 'MULPIv3.0-I24 Annex C.1.1.4.5'),
-    ('4.6', 'MaxBurstUp', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.1.1.4.6'),
-    ('4.7', 'PrivacyEnable', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.4.7'),
-    ('5', 'ModemCapabilities', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.3.1'),
-    ('5.1', 'ConcatenationSupport', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.1'),
-    ('5.2', 'ModemDocsisVersion', 'uint8', 'fixed:1', (0, 3), None, 'MULPIv3.0-I24 Annex C.1.3.1.2'),
-    ('5.3', 'FragmentationSupport', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.3'),
-    ('5.4', 'PHSSupport', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.4'),
-    ('5.5', 'IGMPSupport', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.5'),
-    ('5.6', 'BaselinePrivacySupport', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.6'),
-    ('5.7', 'DownstreamSAIDSupport', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.1.3.1.7'),
-    ('5.8', 'UpstreamSIDSupport', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.1.3.1.8'),
-    ('5.9', 'OptionalFilteringSupport', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.3.1.9'),
-    ('5.10', 'TransmitPreEqualizerTapsPerModulationInterval', 'uint8', 'fixed:1', (1, 4), None, 'MULPIv3.0-I24 Annex C.1.3.1.10'),
-    ('5.11', 'NumberofTransmitEqualizerTaps', 'uint8', 'fixed:1', (8, 64), None, 'MULPIv3.0-I24 Annex C.1.3.1.11'),
-    ('5.12', 'DCCSupport', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.12'),
-    ('5.13', 'IPFiltersSupport', 'uint16', 'fixed:2', (64, 65535), None, 'MULPIv3.0-I24 Annex C.1.3.1.13'),
-    ('5.14', 'LLCFiltersSupport', 'uint16', 'fixed:2', (10, 65535), None, 'MULPIv3.0-I24 Annex C.1.3.1.14'),
-    ('5.15', 'ExpandedUnicastSIDSpace', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.15'),
-    ('5.16', 'RangingHoldOffSupport', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.3.1.16'),
-    ('5.17', 'L2VPNCapability', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.17'),
-    ('5.18', 'L2VPNeSAFEHostCapability', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.3.1.18'),
-    ('5.19', 'DUTFilteringSupport', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.19'),
-    ('5.20', 'UpstreamFrequencyRangeSupport', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.20'),
-    ('5.21', 'UpstreamSymbolRateSupport', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.3.1.21'),
-    ('5.22', 'SelectableActiveCodeMode2Support', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.22'),
-    ('5.23', 'CodeHoppingMode2Support', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.23'),
-    ('5.24', 'MultipleTransmitChannelSupport', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.3.1.24'),
-    ('5.25', 'M512MspsUpstreamTransmitChannel', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Aneex C.1.3.1.25'),
-    ('5.26', 'M256MspsUpstreamTransmitChannel', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Aneex C.1.3.1.26'),
-    ('5.27', 'TotalSIDClusterSupport', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.3.1.27'),
-    ('5.28', 'SIDClustersPerServiceFlow', 'uint8', 'fixed:1', (2, 8), None, 'MULPIv3.0-I24 Annex C.1.3.1.28'),
-    ('5.29', 'MultipleReceiveChannelSupport', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.3.1.29'),
-    ('5.30', 'TotalDownstreamServiceIDSupport', 'uint8', 'fixed:1', (32, 255), None, 'MULPIv3.0-I24 Annex C.1.3.1.30'),
-    ('5.31', 'ResequencingDownstreamServiceID', 'uint8', 'fixed:1', (16, 255), None, 'MULPIv3.0-I24 Annex C.1.3.1.31'),
-    ('5.32', 'MulticastDownstreamServiceID', 'uint8', 'fixed:1', (16, 255), None, 'MULPIv3.0-I24 Annex C.1.3.1.32'),
-    ('5.33', 'MulticastDSIDForwarding', 'uint8', 'fixed:1', (0, 2), None, 'MULPIv3.0-I24 Annex C.1.3.1.33'),
-    ('5.34', 'FrameControlTypeForwarding', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.34'),
-    ('5.35', 'DPVCapability', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.3.1.35'),
-    ('5.36', 'UnsolicitedGrantServiceSupport', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.3.1.36'),
-    ('5.37', 'MAPandUCDReceiptSupport', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.37'),
-    ('5.38', 'UpstreamDropClassifierSupport', 'uint16', 'fixed:2', (64, 65535), None, 'MULPIv3.0-I24 Annex C.1.3.1.38'),
-    ('5.39', 'IPv6Support', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.39'),
-    ('5.40', 'ExtendedUpstreamTransmitPower', 'uint8', 'fixed:1', (0, 244), None, 'MULPIv3.0-I24 Annex C.1.3.1.40'),
-    ('5.41', 'MPLSClassificationSupport', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.3.1.41'),
-    ('5.42', 'DONUCapabilitiesEncoding', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.3.1.42'),
-    ('5.44', 'EnergyManagementCapabilities', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.3.1.43'),
-    ('5.45', 'CDOCSISCapabilityEncoding', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.3.1.44'),
-    ('5.46', 'CMSTATUSACK', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.3.1.45'),
-    ('6', 'CmMic', 'md5_digest', 'fixed:16', None, None, 'MULPIv3.0-I24 Annex C.1.1.5'),
-    ('7', 'CmtsMic', 'md5_digest', 'fixed:16', None, None, 'MULPIv3.0-I24 Annex C.1.1.6'),
-    ('9', 'SwUpgradeFilename', 'string', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.2.3'),
-    ('10', 'SnmpWriteControl', 'ber_oid+uint8', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.2.4'),
-    ('11', 'SnmpMibObject', 'snmp_varbind_ber', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.2.5'),
-    ('12', 'ModemIPAddress', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.3.3'),
-    ('14', 'CpeMacAddress', 'mac', 'fixed:6', None, None, 'MULPIv3.0-I24 Annex C.1.2.6'),
-    ('17', 'BaselinePrivacy', 'aggregate', 'sub', None, None, 'SECv3.0-I15 Annex A.1.1.1'),
-    ('17.1', 'AuthTimeout', 'uint32', 'fixed:4', (1, 30), None, 'SECv3.0-I15 Annex A.1.1.1.1'),
-    ('17.2', 'ReAuthTimeout', 'uint32', 'fixed:4', (1, 30), None, 'SECv3.0-I15 Annex A.1.1.1.2'),
-    ('17.3', 'AuthGraceTime', 'uint32', 'fixed:4', (1, 6047999), None, 'SECv3.0-I15 Annex A.1.1.1.3'),
-    ('17.4', 'OperTimeout', 'uint32', 'fixed:4', (1, 10), None, 'SECv3.0-I15 Annex A.1.1.1.4'),
-    ('17.5', 'ReKeyTimeout', 'uint32', 'fixed:4', (1, 10), None, 'SECv3.0-I15 Annex A.1.1.1.5'),
-    ('17.6', 'TEKGraceTime', 'uint32', 'fixed:4', (1, 302399), None, 'SECv3.0-I15 Annex A.1.1.1.6'),
-    ('17.7', 'AuthRejectTimeout', 'uint32', 'fixed:4', (1, 600), None, 'SECv3.0-I15 Annex A.1.1.1.7'),
-    ('17.8', 'SAMapWaitTimeout', 'uint32', 'fixed:4', (1, 10), None, 'SECv3.0-I15 Annex A.1.1.1.8'),
-    ('17.9', 'SAMapMaxRetries', 'uint32', 'fixed:4', (0, 10), None, 'SECv3.0-I15 Annex A.1.1.1.9'),
-    ('18', 'MaxCPE', 'uint8', 'fixed:1', (1, 254), None, 'MULPIv3.0-I24 Annex C.1.1.7'),
-    ('19', 'TftpTimestamp', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.1.1.8'),
-    ('20', 'TftpModemAddress', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.9'),
-    ('21', 'SwUpgradeServer', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.2.7'),
-    ('22', 'UsPacketClass', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.1'),
-    ('22.1', 'ClassifierRef', 'uint8', 'fixed:1', (1, 255), None, 'MULPIv3.0-I24 Annex C.2.1.4.1'),
-    ('22.2', 'ClassifierId', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.4.2'),
-    ('22.3', 'ServiceFlowRef', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.4.3'),
-    ('22.4', 'ServiceFlowId', 'uint32', 'fixed:4', (1, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.1.4.4'),
-    ('22.5', 'RulePriority', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.1.4.5'),
-    ('22.6', 'ActivationState', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.2.1.4.6'),
-    ('22.7', 'DscAction', 'uint8', 'fixed:1', (0, 2), None, 'MULPIv3.0-I24 Annex C.2.1.4.7'),
-    ('22.9', 'IpPacketClassifier', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.6'),
-    ('22.9.1', 'IpTos', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.6.1'),
-    ('22.9.2', 'IpProto', 'uint16', 'fixed:2', (0, 257), None, 'MULPIv3.0-I24 Annex C.2.1.6.2'),
-    ('22.9.3', 'IpSrcAddr', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.3'),
-    ('22.9.4', 'IpSrcMask', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.4'),
-    ('22.9.5', 'IpDstAddr', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.5'),
-    ('22.9.6', 'IpDstMask', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.6'),
-    ('22.9.7', 'SrcPortStart', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.7.1'),
-    ('22.9.8', 'SrcPortEnd', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.7.2'),
-    ('22.9.9', 'DstPortStart', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.7.3'),
-    ('22.9.10', 'DstPortEnd', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.7.4'),
-    ('22.10', 'LLCPacketClassifier', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.8'),
-    ('22.10.1', 'DstMacAddress', 'mac+mask', 'fixed:12', None, None, 'MULPIv3.0-I24 Annex C.2.1.8.1'),
-    ('22.10.2', 'SrcMacAddress', 'mac', 'fixed:6', None, None, 'MULPIv3.0-I24 Annex C.2.1.8.2'),
-    ('22.10.3', 'EtherType', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.8.3'),
-    ('22.11', 'IEEE802Classifier', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.9'),
-    ('22.11.1', 'UserPriority', 'uint8_list', 'n*1', None, None, 'MULPIv3.0-I24 Annex C.2.1.9.1'),
-    ('22.11.2', 'VlanID', 'uint16', 'fixed:2', (0, 4096), None, 'MULPIv3.0-I24 Annex C.2.1.9.2'),
-    ('22.12', 'PcIPv6PacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.10'),
-    ('22.12.1', 'PcIPv6TrafficClassRangeAndMask', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.10.1'),
-    ('22.12.2', 'PcIPv6FlowLabel', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.2.1.10.2'),
-    ('22.12.3', 'PcIPv6NextHeaderType', 'uint16', 'fixed:2', (0, 257), None, 'MULPIv3.0-I24 Annex C.2.1.10.3'),
-    ('22.12.4', 'PcIPv6SourceAddress', 'ipv6', 'fixed:16', None, None, 'MULPIv3.0-I24 Annex C.2.1.10.4'),
-    ('22.12.5', 'PcIPv6SourcePrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.2.1.10.5'),
-    ('22.12.6', 'PcIPv6DestAddress', 'ipv6', 'fixed:16', None, None, 'MULPIv3.0-I24 Annex C.2.1.10.6'),
-    ('22.12.7', 'PcIPv6DestPrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.2.1.10.7'),
-    ('22.13', 'PcCMIMEncoding', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.2.1.4.8'),
-    ('22.14', 'STagCTagFrameClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.13'),
-    ('22.14.1', 'STPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.1'),
-    ('22.14.2', 'SVID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.2'),
-    ('22.14.3', 'SPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.3'),
-    ('22.14.4', 'SDEI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.4'),
-    ('22.14.5', 'CTPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.5'),
-    ('22.14.6', 'CVID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.6'),
-    ('22.14.7', 'CPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.7'),
-    ('22.14.8', 'CCFI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.8'),
-    ('22.14.9', 'STCI', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.9'),
-    ('22.14.10', 'CTCI', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.10'),
-    ('22.15', 'IEEE8021ahPacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.14'),
-    ('22.15.1', 'ITPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.1'),
-    ('22.15.2', 'ISID', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.14.2'),
-    ('22.15.3', 'ITCI', 'bytes', 'var', None, (5, 5), 'MULPIv3.0-I24 Annex C.2.1.14.3'),
-    ('22.15.4', 'IPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.4'),
-    ('22.15.5', 'IDEI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.5'),
-    ('22.15.6', 'IUCA', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.6'),
-    ('22.15.7', 'BTPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.7'),
-    ('22.15.8', 'BTCI', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.8'),
-    ('22.15.9', 'BPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.9'),
-    ('22.15.10', 'BDEI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.10'),
-    ('22.15.11', 'BVID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.11'),
-    ('22.15.12', 'BDA', 'mac', 'fixed:6', None, None, 'MULPIv3.0-I24 Annex C.2.1.14.12'),
-    ('22.15.13', 'BSA', 'mac', 'fixed:6', None, None, 'MULPIv3.0-I24 Annex C.2.1.14.13'),
-    ('22.16', 'ICMPv4ICMPv6PacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.12'),
-    ('22.16.1', 'ICMPv4ICMPv6TypeStart', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.1.12.1'),
-    ('22.16.2', 'ICMPv4ICMPv6TypeEnd', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.1.12.2'),
-    ('22.17', 'MPLSClassificationEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.15'),
-    ('22.17.1', 'MPLSTCbits', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.15.1'),
-    ('22.17.2', 'MPLSLabel', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.15.2'),
-    ('22.43', 'VendorSpecific', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('22.43.1', 'CMLoadBalancingPolicyID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.1'),
-    ('22.43.2', 'CMLoadBalancingPriority', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.2'),
-    ('22.43.3', 'CMLoadBalancingGroupID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.3'),
-    ('22.43.4', 'CMRangingClassIDExtension', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.4'),
-    ('22.43.5', 'L2VPNEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.5'),
-    ('22.43.5.1', 'VPNIdentifier', 'bytes', 'var', None, (4, 255), 'L2VPN-I13 Annex B.3.1'),
-    ('22.43.5.2', 'NSIEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('22.43.5.2.1', 'ServiceMultiplexingValueOther', 'empty', 'fixed:0', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('22.43.5.2.2', 'NSIEncapsulationSingleQTag', 'uint16', 'fixed:2', (0, 4096), None, 'L2VPN-I13 Annex B.3.2'),
-    ('22.43.5.2.3', 'NSIEncapsulationDualQTag', 'dual_qtag', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('22.43.5.2.4', 'ServiceMultiplexingValueMPLSPW', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('22.43.5.2.4.1', 'MPLSPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('22.43.5.2.4.2', 'MPLSPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('22.43.5.2.4.3', 'MPLSPseudowireType', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('22.43.5.2.4.4', 'MPLSBackupPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('22.43.5.2.4.5', 'MPLSBackupPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('22.43.5.2.5', 'ServiceMultiplexingValueL2TPv3Peer', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('22.43.5.2.6', 'IEEE8021ahEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2.2'),
-    ('22.43.5.2.6.1', 'ITCIEncapsulation', 'bytes', 'var', None, (4, 4), 'L2VPN-I13 Annex B.3.2.2.1'),
-    ('22.43.5.2.6.2', 'BDAEncapsulation', 'bytes', 'var', None, (6, 6), 'L2VPN-I13 Annex B.3.2.2.2'),
-    ('22.43.5.2.6.3', 'BTCIEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.3'),
-    ('22.43.5.2.6.4', 'ITPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.4'),
-    ('22.43.5.2.6.5', 'IPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.5'),
-    ('22.43.5.2.6.6', 'IDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.6'),
-    ('22.43.5.2.6.7', 'IUCAEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.7'),
-    ('22.43.5.2.6.8', 'ISIDEncapsulation', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.2.2.8'),
-    ('22.43.5.2.6.9', 'BTPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.9'),
-    ('22.43.5.2.6.10', 'BPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.10'),
-    ('22.43.5.2.6.11', 'BDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('22.43.5.2.6.12', 'BVIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('22.43.5.2.8', 'ServiceMultiplexingValueIEEE8021adSTPID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.1'),
-    ('22.43.5.3', 'eSAFEDHCPSnooping', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.3'),
-    ('22.43.5.4', 'CMInterfaceMaskCMIMSubtype', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.4'),
-    ('22.43.5.5', 'AttachmentGroupID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.5'),
-    ('22.43.5.6', 'SourceAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.6'),
-    ('22.43.5.7', 'TargetAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.7'),
-    ('22.43.5.8', 'IngressUserPriority', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.8'),
-    ('22.43.5.9', 'UserPriorityRange', 'uint8_list', 'n*1', None, None, 'L2VPN-I13 Annex B.3.9'),
-    ('22.43.5.10', 'L2VPNSADescriptorSubtype', 'bytes', 'var', None, (14, 14), 'L2VPN-I13 Annex B.3.10'),
-    ('22.43.5.12', 'PseudowireType', 'uint8', 'fixed:1', (4, 5), None, 'L2VPN-I13 Annex B.3.13'),
-    ('22.43.5.13', 'L2VPNMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.14'),
-    ('22.43.5.14', 'TPIDTranslation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.15'),
-    ('22.43.5.14.1', 'UpstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('22.43.5.14.2', 'DownstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('22.43.5.14.3', 'UpstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('22.43.5.14.4', 'DownstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('22.43.5.14.5', 'UpstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('22.43.5.14.6', 'DownstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('22.43.5.14.7', 'UpstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('22.43.5.14.8', 'DownstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('22.43.5.15', 'L2CPProcessing', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.16'),
-    ('22.43.5.15.1', 'L2CPTunnelMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('22.43.5.15.2', 'L2CPDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('22.43.5.15.3', 'L2CPOverwrotingDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('22.43.5.16', 'DACDisableEnableConfiguration', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.17'),
-    ('22.43.5.18', 'PseudowireClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.18'),
-    ('22.43.5.19', 'ServiceDelimiter', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.19'),
-    ('22.43.5.19.1', 'CVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.1'),
-    ('22.43.5.19.2', 'SVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.2'),
-    ('22.43.5.19.3', 'ISIDDelimiter', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.19.3'),
-    ('22.43.5.19.4', 'BVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.4'),
-    ('22.43.5.20', 'VirtualSwitchInstanceEncoding', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.20'),
-    ('22.43.5.20.1', 'VPLSClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.20.1'),
-    ('22.43.5.20.2', 'ETreeRole', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.20.2'),
-    ('22.43.5.20.3', 'ETreeRootVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.3'),
-    ('22.43.5.20.4', 'ETreeLeafVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.4'),
-    ('22.43.5.21', 'BGPAttribute', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.21'),
-    ('22.43.5.21.1', 'BGPVPNID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.21.1'),
-    ('22.43.5.21.2', 'RouteDistinguisher', 'bytes', 'var', None, (8, 8), 'L2VPN-I13 Annex B.3.21.2'),
-    ('22.43.5.21.3', 'RouteTargetImport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.3'),
-    ('22.43.5.21.4', 'RouteTargetExport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.4'),
-    ('22.43.5.21.5', 'CEIDVEID', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.21.5'),
-    ('22.43.5.23', 'PseudowireSignaling', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.23'),
-    ('22.43.5.24', 'SOAMSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24'),
-    ('22.43.5.24.1', 'MEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.1'),
-    ('22.43.5.24.1.1', 'MDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.1.1'),
-    ('22.43.5.24.1.2', 'MDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.1.2'),
-    ('22.43.5.24.1.3', 'MAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.1.3'),
-    ('22.43.5.24.1.4', 'MEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.1.4'),
-    ('22.43.5.24.2', 'RemoteMEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.2'),
-    ('22.43.5.24.2.1', 'RemoteMDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.2.1'),
-    ('22.43.5.24.2.2', 'RemoteMDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.2.2'),
-    ('22.43.5.24.2.3', 'RemoteMAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.2.3'),
-    ('22.43.5.24.2.4', 'RemoteMEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.2.4'),
-    ('22.43.5.24.3', 'FaultManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.3'),
-    ('22.43.5.24.3.1', 'ContinuityCheckMessages', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.24.3.1'),
-    ('22.43.5.24.3.2', 'LoopbackFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.2'),
-    ('22.43.5.24.3.3', 'LinktraceFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.3'),
-    ('22.43.5.24.4', 'PerformanceManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4'),
-    ('22.43.5.24.4.1', 'FrameDelayMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.1'),
-    ('22.43.5.24.4.1.1', 'FrameDelayMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.1'),
-    ('22.43.5.24.4.1.2', 'FrameDelayMeasurementOneWayTwoWay', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.2'),
-    ('22.43.5.24.4.1.3', 'FrameDelayMeasurementTransmissionPeriodicity', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.24.4.1.3'),
-    ('22.43.5.24.4.2', 'FrameLossMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.2'),
-    ('22.43.5.24.4.2.1', 'FrameLossMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.2.1'),
-    ('22.43.5.24.4.2.2', 'FrameLossMeasurementTransmissionPeriodicity', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.24.4.2.2'),
-    ('22.43.5.26', 'L2VPNDSID', 'uint24', 'fixed:3', (1, 1048575), None, 'L2VPN-I13 Annex B.3.26'),
-    ('22.43.5.43', 'VendorSpecificL2VPNSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.11'),
-    ('22.43.5.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.11'),
-    ('22.43.6', 'ExtendedCMTSMICConfigurationSetting', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6'),
-    ('22.43.6.1', 'ExtendedCMTSMICHMACtype', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.1'),
-    ('22.43.6.2', 'ExtendedCMTSMICBitmap', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.2'),
-    ('22.43.6.3', 'ExplicitExtendedCMTSMICDigest', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.3'),
-    ('22.43.7', 'SAVAuthorizationEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7'),
-    ('22.43.7.1', 'SAVGroupName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.7.1'),
-    ('22.43.7.2', 'SAVStaticPrefixRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2'),
-    ('22.43.7.2.1', 'SAVStaticPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1'),
-    ('22.43.7.2.2', 'SAVStaticPrefixLength', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2'),
-    ('22.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('22.43.9', 'CMAttributeMasks', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.8'),
-    ('22.43.9.1', 'CMDownstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.1'),
-    ('22.43.9.2', 'CMDownstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.2'),
-    ('22.43.9.3', 'CMUpstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.3'),
-    ('22.43.9.4', 'CMUpstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.4'),
-    ('22.43.10', 'IPMulticastJoinAuthorization', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9'),
-    ('22.43.10.1', 'IPMulticastProfileName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.9.1'),
-    ('22.43.10.2', 'IPMulticastJoinAuthStaticSessionRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2'),
-    ('22.43.10.2.1', 'MulticastRulePriority', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1'),
-    ('22.43.10.2.2', 'AuthorizationAction', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2'),
-    ('22.43.10.2.3', 'SourcePrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3'),
-    ('22.43.10.2.4', 'SourcePrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4'),
-    ('22.43.10.2.5', 'GroupPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5'),
-    ('22.43.10.2.6', 'GroupPrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6'),
-    ('22.43.10.3', 'MaximumMulticastSessions', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.3'),
-    ('22.43.11', 'ServiceTypeIdentifier', 'string', 'var', None, (1, 16), 'MULPIv3.0-I24 Annex C.1.1.18.1.10'),
-    ('22.43.12', 'DEMARCAutoConfiguration', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.11'),
-    ('22.43.12.1', 'DACDisableEnableConfig', 'uint8', 'fixed:1', (0, 1), None, 'DEMARCv1.0-I04 Annex B.1'),
-    ('22.43.12.2', 'CMIMEncoding', 'bytes', 'var', None, None, 'DEMARCv1.0-I04 Annex B.2'),
-    ('22.43.12.3', 'UpstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.3'),
-    ('22.43.12.4', 'DownstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.4'),
-    ('23', 'DsPacketClass', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.3'),
-    ('23.1', 'ClassifierRef', 'uint8', 'fixed:1', (1, 255), None, 'MULPIv3.0-I24 Annex C.2.1.4.1'),
-    ('23.2', 'ClassifierId', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.4.2'),
-    ('23.3', 'ServiceFlowRef', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.4.3'),
-    ('23.4', 'ServiceFlowId', 'uint32', 'fixed:4', (1, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.1.4.4'),
-    ('23.5', 'RulePriority', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.1.4.5'),
-    ('23.6', 'ActivationState', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.2.1.4.6'),
-    ('23.7', 'DscAction', 'uint8', 'fixed:1', (0, 2), None, 'MULPIv3.0-I24 Annex C.2.1.4.7'),
-    ('23.9', 'IpPacketClassifier', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.6'),
-    ('23.9.1', 'IpTos', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.6.1'),
-    ('23.9.2', 'IpProto', 'uint16', 'fixed:2', (0, 257), None, 'MULPIv3.0-I24 Annex C.2.1.6.2'),
-    ('23.9.3', 'IpSrcAddr', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.3'),
-    ('23.9.4', 'IpSrcMask', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.4'),
-    ('23.9.5', 'IpDstAddr', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.5'),
-    ('23.9.6', 'IpDstMask', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.6'),
-    ('23.9.7', 'SrcPortStart', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.7.1'),
-    ('23.9.8', 'SrcPortEnd', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.7.2'),
-    ('23.9.9', 'DstPortStart', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.7.3'),
-    ('23.9.10', 'DstPortEnd', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.7.4'),
-    ('23.10', 'LLCPacketClassifier', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.8'),
-    ('23.10.1', 'DstMacAddress', 'mac+mask', 'fixed:12', None, None, 'MULPIv3.0-I24 Annex C.2.1.8.1'),
-    ('23.10.2', 'SrcMacAddress', 'mac', 'fixed:6', None, None, 'MULPIv3.0-I24 Annex C.2.1.8.2'),
-    ('23.10.3', 'EtherType', 'bytes', 'var', None, (0, 3), 'MULPIv3.0-I24 Annex C.2.1.8.3'),
-    ('23.11', 'IEEE802Classifier', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.9'),
-    ('23.11.1', 'UserPriority', 'uint8_list', 'n*1', None, None, 'MULPIv3.0-I24 Annex C.2.1.9.1'),
-    ('23.11.2', 'VlanID', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.2.1.9.2'),
-    ('23.12', 'PcIPv6PacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.10'),
-    ('23.12.1', 'PcIPv6TrafficClassRangeAndMask', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.2.1.10.1'),
-    ('23.12.2', 'PcIPv6FlowLabel', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.2.1.10.2'),
-    ('23.12.3', 'PcIPv6NextHeaderType', 'uint16', 'fixed:2', (0, 257), None, 'MULPIv3.0-I24 Annex C.2.1.10.3'),
-    ('23.12.4', 'PcIPv6SourceAddress', 'ipv6', 'fixed:16', None, None, 'MULPIv3.0-I24 Annex C.2.1.10.4'),
-    ('23.12.5', 'PcIPv6SourcePrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.2.1.10.5'),
-    ('23.12.6', 'PcIPv6DestAddress', 'ipv6', 'fixed:16', None, None, 'MULPIv3.0-I24 Annex C.2.1.10.6'),
-    ('23.12.7', 'PcIPv6DestPrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.2.1.10.7'),
-    ('23.13', 'PcCMIMEncoding', 'bytes', 'var', None, None, 'DsPacketClass CMIM (Needed for ALU DPOE)'),
-    ('23.14', 'STagCTagFrameClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.13'),
-    ('23.14.1', 'STPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.1'),
-    ('23.14.2', 'SVID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.2'),
-    ('23.14.3', 'SPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.3'),
-    ('23.14.4', 'SDEI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.4'),
-    ('23.14.5', 'CTPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.5'),
-    ('23.14.6', 'CVID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.6'),
-    ('23.14.7', 'CPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.7'),
-    ('23.14.8', 'CCFI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.8'),
-    ('23.14.9', 'STCI', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.9'),
-    ('23.14.10', 'CTCI', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.10'),
-    ('23.15', 'IEEE8021ahPacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.14'),
-    ('23.15.1', 'ITPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.1'),
-    ('23.15.2', 'ISID', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.14.2'),
-    ('23.15.3', 'ITCI', 'bytes', 'var', None, (5, 5), 'MULPIv3.0-I24 Annex C.2.1.14.3'),
-    ('23.15.4', 'IPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.4'),
-    ('23.15.5', 'IDEI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.5'),
-    ('23.15.6', 'IUCA', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.6'),
-    ('23.15.7', 'BTPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.7'),
-    ('23.15.8', 'BTCI', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.8'),
-    ('23.15.9', 'BPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.9'),
-    ('23.15.10', 'BDEI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.10'),
-    ('23.15.11', 'BVID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.11'),
-    ('23.15.12', 'BDA', 'mac', 'fixed:6', None, None, 'MULPIv3.0-I24 Annex C.2.1.14.12'),
-    ('23.15.13', 'BSA', 'mac', 'fixed:6', None, None, 'MULPIv3.0-I24 Annex C.2.1.14.13'),
-    ('23.16', 'ICMPv4ICMPv6PacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.12'),
-    ('23.16.1', 'ICMPv4ICMPv6TypeStart', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.1.12.1'),
-    ('23.16.2', 'ICMPv4ICMPv6TypeEnd', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.1.12.2'),
-    ('23.17', 'MPLSClassificationEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.15'),
-    ('23.17.1', 'MPLSTCbits', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.15.1'),
-    ('23.17.2', 'MPLSLabel', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.15.2'),
-    ('23.43', 'VendorSpecific', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('23.43.1', 'CMLoadBalancingPolicyID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.1'),
-    ('23.43.2', 'CMLoadBalancingPriority', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.2'),
-    ('23.43.3', 'CMLoadBalancingGroupID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.3'),
-    ('23.43.4', 'CMRangingClassIDExtension', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.4'),
-    ('23.43.5', 'L2VPNEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.5'),
-    ('23.43.5.1', 'VPNIdentifier', 'bytes', 'var', None, (4, 255), 'L2VPN-I13 Annex B.3.1'),
-    ('23.43.5.2', 'NSIEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('23.43.5.2.1', 'ServiceMultiplexingValueOther', 'empty', 'fixed:0', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('23.43.5.2.2', 'NSIEncapsulationSingleQTag', 'uint16', 'fixed:2', (0, 4096), None, 'L2VPN-I13 Annex B.3.2'),
-    ('23.43.5.2.3', 'NSIEncapsulationDualQTag', 'dual_qtag', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('23.43.5.2.4', 'ServiceMultiplexingValueMPLSPW', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('23.43.5.2.4.1', 'MPLSPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('23.43.5.2.4.2', 'MPLSPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('23.43.5.2.4.3', 'MPLSPseudowireType', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('23.43.5.2.4.4', 'MPLSBackupPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('23.43.5.2.4.5', 'MPLSBackupPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('23.43.5.2.5', 'ServiceMultiplexingValueL2TPv3Peer', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('23.43.5.2.6', 'IEEE8021ahEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2.2'),
-    ('23.43.5.2.6.1', 'ITCIEncapsulation', 'bytes', 'var', None, (4, 4), 'L2VPN-I13 Annex B.3.2.2.1'),
-    ('23.43.5.2.6.2', 'BDAEncapsulation', 'bytes', 'var', None, (6, 6), 'L2VPN-I13 Annex B.3.2.2.2'),
-    ('23.43.5.2.6.3', 'BTCIEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.3'),
-    ('23.43.5.2.6.4', 'ITPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.4'),
-    ('23.43.5.2.6.5', 'IPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.5'),
-    ('23.43.5.2.6.6', 'IDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.6'),
-    ('23.43.5.2.6.7', 'IUCAEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.7'),
-    ('23.43.5.2.6.8', 'ISIDEncapsulation', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.2.2.8'),
-    ('23.43.5.2.6.9', 'BTPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.9'),
-    ('23.43.5.2.6.10', 'BPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.10'),
-    ('23.43.5.2.6.11', 'BDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('23.43.5.2.6.12', 'BVIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('23.43.5.2.8', 'ServiceMultiplexingValueIEEE8021adSTPID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.1'),
-    ('23.43.5.3', 'eSAFEDHCPSnooping', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.3'),
-    ('23.43.5.4', 'CMInterfaceMaskCMIMSubtype', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.4'),
-    ('23.43.5.5', 'AttachmentGroupID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.5'),
-    ('23.43.5.6', 'SourceAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.6'),
-    ('23.43.5.7', 'TargetAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.7'),
-    ('23.43.5.8', 'IngressUserPriority', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.8'),
-    ('23.43.5.9', 'UserPriorityRange', 'uint8_list', 'n*1', None, None, 'L2VPN-I13 Annex B.3.9'),
-    ('23.43.5.10', 'L2VPNSADescriptorSubtype', 'bytes', 'var', None, (14, 14), 'L2VPN-I13 Annex B.3.10'),
-    ('23.43.5.12', 'PseudowireType', 'uint8', 'fixed:1', (4, 5), None, 'L2VPN-I13 Annex B.3.13'),
-    ('23.43.5.13', 'L2VPNMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.14'),
-    ('23.43.5.14', 'TPIDTranslation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.15'),
-    ('23.43.5.14.1', 'UpstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('23.43.5.14.2', 'DownstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('23.43.5.14.3', 'UpstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('23.43.5.14.4', 'DownstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('23.43.5.14.5', 'UpstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('23.43.5.14.6', 'DownstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('23.43.5.14.7', 'UpstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('23.43.5.14.8', 'DownstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('23.43.5.15', 'L2CPProcessing', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.16'),
-    ('23.43.5.15.1', 'L2CPTunnelMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('23.43.5.15.2', 'L2CPDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('23.43.5.15.3', 'L2CPOverwrotingDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('23.43.5.16', 'DACDisableEnableConfiguration', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.17'),
-    ('23.43.5.18', 'PseudowireClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.18'),
-    ('23.43.5.19', 'ServiceDelimiter', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.19'),
-    ('23.43.5.19.1', 'CVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.1'),
-    ('23.43.5.19.2', 'SVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.2'),
-    ('23.43.5.19.3', 'ISIDDelimiter', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.19.3'),
-    ('23.43.5.19.4', 'BVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.4'),
-    ('23.43.5.20', 'VirtualSwitchInstanceEncoding', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.20'),
-    ('23.43.5.20.1', 'VPLSClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.20.1'),
-    ('23.43.5.20.2', 'ETreeRole', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.20.2'),
-    ('23.43.5.20.3', 'ETreeRootVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.3'),
-    ('23.43.5.20.4', 'ETreeLeafVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.4'),
-    ('23.43.5.21', 'BGPAttribute', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.21'),
-    ('23.43.5.21.1', 'BGPVPNID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.21.1'),
-    ('23.43.5.21.2', 'RouteDistinguisher', 'bytes', 'var', None, (8, 8), 'L2VPN-I13 Annex B.3.21.2'),
-    ('23.43.5.21.3', 'RouteTargetImport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.3'),
-    ('23.43.5.21.4', 'RouteTargetExport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.4'),
-    ('23.43.5.21.5', 'CEIDVEID', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.21.5'),
-    ('23.43.5.23', 'PseudowireSignaling', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.23'),
-    ('23.43.5.24', 'SOAMSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24'),
-    ('23.43.5.24.1', 'MEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.1'),
-    ('23.43.5.24.1.1', 'MDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.1.1'),
-    ('23.43.5.24.1.2', 'MDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.1.2'),
-    ('23.43.5.24.1.3', 'MAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.1.3'),
-    ('23.43.5.24.1.4', 'MEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.1.4'),
-    ('23.43.5.24.2', 'RemoteMEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.2'),
-    ('23.43.5.24.2.1', 'RemoteMDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.2.1'),
-    ('23.43.5.24.2.2', 'RemoteMDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.2.2'),
-    ('23.43.5.24.2.3', 'RemoteMAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.2.3'),
-    ('23.43.5.24.2.4', 'RemoteMEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.2.4'),
-    ('23.43.5.24.3', 'FaultManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.3'),
-    ('23.43.5.24.3.1', 'ContinuityCheckMessages', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.24.3.1'),
-    ('23.43.5.24.3.2', 'LoopbackFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.2'),
-    ('23.43.5.24.3.3', 'LinktraceFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.3'),
-    ('23.43.5.24.4', 'PerformanceManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4'),
-    ('23.43.5.24.4.1', 'FrameDelayMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.1'),
-    ('23.43.5.24.4.1.1', 'FrameDelayMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.1'),
-    ('23.43.5.24.4.1.2', 'FrameDelayMeasurementOneWayTwoWay', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.2'),
-    ('23.43.5.24.4.1.3', 'FrameDelayMeasurementTransmissionPeriodicity', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.24.4.1.3'),
-    ('23.43.5.24.4.2', 'FrameLossMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.2'),
-    ('23.43.5.24.4.2.1', 'FrameLossMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.2.1'),
-    ('23.43.5.24.4.2.2', 'FrameLossMeasurementTransmissionPeriodicity', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.24.4.2.2'),
-    ('23.43.5.26', 'L2VPNDSID', 'uint24', 'fixed:3', (1, 1048575), None, 'L2VPN-I13 Annex B.3.26'),
-    ('23.43.5.43', 'VendorSpecificL2VPNSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.11'),
-    ('23.43.5.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.11'),
-    ('23.43.6', 'ExtendedCMTSMICConfigurationSetting', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6'),
-    ('23.43.6.1', 'ExtendedCMTSMICHMACtype', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.1'),
-    ('23.43.6.2', 'ExtendedCMTSMICBitmap', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.2'),
-    ('23.43.6.3', 'ExplicitExtendedCMTSMICDigest', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.3'),
-    ('23.43.7', 'SAVAuthorizationEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7'),
-    ('23.43.7.1', 'SAVGroupName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.7.1'),
-    ('23.43.7.2', 'SAVStaticPrefixRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2'),
-    ('23.43.7.2.1', 'SAVStaticPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1'),
-    ('23.43.7.2.2', 'SAVStaticPrefixLength', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2'),
-    ('23.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('23.43.9', 'CMAttributeMasks', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.8'),
-    ('23.43.9.1', 'CMDownstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.1'),
-    ('23.43.9.2', 'CMDownstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.2'),
-    ('23.43.9.3', 'CMUpstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.3'),
-    ('23.43.9.4', 'CMUpstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.4'),
-    ('23.43.10', 'IPMulticastJoinAuthorization', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9'),
-    ('23.43.10.1', 'IPMulticastProfileName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.9.1'),
-    ('23.43.10.2', 'IPMulticastJoinAuthStaticSessionRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2'),
-    ('23.43.10.2.1', 'MulticastRulePriority', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1'),
-    ('23.43.10.2.2', 'AuthorizationAction', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2'),
-    ('23.43.10.2.3', 'SourcePrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3'),
-    ('23.43.10.2.4', 'SourcePrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4'),
-    ('23.43.10.2.5', 'GroupPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5'),
-    ('23.43.10.2.6', 'GroupPrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6'),
-    ('23.43.10.3', 'MaximumMulticastSessions', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.3'),
-    ('23.43.11', 'ServiceTypeIdentifier', 'string', 'var', None, (1, 16), 'MULPIv3.0-I24 Annex C.1.1.18.1.10'),
-    ('23.43.12', 'DEMARCAutoConfiguration', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.11'),
-    ('23.43.12.1', 'DACDisableEnableConfig', 'uint8', 'fixed:1', (0, 1), None, 'DEMARCv1.0-I04 Annex B.1'),
-    ('23.43.12.2', 'CMIMEncoding', 'bytes', 'var', None, None, 'DEMARCv1.0-I04 Annex B.2'),
-    ('23.43.12.3', 'UpstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.3'),
-    ('23.43.12.4', 'DownstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.4'),
-    ('24', 'UsServiceFlow', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.5'),
-    ('24.1', 'UsServiceFlowRef', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.5.1'),
-    ('24.2', 'UsServiceFlowId', 'uint32', 'fixed:4', (1, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.2.5.2'),
-    ('24.3', 'ServiceIdentifier', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.2.2.5.3'),
-    ('24.4', 'ServiceClassName', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.0-I24 Annex C.2.2.5.4'),
-    ('24.6', 'QosParamSetType', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.2.5.5'),
-    ('24.7', 'TrafficPriority', 'uint8', 'fixed:1', (0, 7), None, 'MULPIv3.0-I24 Annex C.2.2.7.1'),
-    ('24.8', 'MaxRateSustained', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.7.2.1'),
-    ('24.9', 'MaxTrafficBurst', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.7.3'),
-    ('24.10', 'MinReservedRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.7.4'),
-    ('24.11', 'MinResPacketSize', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.7.5'),
-    ('24.12', 'ActQosParamsTimeout', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.7.6'),
-    ('24.13', 'AdmQosParamsTimeout', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.7.7'),
-    ('24.14', 'MaxConcatenatedBurst', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.8.1'),
-    ('24.15', 'SchedulingType', 'uint8', 'fixed:1', (0, 6), None, 'MULPIv3.0-I24 Annex C.2.2.8.2'),
-    ('24.16', 'RequestOrTxPolicy', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.2.2.8.3'),
-    ('24.17', 'NominalPollInterval', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.8.4'),
-    ('24.18', 'ToleratedPollJitter', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.8.5'),
-    ('24.19', 'UnsolicitedGrantSize', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.8.6'),
-    ('24.20', 'NominalGrantInterval', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.8.7'),
-    ('24.21', 'ToleratedGrantJitter', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.8.8'),
-    ('24.22', 'GrantsPerInterval', 'uint8', 'fixed:1', (0, 127), None, 'MULPIv3.0-I24 Annex C.2.2.8.9'),
-    ('24.23', 'IpTosOverwrite', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.2.7.9'),
-    ('24.26', 'MultipliertoNumberofBytesRequested', 'uint8', 'fixed:1', (1, 16), None, 'MULPIv3.0-I24 Annex C.2.2.8.12'),
-    ('24.27', 'UpstreamPeakTrafficRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.7.10.1'),
-    ('24.31', 'ServiceFlowRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.2.2.5.6'),
-    ('24.32', 'ServiceFlowForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.2.2.5.7'),
-    ('24.33', 'ServiceFlowAttributeAggregationRuleMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.2.2.5.8'),
-    ('24.34', 'ApplicationIdentifier', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.5.9'),
-    ('24.35', 'BufferControl', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.7.11.1'),
-    ('24.35.1', 'MinimumBuffer', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.2.7.11.3'),
-    ('24.35.2', 'TargetBuffer', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.2.7.11.4'),
-    ('24.35.3', 'MaximumBuffer', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.2.7.11.5'),
-    ('24.36', 'UpstreamAggregateServiceFlowReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.5.10'),
-    ('24.37', 'UpstreamMESPReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.5.11'),
-    ('24.39', 'SFtoIATCProfileNameReference', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.7.14'),
-    ('24.40', 'AQMEncodings', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.7.12'),
-    ('24.40.1', 'SFAQMDisable', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.2.2.7.12.3'),
-    ('24.40.2', 'SFAQMLatencyTarget', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.2.7.12.4'),
-    ('24.40.3', 'AQMAlgorithm', 'uint8', 'fixed:1', (0, 2), None, 'MULPIv3.1-I25 Annex C.2.2.9.15.3'),
-    ('24.40.4', 'ImmediateAQMMaxThreshold', 'uint16', 'fixed:2', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.15.4'),
-    ('24.40.5', 'ImmediateAQMRangeExponent', 'uint8', 'fixed:1', (0, 25), None, 'MULPIv3.1-I25 Annex C.2.2.9.15.5'),
-    ('24.40.6', 'LatencyHistogramEncodings', 'uint16_list', 'n*2', (1, 15), None, 'MULPIv3.1-I25 Annex C.2.2.9.15.6'),
-    ('24.41', 'DataRateUnitSetting', 'uint8', 'fixed:1', (0, 3), None, 'MULPIv3.0-I24 Annex C.2.2.7.13.1'),
-    ('24.43', 'VendorSpecific', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('24.43.1', 'CMLoadBalancingPolicyID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.1'),
-    ('24.43.2', 'CMLoadBalancingPriority', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.2'),
-    ('24.43.3', 'CMLoadBalancingGroupID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.3'),
-    ('24.43.4', 'CMRangingClassIDExtension', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.4'),
-    ('24.43.5', 'L2VPNEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.5'),
-    ('24.43.5.1', 'VPNIdentifier', 'bytes', 'var', None, (4, 255), 'L2VPN-I13 Annex B.3.1'),
-    ('24.43.5.2', 'NSIEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('24.43.5.2.1', 'ServiceMultiplexingValueOther', 'empty', 'fixed:0', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('24.43.5.2.2', 'NSIEncapsulationSingleQTag', 'uint16', 'fixed:2', (0, 4096), None, 'L2VPN-I13 Annex B.3.2'),
-    ('24.43.5.2.3', 'NSIEncapsulationDualQTag', 'dual_qtag', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('24.43.5.2.4', 'ServiceMultiplexingValueMPLSPW', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('24.43.5.2.4.1', 'MPLSPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('24.43.5.2.4.2', 'MPLSPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('24.43.5.2.4.3', 'MPLSPseudowireType', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('24.43.5.2.4.4', 'MPLSBackupPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('24.43.5.2.4.5', 'MPLSBackupPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('24.43.5.2.5', 'ServiceMultiplexingValueL2TPv3Peer', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('24.43.5.2.6', 'IEEE8021ahEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2.2'),
-    ('24.43.5.2.6.1', 'ITCIEncapsulation', 'bytes', 'var', None, (4, 4), 'L2VPN-I13 Annex B.3.2.2.1'),
-    ('24.43.5.2.6.2', 'BDAEncapsulation', 'bytes', 'var', None, (6, 6), 'L2VPN-I13 Annex B.3.2.2.2'),
-    ('24.43.5.2.6.3', 'BTCIEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.3'),
-    ('24.43.5.2.6.4', 'ITPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.4'),
-    ('24.43.5.2.6.5', 'IPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.5'),
-    ('24.43.5.2.6.6', 'IDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.6'),
-    ('24.43.5.2.6.7', 'IUCAEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.7'),
-    ('24.43.5.2.6.8', 'ISIDEncapsulation', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.2.2.8'),
-    ('24.43.5.2.6.9', 'BTPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.9'),
-    ('24.43.5.2.6.10', 'BPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.10'),
-    ('24.43.5.2.6.11', 'BDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('24.43.5.2.6.12', 'BVIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('24.43.5.2.8', 'ServiceMultiplexingValueIEEE8021adSTPID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.1'),
-    ('24.43.5.3', 'eSAFEDHCPSnooping', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.3'),
-    ('24.43.5.4', 'CMInterfaceMaskCMIMSubtype', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.4'),
-    ('24.43.5.5', 'AttachmentGroupID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.5'),
-    ('24.43.5.6', 'SourceAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.6'),
-    ('24.43.5.7', 'TargetAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.7'),
-    ('24.43.5.8', 'IngressUserPriority', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.8'),
-    ('24.43.5.9', 'UserPriorityRange', 'uint8_list', 'n*1', None, None, 'L2VPN-I13 Annex B.3.9'),
-    ('24.43.5.10', 'L2VPNSADescriptorSubtype', 'bytes', 'var', None, (14, 14), 'L2VPN-I13 Annex B.3.10'),
-    ('24.43.5.12', 'PseudowireType', 'uint8', 'fixed:1', (4, 5), None, 'L2VPN-I13 Annex B.3.13'),
-    ('24.43.5.13', 'L2VPNMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.14'),
-    ('24.43.5.14', 'TPIDTranslation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.15'),
-    ('24.43.5.14.1', 'UpstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('24.43.5.14.2', 'DownstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('24.43.5.14.3', 'UpstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('24.43.5.14.4', 'DownstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('24.43.5.14.5', 'UpstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('24.43.5.14.6', 'DownstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('24.43.5.14.7', 'UpstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('24.43.5.14.8', 'DownstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('24.43.5.15', 'L2CPProcessing', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.16'),
-    ('24.43.5.15.1', 'L2CPTunnelMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('24.43.5.15.2', 'L2CPDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('24.43.5.15.3', 'L2CPOverwrotingDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('24.43.5.16', 'DACDisableEnableConfiguration', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.17'),
-    ('24.43.5.18', 'PseudowireClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.18'),
-    ('24.43.5.19', 'ServiceDelimiter', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.19'),
-    ('24.43.5.19.1', 'CVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.1'),
-    ('24.43.5.19.2', 'SVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.2'),
-    ('24.43.5.19.3', 'ISIDDelimiter', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.19.3'),
-    ('24.43.5.19.4', 'BVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.4'),
-    ('24.43.5.20', 'VirtualSwitchInstanceEncoding', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.20'),
-    ('24.43.5.20.1', 'VPLSClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.20.1'),
-    ('24.43.5.20.2', 'ETreeRole', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.20.2'),
-    ('24.43.5.20.3', 'ETreeRootVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.3'),
-    ('24.43.5.20.4', 'ETreeLeafVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.4'),
-    ('24.43.5.21', 'BGPAttribute', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.21'),
-    ('24.43.5.21.1', 'BGPVPNID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.21.1'),
-    ('24.43.5.21.2', 'RouteDistinguisher', 'bytes', 'var', None, (8, 8), 'L2VPN-I13 Annex B.3.21.2'),
-    ('24.43.5.21.3', 'RouteTargetImport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.3'),
-    ('24.43.5.21.4', 'RouteTargetExport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.4'),
-    ('24.43.5.21.5', 'CEIDVEID', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.21.5'),
-    ('24.43.5.23', 'PseudowireSignaling', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.23'),
-    ('24.43.5.24', 'SOAMSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24'),
-    ('24.43.5.24.1', 'MEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.1'),
-    ('24.43.5.24.1.1', 'MDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.1.1'),
-    ('24.43.5.24.1.2', 'MDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.1.2'),
-    ('24.43.5.24.1.3', 'MAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.1.3'),
-    ('24.43.5.24.1.4', 'MEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.1.4'),
-    ('24.43.5.24.2', 'RemoteMEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.2'),
-    ('24.43.5.24.2.1', 'RemoteMDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.2.1'),
-    ('24.43.5.24.2.2', 'RemoteMDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.2.2'),
-    ('24.43.5.24.2.3', 'RemoteMAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.2.3'),
-    ('24.43.5.24.2.4', 'RemoteMEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.2.4'),
-    ('24.43.5.24.3', 'FaultManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.3'),
-    ('24.43.5.24.3.1', 'ContinuityCheckMessages', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.24.3.1'),
-    ('24.43.5.24.3.2', 'LoopbackFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.2'),
-    ('24.43.5.24.3.3', 'LinktraceFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.3'),
-    ('24.43.5.24.4', 'PerformanceManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4'),
-    ('24.43.5.24.4.1', 'FrameDelayMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.1'),
-    ('24.43.5.24.4.1.1', 'FrameDelayMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.1'),
-    ('24.43.5.24.4.1.2', 'FrameDelayMeasurementOneWayTwoWay', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.2'),
-    ('24.43.5.24.4.1.3', 'FrameDelayMeasurementTransmissionPeriodicity', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.24.4.1.3'),
-    ('24.43.5.24.4.2', 'FrameLossMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.2'),
-    ('24.43.5.24.4.2.1', 'FrameLossMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.2.1'),
-    ('24.43.5.24.4.2.2', 'FrameLossMeasurementTransmissionPeriodicity', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.24.4.2.2'),
-    ('24.43.5.26', 'L2VPNDSID', 'uint24', 'fixed:3', (1, 1048575), None, 'L2VPN-I13 Annex B.3.26'),
-    ('24.43.5.43', 'VendorSpecificL2VPNSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.11'),
-    ('24.43.5.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.11'),
-    ('24.43.6', 'ExtendedCMTSMICConfigurationSetting', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6'),
-    ('24.43.6.1', 'ExtendedCMTSMICHMACtype', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.1'),
-    ('24.43.6.2', 'ExtendedCMTSMICBitmap', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.2'),
-    ('24.43.6.3', 'ExplicitExtendedCMTSMICDigest', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.3'),
-    ('24.43.7', 'SAVAuthorizationEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7'),
-    ('24.43.7.1', 'SAVGroupName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.7.1'),
-    ('24.43.7.2', 'SAVStaticPrefixRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2'),
-    ('24.43.7.2.1', 'SAVStaticPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1'),
-    ('24.43.7.2.2', 'SAVStaticPrefixLength', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2'),
-    ('24.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('24.43.9', 'CMAttributeMasks', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.8'),
-    ('24.43.9.1', 'CMDownstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.1'),
-    ('24.43.9.2', 'CMDownstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.2'),
-    ('24.43.9.3', 'CMUpstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.3'),
-    ('24.43.9.4', 'CMUpstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.4'),
-    ('24.43.10', 'IPMulticastJoinAuthorization', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9'),
-    ('24.43.10.1', 'IPMulticastProfileName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.9.1'),
-    ('24.43.10.2', 'IPMulticastJoinAuthStaticSessionRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2'),
-    ('24.43.10.2.1', 'MulticastRulePriority', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1'),
-    ('24.43.10.2.2', 'AuthorizationAction', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2'),
-    ('24.43.10.2.3', 'SourcePrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3'),
-    ('24.43.10.2.4', 'SourcePrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4'),
-    ('24.43.10.2.5', 'GroupPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5'),
-    ('24.43.10.2.6', 'GroupPrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6'),
-    ('24.43.10.3', 'MaximumMulticastSessions', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.3'),
-    ('24.43.11', 'ServiceTypeIdentifier', 'string', 'var', None, (1, 16), 'MULPIv3.0-I24 Annex C.1.1.18.1.10'),
-    ('24.43.12', 'DEMARCAutoConfiguration', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.11'),
-    ('24.43.12.1', 'DACDisableEnableConfig', 'uint8', 'fixed:1', (0, 1), None, 'DEMARCv1.0-I04 Annex B.1'),
-    ('24.43.12.2', 'CMIMEncoding', 'bytes', 'var', None, None, 'DEMARCv1.0-I04 Annex B.2'),
-    ('24.43.12.3', 'UpstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.3'),
-    ('24.43.12.4', 'DownstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.4'),
-    ('24.44', 'GuaranteedGrantInterval', 'uint16', 'fixed:2', None, None, 'MULPIv3.1-I25 Annex C.2.2.10.13'),
-    ('24.45', 'GuaranteedGrantRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.10.14'),
-    ('24.46', 'GuaranteedRequestInterval', 'uint16', 'fixed:2', None, None, 'MULPIv3.1-I25 Annex C.2.2.10.15'),
-    ('24.48', 'AbsoluteQueueDepthRequestEnable', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.1-I25 Annex C.2.2.10.17'),
-    ('24.49', 'PGSActivityDetectionDisable', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.1-I25 Annex C.2.2.10.16'),
-    ('25', 'DsServiceFlow', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.5'),
-    ('25.1', 'DsServiceFlowRef', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.5.1'),
-    ('25.2', 'DsServiceFlowId', 'uint32', 'fixed:4', (1, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.2.5.2'),
-    ('25.4', 'ServiceClassName', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.0-I24 Annex C.2.2.5.4'),
-    ('25.6', 'QosParamSetType', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.2.5.5'),
-    ('25.7', 'TrafficPriority', 'uint8', 'fixed:1', (0, 7), None, 'MULPIv3.0-I24 Annex C.2.2.7.1'),
-    ('25.8', 'MaxRateSustained', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.2.7.2.2'),
-    ('25.9', 'MaxTrafficBurst', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.2.7.3'),
-    ('25.10', 'MinReservedRate', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.2.7.4'),
-    ('25.11', 'MinResPacketSize', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.7.5'),
-    ('25.12', 'ActQosParamsTimeout', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.7.6'),
-    ('25.13', 'AdmQosParamsTimeout', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.7.7'),
-    ('25.14', 'MaxDsLatency', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.9.1'),
-    ('25.17', 'DsResequencing', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.2.2.9.2'),
-    ('25.23', 'IpTosOverwrite', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.2.7.9'),
-    ('25.27', 'DownstreamPeakTrafficRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.7.10.2'),
-    ('25.31', 'ServiceFlowRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.2.2.5.6'),
-    ('25.32', 'ServiceFlowForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.2.2.5.7'),
-    ('25.33', 'ServiceFlowAttributeAggregationRuleMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.2.2.5.8'),
-    ('25.34', 'ApplicationIdentifier', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.5.9'),
-    ('25.35', 'BufferControl', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.7.11.1'),
-    ('25.35.1', 'MinimumBuffer', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.2.7.11.3'),
-    ('25.35.2', 'TargetBuffer', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.2.7.11.4'),
-    ('25.35.3', 'MaximumBuffer', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.2.7.11.5'),
-    ('25.36', 'DownstreamAggregateServiceFlowReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.5.10'),
-    ('25.37', 'DownstreamMESPReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.5.11'),
-    ('25.39', 'SFtoIATCProfileNameReference', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.9.14'),
-    ('25.40', 'AQMEncodings', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.7.12'),
-    ('25.40.1', 'SFAQMDisable', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.2.2.7.12.3'),
-    ('25.40.2', 'SFAQMLatencyTarget', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.2.7.12.4'),
-    ('25.40.3', 'AQMAlgorithm', 'uint8', 'fixed:1', (0, 2), None, 'MULPIv3.1-I25 Annex C.2.2.9.15.3'),
-    ('25.40.4', 'ImmediateAQMMaxThreshold', 'uint16', 'fixed:2', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.15.4'),
-    ('25.40.5', 'ImmediateAQMRangeExponent', 'uint8', 'fixed:1', (0, 25), None, 'MULPIv3.1-I25 Annex C.2.2.9.15.5'),
-    ('25.40.6', 'LatencyHistogramEncodings', 'uint16_list', 'n*2', (1, 15), None, 'MULPIv3.1-I25 Annex C.2.2.9.15.6'),
-    ('25.41', 'DataRateUnitSetting', 'uint8', 'fixed:1', (0, 3), None, 'MULPIv3.0-I24 Annex C.2.2.7.13.1'),
-    ('25.43', 'VendorSpecific', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('25.43.1', 'CMLoadBalancingPolicyID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.1'),
-    ('25.43.2', 'CMLoadBalancingPriority', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.2'),
-    ('25.43.3', 'CMLoadBalancingGroupID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.3'),
-    ('25.43.4', 'CMRangingClassIDExtension', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.4'),
-    ('25.43.5', 'L2VPNEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.5'),
-    ('25.43.5.1', 'VPNIdentifier', 'bytes', 'var', None, (4, 255), 'L2VPN-I13 Annex B.3.1'),
-    ('25.43.5.2', 'NSIEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('25.43.5.2.1', 'ServiceMultiplexingValueOther', 'empty', 'fixed:0', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('25.43.5.2.2', 'NSIEncapsulationSingleQTag', 'uint16', 'fixed:2', (0, 4096), None, 'L2VPN-I13 Annex B.3.2'),
-    ('25.43.5.2.3', 'NSIEncapsulationDualQTag', 'dual_qtag', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('25.43.5.2.4', 'ServiceMultiplexingValueMPLSPW', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('25.43.5.2.4.1', 'MPLSPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('25.43.5.2.4.2', 'MPLSPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('25.43.5.2.4.3', 'MPLSPseudowireType', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('25.43.5.2.4.4', 'MPLSBackupPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('25.43.5.2.4.5', 'MPLSBackupPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('25.43.5.2.5', 'ServiceMultiplexingValueL2TPv3Peer', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('25.43.5.2.6', 'IEEE8021ahEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2.2'),
-    ('25.43.5.2.6.1', 'ITCIEncapsulation', 'bytes', 'var', None, (4, 4), 'L2VPN-I13 Annex B.3.2.2.1'),
-    ('25.43.5.2.6.2', 'BDAEncapsulation', 'bytes', 'var', None, (6, 6), 'L2VPN-I13 Annex B.3.2.2.2'),
-    ('25.43.5.2.6.3', 'BTCIEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.3'),
-    ('25.43.5.2.6.4', 'ITPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.4'),
-    ('25.43.5.2.6.5', 'IPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.5'),
-    ('25.43.5.2.6.6', 'IDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.6'),
-    ('25.43.5.2.6.7', 'IUCAEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.7'),
-    ('25.43.5.2.6.8', 'ISIDEncapsulation', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.2.2.8'),
-    ('25.43.5.2.6.9', 'BTPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.9'),
-    ('25.43.5.2.6.10', 'BPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.10'),
-    ('25.43.5.2.6.11', 'BDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('25.43.5.2.6.12', 'BVIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('25.43.5.2.8', 'ServiceMultiplexingValueIEEE8021adSTPID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.1'),
-    ('25.43.5.3', 'eSAFEDHCPSnooping', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.3'),
-    ('25.43.5.4', 'CMInterfaceMaskCMIMSubtype', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.4'),
-    ('25.43.5.5', 'AttachmentGroupID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.5'),
-    ('25.43.5.6', 'SourceAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.6'),
-    ('25.43.5.7', 'TargetAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.7'),
-    ('25.43.5.8', 'IngressUserPriority', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.8'),
-    ('25.43.5.9', 'UserPriorityRange', 'uint8_list', 'n*1', None, None, 'L2VPN-I13 Annex B.3.9'),
-    ('25.43.5.10', 'L2VPNSADescriptorSubtype', 'bytes', 'var', None, (14, 14), 'L2VPN-I13 Annex B.3.10'),
-    ('25.43.5.12', 'PseudowireType', 'uint8', 'fixed:1', (4, 5), None, 'L2VPN-I13 Annex B.3.13'),
-    ('25.43.5.13', 'L2VPNMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.14'),
-    ('25.43.5.14', 'TPIDTranslation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.15'),
-    ('25.43.5.14.1', 'UpstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('25.43.5.14.2', 'DownstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('25.43.5.14.3', 'UpstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('25.43.5.14.4', 'DownstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('25.43.5.14.5', 'UpstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('25.43.5.14.6', 'DownstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('25.43.5.14.7', 'UpstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('25.43.5.14.8', 'DownstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('25.43.5.15', 'L2CPProcessing', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.16'),
-    ('25.43.5.15.1', 'L2CPTunnelMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('25.43.5.15.2', 'L2CPDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('25.43.5.15.3', 'L2CPOverwrotingDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('25.43.5.16', 'DACDisableEnableConfiguration', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.17'),
-    ('25.43.5.18', 'PseudowireClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.18'),
-    ('25.43.5.19', 'ServiceDelimiter', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.19'),
-    ('25.43.5.19.1', 'CVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.1'),
-    ('25.43.5.19.2', 'SVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.2'),
-    ('25.43.5.19.3', 'ISIDDelimiter', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.19.3'),
-    ('25.43.5.19.4', 'BVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.4'),
-    ('25.43.5.20', 'VirtualSwitchInstanceEncoding', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.20'),
-    ('25.43.5.20.1', 'VPLSClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.20.1'),
-    ('25.43.5.20.2', 'ETreeRole', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.20.2'),
-    ('25.43.5.20.3', 'ETreeRootVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.3'),
-    ('25.43.5.20.4', 'ETreeLeafVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.4'),
-    ('25.43.5.21', 'BGPAttribute', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.21'),
-    ('25.43.5.21.1', 'BGPVPNID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.21.1'),
-    ('25.43.5.21.2', 'RouteDistinguisher', 'bytes', 'var', None, (8, 8), 'L2VPN-I13 Annex B.3.21.2'),
-    ('25.43.5.21.3', 'RouteTargetImport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.3'),
-    ('25.43.5.21.4', 'RouteTargetExport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.4'),
-    ('25.43.5.21.5', 'CEIDVEID', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.21.5'),
-    ('25.43.5.23', 'PseudowireSignaling', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.23'),
-    ('25.43.5.24', 'SOAMSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24'),
-    ('25.43.5.24.1', 'MEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.1'),
-    ('25.43.5.24.1.1', 'MDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.1.1'),
-    ('25.43.5.24.1.2', 'MDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.1.2'),
-    ('25.43.5.24.1.3', 'MAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.1.3'),
-    ('25.43.5.24.1.4', 'MEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.1.4'),
-    ('25.43.5.24.2', 'RemoteMEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.2'),
-    ('25.43.5.24.2.1', 'RemoteMDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.2.1'),
-    ('25.43.5.24.2.2', 'RemoteMDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.2.2'),
-    ('25.43.5.24.2.3', 'RemoteMAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.2.3'),
-    ('25.43.5.24.2.4', 'RemoteMEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.2.4'),
-    ('25.43.5.24.3', 'FaultManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.3'),
-    ('25.43.5.24.3.1', 'ContinuityCheckMessages', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.24.3.1'),
-    ('25.43.5.24.3.2', 'LoopbackFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.2'),
-    ('25.43.5.24.3.3', 'LinktraceFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.3'),
-    ('25.43.5.24.4', 'PerformanceManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4'),
-    ('25.43.5.24.4.1', 'FrameDelayMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.1'),
-    ('25.43.5.24.4.1.1', 'FrameDelayMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.1'),
-    ('25.43.5.24.4.1.2', 'FrameDelayMeasurementOneWayTwoWay', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.2'),
-    ('25.43.5.24.4.1.3', 'FrameDelayMeasurementTransmissionPeriodicity', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.24.4.1.3'),
-    ('25.43.5.24.4.2', 'FrameLossMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.2'),
-    ('25.43.5.24.4.2.1', 'FrameLossMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.2.1'),
-    ('25.43.5.24.4.2.2', 'FrameLossMeasurementTransmissionPeriodicity', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.24.4.2.2'),
-    ('25.43.5.26', 'L2VPNDSID', 'uint24', 'fixed:3', (1, 1048575), None, 'L2VPN-I13 Annex B.3.26'),
-    ('25.43.5.43', 'VendorSpecificL2VPNSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.11'),
-    ('25.43.5.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.11'),
-    ('25.43.6', 'ExtendedCMTSMICConfigurationSetting', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6'),
-    ('25.43.6.1', 'ExtendedCMTSMICHMACtype', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.1'),
-    ('25.43.6.2', 'ExtendedCMTSMICBitmap', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.2'),
-    ('25.43.6.3', 'ExplicitExtendedCMTSMICDigest', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.3'),
-    ('25.43.7', 'SAVAuthorizationEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7'),
-    ('25.43.7.1', 'SAVGroupName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.7.1'),
-    ('25.43.7.2', 'SAVStaticPrefixRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2'),
-    ('25.43.7.2.1', 'SAVStaticPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1'),
-    ('25.43.7.2.2', 'SAVStaticPrefixLength', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2'),
-    ('25.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('25.43.9', 'CMAttributeMasks', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.8'),
-    ('25.43.9.1', 'CMDownstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.1'),
-    ('25.43.9.2', 'CMDownstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.2'),
-    ('25.43.9.3', 'CMUpstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.3'),
-    ('25.43.9.4', 'CMUpstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.4'),
-    ('25.43.10', 'IPMulticastJoinAuthorization', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9'),
-    ('25.43.10.1', 'IPMulticastProfileName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.9.1'),
-    ('25.43.10.2', 'IPMulticastJoinAuthStaticSessionRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2'),
-    ('25.43.10.2.1', 'MulticastRulePriority', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1'),
-    ('25.43.10.2.2', 'AuthorizationAction', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2'),
-    ('25.43.10.2.3', 'SourcePrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3'),
-    ('25.43.10.2.4', 'SourcePrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4'),
-    ('25.43.10.2.5', 'GroupPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5'),
-    ('25.43.10.2.6', 'GroupPrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6'),
-    ('25.43.10.3', 'MaximumMulticastSessions', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.3'),
-    ('25.43.11', 'ServiceTypeIdentifier', 'string', 'var', None, (1, 16), 'MULPIv3.0-I24 Annex C.1.1.18.1.10'),
-    ('25.43.12', 'DEMARCAutoConfiguration', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.11'),
-    ('25.43.12.1', 'DACDisableEnableConfig', 'uint8', 'fixed:1', (0, 1), None, 'DEMARCv1.0-I04 Annex B.1'),
-    ('25.43.12.2', 'CMIMEncoding', 'bytes', 'var', None, None, 'DEMARCv1.0-I04 Annex B.2'),
-    ('25.43.12.3', 'UpstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.3'),
-    ('25.43.12.4', 'DownstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.4'),
-    ('26', 'PHS', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.3'),
-    ('26.1', 'PHSClassifierRef', 'uint8', 'fixed:1', (1, 255), None, 'MULPIv3.0-I24 Annex C.2.3.1.1'),
-    ('26.2', 'PHSClassifierId', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.3.1.2'),
-    ('26.3', 'PHSServiceFlowRef', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.3.1.3'),
-    ('26.4', 'PHSServiceFlowId', 'uint32', 'fixed:4', (1, 4294967295), None, 'MULPIv3.0-I24 Annex C.2.3.1.4'),
-    ('26.5', 'PHSDSCAction', 'uint8', 'fixed:1', (0, 3), None, 'MULPIv3.0-I24 Annex C.2.3.1.5'),
-    ('26.7', 'PHSField', 'bytes', 'var', None, (1, 255), 'MULPIv3.0-I24 Annex C.2.4.2.1'),
-    ('26.8', 'PHSIndex', 'uint8', 'fixed:1', (1, 255), None, 'MULPIv3.0-I24 Annex C.2.4.2.2'),
-    ('26.9', 'PHSMask', 'bytes', 'var', None, (1, 255), 'MULPIv3.0-I24 Annex C.2.4.2.3'),
-    ('26.10', 'PHSSize', 'uint8', 'fixed:1', (1, 255), None, 'MULPIv3.0-I24 Annex C.2.4.2.4'),
-    ('26.11', 'PHSVerify', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.2.4.2.5'),
-    ('26.13', 'PHSDBCAction', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.2.3.1.6'),
-    ('26.43', 'VendorSpecific', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('26.43.1', 'CMLoadBalancingPolicyID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.1'),
-    ('26.43.2', 'CMLoadBalancingPriority', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.2'),
-    ('26.43.3', 'CMLoadBalancingGroupID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.3'),
-    ('26.43.4', 'CMRangingClassIDExtension', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.4'),
-    ('26.43.5', 'L2VPNEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.5'),
-    ('26.43.5.1', 'VPNIdentifier', 'bytes', 'var', None, (4, 255), 'L2VPN-I13 Annex B.3.1'),
-    ('26.43.5.2', 'NSIEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('26.43.5.2.1', 'ServiceMultiplexingValueOther', 'empty', 'fixed:0', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('26.43.5.2.2', 'NSIEncapsulationSingleQTag', 'uint16', 'fixed:2', (0, 4096), None, 'L2VPN-I13 Annex B.3.2'),
-    ('26.43.5.2.3', 'NSIEncapsulationDualQTag', 'dual_qtag', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('26.43.5.2.4', 'ServiceMultiplexingValueMPLSPW', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('26.43.5.2.4.1', 'MPLSPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('26.43.5.2.4.2', 'MPLSPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('26.43.5.2.4.3', 'MPLSPseudowireType', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('26.43.5.2.4.4', 'MPLSBackupPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('26.43.5.2.4.5', 'MPLSBackupPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('26.43.5.2.5', 'ServiceMultiplexingValueL2TPv3Peer', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('26.43.5.2.6', 'IEEE8021ahEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2.2'),
-    ('26.43.5.2.6.1', 'ITCIEncapsulation', 'bytes', 'var', None, (4, 4), 'L2VPN-I13 Annex B.3.2.2.1'),
-    ('26.43.5.2.6.2', 'BDAEncapsulation', 'bytes', 'var', None, (6, 6), 'L2VPN-I13 Annex B.3.2.2.2'),
-    ('26.43.5.2.6.3', 'BTCIEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.3'),
-    ('26.43.5.2.6.4', 'ITPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.4'),
-    ('26.43.5.2.6.5', 'IPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.5'),
-    ('26.43.5.2.6.6', 'IDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.6'),
-    ('26.43.5.2.6.7', 'IUCAEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.7'),
-    ('26.43.5.2.6.8', 'ISIDEncapsulation', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.2.2.8'),
-    ('26.43.5.2.6.9', 'BTPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.9'),
-    ('26.43.5.2.6.10', 'BPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.10'),
-    ('26.43.5.2.6.11', 'BDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('26.43.5.2.6.12', 'BVIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('26.43.5.2.8', 'ServiceMultiplexingValueIEEE8021adSTPID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.1'),
-    ('26.43.5.3', 'eSAFEDHCPSnooping', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.3'),
-    ('26.43.5.4', 'CMInterfaceMaskCMIMSubtype', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.4'),
-    ('26.43.5.5', 'AttachmentGroupID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.5'),
-    ('26.43.5.6', 'SourceAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.6'),
-    ('26.43.5.7', 'TargetAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.7'),
-    ('26.43.5.8', 'IngressUserPriority', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.8'),
-    ('26.43.5.9', 'UserPriorityRange', 'uint8_list', 'n*1', None, None, 'L2VPN-I13 Annex B.3.9'),
-    ('26.43.5.10', 'L2VPNSADescriptorSubtype', 'bytes', 'var', None, (14, 14), 'L2VPN-I13 Annex B.3.10'),
-    ('26.43.5.12', 'PseudowireType', 'uint8', 'fixed:1', (4, 5), None, 'L2VPN-I13 Annex B.3.13'),
-    ('26.43.5.13', 'L2VPNMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.14'),
-    ('26.43.5.14', 'TPIDTranslation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.15'),
-    ('26.43.5.14.1', 'UpstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('26.43.5.14.2', 'DownstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('26.43.5.14.3', 'UpstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('26.43.5.14.4', 'DownstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('26.43.5.14.5', 'UpstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('26.43.5.14.6', 'DownstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('26.43.5.14.7', 'UpstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('26.43.5.14.8', 'DownstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('26.43.5.15', 'L2CPProcessing', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.16'),
-    ('26.43.5.15.1', 'L2CPTunnelMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('26.43.5.15.2', 'L2CPDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('26.43.5.15.3', 'L2CPOverwrotingDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('26.43.5.16', 'DACDisableEnableConfiguration', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.17'),
-    ('26.43.5.18', 'PseudowireClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.18'),
-    ('26.43.5.19', 'ServiceDelimiter', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.19'),
-    ('26.43.5.19.1', 'CVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.1'),
-    ('26.43.5.19.2', 'SVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.2'),
-    ('26.43.5.19.3', 'ISIDDelimiter', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.19.3'),
-    ('26.43.5.19.4', 'BVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.4'),
-    ('26.43.5.20', 'VirtualSwitchInstanceEncoding', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.20'),
-    ('26.43.5.20.1', 'VPLSClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.20.1'),
-    ('26.43.5.20.2', 'ETreeRole', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.20.2'),
-    ('26.43.5.20.3', 'ETreeRootVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.3'),
-    ('26.43.5.20.4', 'ETreeLeafVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.4'),
-    ('26.43.5.21', 'BGPAttribute', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.21'),
-    ('26.43.5.21.1', 'BGPVPNID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.21.1'),
-    ('26.43.5.21.2', 'RouteDistinguisher', 'bytes', 'var', None, (8, 8), 'L2VPN-I13 Annex B.3.21.2'),
-    ('26.43.5.21.3', 'RouteTargetImport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.3'),
-    ('26.43.5.21.4', 'RouteTargetExport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.4'),
-    ('26.43.5.21.5', 'CEIDVEID', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.21.5'),
-    ('26.43.5.23', 'PseudowireSignaling', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.23'),
-    ('26.43.5.24', 'SOAMSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24'),
-    ('26.43.5.24.1', 'MEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.1'),
-    ('26.43.5.24.1.1', 'MDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.1.1'),
-    ('26.43.5.24.1.2', 'MDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.1.2'),
-    ('26.43.5.24.1.3', 'MAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.1.3'),
-    ('26.43.5.24.1.4', 'MEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.1.4'),
-    ('26.43.5.24.2', 'RemoteMEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.2'),
-    ('26.43.5.24.2.1', 'RemoteMDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.2.1'),
-    ('26.43.5.24.2.2', 'RemoteMDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.2.2'),
-    ('26.43.5.24.2.3', 'RemoteMAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.2.3'),
-    ('26.43.5.24.2.4', 'RemoteMEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.2.4'),
-    ('26.43.5.24.3', 'FaultManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.3'),
-    ('26.43.5.24.3.1', 'ContinuityCheckMessages', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.24.3.1'),
-    ('26.43.5.24.3.2', 'LoopbackFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.2'),
-    ('26.43.5.24.3.3', 'LinktraceFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.3'),
-    ('26.43.5.24.4', 'PerformanceManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4'),
-    ('26.43.5.24.4.1', 'FrameDelayMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.1'),
-    ('26.43.5.24.4.1.1', 'FrameDelayMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.1'),
-    ('26.43.5.24.4.1.2', 'FrameDelayMeasurementOneWayTwoWay', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.2'),
-    ('26.43.5.24.4.1.3', 'FrameDelayMeasurementTransmissionPeriodicity', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.24.4.1.3'),
-    ('26.43.5.24.4.2', 'FrameLossMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.2'),
-    ('26.43.5.24.4.2.1', 'FrameLossMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.2.1'),
-    ('26.43.5.24.4.2.2', 'FrameLossMeasurementTransmissionPeriodicity', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.24.4.2.2'),
-    ('26.43.5.26', 'L2VPNDSID', 'uint24', 'fixed:3', (1, 1048575), None, 'L2VPN-I13 Annex B.3.26'),
-    ('26.43.5.43', 'VendorSpecificL2VPNSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.11'),
-    ('26.43.5.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.11'),
-    ('26.43.6', 'ExtendedCMTSMICConfigurationSetting', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6'),
-    ('26.43.6.1', 'ExtendedCMTSMICHMACtype', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.1'),
-    ('26.43.6.2', 'ExtendedCMTSMICBitmap', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.2'),
-    ('26.43.6.3', 'ExplicitExtendedCMTSMICDigest', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.3'),
-    ('26.43.7', 'SAVAuthorizationEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7'),
-    ('26.43.7.1', 'SAVGroupName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.7.1'),
-    ('26.43.7.2', 'SAVStaticPrefixRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2'),
-    ('26.43.7.2.1', 'SAVStaticPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1'),
-    ('26.43.7.2.2', 'SAVStaticPrefixLength', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2'),
-    ('26.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('26.43.9', 'CMAttributeMasks', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.8'),
-    ('26.43.9.1', 'CMDownstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.1'),
-    ('26.43.9.2', 'CMDownstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.2'),
-    ('26.43.9.3', 'CMUpstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.3'),
-    ('26.43.9.4', 'CMUpstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.4'),
-    ('26.43.10', 'IPMulticastJoinAuthorization', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9'),
-    ('26.43.10.1', 'IPMulticastProfileName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.9.1'),
-    ('26.43.10.2', 'IPMulticastJoinAuthStaticSessionRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2'),
-    ('26.43.10.2.1', 'MulticastRulePriority', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1'),
-    ('26.43.10.2.2', 'AuthorizationAction', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2'),
-    ('26.43.10.2.3', 'SourcePrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3'),
-    ('26.43.10.2.4', 'SourcePrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4'),
-    ('26.43.10.2.5', 'GroupPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5'),
-    ('26.43.10.2.6', 'GroupPrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6'),
-    ('26.43.10.3', 'MaximumMulticastSessions', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.3'),
-    ('26.43.11', 'ServiceTypeIdentifier', 'string', 'var', None, (1, 16), 'MULPIv3.0-I24 Annex C.1.1.18.1.10'),
-    ('26.43.12', 'DEMARCAutoConfiguration', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.11'),
-    ('26.43.12.1', 'DACDisableEnableConfig', 'uint8', 'fixed:1', (0, 1), None, 'DEMARCv1.0-I04 Annex B.1'),
-    ('26.43.12.2', 'CMIMEncoding', 'bytes', 'var', None, None, 'DEMARCv1.0-I04 Annex B.2'),
-    ('26.43.12.3', 'UpstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.3'),
-    ('26.43.12.4', 'DownstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.4'),
-    ('28', 'MaxClassifiers', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.16'),
-    ('29', 'GlobalPrivacyEnable', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.17'),
-    ('32', 'MfgCVCData', 'bytes', 'var', None, (0, 255), 'MULPIv3.0-I24 Annex C.1.2.10'),
-    ('33', 'CoSignerCVCData', 'bytes', 'var', None, (0, 255), 'MULPIv3.0-I24 Annex C.1.2.11'),
-    ('34', 'SnmpV3Kickstart', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.2.9'),
-    ('34.1', 'SnmpV3SecurityName', 'string', 'var', None, (1, 16), 'MULPIv3.0-I24 Annex C.1.2.9.1'),
-    ('34.2', 'SnmpV3MgrPublicNumber', 'bytes', 'var', None, (1, 514), 'MULPIv3.0-I24 Annex C.1.2.9.2'),
-    ('35', 'SubMgmtControl', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.1.1.19.1'),
-    ('36', 'SubscriberManagementCPEIPTable', 'ipv4_list', 'n*4', None, None, 'MULPIv3.0-I24 Annex C.1.1.19.2'),
-    ('37', 'SubMgmtFilters', 'uint16_list', 'n*2', (4, 10), None, 'MULPIv3.0-I24 Annex C.1.1.19.4'),
-    ('38', 'SnmpV3TrapReceiver', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.2.12'),
-    ('38.1', 'SnmpV3TrapRxIP', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.2.12.1'),
-    ('38.2', 'SnmpV3TrapRxPort', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.2.12.2'),
-    ('38.3', 'SnmpV3TrapRxType', 'uint16', 'fixed:2', (1, 5), None, 'MULPIv3.0-I24 Annex C.1.2.12.3'),
-    ('38.4', 'SnmpV3TrapRxTimeout', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.1.2.12.4'),
-    ('38.5', 'SnmpV3TrapRxRetries', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.1.2.12.5'),
-    ('38.6', 'SnmpV3TrapRxFilterOID', 'ber_oid', 'var', None, (1, 5), 'MULPIv3.0-I24 Annex C.1.2.12.6'),
-    ('38.7', 'SnmpV3TrapRxSecurityName', 'string', 'var', None, (1, 16), 'MULPIv3.0-I24 Annex C.1.2.12.7'),
-    ('38.8', 'SnmpV3TrapRxIP6', 'ipv6', 'fixed:16', None, None, 'MULPIv3.0-I24 Annex C.1.2.12.8'),
-    ('39', 'DocsisTwoEnable', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.20'),
-    ('40', 'EnableTestModes', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.21'),
-    ('41', 'DsChannelList', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.22'),
-    ('41.1', 'SingleDsChannel', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.22.1'),
-    ('41.1.1', 'SingleDsTimeout', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.1.1.22.1.1'),
-    ('41.1.2', 'SingleDsFrequency', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.1.1.22.1.2'),
-    ('41.2', 'DsFreqRange', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.22.2'),
-    ('41.2.1', 'DsFreqRangeTimeout', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.1.1.22.2.1'),
-    ('41.2.2', 'DsFreqRangeStart', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.1.1.22.2.2'),
-    ('41.2.3', 'DsFreqRangeEnd', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.1.1.22.2.3'),
-    ('41.2.4', 'DsFreqRangeStepSize', 'uint32', 'fixed:4', (0, 4294967295), None, 'MULPIv3.0-I24 Annex C.1.1.22.2.4'),
-    ('41.3', 'DefaultScanTimeout', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.0-I24 Annex C.1.1.22.3'),
-    ('42', 'MulticastMACAddress', 'mac', 'fixed:6', None, None, 'MULPIv3.0-I24 Annex C.1.1.23'),
-    ('43', 'VendorSpecific', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('43.1', 'CMLoadBalancingPolicyID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.1'),
-    ('43.2', 'CMLoadBalancingPriority', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.2'),
-    ('43.3', 'CMLoadBalancingGroupID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.3'),
-    ('43.4', 'CMRangingClassIDExtension', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.4'),
-    ('43.5', 'L2VPNEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.5'),
-    ('43.5.1', 'VPNIdentifier', 'bytes', 'var', None, (4, 255), 'L2VPN-I13 Annex B.3.1'),
-    ('43.5.2', 'NSIEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('43.5.2.1', 'ServiceMultiplexingValueOther', 'empty', 'fixed:0', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('43.5.2.2', 'NSIEncapsulationSingleQTag', 'uint16', 'fixed:2', (0, 4096), None, 'L2VPN-I13 Annex B.3.2'),
-    ('43.5.2.3', 'NSIEncapsulationDualQTag', 'dual_qtag', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('43.5.2.4', 'ServiceMultiplexingValueMPLSPW', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('43.5.2.4.1', 'MPLSPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('43.5.2.4.2', 'MPLSPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('43.5.2.4.3', 'MPLSPseudowireType', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('43.5.2.4.4', 'MPLSBackupPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('43.5.2.4.5', 'MPLSBackupPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('43.5.2.5', 'ServiceMultiplexingValueL2TPv3Peer', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('43.5.2.6', 'IEEE8021ahEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2.2'),
-    ('43.5.2.6.1', 'ITCIEncapsulation', 'bytes', 'var', None, (4, 4), 'L2VPN-I13 Annex B.3.2.2.1'),
-    ('43.5.2.6.2', 'BDAEncapsulation', 'bytes', 'var', None, (6, 6), 'L2VPN-I13 Annex B.3.2.2.2'),
-    ('43.5.2.6.3', 'BTCIEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.3'),
-    ('43.5.2.6.4', 'ITPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.4'),
-    ('43.5.2.6.5', 'IPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.5'),
-    ('43.5.2.6.6', 'IDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.6'),
-    ('43.5.2.6.7', 'IUCAEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.7'),
-    ('43.5.2.6.8', 'ISIDEncapsulation', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.2.2.8'),
-    ('43.5.2.6.9', 'BTPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.9'),
-    ('43.5.2.6.10', 'BPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.10'),
-    ('43.5.2.6.11', 'BDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('43.5.2.6.12', 'BVIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('43.5.2.8', 'ServiceMultiplexingValueIEEE8021adSTPID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.1'),
-    ('43.5.3', 'eSAFEDHCPSnooping', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.3'),
-    ('43.5.4', 'CMInterfaceMaskCMIMSubtype', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.4'),
-    ('43.5.5', 'AttachmentGroupID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.5'),
-    ('43.5.6', 'SourceAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.6'),
-    ('43.5.7', 'TargetAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.7'),
-    ('43.5.8', 'IngressUserPriority', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.8'),
-    ('43.5.9', 'UserPriorityRange', 'uint8_list', 'n*1', None, None, 'L2VPN-I13 Annex B.3.9'),
-    ('43.5.10', 'L2VPNSADescriptorSubtype', 'bytes', 'var', None, (14, 14), 'L2VPN-I13 Annex B.3.10'),
-    ('43.5.12', 'PseudowireType', 'uint8', 'fixed:1', (4, 5), None, 'L2VPN-I13 Annex B.3.13'),
-    ('43.5.13', 'L2VPNMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.14'),
-    ('43.5.14', 'TPIDTranslation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.15'),
-    ('43.5.14.1', 'UpstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('43.5.14.2', 'DownstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('43.5.14.3', 'UpstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('43.5.14.4', 'DownstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('43.5.14.5', 'UpstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('43.5.14.6', 'DownstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('43.5.14.7', 'UpstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('43.5.14.8', 'DownstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('43.5.15', 'L2CPProcessing', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.16'),
-    ('43.5.15.1', 'L2CPTunnelMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('43.5.15.2', 'L2CPDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('43.5.15.3', 'L2CPOverwrotingDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('43.5.16', 'DACDisableEnableConfiguration', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.17'),
-    ('43.5.18', 'PseudowireClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.18'),
-    ('43.5.19', 'ServiceDelimiter', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.19'),
-    ('43.5.19.1', 'CVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.1'),
-    ('43.5.19.2', 'SVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.2'),
-    ('43.5.19.3', 'ISIDDelimiter', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.19.3'),
-    ('43.5.19.4', 'BVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.4'),
-    ('43.5.20', 'VirtualSwitchInstanceEncoding', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.20'),
-    ('43.5.20.1', 'VPLSClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.20.1'),
-    ('43.5.20.2', 'ETreeRole', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.20.2'),
-    ('43.5.20.3', 'ETreeRootVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.3'),
-    ('43.5.20.4', 'ETreeLeafVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.4'),
-    ('43.5.21', 'BGPAttribute', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.21'),
-    ('43.5.21.1', 'BGPVPNID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.21.1'),
-    ('43.5.21.2', 'RouteDistinguisher', 'bytes', 'var', None, (8, 8), 'L2VPN-I13 Annex B.3.21.2'),
-    ('43.5.21.3', 'RouteTargetImport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.3'),
-    ('43.5.21.4', 'RouteTargetExport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.4'),
-    ('43.5.21.5', 'CEIDVEID', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.21.5'),
-    ('43.5.23', 'PseudowireSignaling', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.23'),
-    ('43.5.24', 'SOAMSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24'),
-    ('43.5.24.1', 'MEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.1'),
-    ('43.5.24.1.1', 'MDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.1.1'),
-    ('43.5.24.1.2', 'MDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.1.2'),
-    ('43.5.24.1.3', 'MAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.1.3'),
-    ('43.5.24.1.4', 'MEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.1.4'),
-    ('43.5.24.2', 'RemoteMEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.2'),
-    ('43.5.24.2.1', 'RemoteMDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.2.1'),
-    ('43.5.24.2.2', 'RemoteMDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.2.2'),
-    ('43.5.24.2.3', 'RemoteMAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.2.3'),
-    ('43.5.24.2.4', 'RemoteMEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.2.4'),
-    ('43.5.24.3', 'FaultManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.3'),
-    ('43.5.24.3.1', 'ContinuityCheckMessages', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.24.3.1'),
-    ('43.5.24.3.2', 'LoopbackFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.2'),
-    ('43.5.24.3.3', 'LinktraceFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.3'),
-    ('43.5.24.4', 'PerformanceManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4'),
-    ('43.5.24.4.1', 'FrameDelayMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.1'),
-    ('43.5.24.4.1.1', 'FrameDelayMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.1'),
-    ('43.5.24.4.1.2', 'FrameDelayMeasurementOneWayTwoWay', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.2'),
-    ('43.5.24.4.1.3', 'FrameDelayMeasurementTransmissionPeriodicity', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.24.4.1.3'),
-    ('43.5.24.4.2', 'FrameLossMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.2'),
-    ('43.5.24.4.2.1', 'FrameLossMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.2.1'),
-    ('43.5.24.4.2.2', 'FrameLossMeasurementTransmissionPeriodicity', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.24.4.2.2'),
-    ('43.5.26', 'L2VPNDSID', 'uint24', 'fixed:3', (1, 1048575), None, 'L2VPN-I13 Annex B.3.26'),
-    ('43.5.43', 'VendorSpecificL2VPNSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.11'),
-    ('43.5.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.11'),
-    ('43.6', 'ExtendedCMTSMICConfiguration', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6'),
-    ('43.6.1', 'ExtendedCMTSMICHMACDigestType', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.1'),
-    ('43.6.2', 'ExtendedCMTSMICHMACBitmap', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.2'),
-    ('43.6.3', 'ExtendedCMTSMICHMACDigest', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.3'),
-    ('43.7', 'SAVAuthorizationEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7'),
-    ('43.7.1', 'SAVGroupName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.7.1'),
-    ('43.7.2', 'SAVStaticPrefixRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2'),
-    ('43.7.2.1', 'SAVStaticPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1'),
-    ('43.7.2.2', 'SAVStaticPrefixLength', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2'),
-    ('43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('43.9', 'CMAttributeMasks', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.8'),
-    ('43.9.1', 'CMDownstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.1'),
-    ('43.9.2', 'CMDownstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.2'),
-    ('43.9.3', 'CMUpstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.3'),
-    ('43.9.4', 'CMUpstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.4'),
-    ('43.10', 'IPMulticastJoinAuthorization', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9'),
-    ('43.10.1', 'IPMulticastProfileName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.9.1'),
-    ('43.10.2', 'IPMulticastJoinAuthStaticSessionRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2'),
-    ('43.10.2.1', 'MulticastRulePriority', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1'),
-    ('43.10.2.2', 'AuthorizationAction', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2'),
-    ('43.10.2.3', 'SourcePrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3'),
-    ('43.10.2.4', 'SourcePrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4'),
-    ('43.10.2.5', 'GroupPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5'),
-    ('43.10.2.6', 'GroupPrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6'),
-    ('43.10.3', 'MaximumMulticastSessions', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.3'),
-    ('43.11', 'ServiceTypeIdentifier', 'string', 'var', None, (1, 16), 'MULPIv3.0-I24 Annex C.1.1.18.1.10'),
-    ('43.12', 'DEMARCAutoConfiguration', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.11'),
-    ('43.12.1', 'DACDisableEnableConfig', 'uint8', 'fixed:1', (0, 1), None, 'DEMARCv1.0-I04 Annex B.1'),
-    ('43.12.2', 'CMIMEncoding', 'bytes', 'var', None, None, 'DEMARCv1.0-I04 Annex B.2'),
-    ('43.12.3', 'UpstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.3'),
-    ('43.12.4', 'DownstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.4'),
-    ('45', 'DUTFiltering', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.24'),
-    ('45.1', 'DUTControl', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.2.1'),
-    ('45.2', 'DUTCMIM', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.2.2'),
-    ('53', 'SNMPv1v2cCoexistenceConfig', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.2.13'),
-    ('53.1', 'SNMPv1v2cCommunityName', 'string', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.2.13.1'),
-    ('53.2', 'SNMPv1v2cTransportAddressAccess', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.2.13.2'),
-    ('53.2.1', 'SNMPv1v2cTransportAddress', 'ipv4_or_ipv6+port_u16', 'alt:6,18', None, None, 'MULPIv3.0-I24 Annex C.1.2.13.2.1'),
-    ('53.2.2', 'SNMPv1v2cTransportAddressMask', 'ipv4_or_ipv6+port_u16', 'alt:6,18', None, None, 'MULPIv3.0-I24 Annex C.1.2.13.2.2'),
-    ('53.3', 'SNMPv1v2cAccessViewType', 'uint8', 'fixed:1', (1, 2), None, 'MULPIv3.0-I24 Annex C.1.2.13.3'),
-    ('53.4', 'SNMPv1v2cAccessViewName', 'string', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.2.13.4'),
-    ('54', 'SNMPv3AccessViewConfiguration', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.2.14'),
-    ('54.1', 'SNMPv3AccessViewName', 'string', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.2.14.1'),
-    ('54.2', 'SNMPv3AccessViewSubtree', 'ber_oid', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.2.14.2'),
-    ('54.3', 'SNMPv3AccessViewMask', 'bytes', 'var', None, (1, 2), 'MULPIv3.0-I24 Annex C.1.2.14.3'),
-    ('54.4', 'SNMPv3AccessViewType', 'uint8', 'fixed:1', (1, 2), None, 'MULPIv3.0-I24 Annex C.1.2.14.4'),
-    ('55', 'SNMPCPEAccessControl', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.2.15'),
-    ('56', 'ChannelAssignmentConfig', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.25'),
-    ('56.1', 'CaTransmit', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.1.1.25.1'),
-    ('56.2', 'CaReceive', 'uint32', 'fixed:4', (88000000, 860000000), None, 'MULPIv3.0-I24 Annex C.1.1.25.2'),
-    ('58', 'SwUpgradeServer6', 'ipv6', 'fixed:16', None, None, 'MULPIv3.0-I24 Annex C.1.2.8'),
-    ('59', 'TFTPProvisionedModemIPv6Address', 'ipv6', 'fixed:16', None, None, 'MULPIv3.0-I24 Annex C.1.1.10'),
-    ('60', 'UpstreamDropPacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.2'),
-    ('60.1', 'ClassifierReference', 'uint8', 'fixed:1', (1, 255), None, 'MULPIv3.0-I24 Annex C.2.1.4.1'),
-    ('60.2', 'ClassifierIdentifier', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.1.4.2'),
-    ('60.5', 'RulePriority', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.2.1.4.5'),
-    ('60.7', 'DynamicServiceChangeAction', 'uint8', 'fixed:1', (0, 2), None, 'MULPIv3.0-I24 Annex C.2.1.4.7'),
-    ('60.9', 'IPv4PacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.6'),
-    ('60.9.1', 'IPv4Tos', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.6.1'),
-    ('60.9.2', 'IPProtocol', 'uint16', 'fixed:2', (0, 257), None, 'MULPIv3.0-I24 Annex C.2.1.6.2'),
-    ('60.9.3', 'IPv4SourceAddress', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.3'),
-    ('60.9.4', 'IPv4SourceMask', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.4'),
-    ('60.9.5', 'IPv4DestinationAddress', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.5'),
-    ('60.9.6', 'IPv4DestinationMask', 'ipv4', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.1.6.6'),
-    ('60.9.7', 'SourcePortStart', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.2.1.7.1'),
-    ('60.9.8', 'SourcePortEnd', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.2.1.7.2'),
-    ('60.9.9', 'DestinationPortStart', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.2.1.7.3'),
-    ('60.9.10', 'DestinationPortEnd', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.2.1.7.4'),
-    ('60.10', 'EthernetLLCPacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.8'),
-    ('60.10.1', 'DestinationMACAddress', 'mac+mask', 'fixed:12', None, None, 'MULPIv3.0-I24 Annex C.2.1.8.1'),
-    ('60.10.2', 'SourceMACAddress', 'mac', 'fixed:6', None, None, 'MULPIv3.0-I24 Annex C.2.1.8.2'),
-    ('60.10.3', 'EthertypeDSAPMacType', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.8.3'),
-    ('60.11', 'IEEE8021PQPacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.9'),
-    ('60.11.1', 'UserPriority', 'uint8_list', 'n*1', None, None, 'MULPIv3.0-I24 Annex C.2.1.9.1'),
-    ('60.11.2', 'VlanID', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.2.1.9.2'),
-    ('60.12', 'IPv6PacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.10'),
-    ('60.12.1', 'IPv6TrafficClassRangeandMask', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.10.1'),
-    ('60.12.2', 'IPv6FlowLabel', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.2.1.10.2'),
-    ('60.12.3', 'IPv6NextHeaderType', 'uint16', 'fixed:2', (0, 257), None, 'MULPIv3.0-I24 Annex C.2.1.10.3'),
-    ('60.12.4', 'IPv6SourceAddress', 'ipv6', 'fixed:16', None, None, 'MULPIv3.0-I24 Annex C.2.1.10.4'),
-    ('60.12.5', 'IPv6SourcePrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.2.1.10.5'),
-    ('60.12.6', 'IPv6DestinationAddress', 'ipv6', 'fixed:16', None, None, 'MULPIv3.0-I24 Annex C.2.1.10.6'),
-    ('60.12.7', 'IPv6DestinationPrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.2.1.10.7'),
-    ('60.13', 'CMInterfaceMaskEncoding', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.2.1.4.8'),
-    ('60.14', 'STagCTagFrameClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.13'),
-    ('60.14.1', 'STPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.1'),
-    ('60.14.2', 'SVID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.2'),
-    ('60.14.3', 'SPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.3'),
-    ('60.14.4', 'SDEI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.4'),
-    ('60.14.5', 'CTPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.5'),
-    ('60.14.6', 'CVID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.6'),
-    ('60.14.7', 'CPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.7'),
-    ('60.14.8', 'CCFI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.13.8'),
-    ('60.14.9', 'STCI', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.9'),
-    ('60.14.10', 'CTCI', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.13.10'),
-    ('60.15', 'IEEE8021ahPacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.14'),
-    ('60.15.1', 'ITPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.1'),
-    ('60.15.2', 'ISID', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.14.2'),
-    ('60.15.3', 'ITCI', 'bytes', 'var', None, (5, 5), 'MULPIv3.0-I24 Annex C.2.1.14.3'),
-    ('60.15.4', 'IPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.4'),
-    ('60.15.5', 'IDEI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.5'),
-    ('60.15.6', 'IUCA', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.6'),
-    ('60.15.7', 'BTPID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.7'),
-    ('60.15.8', 'BTCI', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.8'),
-    ('60.15.9', 'BPCP', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.9'),
-    ('60.15.10', 'BDEI', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.14.10'),
-    ('60.15.11', 'BVID', 'bytes', 'var', None, (2, 2), 'MULPIv3.0-I24 Annex C.2.1.14.11'),
-    ('60.15.12', 'BDA', 'mac', 'fixed:6', None, None, 'MULPIv3.0-I24 Annex C.2.1.14.12'),
-    ('60.15.13', 'BSA', 'mac', 'fixed:6', None, None, 'MULPIv3.0-I24 Annex C.2.1.14.13'),
-    ('60.16', 'ICMPv4ICMPv6PacketClassification', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.12'),
-    ('60.16.1', 'ICMPv4ICMPv6TypeStart', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.1.12.1'),
-    ('60.16.2', 'ICMPv4ICMPv6TypeEnd', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.2.1.12.2'),
-    ('60.17', 'MPLSClassificationEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.15'),
-    ('60.17.1', 'MPLSTCbits', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.1.15.1'),
-    ('60.17.2', 'MPLSLabel', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.15.2'),
-    ('60.43', 'VendorSpecific', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('60.43.1', 'CMLoadBalancingPolicyID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.1'),
-    ('60.43.2', 'CMLoadBalancingPriority', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.2'),
-    ('60.43.3', 'CMLoadBalancingGroupID', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.3'),
-    ('60.43.4', 'CMRangingClassIDExtension', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.4'),
-    ('60.43.5', 'L2VPNEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.5'),
-    ('60.43.5.1', 'VPNIdentifier', 'bytes', 'var', None, (4, 255), 'L2VPN-I13 Annex B.3.1'),
-    ('60.43.5.2', 'NSIEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('60.43.5.2.1', 'ServiceMultiplexingValueOther', 'empty', 'fixed:0', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('60.43.5.2.2', 'NSIEncapsulationSingleQTag', 'uint16', 'fixed:2', (0, 4096), None, 'L2VPN-I13 Annex B.3.2'),
-    ('60.43.5.2.3', 'NSIEncapsulationDualQTag', 'dual_qtag', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('60.43.5.2.4', 'ServiceMultiplexingValueMPLSPW', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('60.43.5.2.4.1', 'MPLSPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('60.43.5.2.4.2', 'MPLSPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('60.43.5.2.4.3', 'MPLSPseudowireType', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('60.43.5.2.4.4', 'MPLSBackupPseudowireID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('60.43.5.2.4.5', 'MPLSBackupPeerIpAddress', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('60.43.5.2.5', 'ServiceMultiplexingValueL2TPv3Peer', 'addrtype_u8+ipv4_or_ipv6', 'alt:5,17', None, None, 'L2VPN-I13 Annex B.3.2'),
-    ('60.43.5.2.6', 'IEEE8021ahEncapsulation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.2.2'),
-    ('60.43.5.2.6.1', 'ITCIEncapsulation', 'bytes', 'var', None, (4, 4), 'L2VPN-I13 Annex B.3.2.2.1'),
-    ('60.43.5.2.6.2', 'BDAEncapsulation', 'bytes', 'var', None, (6, 6), 'L2VPN-I13 Annex B.3.2.2.2'),
-    ('60.43.5.2.6.3', 'BTCIEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.3'),
-    ('60.43.5.2.6.4', 'ITPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.4'),
-    ('60.43.5.2.6.5', 'IPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.5'),
-    ('60.43.5.2.6.6', 'IDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.6'),
-    ('60.43.5.2.6.7', 'IUCAEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.7'),
-    ('60.43.5.2.6.8', 'ISIDEncapsulation', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.2.2.8'),
-    ('60.43.5.2.6.9', 'BTPIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.9'),
-    ('60.43.5.2.6.10', 'BPCPEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.10'),
-    ('60.43.5.2.6.11', 'BDEIEncapsulation', 'bytes', 'var', None, (1, 1), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('60.43.5.2.6.12', 'BVIDEncapsulation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.2.11'),
-    ('60.43.5.2.8', 'ServiceMultiplexingValueIEEE8021adSTPID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.2.1'),
-    ('60.43.5.3', 'eSAFEDHCPSnooping', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.3'),
-    ('60.43.5.4', 'CMInterfaceMaskCMIMSubtype', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.4'),
-    ('60.43.5.5', 'AttachmentGroupID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.5'),
-    ('60.43.5.6', 'SourceAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.6'),
-    ('60.43.5.7', 'TargetAttachmentIndividualID', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.7'),
-    ('60.43.5.8', 'IngressUserPriority', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.8'),
-    ('60.43.5.9', 'UserPriorityRange', 'uint8_list', 'n*1', None, None, 'L2VPN-I13 Annex B.3.9'),
-    ('60.43.5.10', 'L2VPNSADescriptorSubtype', 'bytes', 'var', None, (14, 14), 'L2VPN-I13 Annex B.3.10'),
-    ('60.43.5.12', 'PseudowireType', 'uint8', 'fixed:1', (4, 5), None, 'L2VPN-I13 Annex B.3.13'),
-    ('60.43.5.13', 'L2VPNMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.14'),
-    ('60.43.5.14', 'TPIDTranslation', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.15'),
-    ('60.43.5.14.1', 'UpstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('60.43.5.14.2', 'DownstreamTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('60.43.5.14.3', 'UpstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('60.43.5.14.4', 'DownstreamSTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('60.43.5.14.5', 'UpstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('60.43.5.14.6', 'DownstreamBTPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('60.43.5.14.7', 'UpstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('60.43.5.14.8', 'DownstreamITPIDTranslation', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.15.1'),
-    ('60.43.5.15', 'L2CPProcessing', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.16'),
-    ('60.43.5.15.1', 'L2CPTunnelMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('60.43.5.15.2', 'L2CPDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('60.43.5.15.3', 'L2CPOverwrotingDMACAddress', 'mac', 'fixed:6', None, None, 'L2VPN-I13 Annex B.3.16.1'),
-    ('60.43.5.16', 'DACDisableEnableConfiguration', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.17'),
-    ('60.43.5.18', 'PseudowireClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.18'),
-    ('60.43.5.19', 'ServiceDelimiter', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.19'),
-    ('60.43.5.19.1', 'CVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.1'),
-    ('60.43.5.19.2', 'SVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.2'),
-    ('60.43.5.19.3', 'ISIDDelimiter', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.19.3'),
-    ('60.43.5.19.4', 'BVIDDelimiter', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.19.4'),
-    ('60.43.5.20', 'VirtualSwitchInstanceEncoding', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.20'),
-    ('60.43.5.20.1', 'VPLSClass', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.20.1'),
-    ('60.43.5.20.2', 'ETreeRole', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.20.2'),
-    ('60.43.5.20.3', 'ETreeRootVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.3'),
-    ('60.43.5.20.4', 'ETreeLeafVID', 'bytes', 'var', None, (2, 2), 'L2VPN-I13 Annex B.3.20.4'),
-    ('60.43.5.21', 'BGPAttribute', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.21'),
-    ('60.43.5.21.1', 'BGPVPNID', 'uint32', 'fixed:4', None, None, 'L2VPN-I13 Annex B.3.21.1'),
-    ('60.43.5.21.2', 'RouteDistinguisher', 'bytes', 'var', None, (8, 8), 'L2VPN-I13 Annex B.3.21.2'),
-    ('60.43.5.21.3', 'RouteTargetImport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.3'),
-    ('60.43.5.21.4', 'RouteTargetExport', 'bytes', 'var', None, None, 'L2VPN-I13 Annex B.3.21.4'),
-    ('60.43.5.21.5', 'CEIDVEID', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.21.5'),
-    ('60.43.5.23', 'PseudowireSignaling', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.23'),
-    ('60.43.5.24', 'SOAMSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24'),
-    ('60.43.5.24.1', 'MEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.1'),
-    ('60.43.5.24.1.1', 'MDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.1.1'),
-    ('60.43.5.24.1.2', 'MDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.1.2'),
-    ('60.43.5.24.1.3', 'MAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.1.3'),
-    ('60.43.5.24.1.4', 'MEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.1.4'),
-    ('60.43.5.24.2', 'RemoteMEPConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.2'),
-    ('60.43.5.24.2.1', 'RemoteMDLevel', 'uint8', 'fixed:1', (0, 7), None, 'L2VPN-I13 Annex B.3.24.2.1'),
-    ('60.43.5.24.2.2', 'RemoteMDName', 'string', 'var', None, (2, 16), 'L2VPN-I13 Annex B.3.24.2.2'),
-    ('60.43.5.24.2.3', 'RemoteMAName', 'string', 'var', None, (2, 28), 'L2VPN-I13 Annex B.3.24.2.3'),
-    ('60.43.5.24.2.4', 'RemoteMEPID', 'uint16', 'fixed:2', (1, 8191), None, 'L2VPN-I13 Annex B.3.24.2.4'),
-    ('60.43.5.24.3', 'FaultManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.3'),
-    ('60.43.5.24.3.1', 'ContinuityCheckMessages', 'uint8', 'fixed:1', (0, 2), None, 'L2VPN-I13 Annex B.3.24.3.1'),
-    ('60.43.5.24.3.2', 'LoopbackFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.2'),
-    ('60.43.5.24.3.3', 'LinktraceFunction', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.3.3'),
-    ('60.43.5.24.4', 'PerformanceManagementConfiguration', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4'),
-    ('60.43.5.24.4.1', 'FrameDelayMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.1'),
-    ('60.43.5.24.4.1.1', 'FrameDelayMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.1'),
-    ('60.43.5.24.4.1.2', 'FrameDelayMeasurementOneWayTwoWay', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.1.2'),
-    ('60.43.5.24.4.1.3', 'FrameDelayMeasurementTransmissionPeriodicity', 'uint16', 'fixed:2', None, None, 'L2VPN-I13 Annex B.3.24.4.1.3'),
-    ('60.43.5.24.4.2', 'FrameLossMeasurement', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.24.4.2'),
-    ('60.43.5.24.4.2.1', 'FrameLossMeasurementEnable', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.3.24.4.2.1'),
-    ('60.43.5.24.4.2.2', 'FrameLossMeasurementTransmissionPeriodicity', 'uint8', 'fixed:1', None, None, 'L2VPN-I13 Annex B.3.24.4.2.2'),
-    ('60.43.5.26', 'L2VPNDSID', 'uint24', 'fixed:3', (1, 1048575), None, 'L2VPN-I13 Annex B.3.26'),
-    ('60.43.5.43', 'VendorSpecificL2VPNSubtype', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.3.11'),
-    ('60.43.5.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'L2VPN-I13 Annex B.3.11'),
-    ('60.43.6', 'ExtendedCMTSMICConfigurationSetting', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6'),
-    ('60.43.6.1', 'ExtendedCMTSMICHMACtype', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.1'),
-    ('60.43.6.2', 'ExtendedCMTSMICBitmap', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.2'),
-    ('60.43.6.3', 'ExplicitExtendedCMTSMICDigest', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.6.3'),
-    ('60.43.7', 'SAVAuthorizationEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7'),
-    ('60.43.7.1', 'SAVGroupName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.7.1'),
-    ('60.43.7.2', 'SAVStaticPrefixRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2'),
-    ('60.43.7.2.1', 'SAVStaticPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1'),
-    ('60.43.7.2.2', 'SAVStaticPrefixLength', 'uint8', 'fixed:1', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2'),
-    ('60.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'MULPIv3.0-I24 Annex C.2.1.11'),
-    ('60.43.9', 'CMAttributeMasks', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.8'),
-    ('60.43.9.1', 'CMDownstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.1'),
-    ('60.43.9.2', 'CMDownstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.2'),
-    ('60.43.9.3', 'CMUpstreamRequiredAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.3'),
-    ('60.43.9.4', 'CMUpstreamForbiddenAttributeMask', 'bytes', 'var', None, (4, 4), 'MULPIv3.0-I24 Annex C.1.1.18.1.8.4'),
-    ('60.43.10', 'IPMulticastJoinAuthorization', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9'),
-    ('60.43.10.1', 'IPMulticastProfileName', 'string', 'var', None, (1, 15), 'MULPIv3.0-I24 Annex C.1.1.18.1.9.1'),
-    ('60.43.10.2', 'IPMulticastJoinAuthStaticSessionRule', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2'),
-    ('60.43.10.2.1', 'MulticastRulePriority', 'uint8', 'fixed:1', (0, 255), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1'),
-    ('60.43.10.2.2', 'AuthorizationAction', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2'),
-    ('60.43.10.2.3', 'SourcePrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3'),
-    ('60.43.10.2.4', 'SourcePrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4'),
-    ('60.43.10.2.5', 'GroupPrefixAddress', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5'),
-    ('60.43.10.2.6', 'GroupPrefixLength', 'uint8', 'fixed:1', (0, 128), None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6'),
-    ('60.43.10.3', 'MaximumMulticastSessions', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.9.3'),
-    ('60.43.11', 'ServiceTypeIdentifier', 'string', 'var', None, (1, 16), 'MULPIv3.0-I24 Annex C.1.1.18.1.10'),
-    ('60.43.12', 'DEMARCAutoConfiguration', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.18.1.11'),
-    ('60.43.12.1', 'DACDisableEnableConfig', 'uint8', 'fixed:1', (0, 1), None, 'DEMARCv1.0-I04 Annex B.1'),
-    ('60.43.12.2', 'CMIMEncoding', 'bytes', 'var', None, None, 'DEMARCv1.0-I04 Annex B.2'),
-    ('60.43.12.3', 'UpstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.3'),
-    ('60.43.12.4', 'DownstreamServiceClassName', 'string_nul', 'nul', None, (2, 16), 'DEMARCv1.0-I04 Annex B.4'),
-    ('61', 'SubMgmtCPEIPv6PrefixList', 'ipv6_prefix_list', 'n*17', None, None, 'MULPIv3.0-I24 Annex C.1.1.19.3'),
-    ('62', 'UpstreamDropClassifierGroupID', 'uint8_list', 'n*1', None, None, 'MULPIv3.0-I24 Annex C.1.1.26'),
-    ('63', 'SubMgmtControl6', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.1.19.5'),
-    ('64', 'CMTSStaticMulticastSessionEncodings', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.27'),
-    ('64.1', 'CMTSStaticMulticastSessionGroup', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.27.1'),
-    ('64.2', 'CMTSStaticMulticastSessionSource', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'MULPIv3.0-I24 Annex C.1.1.27.2'),
-    ('64.3', 'CMTSStaticMulticastSessionCMIM', 'bytes', 'var', None, None, 'MULPIv3.0-I24 Annex C.1.1.27.3'),
-    ('65', 'L2VPNMACAgingEncoding', 'aggregate', 'sub', None, None, 'L2VPN-I13 Annex B.7'),
-    ('65.1', 'L2VPNMACAgingMode', 'uint8', 'fixed:1', (0, 1), None, 'L2VPN-I13 Annex B.7.1'),
-    ('66', 'ManagementEventControl', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.2.16'),
-    ('67', 'SubscriberManagementCPEIPv6Table', 'ipv6_list', 'n*16', None, None, 'MULPIv3.0-I24 Annex C.1.1.19.6'),
-    ('68', 'DefaultUpstreamTargetBuffer', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I24 Annex C.1.2.17'),
-    ('69', 'MACAddressLearningControlEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.2.18'),
-    ('69.1', 'MACAddressLearningControl', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.2.18.1'),
-    ('69.2', 'MACAddressLearningHoldoffTimer', 'uint8', 'fixed:1', (0, 10), None, 'MULPIv3.0-I24 Annex C.1.2.18.2'),
-    ('70', 'UpstreamAggregateServiceFlow', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.3'),
-    ('70.1', 'UpstreamServiceFlowReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.5.1'),
-    ('70.4', 'ASFQoSProfileName', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.9.12'),
-    ('70.7', 'TrafficPriority', 'uint8', 'fixed:1', (0, 7), None, 'MULPIv3.1-I25 Annex C.2.2.9.1'),
-    ('70.8', 'MaxRateSustained', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.2.1'),
-    ('70.9', 'MaxTrafficBurst', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.3'),
-    ('70.10', 'MinReservedRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.4'),
-    ('70.11', 'MinResPacketSize', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.1-I25 Annex C.2.2.9.5'),
-    ('70.27', 'UpstreamPeakTrafficRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.10.1'),
-    ('70.37', 'UpstreamMESPReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.5.11'),
-    ('70.38', 'ServiceFlowMatchingCriteria', 'aggregate', 'sub', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.13'),
-    ('70.38.1', 'MatchingbyApplicationId', 'uint32', 'fixed:4', (0, 1), None, 'MULPIv3.1-I25 Annex C.2.2.9.13.1'),
-    ('70.38.2', 'MatchingbyServiceClassName', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.9.13.2'),
-    ('70.38.3', 'MatchingbyTrafficPriorityRange', 'uint8_list', 'n*1', (2, 2), None, 'MULPIv3.1-I25 Annex C.2.2.9.13.3'),
-    ('70.41', 'DataRateUnitSetting', 'uint8', 'fixed:1', (0, 3), None, 'MULPIv3.1-I25 Annex C.2.2.9.16'),
-    ('70.42', 'LowLatencyAggregateSFEncodings', 'aggregate', 'sub', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.17'),
-    ('70.42.1', 'LowLatencyServiceFlowReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.1-I25 Annex C.2.2.9.17.1'),
-    ('70.42.3', 'ClassicSFSCN', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.9.17.3'),
-    ('70.42.4', 'LowLatencySFSCN', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.9.17.4'),
-    ('70.42.5', 'AQMCouplingFactor', 'uint8', 'fixed:1', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.17.5'),
-    ('70.42.6', 'SchedulingWeight', 'uint8', 'fixed:1', (1, 255), None, 'MULPIv3.1-I25 Annex C.2.2.9.17.6'),
-    ('70.42.7', 'QueueProtectionEnable', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.1-I25 Annex C.2.2.9.17.7'),
-    ('70.42.8', 'QPLatencyThreshold', 'uint16', 'fixed:2', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.17.8'),
-    ('70.42.9', 'QPQueuingScoreThreshold', 'uint16', 'fixed:2', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.17.9'),
-    ('70.42.10', 'QPDrainRateExponent', 'uint8', 'fixed:1', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.17.10'),
-    ('71', 'DownstreamAggregateServiceFlow', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.3'),
-    ('71.1', 'DownstreamServiceFlowReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.5.1'),
-    ('71.4', 'ASFQoSProfileName', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.9.12'),
-    ('71.7', 'TrafficPriority', 'uint8', 'fixed:1', (0, 7), None, 'MULPIv3.1-I25 Annex C.2.2.9.1'),
-    ('71.8', 'MaxRateSustained', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.2.2'),
-    ('71.9', 'MaxTrafficBurst', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.3'),
-    ('71.10', 'MinReservedRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.4'),
-    ('71.11', 'MinResPacketSize', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.1-I25 Annex C.2.2.9.5'),
-    ('71.27', 'DownstreamPeakTrafficRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.10.1'),
-    ('71.37', 'DownstreamMESPReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.2.2.5.11'),
-    ('71.38', 'ServiceFlowMatchingCriteria', 'aggregate', 'sub', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.13'),
-    ('71.38.1', 'MatchingbyApplicationId', 'uint32', 'fixed:4', (0, 1), None, 'MULPIv3.1-I25 Annex C.2.2.9.13.1'),
-    ('71.38.2', 'MatchingbyServiceClassName', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.9.13.2'),
-    ('71.38.3', 'MatchingbyTrafficPriorityRange', 'uint8_list', 'n*1', (2, 2), None, 'MULPIv3.1-I25 Annex C.2.2.9.13.34'),
-    ('71.41', 'DataRateUnitSetting', 'uint8', 'fixed:1', (0, 3), None, 'MULPIv3.1-I25 Annex C.2.2.9.16'),
-    ('71.42', 'LowLatencyAggregateSFEncodings', 'aggregate', 'sub', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.17'),
-    ('71.42.1', 'LowLatencyServiceFlowReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.1-I25 Annex C.2.2.9.17.1'),
-    ('71.42.3', 'ClassicSFSCN', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.9.17.3'),
-    ('71.42.4', 'LowLatencySFSCN', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.9.17.4'),
-    ('71.42.5', 'AQMCouplingFactor', 'uint8', 'fixed:1', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.17.5'),
-    ('71.42.6', 'SchedulingWeight', 'uint8', 'fixed:1', (1, 255), None, 'MULPIv3.1-I25 Annex C.2.2.9.17.6'),
-    ('71.42.7', 'QueueProtectionEnable', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.1-I25 Annex C.2.2.9.17.7'),
-    ('71.42.8', 'QPLatencyThreshold', 'uint16', 'fixed:2', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.17.8'),
-    ('71.42.9', 'QPQueuingScoreThreshold', 'uint16', 'fixed:2', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.17.9'),
-    ('71.42.10', 'QPDrainRateExponent', 'uint8', 'fixed:1', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.17.10'),
-    ('72', 'MetroEthernetServiceProfile', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.10'),
-    ('72.1', 'MESPReference', 'uint8', 'fixed:1', (1, 255), None, 'MULPIv3.0-I24 Annex C.2.2.10.1'),
-    ('72.2', 'MESPBandwidthProfile', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.10.2'),
-    ('72.2.1', 'CIR', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.10.2.1'),
-    ('72.2.2', 'CBR', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.10.2.2'),
-    ('72.2.3', 'EIR', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.10.2.3'),
-    ('72.2.4', 'EBS', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.2.2.10.2.4'),
-    ('72.2.5', 'CouplingFlag', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.2.2.10.2.5'),
-    ('72.2.6', 'ColorMode', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.10.2.6'),
-    ('72.2.6.1', 'ColorIdentificationField', 'uint8', 'fixed:1', (0, 9), None, 'MULPIv3.0-I24 Annex C.2.2.10.2.6.1'),
-    ('72.2.6.2', 'ColorIdentificationFieldValue', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.2.10.2.6.2'),
-    ('72.2.7', 'ColorMarking', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.2.2.10.2.7'),
-    ('72.2.7.1', 'ColorMarkingField', 'uint8', 'fixed:1', (0, 5), None, 'MULPIv3.0-I24 Annex C.2.2.10.2.7.1'),
-    ('72.2.7.2', 'ColorMarkingFieldValue', 'bytes', 'var', None, (1, 1), 'MULPIv3.0-I24 Annex C.2.2.10.2.7.2'),
-    ('72.3', 'MESPName', 'string_nul', 'nul', None, (2, 254), 'MULPIv3.0-I24 Annex C.2.2.10.3'),
-    ('73', 'NetworkTimingProfile', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.2.19'),
-    ('73.1', 'NetworkTimingProfileReference', 'uint16', 'fixed:2', (1, 65536), None, 'MULPIv3.0-I24 Annex C.1.2.19.1'),
-    ('73.2', 'NetworkTimingProfileName', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.0-I24 Annex C.1.2.19.2'),
-    ('74', 'EnergyManagementParameter', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.30'),
-    ('74.1', 'EnergyManagementFeatureControl', 'uint32', 'fixed:4', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.1.30.1'),
-    ('74.2', 'EnergyManagement1x1Mode', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.30.2'),
-    ('74.2.1', 'DownstreamActivityDetectionParameters', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.30.2.1'),
-    ('74.2.1.1', 'DownstreamEntryBitrateThreshold', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.30.2.1.1'),
-    ('74.2.1.2', 'DownstreamEntryTimeThreshold', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.1.1.30.2.1.2'),
-    ('74.2.1.3', 'DownstreamExitBitrateThreshold', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.30.2.1.3'),
-    ('74.2.1.4', 'DownstreamExitTimeThreshold', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.1.1.30.2.1.4'),
-    ('74.2.2', 'UpstreamActivityDetectionParameters', 'aggregate', 'sub', None, None, 'MULPIv3.0-I24 Annex C.1.1.30.2.2'),
-    ('74.2.2.1', 'UpstreamEntryBitrateThreshold', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.30.2.2.1'),
-    ('74.2.2.2', 'UpstreamEntryTimeThreshold', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.1.1.30.2.2.2'),
-    ('74.2.2.3', 'UpstreamExitBitrateThreshold', 'uint32', 'fixed:4', None, None, 'MULPIv3.0-I24 Annex C.1.1.30.2.2.3'),
-    ('74.2.2.4', 'UpstreamExitTimeThreshold', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.0-I24 Annex C.1.1.30.2.2.4'),
-    ('74.3', 'EnergyManagementCyclePeriod', 'uint16', 'fixed:2', None, None, '3 MULPIv3.0-I24 Annex C.1.1.30.3'),
-    ('74.4', 'EnergyManagementDLSMode', 'aggregate', 'sub', None, None, 'MULPIv4.0-I07 Annex C.1.1.30.3'),
-    ('74.4.1', 'DownstreamActivityDetectionParameters', 'aggregate', 'sub', None, None, 'MULPIv4.0-I07 Annex C.1.1.30.4.1'),
-    ('74.4.1.1', 'DownstreamEntryBitrateThreshold', 'uint32', 'fixed:4', None, None, 'MULPIv4.0-I07 Annex C.1.1.30.4.1.1'),
-    ('74.4.1.2', 'DownstreamEntryTimeThreshold', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv4.0-I07 Annex C.1.1.30.4.1.2'),
-    ('74.4.1.3', 'DownstreamExitBitrateThreshold', 'uint32', 'fixed:4', None, None, 'MULPIv4.0-I07 Annex C.1.1.30.4.1.3'),
-    ('74.4.1.4', 'DownstreamExitTimeThreshold', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv4.0-I07 Annex C.1.1.30.4.1.4'),
-    ('74.4.2', 'UpstreamActivityDetectionParameters', 'aggregate', 'sub', None, None, 'MULPIv4.0-I07 Annex C.1.1.30.4.2'),
-    ('74.4.2.1', 'UpstreamEntryBitrateThreshold', 'uint32', 'fixed:4', None, None, 'MULPIv4.0-I07 Annex C.1.1.30.4.2.1'),
-    ('74.4.2.2', 'UpstreamEntryTimeThreshold', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv4.0-I07 Annex C.1.1.30.4.2.2'),
-    ('74.4.2.3', 'UpstreamExitBitrateThreshold', 'uint32', 'fixed:4', None, None, 'MULPIv4.0-I07 Annex C.1.1.30.4.2.3'),
-    ('74.4.2.4', 'UpstreamExitTimeThreshold', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv4.0-I07 Annex C.1.1.30.4.2.4'),
-    ('75', 'EnergyManagement1x1ModeIndicator', 'uint8', 'fixed:1', (0, 2), None, 'MULPIv3.0-I24 Annex C.1.4.4'),
-    ('76', 'CMUpstreamAQMDisable', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I24 Annex C.1.2.20'),
-    ('79', 'UNIControlEncodings', 'aggregate', 'sub', None, None, 'MULPIv3.0-I25 Annex C.3.3'),
-    ('79.1', 'ContextCMIM', 'bytes', 'var', None, None, 'MULPIv3.0-I25 Annex C.3.3.1'),
-    ('79.2', 'UNIAdminStatus', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I25 Annex C.3.3.2'),
-    ('79.3', 'UNIAutoNegotiationStatus', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I25 Annex C.3.3.3'),
-    ('79.4', 'UNIOperatingSpeed', 'uint8', 'fixed:1', (0, 6), None, 'MULPIv3.0-I25 Annex C.3.3.4'),
-    ('79.5', 'UNIDuplex', 'uint8', 'fixed:1', (0, 2), None, 'MULPIv3.0-I25 Annex C.3.3.5'),
-    ('79.6', 'EEEStatus', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I25 Annex C.3.3.6'),
-    ('79.7', 'MaximumFrameSize', 'uint16', 'fixed:2', None, None, 'MULPIv3.0-I25 Annex C.3.3.7'),
-    ('79.8', 'PowerOverEthernetStatus', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I25 Annex C.3.3.8'),
-    ('79.9', 'MediaType', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv3.0-I25 Annex C.3.3.9'),
-    ('81', 'ManufacturerCVCChain', 'bytes', 'var', None, (0, 255), 'MULPIv3.1-I07 Annex C.1.2.21'),
-    ('82', 'CoSignerCVCChain', 'bytes', 'var', None, (0, 255), 'MULPIv3.1-I07 Annex C.1.2.22'),
-    ('83', 'DTPModeConfiguration', 'uint8', 'fixed:1', (0, 2), None, 'MULPIv3.1-I25 Annex C.1.1.31'),
-    ('84', 'DiplexerBandEdge', 'aggregate', 'sub', None, None, 'MULPIv3.1-I19 Annex C.1.2.23'),
-    ('84.1', 'DiplexerUpstreamUpperBandEdge', 'uint8', 'fixed:1', (0, 4), None, 'LPIv3.1-I19 Annex C.1.2.23.1'),
-    ('84.2', 'DiplexerDownstreamLowerBandEdge', 'uint8', 'fixed:1', (0, 1), None, 'LPIv3.1-I19 Annex C.1.2.23.2'),
-    ('84.3', 'DiplexerDownstreamUpperBandEdge', 'uint8', 'fixed:1', (0, 2), None, 'LPIv3.1-I19 Annex C.1.2.23.3'),
-    ('88', 'QoSFrameworkforDOCSISEncodings', 'aggregate', 'sub', None, None, 'MULPIv3.1-I25 Annex C.1.7'),
-    ('91', 'LowLatencyDisable', 'uint8', 'fixed:1', (0, 2), None, 'MULPIv3.1-I25 Annex C.1.1.32'),
-    ('92', 'DistributedHQoSEnable', 'uint8', 'fixed:1', (0, 2), None, 'MULPIv3.1-I25 Annex C.1.1.33'),
-    ('93', 'UpstreamEHQoSASF', 'aggregate', 'sub', None, None, 'MULPIv3.1-I25 Annex C.2.2.5'),
-    ('93.1', 'ServiceFlowReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.1-I25 Annex C.2.2.7.1'),
-    ('93.7', 'TrafficPriority', 'uint8', 'fixed:1', (0, 7), None, 'MULPIv3.1-I25 Annex C.2.2.9.1'),
-    ('93.8', 'MaxSustainedRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.2.1'),
-    ('93.9', 'MaxTrafficBurst', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.3'),
-    ('93.10', 'MinReservedRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.4'),
-    ('93.11', 'MinResPacketSize', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.1-I25 Annex C.2.2.9.5'),
-    ('93.47', 'EnhancedHQoSIntraASFSchedulingEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.18'),
-    ('93.47.1', 'ConstituentSFReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.1-I25 Annex C.2.2.9.18.1'),
-    ('93.47.3', 'ConstituentSFSCN', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.9.18.3'),
-    ('93.47.4', 'ConstituentSFPriority', 'uint8', 'fixed:1', (0, 7), None, 'MULPIv3.1-I25 Annex C.2.2.9.18.4'),
-    ('93.47.5', 'ConstituentSFWeight', 'uint8', 'fixed:1', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.18.5'),
-    ('94', 'DownstreamEHQoSASF', 'aggregate', 'sub', None, None, 'MULPIv3.1-I25 Annex C.2.2.6'),
-    ('94.1', 'ServiceFlowReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.1-I25 Annex C.2.2.7.1'),
-    ('94.7', 'TrafficPriority', 'uint8', 'fixed:1', (0, 7), None, 'MULPIv3.1-I25 Annex C.2.2.9.1'),
-    ('94.8', 'MaxSustainedRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.2.2'),
-    ('94.9', 'MaxTrafficBurst', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.3'),
-    ('94.10', 'MinReservedRate', 'uint32', 'fixed:4', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.4'),
-    ('94.11', 'MinResPacketSize', 'uint16', 'fixed:2', (0, 65535), None, 'MULPIv3.1-I25 Annex C.2.2.9.5'),
-    ('94.47', 'EnhancedHQoSIntraASFSchedulingEncoding', 'aggregate', 'sub', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.18'),
-    ('94.47.1', 'ConstituentSFReference', 'uint16', 'fixed:2', (1, 65535), None, 'MULPIv3.1-I25 Annex C.2.2.9.18.1'),
-    ('94.47.3', 'ConstituentSFSCN', 'string_nul', 'nul', None, (2, 16), 'MULPIv3.1-I25 Annex C.2.2.9.18.3'),
-    ('94.47.4', 'ConstituentSFPriority', 'uint8', 'fixed:1', (0, 7), None, 'MULPIv3.1-I25 Annex C.2.2.9.18.4'),
-    ('94.47.5', 'ConstituentSFWeight', 'uint8', 'fixed:1', None, None, 'MULPIv3.1-I25 Annex C.2.2.9.18.5'),
-    ('96', 'AdvancedDiplexerBandEdge', 'aggregate', 'sub', None, None, 'MULPIv4.0-I07 Annex C.1.2.24'),
-    ('96.1', 'AdvDiplexerUpstreamUpperBandEdge', 'uint16', 'fixed:2', None, None, 'MULPIv4.0-I07 Annex C.1.2.24.1'),
-    ('96.2', 'AdvDiplexerDownstreamLowerBandEdge', 'uint16', 'fixed:2', None, None, 'MULPIv4.0-I07 Annex C.1.2.24.2'),
-    ('96.3', 'AdvDiplexerDownstreamUpperBandEdge', 'uint16', 'fixed:2', None, None, 'MULPIv4.0-I07 Annex C.1.2.24.3'),
-    ('97', 'AdvancedBandPlanSupport', 'uint8', 'fixed:1', (0, 1), None, 'MULPIv4.0-I07 Annex C.1.2.25'),
-    ('101', 'DOCSISSyncConfigurations', 'aggregate', 'sub', None, None, 'SYNC-I03 Annex D.2.1'),
-    ('101.1', 'PTPMasterClockEnable', 'uint8', 'fixed:1', (1, 2), None, 'SYNC-I03 Annex D.2.1.1'),
-    ('101.2', 'PTPProfileConfiguration', 'uint8', 'fixed:1', (0, 3), None, 'SYNC-I03 Annex D.2.1.2'),
-    ('101.3', 'PTPMaxNumberofClockSlavesConfiguration', 'uint8', 'fixed:1', (0, 255), None, 'SYNC-I03 Annex D.2.1.3'),
-    ('101.4', 'SyncEClockEnable', 'uint8', 'fixed:1', (1, 2), None, 'SYNC-I03 Annex D.2.1.4'),
-    ('102', 'PTPAddressConfigurations', 'aggregate', 'sub', None, None, 'SYNC-I03 Annex D.2.2'),
-    ('102.1', 'PTPSourceIPAddressConfiguration', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'SYNC-I03 Annex D.2.2.1'),
-    ('102.2', 'CMTSPTPIPAddressConfiguration', 'ipv4_or_ipv6', 'alt:4,16', None, None, 'SYNC-I03 Annex D.2.2.2'),
-    ('102.3', 'PTPDestMulticastMACAddressConfiguration', 'mac', 'fixed:6', None, None, 'SYNC-I03 Annex D.2.2.3'),
-    ('202', 'eRouter', 'aggregate', 'sub', None, None, 'eRouter-I12'),
-    ('202.1', 'InitializationMode', 'uint8', 'fixed:1', (0, 3), None, 'eRouter-I12 Annex B.4.2'),
-    ('202.2', 'TR69ManagementServer', 'aggregate', 'sub', None, None, 'eRouter-I12 Annex B.4.3'),
-    ('202.2.1', 'EnableCWMP', 'uint8', 'fixed:1', (0, 1), None, 'eRouter-I12 Annex B.4.3.1'),
-    ('202.2.2', 'URL', 'string', 'var', None, None, 'eRouter-I12 Annex B.4.3.2'),
-    ('202.2.3', 'Username', 'string', 'var', None, None, 'eRouter-I12 Annex B.4.3.3'),
-    ('202.2.4', 'Password', 'string', 'var', None, None, 'eRouter-I12 Annex B.4.3.4'),
-    ('202.2.5', 'ConnectionRequestUsername', 'string', 'var', None, None, 'eRouter-I12 Annex B.4.3.5'),
-    ('202.2.6', 'ConnectionRequestPassword', 'string', 'var', None, None, 'eRouter-I12 Annex B.4.3.6'),
-    ('202.2.7', 'ACSOverride', 'uint8', 'fixed:1', (0, 1), None, 'eRouter-I12 Annex B.4.3.7'),
-    ('202.3', 'InitializationModeOverride', 'uint8', 'fixed:1', (0, 1), None, 'eRouter-I12 Annex B.4.4'),
-    ('202.10', 'RATransmissionInterval', 'uint16', 'fixed:2', (3, 1800), None, 'eRouter-I12 Annex B.4.10'),
-    ('202.11', 'SnmpMibObject', 'snmp_varbind_ber', 'var', None, None, 'eRouter-I12 Annex B.4.8'),
-    ('202.42', 'TopologyModeEncoding', 'uint8', 'fixed:1', (1, 2), None, 'eRouter-I12 Annex B.4.9'),
-    ('202.43', 'VendorSpecific', 'aggregate', 'sub', None, None, 'eRouter-I12 Annex B.4.7'),
-    ('202.43.8', 'VendorIdentifier', 'bytes', 'var', None, (3, 3), 'eRouter-I12 Annex B.4.7.1'),
-    ('202.53', 'SNMPv1v2cCoexistenceConfig', 'aggregate', 'sub', None, None, 'eRouter-I12 Annex B.4.5'),
-    ('202.53.1', 'SNMPv1v2cCommunityName', 'string', 'var', None, None, 'eRouter-I12 Annex B.4.5.1'),
-    ('202.53.2', 'SNMPv1v2cTransportAddressAccess', 'aggregate', 'sub', None, None, 'eRouter-I12 Annex B.4.5.2'),
-    ('202.53.2.1', 'SNMPv1v2cTransportAddress', 'ipv4_or_ipv6+port_u16', 'alt:6,18', None, None, 'eRouter-I12 Annex B.4.5.2.1'),
-    ('202.53.2.2', 'SNMPv1v2cTransportAddressMask', 'ipv4_or_ipv6+port_u16', 'alt:6,18', None, None, 'eRouter-I12 Annex B.4.5.2.2'),
-    ('202.53.3', 'SNMPv1v2cAccessViewType', 'uint8', 'fixed:1', (1, 2), None, 'eRouter-I12 Annex B.4.5.3'),
-    ('202.53.4', 'SNMPv1v2cAccessViewName', 'string', 'var', None, None, 'eRouter-I12 Annex B.4.5.4'),
-    ('202.54', 'SNMPv3AccessViewConfiguration', 'aggregate', 'sub', None, None, 'eRouter-I12 Annex B.4.6'),
-    ('202.54.1', 'SNMPv3AccessViewName', 'string', 'var', None, None, 'eRouter-I12 Annex B.4.6.1'),
-    ('202.54.2', 'SNMPv3AccessViewSubtree', 'ber_oid', 'var', None, None, 'eRouter-I12 Annex B.4.6.2'),
-    ('202.54.3', 'SNMPv3AccessViewMask', 'bytes', 'var', None, (2, 2), 'eRouter-I12 Annex B.4.6.3'),
-    ('202.54.4', 'SNMPv3AccessViewType', 'uint8', 'fixed:1', (1, 2), None, 'eRouter-I12 Annex B.4.6.4'),
-    ('217', 'EstbSettings', 'aggregate', 'sub', None, None, 'eDOCSIS-I30 5.2.8.1'),
-    ('217.1', 'IpModeControl', 'uint8', 'fixed:1', (0, 2), None, 'HOST2.1-I17 15.2.6'),
-    ('217.53', 'Snmpv1v2Settings', 'aggregate', 'sub', None, None, 'HOST2.1-I17 15.2.1'),
-    ('217.53.1', 'Snmpv1v2CommunityName', 'string', 'var', None, (1, 32), 'HOST2.1-I17 15.2.1.1'),
-    ('254', 'MtaConfigDelimiter', 'uint8', 'fixed:1', (1, 255), None, 'PKT-SP-PROV1.5-I04 Chapter 9.1'),
-    ('255', '/*EndOfDataMkr*/', 'end_of_data', 'none', None, None, 'MULPIv3.0-I24 Annex C.1.2.1'),
-)
+ROWS = """\
+0|/* Pad */|pad|none|||
+1|DownstreamFrequency|uint32|fixed:4|88000000..1008000000||MULPIv3.0-I24 Annex C.1.1.1
+2|UpstreamChannelId|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.1.1.2
+3|NetworkAccess|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.3
+4|ClassOfService|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.4
+4.1|ClassID|uint8|fixed:1|1..16||MULPIv3.0-I24 Annex C.1.1.4.1
+4.2|MaxRateDown|uint32|fixed:4|0..1334880000||MULPIv3.0-I24 Annex C.1.1.4.2
+4.3|MaxRateUp|uint32|fixed:4|0..183900000||MULPIv3.0-I24 Annex C.1.1.4.3
+4.4|PriorityUp|uint8|fixed:1|0..7||MULPIv3.0-I24 Annex C.1.1.4.4
+4.5|GuaranteedUp|uint32|fixed:4|0..183900000||MULPIv3.0-I24 Annex C.1.1.4.5
+4.6|MaxBurstUp|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.1.1.4.6
+4.7|PrivacyEnable|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.4.7
+5|ModemCapabilities|aggregate|sub|||MULPIv3.0-I24 Annex C.1.3.1
+5.1|ConcatenationSupport|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.1
+5.2|ModemDocsisVersion|uint8|fixed:1|0..3||MULPIv3.0-I24 Annex C.1.3.1.2
+5.3|FragmentationSupport|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.3
+5.4|PHSSupport|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.4
+5.5|IGMPSupport|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.5
+5.6|BaselinePrivacySupport|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.6
+5.7|DownstreamSAIDSupport|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.1.3.1.7
+5.8|UpstreamSIDSupport|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.1.3.1.8
+5.9|OptionalFilteringSupport|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.3.1.9
+5.10|TransmitPreEqualizerTapsPerModulationInterval|uint8|fixed:1|1..4||MULPIv3.0-I24 Annex C.1.3.1.10
+5.11|NumberofTransmitEqualizerTaps|uint8|fixed:1|8..64||MULPIv3.0-I24 Annex C.1.3.1.11
+5.12|DCCSupport|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.12
+5.13|IPFiltersSupport|uint16|fixed:2|64..65535||MULPIv3.0-I24 Annex C.1.3.1.13
+5.14|LLCFiltersSupport|uint16|fixed:2|10..65535||MULPIv3.0-I24 Annex C.1.3.1.14
+5.15|ExpandedUnicastSIDSpace|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.15
+5.16|RangingHoldOffSupport|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.3.1.16
+5.17|L2VPNCapability|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.17
+5.18|L2VPNeSAFEHostCapability|bytes|var|||MULPIv3.0-I24 Annex C.1.3.1.18
+5.19|DUTFilteringSupport|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.19
+5.20|UpstreamFrequencyRangeSupport|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.20
+5.21|UpstreamSymbolRateSupport|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.3.1.21
+5.22|SelectableActiveCodeMode2Support|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.22
+5.23|CodeHoppingMode2Support|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.23
+5.24|MultipleTransmitChannelSupport|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.3.1.24
+5.25|M512MspsUpstreamTransmitChannel|uint8|fixed:1|||MULPIv3.0-I24 Aneex C.1.3.1.25
+5.26|M256MspsUpstreamTransmitChannel|uint8|fixed:1|||MULPIv3.0-I24 Aneex C.1.3.1.26
+5.27|TotalSIDClusterSupport|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.3.1.27
+5.28|SIDClustersPerServiceFlow|uint8|fixed:1|2..8||MULPIv3.0-I24 Annex C.1.3.1.28
+5.29|MultipleReceiveChannelSupport|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.3.1.29
+5.30|TotalDownstreamServiceIDSupport|uint8|fixed:1|32..255||MULPIv3.0-I24 Annex C.1.3.1.30
+5.31|ResequencingDownstreamServiceID|uint8|fixed:1|16..255||MULPIv3.0-I24 Annex C.1.3.1.31
+5.32|MulticastDownstreamServiceID|uint8|fixed:1|16..255||MULPIv3.0-I24 Annex C.1.3.1.32
+5.33|MulticastDSIDForwarding|uint8|fixed:1|0..2||MULPIv3.0-I24 Annex C.1.3.1.33
+5.34|FrameControlTypeForwarding|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.34
+5.35|DPVCapability|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.3.1.35
+5.36|UnsolicitedGrantServiceSupport|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.3.1.36
+5.37|MAPandUCDReceiptSupport|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.37
+5.38|UpstreamDropClassifierSupport|uint16|fixed:2|64..65535||MULPIv3.0-I24 Annex C.1.3.1.38
+5.39|IPv6Support|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.39
+5.40|ExtendedUpstreamTransmitPower|uint8|fixed:1|0..244||MULPIv3.0-I24 Annex C.1.3.1.40
+5.41|MPLSClassificationSupport|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.3.1.41
+5.42|DONUCapabilitiesEncoding|bytes|var|||MULPIv3.0-I24 Annex C.1.3.1.42
+5.44|EnergyManagementCapabilities|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.3.1.43
+5.45|CDOCSISCapabilityEncoding|bytes|var|||MULPIv3.0-I24 Annex C.1.3.1.44
+5.46|CMSTATUSACK|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.3.1.45
+6|CmMic|md5_digest|fixed:16|||MULPIv3.0-I24 Annex C.1.1.5
+7|CmtsMic|md5_digest|fixed:16|||MULPIv3.0-I24 Annex C.1.1.6
+9|SwUpgradeFilename|string|var|||MULPIv3.0-I24 Annex C.1.2.3
+10|SnmpWriteControl|ber_oid+uint8|var|||MULPIv3.0-I24 Annex C.1.2.4
+11|SnmpMibObject|snmp_varbind_ber|var|||MULPIv3.0-I24 Annex C.1.2.5
+12|ModemIPAddress|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.1.3.3
+14|CpeMacAddress|mac|fixed:6|||MULPIv3.0-I24 Annex C.1.2.6
+17|BaselinePrivacy|aggregate|sub|||SECv3.0-I15 Annex A.1.1.1
+17.1|AuthTimeout|uint32|fixed:4|1..30||SECv3.0-I15 Annex A.1.1.1.1
+17.2|ReAuthTimeout|uint32|fixed:4|1..30||SECv3.0-I15 Annex A.1.1.1.2
+17.3|AuthGraceTime|uint32|fixed:4|1..6047999||SECv3.0-I15 Annex A.1.1.1.3
+17.4|OperTimeout|uint32|fixed:4|1..10||SECv3.0-I15 Annex A.1.1.1.4
+17.5|ReKeyTimeout|uint32|fixed:4|1..10||SECv3.0-I15 Annex A.1.1.1.5
+17.6|TEKGraceTime|uint32|fixed:4|1..302399||SECv3.0-I15 Annex A.1.1.1.6
+17.7|AuthRejectTimeout|uint32|fixed:4|1..600||SECv3.0-I15 Annex A.1.1.1.7
+17.8|SAMapWaitTimeout|uint32|fixed:4|1..10||SECv3.0-I15 Annex A.1.1.1.8
+17.9|SAMapMaxRetries|uint32|fixed:4|0..10||SECv3.0-I15 Annex A.1.1.1.9
+18|MaxCPE|uint8|fixed:1|1..254||MULPIv3.0-I24 Annex C.1.1.7
+19|TftpTimestamp|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.1.1.8
+20|TftpModemAddress|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.1.1.9
+21|SwUpgradeServer|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.1.2.7
+22|UsPacketClass|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.1
+22.1|ClassifierRef|uint8|fixed:1|1..255||MULPIv3.0-I24 Annex C.2.1.4.1
+22.2|ClassifierId|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.1.4.2
+22.3|ServiceFlowRef|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.1.4.3
+22.4|ServiceFlowId|uint32|fixed:4|1..4294967295||MULPIv3.0-I24 Annex C.2.1.4.4
+22.5|RulePriority|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.1.4.5
+22.6|ActivationState|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.2.1.4.6
+22.7|DscAction|uint8|fixed:1|0..2||MULPIv3.0-I24 Annex C.2.1.4.7
+22.9|IpPacketClassifier|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.6
+22.9.1|IpTos|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.6.1
+22.9.2|IpProto|uint16|fixed:2|0..257||MULPIv3.0-I24 Annex C.2.1.6.2
+22.9.3|IpSrcAddr|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.3
+22.9.4|IpSrcMask|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.4
+22.9.5|IpDstAddr|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.5
+22.9.6|IpDstMask|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.6
+22.9.7|SrcPortStart|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.1.7.1
+22.9.8|SrcPortEnd|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.1.7.2
+22.9.9|DstPortStart|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.1.7.3
+22.9.10|DstPortEnd|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.1.7.4
+22.10|LLCPacketClassifier|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.8
+22.10.1|DstMacAddress|mac+mask|fixed:12|||MULPIv3.0-I24 Annex C.2.1.8.1
+22.10.2|SrcMacAddress|mac|fixed:6|||MULPIv3.0-I24 Annex C.2.1.8.2
+22.10.3|EtherType|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.8.3
+22.11|IEEE802Classifier|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.9
+22.11.1|UserPriority|uint8_list|n*1|||MULPIv3.0-I24 Annex C.2.1.9.1
+22.11.2|VlanID|uint16|fixed:2|0..4096||MULPIv3.0-I24 Annex C.2.1.9.2
+22.12|PcIPv6PacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.10
+22.12.1|PcIPv6TrafficClassRangeAndMask|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.10.1
+22.12.2|PcIPv6FlowLabel|bytes|var||4..4|MULPIv3.0-I24 Annex C.2.1.10.2
+22.12.3|PcIPv6NextHeaderType|uint16|fixed:2|0..257||MULPIv3.0-I24 Annex C.2.1.10.3
+22.12.4|PcIPv6SourceAddress|ipv6|fixed:16|||MULPIv3.0-I24 Annex C.2.1.10.4
+22.12.5|PcIPv6SourcePrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.2.1.10.5
+22.12.6|PcIPv6DestAddress|ipv6|fixed:16|||MULPIv3.0-I24 Annex C.2.1.10.6
+22.12.7|PcIPv6DestPrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.2.1.10.7
+22.13|PcCMIMEncoding|bytes|var|||MULPIv3.0-I24 Annex C.2.1.4.8
+22.14|STagCTagFrameClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.13
+22.14.1|STPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.1
+22.14.2|SVID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.2
+22.14.3|SPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.3
+22.14.4|SDEI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.4
+22.14.5|CTPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.5
+22.14.6|CVID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.6
+22.14.7|CPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.7
+22.14.8|CCFI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.8
+22.14.9|STCI|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.9
+22.14.10|CTCI|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.10
+22.15|IEEE8021ahPacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.14
+22.15.1|ITPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.1
+22.15.2|ISID|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.14.2
+22.15.3|ITCI|bytes|var||5..5|MULPIv3.0-I24 Annex C.2.1.14.3
+22.15.4|IPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.4
+22.15.5|IDEI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.5
+22.15.6|IUCA|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.6
+22.15.7|BTPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.7
+22.15.8|BTCI|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.8
+22.15.9|BPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.9
+22.15.10|BDEI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.10
+22.15.11|BVID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.11
+22.15.12|BDA|mac|fixed:6|||MULPIv3.0-I24 Annex C.2.1.14.12
+22.15.13|BSA|mac|fixed:6|||MULPIv3.0-I24 Annex C.2.1.14.13
+22.16|ICMPv4ICMPv6PacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.12
+22.16.1|ICMPv4ICMPv6TypeStart|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.1.12.1
+22.16.2|ICMPv4ICMPv6TypeEnd|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.1.12.2
+22.17|MPLSClassificationEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.15
+22.17.1|MPLSTCbits|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.15.1
+22.17.2|MPLSLabel|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.15.2
+22.43|VendorSpecific|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.11
+22.43.1|CMLoadBalancingPolicyID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.1
+22.43.2|CMLoadBalancingPriority|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.2
+22.43.3|CMLoadBalancingGroupID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.3
+22.43.4|CMRangingClassIDExtension|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.4
+22.43.5|L2VPNEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.5
+22.43.5.1|VPNIdentifier|bytes|var||4..255|L2VPN-I13 Annex B.3.1
+22.43.5.2|NSIEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2
+22.43.5.2.1|ServiceMultiplexingValueOther|empty|fixed:0|||L2VPN-I13 Annex B.3.2
+22.43.5.2.2|NSIEncapsulationSingleQTag|uint16|fixed:2|0..4096||L2VPN-I13 Annex B.3.2
+22.43.5.2.3|NSIEncapsulationDualQTag|dual_qtag|fixed:4|||L2VPN-I13 Annex B.3.2
+22.43.5.2.4|ServiceMultiplexingValueMPLSPW|aggregate|sub|||L2VPN-I13 Annex B.3.2
+22.43.5.2.4.1|MPLSPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+22.43.5.2.4.2|MPLSPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+22.43.5.2.4.3|MPLSPseudowireType|uint8|fixed:1|||L2VPN-I13 Annex B.3.2
+22.43.5.2.4.4|MPLSBackupPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+22.43.5.2.4.5|MPLSBackupPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+22.43.5.2.5|ServiceMultiplexingValueL2TPv3Peer|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+22.43.5.2.6|IEEE8021ahEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2.2
+22.43.5.2.6.1|ITCIEncapsulation|bytes|var||4..4|L2VPN-I13 Annex B.3.2.2.1
+22.43.5.2.6.2|BDAEncapsulation|bytes|var||6..6|L2VPN-I13 Annex B.3.2.2.2
+22.43.5.2.6.3|BTCIEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.3
+22.43.5.2.6.4|ITPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.4
+22.43.5.2.6.5|IPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.5
+22.43.5.2.6.6|IDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.6
+22.43.5.2.6.7|IUCAEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.7
+22.43.5.2.6.8|ISIDEncapsulation|bytes|var||3..3|L2VPN-I13 Annex B.3.2.2.8
+22.43.5.2.6.9|BTPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.9
+22.43.5.2.6.10|BPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.10
+22.43.5.2.6.11|BDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.11
+22.43.5.2.6.12|BVIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.11
+22.43.5.2.8|ServiceMultiplexingValueIEEE8021adSTPID|bytes|var||2..2|L2VPN-I13 Annex B.3.2.1
+22.43.5.3|eSAFEDHCPSnooping|bytes|var|||L2VPN-I13 Annex B.3.3
+22.43.5.4|CMInterfaceMaskCMIMSubtype|bytes|var|||L2VPN-I13 Annex B.3.4
+22.43.5.5|AttachmentGroupID|bytes|var|||L2VPN-I13 Annex B.3.5
+22.43.5.6|SourceAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.6
+22.43.5.7|TargetAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.7
+22.43.5.8|IngressUserPriority|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.8
+22.43.5.9|UserPriorityRange|uint8_list|n*1|||L2VPN-I13 Annex B.3.9
+22.43.5.10|L2VPNSADescriptorSubtype|bytes|var||14..14|L2VPN-I13 Annex B.3.10
+22.43.5.12|PseudowireType|uint8|fixed:1|4..5||L2VPN-I13 Annex B.3.13
+22.43.5.13|L2VPNMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.14
+22.43.5.14|TPIDTranslation|aggregate|sub|||L2VPN-I13 Annex B.3.15
+22.43.5.14.1|UpstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+22.43.5.14.2|DownstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+22.43.5.14.3|UpstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+22.43.5.14.4|DownstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+22.43.5.14.5|UpstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+22.43.5.14.6|DownstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+22.43.5.14.7|UpstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+22.43.5.14.8|DownstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+22.43.5.15|L2CPProcessing|aggregate|sub|||L2VPN-I13 Annex B.3.16
+22.43.5.15.1|L2CPTunnelMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.16.1
+22.43.5.15.2|L2CPDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+22.43.5.15.3|L2CPOverwrotingDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+22.43.5.16|DACDisableEnableConfiguration|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.17
+22.43.5.18|PseudowireClass|bytes|var|||L2VPN-I13 Annex B.3.18
+22.43.5.19|ServiceDelimiter|aggregate|sub|||L2VPN-I13 Annex B.3.19
+22.43.5.19.1|CVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.1
+22.43.5.19.2|SVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.2
+22.43.5.19.3|ISIDDelimiter|bytes|var||3..3|L2VPN-I13 Annex B.3.19.3
+22.43.5.19.4|BVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.4
+22.43.5.20|VirtualSwitchInstanceEncoding|aggregate|sub|||L2VPN-I13 Annex B.3.20
+22.43.5.20.1|VPLSClass|bytes|var|||L2VPN-I13 Annex B.3.20.1
+22.43.5.20.2|ETreeRole|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.20.2
+22.43.5.20.3|ETreeRootVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.3
+22.43.5.20.4|ETreeLeafVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.4
+22.43.5.21|BGPAttribute|aggregate|sub|||L2VPN-I13 Annex B.3.21
+22.43.5.21.1|BGPVPNID|uint32|fixed:4|||L2VPN-I13 Annex B.3.21.1
+22.43.5.21.2|RouteDistinguisher|bytes|var||8..8|L2VPN-I13 Annex B.3.21.2
+22.43.5.21.3|RouteTargetImport|bytes|var|||L2VPN-I13 Annex B.3.21.3
+22.43.5.21.4|RouteTargetExport|bytes|var|||L2VPN-I13 Annex B.3.21.4
+22.43.5.21.5|CEIDVEID|uint16|fixed:2|||L2VPN-I13 Annex B.3.21.5
+22.43.5.23|PseudowireSignaling|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.23
+22.43.5.24|SOAMSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.24
+22.43.5.24.1|MEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.1
+22.43.5.24.1.1|MDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.1.1
+22.43.5.24.1.2|MDName|string|var||2..16|L2VPN-I13 Annex B.3.24.1.2
+22.43.5.24.1.3|MAName|string|var||2..28|L2VPN-I13 Annex B.3.24.1.3
+22.43.5.24.1.4|MEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.1.4
+22.43.5.24.2|RemoteMEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.2
+22.43.5.24.2.1|RemoteMDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.2.1
+22.43.5.24.2.2|RemoteMDName|string|var||2..16|L2VPN-I13 Annex B.3.24.2.2
+22.43.5.24.2.3|RemoteMAName|string|var||2..28|L2VPN-I13 Annex B.3.24.2.3
+22.43.5.24.2.4|RemoteMEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.2.4
+22.43.5.24.3|FaultManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.3
+22.43.5.24.3.1|ContinuityCheckMessages|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.24.3.1
+22.43.5.24.3.2|LoopbackFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.2
+22.43.5.24.3.3|LinktraceFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.3
+22.43.5.24.4|PerformanceManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.4
+22.43.5.24.4.1|FrameDelayMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.1
+22.43.5.24.4.1.1|FrameDelayMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.1
+22.43.5.24.4.1.2|FrameDelayMeasurementOneWayTwoWay|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.2
+22.43.5.24.4.1.3|FrameDelayMeasurementTransmissionPeriodicity|uint16|fixed:2|||L2VPN-I13 Annex B.3.24.4.1.3
+22.43.5.24.4.2|FrameLossMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.2
+22.43.5.24.4.2.1|FrameLossMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.2.1
+22.43.5.24.4.2.2|FrameLossMeasurementTransmissionPeriodicity|uint8|fixed:1|||L2VPN-I13 Annex B.3.24.4.2.2
+22.43.5.26|L2VPNDSID|uint24|fixed:3|1..1048575||L2VPN-I13 Annex B.3.26
+22.43.5.43|VendorSpecificL2VPNSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.11
+22.43.5.43.8|VendorIdentifier|bytes|var||3..3|L2VPN-I13 Annex B.3.11
+22.43.6|ExtendedCMTSMICConfigurationSetting|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.6
+22.43.6.1|ExtendedCMTSMICHMACtype|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.6.1
+22.43.6.2|ExtendedCMTSMICBitmap|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.2
+22.43.6.3|ExplicitExtendedCMTSMICDigest|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.3
+22.43.7|SAVAuthorizationEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7
+22.43.7.1|SAVGroupName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.7.1
+22.43.7.2|SAVStaticPrefixRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2
+22.43.7.2.1|SAVStaticPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1
+22.43.7.2.2|SAVStaticPrefixLength|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2
+22.43.8|VendorIdentifier|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.11
+22.43.9|CMAttributeMasks|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.8
+22.43.9.1|CMDownstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.1
+22.43.9.2|CMDownstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.2
+22.43.9.3|CMUpstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.3
+22.43.9.4|CMUpstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.4
+22.43.10|IPMulticastJoinAuthorization|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9
+22.43.10.1|IPMulticastProfileName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.9.1
+22.43.10.2|IPMulticastJoinAuthStaticSessionRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2
+22.43.10.2.1|MulticastRulePriority|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1
+22.43.10.2.2|AuthorizationAction|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2
+22.43.10.2.3|SourcePrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3
+22.43.10.2.4|SourcePrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4
+22.43.10.2.5|GroupPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5
+22.43.10.2.6|GroupPrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6
+22.43.10.3|MaximumMulticastSessions|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.9.3
+22.43.11|ServiceTypeIdentifier|string|var||1..16|MULPIv3.0-I24 Annex C.1.1.18.1.10
+22.43.12|DEMARCAutoConfiguration|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.11
+22.43.12.1|DACDisableEnableConfig|uint8|fixed:1|0..1||DEMARCv1.0-I04 Annex B.1
+22.43.12.2|CMIMEncoding|bytes|var|||DEMARCv1.0-I04 Annex B.2
+22.43.12.3|UpstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.3
+22.43.12.4|DownstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.4
+23|DsPacketClass|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.3
+23.1|ClassifierRef|uint8|fixed:1|1..255||MULPIv3.0-I24 Annex C.2.1.4.1
+23.2|ClassifierId|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.1.4.2
+23.3|ServiceFlowRef|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.1.4.3
+23.4|ServiceFlowId|uint32|fixed:4|1..4294967295||MULPIv3.0-I24 Annex C.2.1.4.4
+23.5|RulePriority|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.1.4.5
+23.6|ActivationState|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.2.1.4.6
+23.7|DscAction|uint8|fixed:1|0..2||MULPIv3.0-I24 Annex C.2.1.4.7
+23.9|IpPacketClassifier|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.6
+23.9.1|IpTos|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.6.1
+23.9.2|IpProto|uint16|fixed:2|0..257||MULPIv3.0-I24 Annex C.2.1.6.2
+23.9.3|IpSrcAddr|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.3
+23.9.4|IpSrcMask|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.4
+23.9.5|IpDstAddr|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.5
+23.9.6|IpDstMask|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.6
+23.9.7|SrcPortStart|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.1.7.1
+23.9.8|SrcPortEnd|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.1.7.2
+23.9.9|DstPortStart|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.1.7.3
+23.9.10|DstPortEnd|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.1.7.4
+23.10|LLCPacketClassifier|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.8
+23.10.1|DstMacAddress|mac+mask|fixed:12|||MULPIv3.0-I24 Annex C.2.1.8.1
+23.10.2|SrcMacAddress|mac|fixed:6|||MULPIv3.0-I24 Annex C.2.1.8.2
+23.10.3|EtherType|bytes|var||0..3|MULPIv3.0-I24 Annex C.2.1.8.3
+23.11|IEEE802Classifier|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.9
+23.11.1|UserPriority|uint8_list|n*1|||MULPIv3.0-I24 Annex C.2.1.9.1
+23.11.2|VlanID|uint16|fixed:2|||MULPIv3.0-I24 Annex C.2.1.9.2
+23.12|PcIPv6PacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.10
+23.12.1|PcIPv6TrafficClassRangeAndMask|bytes|var|||MULPIv3.0-I24 Annex C.2.1.10.1
+23.12.2|PcIPv6FlowLabel|bytes|var||4..4|MULPIv3.0-I24 Annex C.2.1.10.2
+23.12.3|PcIPv6NextHeaderType|uint16|fixed:2|0..257||MULPIv3.0-I24 Annex C.2.1.10.3
+23.12.4|PcIPv6SourceAddress|ipv6|fixed:16|||MULPIv3.0-I24 Annex C.2.1.10.4
+23.12.5|PcIPv6SourcePrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.2.1.10.5
+23.12.6|PcIPv6DestAddress|ipv6|fixed:16|||MULPIv3.0-I24 Annex C.2.1.10.6
+23.12.7|PcIPv6DestPrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.2.1.10.7
+23.13|PcCMIMEncoding|bytes|var|||DsPacketClass CMIM (Needed for ALU DPOE)
+23.14|STagCTagFrameClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.13
+23.14.1|STPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.1
+23.14.2|SVID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.2
+23.14.3|SPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.3
+23.14.4|SDEI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.4
+23.14.5|CTPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.5
+23.14.6|CVID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.6
+23.14.7|CPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.7
+23.14.8|CCFI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.8
+23.14.9|STCI|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.9
+23.14.10|CTCI|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.10
+23.15|IEEE8021ahPacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.14
+23.15.1|ITPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.1
+23.15.2|ISID|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.14.2
+23.15.3|ITCI|bytes|var||5..5|MULPIv3.0-I24 Annex C.2.1.14.3
+23.15.4|IPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.4
+23.15.5|IDEI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.5
+23.15.6|IUCA|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.6
+23.15.7|BTPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.7
+23.15.8|BTCI|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.8
+23.15.9|BPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.9
+23.15.10|BDEI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.10
+23.15.11|BVID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.11
+23.15.12|BDA|mac|fixed:6|||MULPIv3.0-I24 Annex C.2.1.14.12
+23.15.13|BSA|mac|fixed:6|||MULPIv3.0-I24 Annex C.2.1.14.13
+23.16|ICMPv4ICMPv6PacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.12
+23.16.1|ICMPv4ICMPv6TypeStart|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.1.12.1
+23.16.2|ICMPv4ICMPv6TypeEnd|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.1.12.2
+23.17|MPLSClassificationEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.15
+23.17.1|MPLSTCbits|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.15.1
+23.17.2|MPLSLabel|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.15.2
+23.43|VendorSpecific|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.11
+23.43.1|CMLoadBalancingPolicyID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.1
+23.43.2|CMLoadBalancingPriority|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.2
+23.43.3|CMLoadBalancingGroupID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.3
+23.43.4|CMRangingClassIDExtension|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.4
+23.43.5|L2VPNEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.5
+23.43.5.1|VPNIdentifier|bytes|var||4..255|L2VPN-I13 Annex B.3.1
+23.43.5.2|NSIEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2
+23.43.5.2.1|ServiceMultiplexingValueOther|empty|fixed:0|||L2VPN-I13 Annex B.3.2
+23.43.5.2.2|NSIEncapsulationSingleQTag|uint16|fixed:2|0..4096||L2VPN-I13 Annex B.3.2
+23.43.5.2.3|NSIEncapsulationDualQTag|dual_qtag|fixed:4|||L2VPN-I13 Annex B.3.2
+23.43.5.2.4|ServiceMultiplexingValueMPLSPW|aggregate|sub|||L2VPN-I13 Annex B.3.2
+23.43.5.2.4.1|MPLSPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+23.43.5.2.4.2|MPLSPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+23.43.5.2.4.3|MPLSPseudowireType|uint8|fixed:1|||L2VPN-I13 Annex B.3.2
+23.43.5.2.4.4|MPLSBackupPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+23.43.5.2.4.5|MPLSBackupPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+23.43.5.2.5|ServiceMultiplexingValueL2TPv3Peer|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+23.43.5.2.6|IEEE8021ahEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2.2
+23.43.5.2.6.1|ITCIEncapsulation|bytes|var||4..4|L2VPN-I13 Annex B.3.2.2.1
+23.43.5.2.6.2|BDAEncapsulation|bytes|var||6..6|L2VPN-I13 Annex B.3.2.2.2
+23.43.5.2.6.3|BTCIEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.3
+23.43.5.2.6.4|ITPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.4
+23.43.5.2.6.5|IPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.5
+23.43.5.2.6.6|IDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.6
+23.43.5.2.6.7|IUCAEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.7
+23.43.5.2.6.8|ISIDEncapsulation|bytes|var||3..3|L2VPN-I13 Annex B.3.2.2.8
+23.43.5.2.6.9|BTPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.9
+23.43.5.2.6.10|BPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.10
+23.43.5.2.6.11|BDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.11
+23.43.5.2.6.12|BVIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.11
+23.43.5.2.8|ServiceMultiplexingValueIEEE8021adSTPID|bytes|var||2..2|L2VPN-I13 Annex B.3.2.1
+23.43.5.3|eSAFEDHCPSnooping|bytes|var|||L2VPN-I13 Annex B.3.3
+23.43.5.4|CMInterfaceMaskCMIMSubtype|bytes|var|||L2VPN-I13 Annex B.3.4
+23.43.5.5|AttachmentGroupID|bytes|var|||L2VPN-I13 Annex B.3.5
+23.43.5.6|SourceAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.6
+23.43.5.7|TargetAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.7
+23.43.5.8|IngressUserPriority|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.8
+23.43.5.9|UserPriorityRange|uint8_list|n*1|||L2VPN-I13 Annex B.3.9
+23.43.5.10|L2VPNSADescriptorSubtype|bytes|var||14..14|L2VPN-I13 Annex B.3.10
+23.43.5.12|PseudowireType|uint8|fixed:1|4..5||L2VPN-I13 Annex B.3.13
+23.43.5.13|L2VPNMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.14
+23.43.5.14|TPIDTranslation|aggregate|sub|||L2VPN-I13 Annex B.3.15
+23.43.5.14.1|UpstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+23.43.5.14.2|DownstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+23.43.5.14.3|UpstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+23.43.5.14.4|DownstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+23.43.5.14.5|UpstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+23.43.5.14.6|DownstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+23.43.5.14.7|UpstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+23.43.5.14.8|DownstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+23.43.5.15|L2CPProcessing|aggregate|sub|||L2VPN-I13 Annex B.3.16
+23.43.5.15.1|L2CPTunnelMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.16.1
+23.43.5.15.2|L2CPDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+23.43.5.15.3|L2CPOverwrotingDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+23.43.5.16|DACDisableEnableConfiguration|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.17
+23.43.5.18|PseudowireClass|bytes|var|||L2VPN-I13 Annex B.3.18
+23.43.5.19|ServiceDelimiter|aggregate|sub|||L2VPN-I13 Annex B.3.19
+23.43.5.19.1|CVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.1
+23.43.5.19.2|SVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.2
+23.43.5.19.3|ISIDDelimiter|bytes|var||3..3|L2VPN-I13 Annex B.3.19.3
+23.43.5.19.4|BVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.4
+23.43.5.20|VirtualSwitchInstanceEncoding|aggregate|sub|||L2VPN-I13 Annex B.3.20
+23.43.5.20.1|VPLSClass|bytes|var|||L2VPN-I13 Annex B.3.20.1
+23.43.5.20.2|ETreeRole|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.20.2
+23.43.5.20.3|ETreeRootVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.3
+23.43.5.20.4|ETreeLeafVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.4
+23.43.5.21|BGPAttribute|aggregate|sub|||L2VPN-I13 Annex B.3.21
+23.43.5.21.1|BGPVPNID|uint32|fixed:4|||L2VPN-I13 Annex B.3.21.1
+23.43.5.21.2|RouteDistinguisher|bytes|var||8..8|L2VPN-I13 Annex B.3.21.2
+23.43.5.21.3|RouteTargetImport|bytes|var|||L2VPN-I13 Annex B.3.21.3
+23.43.5.21.4|RouteTargetExport|bytes|var|||L2VPN-I13 Annex B.3.21.4
+23.43.5.21.5|CEIDVEID|uint16|fixed:2|||L2VPN-I13 Annex B.3.21.5
+23.43.5.23|PseudowireSignaling|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.23
+23.43.5.24|SOAMSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.24
+23.43.5.24.1|MEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.1
+23.43.5.24.1.1|MDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.1.1
+23.43.5.24.1.2|MDName|string|var||2..16|L2VPN-I13 Annex B.3.24.1.2
+23.43.5.24.1.3|MAName|string|var||2..28|L2VPN-I13 Annex B.3.24.1.3
+23.43.5.24.1.4|MEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.1.4
+23.43.5.24.2|RemoteMEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.2
+23.43.5.24.2.1|RemoteMDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.2.1
+23.43.5.24.2.2|RemoteMDName|string|var||2..16|L2VPN-I13 Annex B.3.24.2.2
+23.43.5.24.2.3|RemoteMAName|string|var||2..28|L2VPN-I13 Annex B.3.24.2.3
+23.43.5.24.2.4|RemoteMEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.2.4
+23.43.5.24.3|FaultManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.3
+23.43.5.24.3.1|ContinuityCheckMessages|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.24.3.1
+23.43.5.24.3.2|LoopbackFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.2
+23.43.5.24.3.3|LinktraceFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.3
+23.43.5.24.4|PerformanceManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.4
+23.43.5.24.4.1|FrameDelayMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.1
+23.43.5.24.4.1.1|FrameDelayMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.1
+23.43.5.24.4.1.2|FrameDelayMeasurementOneWayTwoWay|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.2
+23.43.5.24.4.1.3|FrameDelayMeasurementTransmissionPeriodicity|uint16|fixed:2|||L2VPN-I13 Annex B.3.24.4.1.3
+23.43.5.24.4.2|FrameLossMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.2
+23.43.5.24.4.2.1|FrameLossMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.2.1
+23.43.5.24.4.2.2|FrameLossMeasurementTransmissionPeriodicity|uint8|fixed:1|||L2VPN-I13 Annex B.3.24.4.2.2
+23.43.5.26|L2VPNDSID|uint24|fixed:3|1..1048575||L2VPN-I13 Annex B.3.26
+23.43.5.43|VendorSpecificL2VPNSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.11
+23.43.5.43.8|VendorIdentifier|bytes|var||3..3|L2VPN-I13 Annex B.3.11
+23.43.6|ExtendedCMTSMICConfigurationSetting|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.6
+23.43.6.1|ExtendedCMTSMICHMACtype|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.6.1
+23.43.6.2|ExtendedCMTSMICBitmap|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.2
+23.43.6.3|ExplicitExtendedCMTSMICDigest|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.3
+23.43.7|SAVAuthorizationEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7
+23.43.7.1|SAVGroupName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.7.1
+23.43.7.2|SAVStaticPrefixRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2
+23.43.7.2.1|SAVStaticPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1
+23.43.7.2.2|SAVStaticPrefixLength|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2
+23.43.8|VendorIdentifier|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.11
+23.43.9|CMAttributeMasks|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.8
+23.43.9.1|CMDownstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.1
+23.43.9.2|CMDownstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.2
+23.43.9.3|CMUpstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.3
+23.43.9.4|CMUpstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.4
+23.43.10|IPMulticastJoinAuthorization|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9
+23.43.10.1|IPMulticastProfileName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.9.1
+23.43.10.2|IPMulticastJoinAuthStaticSessionRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2
+23.43.10.2.1|MulticastRulePriority|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1
+23.43.10.2.2|AuthorizationAction|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2
+23.43.10.2.3|SourcePrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3
+23.43.10.2.4|SourcePrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4
+23.43.10.2.5|GroupPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5
+23.43.10.2.6|GroupPrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6
+23.43.10.3|MaximumMulticastSessions|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.9.3
+23.43.11|ServiceTypeIdentifier|string|var||1..16|MULPIv3.0-I24 Annex C.1.1.18.1.10
+23.43.12|DEMARCAutoConfiguration|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.11
+23.43.12.1|DACDisableEnableConfig|uint8|fixed:1|0..1||DEMARCv1.0-I04 Annex B.1
+23.43.12.2|CMIMEncoding|bytes|var|||DEMARCv1.0-I04 Annex B.2
+23.43.12.3|UpstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.3
+23.43.12.4|DownstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.4
+24|UsServiceFlow|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.5
+24.1|UsServiceFlowRef|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.1
+24.2|UsServiceFlowId|uint32|fixed:4|1..4294967295||MULPIv3.0-I24 Annex C.2.2.5.2
+24.3|ServiceIdentifier|uint16|fixed:2|||MULPIv3.0-I24 Annex C.2.2.5.3
+24.4|ServiceClassName|string_nul|nul||2..16|MULPIv3.0-I24 Annex C.2.2.5.4
+24.6|QosParamSetType|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.2.5.5
+24.7|TrafficPriority|uint8|fixed:1|0..7||MULPIv3.0-I24 Annex C.2.2.7.1
+24.8|MaxRateSustained|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.7.2.1
+24.9|MaxTrafficBurst|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.7.3
+24.10|MinReservedRate|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.7.4
+24.11|MinResPacketSize|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.2.7.5
+24.12|ActQosParamsTimeout|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.2.7.6
+24.13|AdmQosParamsTimeout|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.2.7.7
+24.14|MaxConcatenatedBurst|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.2.8.1
+24.15|SchedulingType|uint8|fixed:1|0..6||MULPIv3.0-I24 Annex C.2.2.8.2
+24.16|RequestOrTxPolicy|bytes|var||4..4|MULPIv3.0-I24 Annex C.2.2.8.3
+24.17|NominalPollInterval|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.8.4
+24.18|ToleratedPollJitter|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.8.5
+24.19|UnsolicitedGrantSize|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.2.8.6
+24.20|NominalGrantInterval|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.8.7
+24.21|ToleratedGrantJitter|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.8.8
+24.22|GrantsPerInterval|uint8|fixed:1|0..127||MULPIv3.0-I24 Annex C.2.2.8.9
+24.23|IpTosOverwrite|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.2.7.9
+24.26|MultipliertoNumberofBytesRequested|uint8|fixed:1|1..16||MULPIv3.0-I24 Annex C.2.2.8.12
+24.27|UpstreamPeakTrafficRate|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.7.10.1
+24.31|ServiceFlowRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.2.2.5.6
+24.32|ServiceFlowForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.2.2.5.7
+24.33|ServiceFlowAttributeAggregationRuleMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.2.2.5.8
+24.34|ApplicationIdentifier|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.5.9
+24.35|BufferControl|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.7.11.1
+24.35.1|MinimumBuffer|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.2.2.7.11.3
+24.35.2|TargetBuffer|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.2.2.7.11.4
+24.35.3|MaximumBuffer|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.2.2.7.11.5
+24.36|UpstreamAggregateServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.10
+24.37|UpstreamMESPReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.11
+24.39|SFtoIATCProfileNameReference|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.7.14
+24.40|AQMEncodings|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.7.12
+24.40.1|SFAQMDisable|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.2.2.7.12.3
+24.40.2|SFAQMLatencyTarget|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.2.7.12.4
+24.40.3|AQMAlgorithm|uint8|fixed:1|0..2||MULPIv3.1-I25 Annex C.2.2.9.15.3
+24.40.4|ImmediateAQMMaxThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.15.4
+24.40.5|ImmediateAQMRangeExponent|uint8|fixed:1|0..25||MULPIv3.1-I25 Annex C.2.2.9.15.5
+24.40.6|LatencyHistogramEncodings|uint16_list|n*2|1..15||MULPIv3.1-I25 Annex C.2.2.9.15.6
+24.41|DataRateUnitSetting|uint8|fixed:1|0..3||MULPIv3.0-I24 Annex C.2.2.7.13.1
+24.43|VendorSpecific|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.11
+24.43.1|CMLoadBalancingPolicyID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.1
+24.43.2|CMLoadBalancingPriority|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.2
+24.43.3|CMLoadBalancingGroupID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.3
+24.43.4|CMRangingClassIDExtension|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.4
+24.43.5|L2VPNEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.5
+24.43.5.1|VPNIdentifier|bytes|var||4..255|L2VPN-I13 Annex B.3.1
+24.43.5.2|NSIEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2
+24.43.5.2.1|ServiceMultiplexingValueOther|empty|fixed:0|||L2VPN-I13 Annex B.3.2
+24.43.5.2.2|NSIEncapsulationSingleQTag|uint16|fixed:2|0..4096||L2VPN-I13 Annex B.3.2
+24.43.5.2.3|NSIEncapsulationDualQTag|dual_qtag|fixed:4|||L2VPN-I13 Annex B.3.2
+24.43.5.2.4|ServiceMultiplexingValueMPLSPW|aggregate|sub|||L2VPN-I13 Annex B.3.2
+24.43.5.2.4.1|MPLSPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+24.43.5.2.4.2|MPLSPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+24.43.5.2.4.3|MPLSPseudowireType|uint8|fixed:1|||L2VPN-I13 Annex B.3.2
+24.43.5.2.4.4|MPLSBackupPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+24.43.5.2.4.5|MPLSBackupPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+24.43.5.2.5|ServiceMultiplexingValueL2TPv3Peer|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+24.43.5.2.6|IEEE8021ahEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2.2
+24.43.5.2.6.1|ITCIEncapsulation|bytes|var||4..4|L2VPN-I13 Annex B.3.2.2.1
+24.43.5.2.6.2|BDAEncapsulation|bytes|var||6..6|L2VPN-I13 Annex B.3.2.2.2
+24.43.5.2.6.3|BTCIEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.3
+24.43.5.2.6.4|ITPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.4
+24.43.5.2.6.5|IPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.5
+24.43.5.2.6.6|IDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.6
+24.43.5.2.6.7|IUCAEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.7
+24.43.5.2.6.8|ISIDEncapsulation|bytes|var||3..3|L2VPN-I13 Annex B.3.2.2.8
+24.43.5.2.6.9|BTPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.9
+24.43.5.2.6.10|BPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.10
+24.43.5.2.6.11|BDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.11
+24.43.5.2.6.12|BVIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.11
+24.43.5.2.8|ServiceMultiplexingValueIEEE8021adSTPID|bytes|var||2..2|L2VPN-I13 Annex B.3.2.1
+24.43.5.3|eSAFEDHCPSnooping|bytes|var|||L2VPN-I13 Annex B.3.3
+24.43.5.4|CMInterfaceMaskCMIMSubtype|bytes|var|||L2VPN-I13 Annex B.3.4
+24.43.5.5|AttachmentGroupID|bytes|var|||L2VPN-I13 Annex B.3.5
+24.43.5.6|SourceAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.6
+24.43.5.7|TargetAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.7
+24.43.5.8|IngressUserPriority|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.8
+24.43.5.9|UserPriorityRange|uint8_list|n*1|||L2VPN-I13 Annex B.3.9
+24.43.5.10|L2VPNSADescriptorSubtype|bytes|var||14..14|L2VPN-I13 Annex B.3.10
+24.43.5.12|PseudowireType|uint8|fixed:1|4..5||L2VPN-I13 Annex B.3.13
+24.43.5.13|L2VPNMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.14
+24.43.5.14|TPIDTranslation|aggregate|sub|||L2VPN-I13 Annex B.3.15
+24.43.5.14.1|UpstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+24.43.5.14.2|DownstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+24.43.5.14.3|UpstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+24.43.5.14.4|DownstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+24.43.5.14.5|UpstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+24.43.5.14.6|DownstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+24.43.5.14.7|UpstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+24.43.5.14.8|DownstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+24.43.5.15|L2CPProcessing|aggregate|sub|||L2VPN-I13 Annex B.3.16
+24.43.5.15.1|L2CPTunnelMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.16.1
+24.43.5.15.2|L2CPDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+24.43.5.15.3|L2CPOverwrotingDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+24.43.5.16|DACDisableEnableConfiguration|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.17
+24.43.5.18|PseudowireClass|bytes|var|||L2VPN-I13 Annex B.3.18
+24.43.5.19|ServiceDelimiter|aggregate|sub|||L2VPN-I13 Annex B.3.19
+24.43.5.19.1|CVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.1
+24.43.5.19.2|SVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.2
+24.43.5.19.3|ISIDDelimiter|bytes|var||3..3|L2VPN-I13 Annex B.3.19.3
+24.43.5.19.4|BVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.4
+24.43.5.20|VirtualSwitchInstanceEncoding|aggregate|sub|||L2VPN-I13 Annex B.3.20
+24.43.5.20.1|VPLSClass|bytes|var|||L2VPN-I13 Annex B.3.20.1
+24.43.5.20.2|ETreeRole|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.20.2
+24.43.5.20.3|ETreeRootVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.3
+24.43.5.20.4|ETreeLeafVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.4
+24.43.5.21|BGPAttribute|aggregate|sub|||L2VPN-I13 Annex B.3.21
+24.43.5.21.1|BGPVPNID|uint32|fixed:4|||L2VPN-I13 Annex B.3.21.1
+24.43.5.21.2|RouteDistinguisher|bytes|var||8..8|L2VPN-I13 Annex B.3.21.2
+24.43.5.21.3|RouteTargetImport|bytes|var|||L2VPN-I13 Annex B.3.21.3
+24.43.5.21.4|RouteTargetExport|bytes|var|||L2VPN-I13 Annex B.3.21.4
+24.43.5.21.5|CEIDVEID|uint16|fixed:2|||L2VPN-I13 Annex B.3.21.5
+24.43.5.23|PseudowireSignaling|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.23
+24.43.5.24|SOAMSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.24
+24.43.5.24.1|MEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.1
+24.43.5.24.1.1|MDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.1.1
+24.43.5.24.1.2|MDName|string|var||2..16|L2VPN-I13 Annex B.3.24.1.2
+24.43.5.24.1.3|MAName|string|var||2..28|L2VPN-I13 Annex B.3.24.1.3
+24.43.5.24.1.4|MEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.1.4
+24.43.5.24.2|RemoteMEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.2
+24.43.5.24.2.1|RemoteMDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.2.1
+24.43.5.24.2.2|RemoteMDName|string|var||2..16|L2VPN-I13 Annex B.3.24.2.2
+24.43.5.24.2.3|RemoteMAName|string|var||2..28|L2VPN-I13 Annex B.3.24.2.3
+24.43.5.24.2.4|RemoteMEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.2.4
+24.43.5.24.3|FaultManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.3
+24.43.5.24.3.1|ContinuityCheckMessages|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.24.3.1
+24.43.5.24.3.2|LoopbackFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.2
+24.43.5.24.3.3|LinktraceFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.3
+24.43.5.24.4|PerformanceManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.4
+24.43.5.24.4.1|FrameDelayMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.1
+24.43.5.24.4.1.1|FrameDelayMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.1
+24.43.5.24.4.1.2|FrameDelayMeasurementOneWayTwoWay|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.2
+24.43.5.24.4.1.3|FrameDelayMeasurementTransmissionPeriodicity|uint16|fixed:2|||L2VPN-I13 Annex B.3.24.4.1.3
+24.43.5.24.4.2|FrameLossMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.2
+24.43.5.24.4.2.1|FrameLossMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.2.1
+24.43.5.24.4.2.2|FrameLossMeasurementTransmissionPeriodicity|uint8|fixed:1|||L2VPN-I13 Annex B.3.24.4.2.2
+24.43.5.26|L2VPNDSID|uint24|fixed:3|1..1048575||L2VPN-I13 Annex B.3.26
+24.43.5.43|VendorSpecificL2VPNSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.11
+24.43.5.43.8|VendorIdentifier|bytes|var||3..3|L2VPN-I13 Annex B.3.11
+24.43.6|ExtendedCMTSMICConfigurationSetting|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.6
+24.43.6.1|ExtendedCMTSMICHMACtype|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.6.1
+24.43.6.2|ExtendedCMTSMICBitmap|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.2
+24.43.6.3|ExplicitExtendedCMTSMICDigest|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.3
+24.43.7|SAVAuthorizationEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7
+24.43.7.1|SAVGroupName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.7.1
+24.43.7.2|SAVStaticPrefixRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2
+24.43.7.2.1|SAVStaticPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1
+24.43.7.2.2|SAVStaticPrefixLength|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2
+24.43.8|VendorIdentifier|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.11
+24.43.9|CMAttributeMasks|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.8
+24.43.9.1|CMDownstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.1
+24.43.9.2|CMDownstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.2
+24.43.9.3|CMUpstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.3
+24.43.9.4|CMUpstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.4
+24.43.10|IPMulticastJoinAuthorization|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9
+24.43.10.1|IPMulticastProfileName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.9.1
+24.43.10.2|IPMulticastJoinAuthStaticSessionRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2
+24.43.10.2.1|MulticastRulePriority|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1
+24.43.10.2.2|AuthorizationAction|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2
+24.43.10.2.3|SourcePrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3
+24.43.10.2.4|SourcePrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4
+24.43.10.2.5|GroupPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5
+24.43.10.2.6|GroupPrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6
+24.43.10.3|MaximumMulticastSessions|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.9.3
+24.43.11|ServiceTypeIdentifier|string|var||1..16|MULPIv3.0-I24 Annex C.1.1.18.1.10
+24.43.12|DEMARCAutoConfiguration|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.11
+24.43.12.1|DACDisableEnableConfig|uint8|fixed:1|0..1||DEMARCv1.0-I04 Annex B.1
+24.43.12.2|CMIMEncoding|bytes|var|||DEMARCv1.0-I04 Annex B.2
+24.43.12.3|UpstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.3
+24.43.12.4|DownstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.4
+24.44|GuaranteedGrantInterval|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.10.13
+24.45|GuaranteedGrantRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.10.14
+24.46|GuaranteedRequestInterval|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.10.15
+24.48|AbsoluteQueueDepthRequestEnable|uint8|fixed:1|0..1||MULPIv3.1-I25 Annex C.2.2.10.17
+24.49|PGSActivityDetectionDisable|uint8|fixed:1|0..1||MULPIv3.1-I25 Annex C.2.2.10.16
+25|DsServiceFlow|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.5
+25.1|DsServiceFlowRef|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.1
+25.2|DsServiceFlowId|uint32|fixed:4|1..4294967295||MULPIv3.0-I24 Annex C.2.2.5.2
+25.4|ServiceClassName|string_nul|nul||2..16|MULPIv3.0-I24 Annex C.2.2.5.4
+25.6|QosParamSetType|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.2.5.5
+25.7|TrafficPriority|uint8|fixed:1|0..7||MULPIv3.0-I24 Annex C.2.2.7.1
+25.8|MaxRateSustained|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.2.2.7.2.2
+25.9|MaxTrafficBurst|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.2.2.7.3
+25.10|MinReservedRate|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.2.2.7.4
+25.11|MinResPacketSize|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.2.7.5
+25.12|ActQosParamsTimeout|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.2.7.6
+25.13|AdmQosParamsTimeout|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.2.2.7.7
+25.14|MaxDsLatency|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.9.1
+25.17|DsResequencing|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.2.2.9.2
+25.23|IpTosOverwrite|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.2.7.9
+25.27|DownstreamPeakTrafficRate|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.7.10.2
+25.31|ServiceFlowRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.2.2.5.6
+25.32|ServiceFlowForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.2.2.5.7
+25.33|ServiceFlowAttributeAggregationRuleMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.2.2.5.8
+25.34|ApplicationIdentifier|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.5.9
+25.35|BufferControl|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.7.11.1
+25.35.1|MinimumBuffer|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.2.2.7.11.3
+25.35.2|TargetBuffer|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.2.2.7.11.4
+25.35.3|MaximumBuffer|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.2.2.7.11.5
+25.36|DownstreamAggregateServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.10
+25.37|DownstreamMESPReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.11
+25.39|SFtoIATCProfileNameReference|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.14
+25.40|AQMEncodings|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.7.12
+25.40.1|SFAQMDisable|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.2.2.7.12.3
+25.40.2|SFAQMLatencyTarget|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.2.7.12.4
+25.40.3|AQMAlgorithm|uint8|fixed:1|0..2||MULPIv3.1-I25 Annex C.2.2.9.15.3
+25.40.4|ImmediateAQMMaxThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.15.4
+25.40.5|ImmediateAQMRangeExponent|uint8|fixed:1|0..25||MULPIv3.1-I25 Annex C.2.2.9.15.5
+25.40.6|LatencyHistogramEncodings|uint16_list|n*2|1..15||MULPIv3.1-I25 Annex C.2.2.9.15.6
+25.41|DataRateUnitSetting|uint8|fixed:1|0..3||MULPIv3.0-I24 Annex C.2.2.7.13.1
+25.43|VendorSpecific|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.11
+25.43.1|CMLoadBalancingPolicyID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.1
+25.43.2|CMLoadBalancingPriority|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.2
+25.43.3|CMLoadBalancingGroupID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.3
+25.43.4|CMRangingClassIDExtension|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.4
+25.43.5|L2VPNEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.5
+25.43.5.1|VPNIdentifier|bytes|var||4..255|L2VPN-I13 Annex B.3.1
+25.43.5.2|NSIEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2
+25.43.5.2.1|ServiceMultiplexingValueOther|empty|fixed:0|||L2VPN-I13 Annex B.3.2
+25.43.5.2.2|NSIEncapsulationSingleQTag|uint16|fixed:2|0..4096||L2VPN-I13 Annex B.3.2
+25.43.5.2.3|NSIEncapsulationDualQTag|dual_qtag|fixed:4|||L2VPN-I13 Annex B.3.2
+25.43.5.2.4|ServiceMultiplexingValueMPLSPW|aggregate|sub|||L2VPN-I13 Annex B.3.2
+25.43.5.2.4.1|MPLSPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+25.43.5.2.4.2|MPLSPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+25.43.5.2.4.3|MPLSPseudowireType|uint8|fixed:1|||L2VPN-I13 Annex B.3.2
+25.43.5.2.4.4|MPLSBackupPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+25.43.5.2.4.5|MPLSBackupPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+25.43.5.2.5|ServiceMultiplexingValueL2TPv3Peer|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+25.43.5.2.6|IEEE8021ahEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2.2
+25.43.5.2.6.1|ITCIEncapsulation|bytes|var||4..4|L2VPN-I13 Annex B.3.2.2.1
+25.43.5.2.6.2|BDAEncapsulation|bytes|var||6..6|L2VPN-I13 Annex B.3.2.2.2
+25.43.5.2.6.3|BTCIEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.3
+25.43.5.2.6.4|ITPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.4
+25.43.5.2.6.5|IPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.5
+25.43.5.2.6.6|IDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.6
+25.43.5.2.6.7|IUCAEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.7
+25.43.5.2.6.8|ISIDEncapsulation|bytes|var||3..3|L2VPN-I13 Annex B.3.2.2.8
+25.43.5.2.6.9|BTPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.9
+25.43.5.2.6.10|BPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.10
+25.43.5.2.6.11|BDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.11
+25.43.5.2.6.12|BVIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.11
+25.43.5.2.8|ServiceMultiplexingValueIEEE8021adSTPID|bytes|var||2..2|L2VPN-I13 Annex B.3.2.1
+25.43.5.3|eSAFEDHCPSnooping|bytes|var|||L2VPN-I13 Annex B.3.3
+25.43.5.4|CMInterfaceMaskCMIMSubtype|bytes|var|||L2VPN-I13 Annex B.3.4
+25.43.5.5|AttachmentGroupID|bytes|var|||L2VPN-I13 Annex B.3.5
+25.43.5.6|SourceAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.6
+25.43.5.7|TargetAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.7
+25.43.5.8|IngressUserPriority|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.8
+25.43.5.9|UserPriorityRange|uint8_list|n*1|||L2VPN-I13 Annex B.3.9
+25.43.5.10|L2VPNSADescriptorSubtype|bytes|var||14..14|L2VPN-I13 Annex B.3.10
+25.43.5.12|PseudowireType|uint8|fixed:1|4..5||L2VPN-I13 Annex B.3.13
+25.43.5.13|L2VPNMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.14
+25.43.5.14|TPIDTranslation|aggregate|sub|||L2VPN-I13 Annex B.3.15
+25.43.5.14.1|UpstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+25.43.5.14.2|DownstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+25.43.5.14.3|UpstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+25.43.5.14.4|DownstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+25.43.5.14.5|UpstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+25.43.5.14.6|DownstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+25.43.5.14.7|UpstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+25.43.5.14.8|DownstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+25.43.5.15|L2CPProcessing|aggregate|sub|||L2VPN-I13 Annex B.3.16
+25.43.5.15.1|L2CPTunnelMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.16.1
+25.43.5.15.2|L2CPDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+25.43.5.15.3|L2CPOverwrotingDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+25.43.5.16|DACDisableEnableConfiguration|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.17
+25.43.5.18|PseudowireClass|bytes|var|||L2VPN-I13 Annex B.3.18
+25.43.5.19|ServiceDelimiter|aggregate|sub|||L2VPN-I13 Annex B.3.19
+25.43.5.19.1|CVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.1
+25.43.5.19.2|SVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.2
+25.43.5.19.3|ISIDDelimiter|bytes|var||3..3|L2VPN-I13 Annex B.3.19.3
+25.43.5.19.4|BVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.4
+25.43.5.20|VirtualSwitchInstanceEncoding|aggregate|sub|||L2VPN-I13 Annex B.3.20
+25.43.5.20.1|VPLSClass|bytes|var|||L2VPN-I13 Annex B.3.20.1
+25.43.5.20.2|ETreeRole|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.20.2
+25.43.5.20.3|ETreeRootVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.3
+25.43.5.20.4|ETreeLeafVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.4
+25.43.5.21|BGPAttribute|aggregate|sub|||L2VPN-I13 Annex B.3.21
+25.43.5.21.1|BGPVPNID|uint32|fixed:4|||L2VPN-I13 Annex B.3.21.1
+25.43.5.21.2|RouteDistinguisher|bytes|var||8..8|L2VPN-I13 Annex B.3.21.2
+25.43.5.21.3|RouteTargetImport|bytes|var|||L2VPN-I13 Annex B.3.21.3
+25.43.5.21.4|RouteTargetExport|bytes|var|||L2VPN-I13 Annex B.3.21.4
+25.43.5.21.5|CEIDVEID|uint16|fixed:2|||L2VPN-I13 Annex B.3.21.5
+25.43.5.23|PseudowireSignaling|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.23
+25.43.5.24|SOAMSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.24
+25.43.5.24.1|MEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.1
+25.43.5.24.1.1|MDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.1.1
+25.43.5.24.1.2|MDName|string|var||2..16|L2VPN-I13 Annex B.3.24.1.2
+25.43.5.24.1.3|MAName|string|var||2..28|L2VPN-I13 Annex B.3.24.1.3
+25.43.5.24.1.4|MEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.1.4
+25.43.5.24.2|RemoteMEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.2
+25.43.5.24.2.1|RemoteMDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.2.1
+25.43.5.24.2.2|RemoteMDName|string|var||2..16|L2VPN-I13 Annex B.3.24.2.2
+25.43.5.24.2.3|RemoteMAName|string|var||2..28|L2VPN-I13 Annex B.3.24.2.3
+25.43.5.24.2.4|RemoteMEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.2.4
+25.43.5.24.3|FaultManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.3
+25.43.5.24.3.1|ContinuityCheckMessages|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.24.3.1
+25.43.5.24.3.2|LoopbackFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.2
+25.43.5.24.3.3|LinktraceFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.3
+25.43.5.24.4|PerformanceManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.4
+25.43.5.24.4.1|FrameDelayMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.1
+25.43.5.24.4.1.1|FrameDelayMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.1
+25.43.5.24.4.1.2|FrameDelayMeasurementOneWayTwoWay|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.2
+25.43.5.24.4.1.3|FrameDelayMeasurementTransmissionPeriodicity|uint16|fixed:2|||L2VPN-I13 Annex B.3.24.4.1.3
+25.43.5.24.4.2|FrameLossMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.2
+25.43.5.24.4.2.1|FrameLossMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.2.1
+25.43.5.24.4.2.2|FrameLossMeasurementTransmissionPeriodicity|uint8|fixed:1|||L2VPN-I13 Annex B.3.24.4.2.2
+25.43.5.26|L2VPNDSID|uint24|fixed:3|1..1048575||L2VPN-I13 Annex B.3.26
+25.43.5.43|VendorSpecificL2VPNSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.11
+25.43.5.43.8|VendorIdentifier|bytes|var||3..3|L2VPN-I13 Annex B.3.11
+25.43.6|ExtendedCMTSMICConfigurationSetting|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.6
+25.43.6.1|ExtendedCMTSMICHMACtype|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.6.1
+25.43.6.2|ExtendedCMTSMICBitmap|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.2
+25.43.6.3|ExplicitExtendedCMTSMICDigest|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.3
+25.43.7|SAVAuthorizationEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7
+25.43.7.1|SAVGroupName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.7.1
+25.43.7.2|SAVStaticPrefixRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2
+25.43.7.2.1|SAVStaticPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1
+25.43.7.2.2|SAVStaticPrefixLength|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2
+25.43.8|VendorIdentifier|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.11
+25.43.9|CMAttributeMasks|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.8
+25.43.9.1|CMDownstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.1
+25.43.9.2|CMDownstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.2
+25.43.9.3|CMUpstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.3
+25.43.9.4|CMUpstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.4
+25.43.10|IPMulticastJoinAuthorization|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9
+25.43.10.1|IPMulticastProfileName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.9.1
+25.43.10.2|IPMulticastJoinAuthStaticSessionRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2
+25.43.10.2.1|MulticastRulePriority|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1
+25.43.10.2.2|AuthorizationAction|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2
+25.43.10.2.3|SourcePrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3
+25.43.10.2.4|SourcePrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4
+25.43.10.2.5|GroupPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5
+25.43.10.2.6|GroupPrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6
+25.43.10.3|MaximumMulticastSessions|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.9.3
+25.43.11|ServiceTypeIdentifier|string|var||1..16|MULPIv3.0-I24 Annex C.1.1.18.1.10
+25.43.12|DEMARCAutoConfiguration|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.11
+25.43.12.1|DACDisableEnableConfig|uint8|fixed:1|0..1||DEMARCv1.0-I04 Annex B.1
+25.43.12.2|CMIMEncoding|bytes|var|||DEMARCv1.0-I04 Annex B.2
+25.43.12.3|UpstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.3
+25.43.12.4|DownstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.4
+26|PHS|aggregate|sub|||MULPIv3.0-I24 Annex C.2.3
+26.1|PHSClassifierRef|uint8|fixed:1|1..255||MULPIv3.0-I24 Annex C.2.3.1.1
+26.2|PHSClassifierId|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.3.1.2
+26.3|PHSServiceFlowRef|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.3.1.3
+26.4|PHSServiceFlowId|uint32|fixed:4|1..4294967295||MULPIv3.0-I24 Annex C.2.3.1.4
+26.5|PHSDSCAction|uint8|fixed:1|0..3||MULPIv3.0-I24 Annex C.2.3.1.5
+26.7|PHSField|bytes|var||1..255|MULPIv3.0-I24 Annex C.2.4.2.1
+26.8|PHSIndex|uint8|fixed:1|1..255||MULPIv3.0-I24 Annex C.2.4.2.2
+26.9|PHSMask|bytes|var||1..255|MULPIv3.0-I24 Annex C.2.4.2.3
+26.10|PHSSize|uint8|fixed:1|1..255||MULPIv3.0-I24 Annex C.2.4.2.4
+26.11|PHSVerify|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.2.4.2.5
+26.13|PHSDBCAction|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.2.3.1.6
+26.43|VendorSpecific|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.11
+26.43.1|CMLoadBalancingPolicyID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.1
+26.43.2|CMLoadBalancingPriority|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.2
+26.43.3|CMLoadBalancingGroupID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.3
+26.43.4|CMRangingClassIDExtension|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.4
+26.43.5|L2VPNEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.5
+26.43.5.1|VPNIdentifier|bytes|var||4..255|L2VPN-I13 Annex B.3.1
+26.43.5.2|NSIEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2
+26.43.5.2.1|ServiceMultiplexingValueOther|empty|fixed:0|||L2VPN-I13 Annex B.3.2
+26.43.5.2.2|NSIEncapsulationSingleQTag|uint16|fixed:2|0..4096||L2VPN-I13 Annex B.3.2
+26.43.5.2.3|NSIEncapsulationDualQTag|dual_qtag|fixed:4|||L2VPN-I13 Annex B.3.2
+26.43.5.2.4|ServiceMultiplexingValueMPLSPW|aggregate|sub|||L2VPN-I13 Annex B.3.2
+26.43.5.2.4.1|MPLSPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+26.43.5.2.4.2|MPLSPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+26.43.5.2.4.3|MPLSPseudowireType|uint8|fixed:1|||L2VPN-I13 Annex B.3.2
+26.43.5.2.4.4|MPLSBackupPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+26.43.5.2.4.5|MPLSBackupPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+26.43.5.2.5|ServiceMultiplexingValueL2TPv3Peer|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+26.43.5.2.6|IEEE8021ahEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2.2
+26.43.5.2.6.1|ITCIEncapsulation|bytes|var||4..4|L2VPN-I13 Annex B.3.2.2.1
+26.43.5.2.6.2|BDAEncapsulation|bytes|var||6..6|L2VPN-I13 Annex B.3.2.2.2
+26.43.5.2.6.3|BTCIEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.3
+26.43.5.2.6.4|ITPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.4
+26.43.5.2.6.5|IPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.5
+26.43.5.2.6.6|IDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.6
+26.43.5.2.6.7|IUCAEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.7
+26.43.5.2.6.8|ISIDEncapsulation|bytes|var||3..3|L2VPN-I13 Annex B.3.2.2.8
+26.43.5.2.6.9|BTPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.9
+26.43.5.2.6.10|BPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.10
+26.43.5.2.6.11|BDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.11
+26.43.5.2.6.12|BVIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.11
+26.43.5.2.8|ServiceMultiplexingValueIEEE8021adSTPID|bytes|var||2..2|L2VPN-I13 Annex B.3.2.1
+26.43.5.3|eSAFEDHCPSnooping|bytes|var|||L2VPN-I13 Annex B.3.3
+26.43.5.4|CMInterfaceMaskCMIMSubtype|bytes|var|||L2VPN-I13 Annex B.3.4
+26.43.5.5|AttachmentGroupID|bytes|var|||L2VPN-I13 Annex B.3.5
+26.43.5.6|SourceAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.6
+26.43.5.7|TargetAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.7
+26.43.5.8|IngressUserPriority|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.8
+26.43.5.9|UserPriorityRange|uint8_list|n*1|||L2VPN-I13 Annex B.3.9
+26.43.5.10|L2VPNSADescriptorSubtype|bytes|var||14..14|L2VPN-I13 Annex B.3.10
+26.43.5.12|PseudowireType|uint8|fixed:1|4..5||L2VPN-I13 Annex B.3.13
+26.43.5.13|L2VPNMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.14
+26.43.5.14|TPIDTranslation|aggregate|sub|||L2VPN-I13 Annex B.3.15
+26.43.5.14.1|UpstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+26.43.5.14.2|DownstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+26.43.5.14.3|UpstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+26.43.5.14.4|DownstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+26.43.5.14.5|UpstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+26.43.5.14.6|DownstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+26.43.5.14.7|UpstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+26.43.5.14.8|DownstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+26.43.5.15|L2CPProcessing|aggregate|sub|||L2VPN-I13 Annex B.3.16
+26.43.5.15.1|L2CPTunnelMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.16.1
+26.43.5.15.2|L2CPDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+26.43.5.15.3|L2CPOverwrotingDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+26.43.5.16|DACDisableEnableConfiguration|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.17
+26.43.5.18|PseudowireClass|bytes|var|||L2VPN-I13 Annex B.3.18
+26.43.5.19|ServiceDelimiter|aggregate|sub|||L2VPN-I13 Annex B.3.19
+26.43.5.19.1|CVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.1
+26.43.5.19.2|SVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.2
+26.43.5.19.3|ISIDDelimiter|bytes|var||3..3|L2VPN-I13 Annex B.3.19.3
+26.43.5.19.4|BVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.4
+26.43.5.20|VirtualSwitchInstanceEncoding|aggregate|sub|||L2VPN-I13 Annex B.3.20
+26.43.5.20.1|VPLSClass|bytes|var|||L2VPN-I13 Annex B.3.20.1
+26.43.5.20.2|ETreeRole|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.20.2
+26.43.5.20.3|ETreeRootVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.3
+26.43.5.20.4|ETreeLeafVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.4
+26.43.5.21|BGPAttribute|aggregate|sub|||L2VPN-I13 Annex B.3.21
+26.43.5.21.1|BGPVPNID|uint32|fixed:4|||L2VPN-I13 Annex B.3.21.1
+26.43.5.21.2|RouteDistinguisher|bytes|var||8..8|L2VPN-I13 Annex B.3.21.2
+26.43.5.21.3|RouteTargetImport|bytes|var|||L2VPN-I13 Annex B.3.21.3
+26.43.5.21.4|RouteTargetExport|bytes|var|||L2VPN-I13 Annex B.3.21.4
+26.43.5.21.5|CEIDVEID|uint16|fixed:2|||L2VPN-I13 Annex B.3.21.5
+26.43.5.23|PseudowireSignaling|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.23
+26.43.5.24|SOAMSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.24
+26.43.5.24.1|MEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.1
+26.43.5.24.1.1|MDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.1.1
+26.43.5.24.1.2|MDName|string|var||2..16|L2VPN-I13 Annex B.3.24.1.2
+26.43.5.24.1.3|MAName|string|var||2..28|L2VPN-I13 Annex B.3.24.1.3
+26.43.5.24.1.4|MEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.1.4
+26.43.5.24.2|RemoteMEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.2
+26.43.5.24.2.1|RemoteMDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.2.1
+26.43.5.24.2.2|RemoteMDName|string|var||2..16|L2VPN-I13 Annex B.3.24.2.2
+26.43.5.24.2.3|RemoteMAName|string|var||2..28|L2VPN-I13 Annex B.3.24.2.3
+26.43.5.24.2.4|RemoteMEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.2.4
+26.43.5.24.3|FaultManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.3
+26.43.5.24.3.1|ContinuityCheckMessages|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.24.3.1
+26.43.5.24.3.2|LoopbackFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.2
+26.43.5.24.3.3|LinktraceFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.3
+26.43.5.24.4|PerformanceManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.4
+26.43.5.24.4.1|FrameDelayMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.1
+26.43.5.24.4.1.1|FrameDelayMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.1
+26.43.5.24.4.1.2|FrameDelayMeasurementOneWayTwoWay|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.2
+26.43.5.24.4.1.3|FrameDelayMeasurementTransmissionPeriodicity|uint16|fixed:2|||L2VPN-I13 Annex B.3.24.4.1.3
+26.43.5.24.4.2|FrameLossMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.2
+26.43.5.24.4.2.1|FrameLossMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.2.1
+26.43.5.24.4.2.2|FrameLossMeasurementTransmissionPeriodicity|uint8|fixed:1|||L2VPN-I13 Annex B.3.24.4.2.2
+26.43.5.26|L2VPNDSID|uint24|fixed:3|1..1048575||L2VPN-I13 Annex B.3.26
+26.43.5.43|VendorSpecificL2VPNSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.11
+26.43.5.43.8|VendorIdentifier|bytes|var||3..3|L2VPN-I13 Annex B.3.11
+26.43.6|ExtendedCMTSMICConfigurationSetting|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.6
+26.43.6.1|ExtendedCMTSMICHMACtype|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.6.1
+26.43.6.2|ExtendedCMTSMICBitmap|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.2
+26.43.6.3|ExplicitExtendedCMTSMICDigest|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.3
+26.43.7|SAVAuthorizationEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7
+26.43.7.1|SAVGroupName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.7.1
+26.43.7.2|SAVStaticPrefixRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2
+26.43.7.2.1|SAVStaticPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1
+26.43.7.2.2|SAVStaticPrefixLength|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2
+26.43.8|VendorIdentifier|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.11
+26.43.9|CMAttributeMasks|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.8
+26.43.9.1|CMDownstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.1
+26.43.9.2|CMDownstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.2
+26.43.9.3|CMUpstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.3
+26.43.9.4|CMUpstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.4
+26.43.10|IPMulticastJoinAuthorization|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9
+26.43.10.1|IPMulticastProfileName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.9.1
+26.43.10.2|IPMulticastJoinAuthStaticSessionRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2
+26.43.10.2.1|MulticastRulePriority|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1
+26.43.10.2.2|AuthorizationAction|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2
+26.43.10.2.3|SourcePrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3
+26.43.10.2.4|SourcePrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4
+26.43.10.2.5|GroupPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5
+26.43.10.2.6|GroupPrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6
+26.43.10.3|MaximumMulticastSessions|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.9.3
+26.43.11|ServiceTypeIdentifier|string|var||1..16|MULPIv3.0-I24 Annex C.1.1.18.1.10
+26.43.12|DEMARCAutoConfiguration|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.11
+26.43.12.1|DACDisableEnableConfig|uint8|fixed:1|0..1||DEMARCv1.0-I04 Annex B.1
+26.43.12.2|CMIMEncoding|bytes|var|||DEMARCv1.0-I04 Annex B.2
+26.43.12.3|UpstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.3
+26.43.12.4|DownstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.4
+28|MaxClassifiers|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.16
+29|GlobalPrivacyEnable|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.17
+32|MfgCVCData|bytes|var||0..255|MULPIv3.0-I24 Annex C.1.2.10
+33|CoSignerCVCData|bytes|var||0..255|MULPIv3.0-I24 Annex C.1.2.11
+34|SnmpV3Kickstart|aggregate|sub|||MULPIv3.0-I24 Annex C.1.2.9
+34.1|SnmpV3SecurityName|string|var||1..16|MULPIv3.0-I24 Annex C.1.2.9.1
+34.2|SnmpV3MgrPublicNumber|bytes|var||1..514|MULPIv3.0-I24 Annex C.1.2.9.2
+35|SubMgmtControl|bytes|var||3..3|MULPIv3.0-I24 Annex C.1.1.19.1
+36|SubscriberManagementCPEIPTable|ipv4_list|n*4|||MULPIv3.0-I24 Annex C.1.1.19.2
+37|SubMgmtFilters|uint16_list|n*2|4..10||MULPIv3.0-I24 Annex C.1.1.19.4
+38|SnmpV3TrapReceiver|aggregate|sub|||MULPIv3.0-I24 Annex C.1.2.12
+38.1|SnmpV3TrapRxIP|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.1.2.12.1
+38.2|SnmpV3TrapRxPort|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.2.12.2
+38.3|SnmpV3TrapRxType|uint16|fixed:2|1..5||MULPIv3.0-I24 Annex C.1.2.12.3
+38.4|SnmpV3TrapRxTimeout|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.1.2.12.4
+38.5|SnmpV3TrapRxRetries|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.1.2.12.5
+38.6|SnmpV3TrapRxFilterOID|ber_oid|var||1..5|MULPIv3.0-I24 Annex C.1.2.12.6
+38.7|SnmpV3TrapRxSecurityName|string|var||1..16|MULPIv3.0-I24 Annex C.1.2.12.7
+38.8|SnmpV3TrapRxIP6|ipv6|fixed:16|||MULPIv3.0-I24 Annex C.1.2.12.8
+39|DocsisTwoEnable|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.20
+40|EnableTestModes|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.21
+41|DsChannelList|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.22
+41.1|SingleDsChannel|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.22.1
+41.1.1|SingleDsTimeout|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.1.1.22.1.1
+41.1.2|SingleDsFrequency|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.1.1.22.1.2
+41.2|DsFreqRange|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.22.2
+41.2.1|DsFreqRangeTimeout|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.1.1.22.2.1
+41.2.2|DsFreqRangeStart|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.1.1.22.2.2
+41.2.3|DsFreqRangeEnd|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.1.1.22.2.3
+41.2.4|DsFreqRangeStepSize|uint32|fixed:4|0..4294967295||MULPIv3.0-I24 Annex C.1.1.22.2.4
+41.3|DefaultScanTimeout|uint16|fixed:2|0..65535||MULPIv3.0-I24 Annex C.1.1.22.3
+42|MulticastMACAddress|mac|fixed:6|||MULPIv3.0-I24 Annex C.1.1.23
+43|VendorSpecific|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.11
+43.1|CMLoadBalancingPolicyID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.1
+43.2|CMLoadBalancingPriority|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.2
+43.3|CMLoadBalancingGroupID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.3
+43.4|CMRangingClassIDExtension|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.4
+43.5|L2VPNEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.5
+43.5.1|VPNIdentifier|bytes|var||4..255|L2VPN-I13 Annex B.3.1
+43.5.2|NSIEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2
+43.5.2.1|ServiceMultiplexingValueOther|empty|fixed:0|||L2VPN-I13 Annex B.3.2
+43.5.2.2|NSIEncapsulationSingleQTag|uint16|fixed:2|0..4096||L2VPN-I13 Annex B.3.2
+43.5.2.3|NSIEncapsulationDualQTag|dual_qtag|fixed:4|||L2VPN-I13 Annex B.3.2
+43.5.2.4|ServiceMultiplexingValueMPLSPW|aggregate|sub|||L2VPN-I13 Annex B.3.2
+43.5.2.4.1|MPLSPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+43.5.2.4.2|MPLSPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+43.5.2.4.3|MPLSPseudowireType|uint8|fixed:1|||L2VPN-I13 Annex B.3.2
+43.5.2.4.4|MPLSBackupPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+43.5.2.4.5|MPLSBackupPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+43.5.2.5|ServiceMultiplexingValueL2TPv3Peer|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+43.5.2.6|IEEE8021ahEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2.2
+43.5.2.6.1|ITCIEncapsulation|bytes|var||4..4|L2VPN-I13 Annex B.3.2.2.1
+43.5.2.6.2|BDAEncapsulation|bytes|var||6..6|L2VPN-I13 Annex B.3.2.2.2
+43.5.2.6.3|BTCIEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.3
+43.5.2.6.4|ITPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.4
+43.5.2.6.5|IPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.5
+43.5.2.6.6|IDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.6
+43.5.2.6.7|IUCAEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.7
+43.5.2.6.8|ISIDEncapsulation|bytes|var||3..3|L2VPN-I13 Annex B.3.2.2.8
+43.5.2.6.9|BTPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.9
+43.5.2.6.10|BPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.10
+43.5.2.6.11|BDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.11
+43.5.2.6.12|BVIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.11
+43.5.2.8|ServiceMultiplexingValueIEEE8021adSTPID|bytes|var||2..2|L2VPN-I13 Annex B.3.2.1
+43.5.3|eSAFEDHCPSnooping|bytes|var|||L2VPN-I13 Annex B.3.3
+43.5.4|CMInterfaceMaskCMIMSubtype|bytes|var|||L2VPN-I13 Annex B.3.4
+43.5.5|AttachmentGroupID|bytes|var|||L2VPN-I13 Annex B.3.5
+43.5.6|SourceAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.6
+43.5.7|TargetAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.7
+43.5.8|IngressUserPriority|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.8
+43.5.9|UserPriorityRange|uint8_list|n*1|||L2VPN-I13 Annex B.3.9
+43.5.10|L2VPNSADescriptorSubtype|bytes|var||14..14|L2VPN-I13 Annex B.3.10
+43.5.12|PseudowireType|uint8|fixed:1|4..5||L2VPN-I13 Annex B.3.13
+43.5.13|L2VPNMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.14
+43.5.14|TPIDTranslation|aggregate|sub|||L2VPN-I13 Annex B.3.15
+43.5.14.1|UpstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+43.5.14.2|DownstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+43.5.14.3|UpstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+43.5.14.4|DownstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+43.5.14.5|UpstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+43.5.14.6|DownstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+43.5.14.7|UpstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+43.5.14.8|DownstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+43.5.15|L2CPProcessing|aggregate|sub|||L2VPN-I13 Annex B.3.16
+43.5.15.1|L2CPTunnelMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.16.1
+43.5.15.2|L2CPDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+43.5.15.3|L2CPOverwrotingDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+43.5.16|DACDisableEnableConfiguration|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.17
+43.5.18|PseudowireClass|bytes|var|||L2VPN-I13 Annex B.3.18
+43.5.19|ServiceDelimiter|aggregate|sub|||L2VPN-I13 Annex B.3.19
+43.5.19.1|CVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.1
+43.5.19.2|SVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.2
+43.5.19.3|ISIDDelimiter|bytes|var||3..3|L2VPN-I13 Annex B.3.19.3
+43.5.19.4|BVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.4
+43.5.20|VirtualSwitchInstanceEncoding|aggregate|sub|||L2VPN-I13 Annex B.3.20
+43.5.20.1|VPLSClass|bytes|var|||L2VPN-I13 Annex B.3.20.1
+43.5.20.2|ETreeRole|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.20.2
+43.5.20.3|ETreeRootVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.3
+43.5.20.4|ETreeLeafVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.4
+43.5.21|BGPAttribute|aggregate|sub|||L2VPN-I13 Annex B.3.21
+43.5.21.1|BGPVPNID|uint32|fixed:4|||L2VPN-I13 Annex B.3.21.1
+43.5.21.2|RouteDistinguisher|bytes|var||8..8|L2VPN-I13 Annex B.3.21.2
+43.5.21.3|RouteTargetImport|bytes|var|||L2VPN-I13 Annex B.3.21.3
+43.5.21.4|RouteTargetExport|bytes|var|||L2VPN-I13 Annex B.3.21.4
+43.5.21.5|CEIDVEID|uint16|fixed:2|||L2VPN-I13 Annex B.3.21.5
+43.5.23|PseudowireSignaling|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.23
+43.5.24|SOAMSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.24
+43.5.24.1|MEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.1
+43.5.24.1.1|MDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.1.1
+43.5.24.1.2|MDName|string|var||2..16|L2VPN-I13 Annex B.3.24.1.2
+43.5.24.1.3|MAName|string|var||2..28|L2VPN-I13 Annex B.3.24.1.3
+43.5.24.1.4|MEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.1.4
+43.5.24.2|RemoteMEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.2
+43.5.24.2.1|RemoteMDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.2.1
+43.5.24.2.2|RemoteMDName|string|var||2..16|L2VPN-I13 Annex B.3.24.2.2
+43.5.24.2.3|RemoteMAName|string|var||2..28|L2VPN-I13 Annex B.3.24.2.3
+43.5.24.2.4|RemoteMEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.2.4
+43.5.24.3|FaultManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.3
+43.5.24.3.1|ContinuityCheckMessages|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.24.3.1
+43.5.24.3.2|LoopbackFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.2
+43.5.24.3.3|LinktraceFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.3
+43.5.24.4|PerformanceManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.4
+43.5.24.4.1|FrameDelayMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.1
+43.5.24.4.1.1|FrameDelayMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.1
+43.5.24.4.1.2|FrameDelayMeasurementOneWayTwoWay|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.2
+43.5.24.4.1.3|FrameDelayMeasurementTransmissionPeriodicity|uint16|fixed:2|||L2VPN-I13 Annex B.3.24.4.1.3
+43.5.24.4.2|FrameLossMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.2
+43.5.24.4.2.1|FrameLossMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.2.1
+43.5.24.4.2.2|FrameLossMeasurementTransmissionPeriodicity|uint8|fixed:1|||L2VPN-I13 Annex B.3.24.4.2.2
+43.5.26|L2VPNDSID|uint24|fixed:3|1..1048575||L2VPN-I13 Annex B.3.26
+43.5.43|VendorSpecificL2VPNSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.11
+43.5.43.8|VendorIdentifier|bytes|var||3..3|L2VPN-I13 Annex B.3.11
+43.6|ExtendedCMTSMICConfiguration|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.6
+43.6.1|ExtendedCMTSMICHMACDigestType|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.6.1
+43.6.2|ExtendedCMTSMICHMACBitmap|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.2
+43.6.3|ExtendedCMTSMICHMACDigest|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.3
+43.7|SAVAuthorizationEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7
+43.7.1|SAVGroupName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.7.1
+43.7.2|SAVStaticPrefixRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2
+43.7.2.1|SAVStaticPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1
+43.7.2.2|SAVStaticPrefixLength|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2
+43.8|VendorIdentifier|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.11
+43.9|CMAttributeMasks|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.8
+43.9.1|CMDownstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.1
+43.9.2|CMDownstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.2
+43.9.3|CMUpstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.3
+43.9.4|CMUpstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.4
+43.10|IPMulticastJoinAuthorization|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9
+43.10.1|IPMulticastProfileName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.9.1
+43.10.2|IPMulticastJoinAuthStaticSessionRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2
+43.10.2.1|MulticastRulePriority|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1
+43.10.2.2|AuthorizationAction|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2
+43.10.2.3|SourcePrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3
+43.10.2.4|SourcePrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4
+43.10.2.5|GroupPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5
+43.10.2.6|GroupPrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6
+43.10.3|MaximumMulticastSessions|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.9.3
+43.11|ServiceTypeIdentifier|string|var||1..16|MULPIv3.0-I24 Annex C.1.1.18.1.10
+43.12|DEMARCAutoConfiguration|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.11
+43.12.1|DACDisableEnableConfig|uint8|fixed:1|0..1||DEMARCv1.0-I04 Annex B.1
+43.12.2|CMIMEncoding|bytes|var|||DEMARCv1.0-I04 Annex B.2
+43.12.3|UpstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.3
+43.12.4|DownstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.4
+45|DUTFiltering|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.24
+45.1|DUTControl|uint8|fixed:1|0..1||L2VPN-I13 Annex B.2.1
+45.2|DUTCMIM|bytes|var|||L2VPN-I13 Annex B.2.2
+53|SNMPv1v2cCoexistenceConfig|aggregate|sub|||MULPIv3.0-I24 Annex C.1.2.13
+53.1|SNMPv1v2cCommunityName|string|var|||MULPIv3.0-I24 Annex C.1.2.13.1
+53.2|SNMPv1v2cTransportAddressAccess|aggregate|sub|||MULPIv3.0-I24 Annex C.1.2.13.2
+53.2.1|SNMPv1v2cTransportAddress|ipv4_or_ipv6+port_u16|alt:6,18|||MULPIv3.0-I24 Annex C.1.2.13.2.1
+53.2.2|SNMPv1v2cTransportAddressMask|ipv4_or_ipv6+port_u16|alt:6,18|||MULPIv3.0-I24 Annex C.1.2.13.2.2
+53.3|SNMPv1v2cAccessViewType|uint8|fixed:1|1..2||MULPIv3.0-I24 Annex C.1.2.13.3
+53.4|SNMPv1v2cAccessViewName|string|var|||MULPIv3.0-I24 Annex C.1.2.13.4
+54|SNMPv3AccessViewConfiguration|aggregate|sub|||MULPIv3.0-I24 Annex C.1.2.14
+54.1|SNMPv3AccessViewName|string|var|||MULPIv3.0-I24 Annex C.1.2.14.1
+54.2|SNMPv3AccessViewSubtree|ber_oid|var|||MULPIv3.0-I24 Annex C.1.2.14.2
+54.3|SNMPv3AccessViewMask|bytes|var||1..2|MULPIv3.0-I24 Annex C.1.2.14.3
+54.4|SNMPv3AccessViewType|uint8|fixed:1|1..2||MULPIv3.0-I24 Annex C.1.2.14.4
+55|SNMPCPEAccessControl|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.2.15
+56|ChannelAssignmentConfig|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.25
+56.1|CaTransmit|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.1.1.25.1
+56.2|CaReceive|uint32|fixed:4|88000000..860000000||MULPIv3.0-I24 Annex C.1.1.25.2
+58|SwUpgradeServer6|ipv6|fixed:16|||MULPIv3.0-I24 Annex C.1.2.8
+59|TFTPProvisionedModemIPv6Address|ipv6|fixed:16|||MULPIv3.0-I24 Annex C.1.1.10
+60|UpstreamDropPacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.2
+60.1|ClassifierReference|uint8|fixed:1|1..255||MULPIv3.0-I24 Annex C.2.1.4.1
+60.2|ClassifierIdentifier|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.1.4.2
+60.5|RulePriority|uint8|fixed:1|||MULPIv3.0-I24 Annex C.2.1.4.5
+60.7|DynamicServiceChangeAction|uint8|fixed:1|0..2||MULPIv3.0-I24 Annex C.2.1.4.7
+60.9|IPv4PacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.6
+60.9.1|IPv4Tos|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.6.1
+60.9.2|IPProtocol|uint16|fixed:2|0..257||MULPIv3.0-I24 Annex C.2.1.6.2
+60.9.3|IPv4SourceAddress|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.3
+60.9.4|IPv4SourceMask|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.4
+60.9.5|IPv4DestinationAddress|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.5
+60.9.6|IPv4DestinationMask|ipv4|fixed:4|||MULPIv3.0-I24 Annex C.2.1.6.6
+60.9.7|SourcePortStart|uint16|fixed:2|||MULPIv3.0-I24 Annex C.2.1.7.1
+60.9.8|SourcePortEnd|uint16|fixed:2|||MULPIv3.0-I24 Annex C.2.1.7.2
+60.9.9|DestinationPortStart|uint16|fixed:2|||MULPIv3.0-I24 Annex C.2.1.7.3
+60.9.10|DestinationPortEnd|uint16|fixed:2|||MULPIv3.0-I24 Annex C.2.1.7.4
+60.10|EthernetLLCPacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.8
+60.10.1|DestinationMACAddress|mac+mask|fixed:12|||MULPIv3.0-I24 Annex C.2.1.8.1
+60.10.2|SourceMACAddress|mac|fixed:6|||MULPIv3.0-I24 Annex C.2.1.8.2
+60.10.3|EthertypeDSAPMacType|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.8.3
+60.11|IEEE8021PQPacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.9
+60.11.1|UserPriority|uint8_list|n*1|||MULPIv3.0-I24 Annex C.2.1.9.1
+60.11.2|VlanID|uint16|fixed:2|||MULPIv3.0-I24 Annex C.2.1.9.2
+60.12|IPv6PacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.10
+60.12.1|IPv6TrafficClassRangeandMask|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.10.1
+60.12.2|IPv6FlowLabel|bytes|var||4..4|MULPIv3.0-I24 Annex C.2.1.10.2
+60.12.3|IPv6NextHeaderType|uint16|fixed:2|0..257||MULPIv3.0-I24 Annex C.2.1.10.3
+60.12.4|IPv6SourceAddress|ipv6|fixed:16|||MULPIv3.0-I24 Annex C.2.1.10.4
+60.12.5|IPv6SourcePrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.2.1.10.5
+60.12.6|IPv6DestinationAddress|ipv6|fixed:16|||MULPIv3.0-I24 Annex C.2.1.10.6
+60.12.7|IPv6DestinationPrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.2.1.10.7
+60.13|CMInterfaceMaskEncoding|bytes|var|||MULPIv3.0-I24 Annex C.2.1.4.8
+60.14|STagCTagFrameClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.13
+60.14.1|STPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.1
+60.14.2|SVID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.2
+60.14.3|SPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.3
+60.14.4|SDEI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.4
+60.14.5|CTPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.5
+60.14.6|CVID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.6
+60.14.7|CPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.7
+60.14.8|CCFI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.13.8
+60.14.9|STCI|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.9
+60.14.10|CTCI|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.13.10
+60.15|IEEE8021ahPacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.14
+60.15.1|ITPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.1
+60.15.2|ISID|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.14.2
+60.15.3|ITCI|bytes|var||5..5|MULPIv3.0-I24 Annex C.2.1.14.3
+60.15.4|IPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.4
+60.15.5|IDEI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.5
+60.15.6|IUCA|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.6
+60.15.7|BTPID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.7
+60.15.8|BTCI|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.8
+60.15.9|BPCP|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.9
+60.15.10|BDEI|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.14.10
+60.15.11|BVID|bytes|var||2..2|MULPIv3.0-I24 Annex C.2.1.14.11
+60.15.12|BDA|mac|fixed:6|||MULPIv3.0-I24 Annex C.2.1.14.12
+60.15.13|BSA|mac|fixed:6|||MULPIv3.0-I24 Annex C.2.1.14.13
+60.16|ICMPv4ICMPv6PacketClassification|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.12
+60.16.1|ICMPv4ICMPv6TypeStart|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.1.12.1
+60.16.2|ICMPv4ICMPv6TypeEnd|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.2.1.12.2
+60.17|MPLSClassificationEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.15
+60.17.1|MPLSTCbits|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.1.15.1
+60.17.2|MPLSLabel|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.15.2
+60.43|VendorSpecific|aggregate|sub|||MULPIv3.0-I24 Annex C.2.1.11
+60.43.1|CMLoadBalancingPolicyID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.1
+60.43.2|CMLoadBalancingPriority|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.2
+60.43.3|CMLoadBalancingGroupID|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.18.1.3
+60.43.4|CMRangingClassIDExtension|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.4
+60.43.5|L2VPNEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.5
+60.43.5.1|VPNIdentifier|bytes|var||4..255|L2VPN-I13 Annex B.3.1
+60.43.5.2|NSIEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2
+60.43.5.2.1|ServiceMultiplexingValueOther|empty|fixed:0|||L2VPN-I13 Annex B.3.2
+60.43.5.2.2|NSIEncapsulationSingleQTag|uint16|fixed:2|0..4096||L2VPN-I13 Annex B.3.2
+60.43.5.2.3|NSIEncapsulationDualQTag|dual_qtag|fixed:4|||L2VPN-I13 Annex B.3.2
+60.43.5.2.4|ServiceMultiplexingValueMPLSPW|aggregate|sub|||L2VPN-I13 Annex B.3.2
+60.43.5.2.4.1|MPLSPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+60.43.5.2.4.2|MPLSPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+60.43.5.2.4.3|MPLSPseudowireType|uint8|fixed:1|||L2VPN-I13 Annex B.3.2
+60.43.5.2.4.4|MPLSBackupPseudowireID|uint32|fixed:4|||L2VPN-I13 Annex B.3.2
+60.43.5.2.4.5|MPLSBackupPeerIpAddress|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+60.43.5.2.5|ServiceMultiplexingValueL2TPv3Peer|addrtype_u8+ipv4_or_ipv6|alt:5,17|||L2VPN-I13 Annex B.3.2
+60.43.5.2.6|IEEE8021ahEncapsulation|aggregate|sub|||L2VPN-I13 Annex B.3.2.2
+60.43.5.2.6.1|ITCIEncapsulation|bytes|var||4..4|L2VPN-I13 Annex B.3.2.2.1
+60.43.5.2.6.2|BDAEncapsulation|bytes|var||6..6|L2VPN-I13 Annex B.3.2.2.2
+60.43.5.2.6.3|BTCIEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.3
+60.43.5.2.6.4|ITPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.4
+60.43.5.2.6.5|IPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.5
+60.43.5.2.6.6|IDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.6
+60.43.5.2.6.7|IUCAEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.7
+60.43.5.2.6.8|ISIDEncapsulation|bytes|var||3..3|L2VPN-I13 Annex B.3.2.2.8
+60.43.5.2.6.9|BTPIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.9
+60.43.5.2.6.10|BPCPEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.10
+60.43.5.2.6.11|BDEIEncapsulation|bytes|var||1..1|L2VPN-I13 Annex B.3.2.2.11
+60.43.5.2.6.12|BVIDEncapsulation|bytes|var||2..2|L2VPN-I13 Annex B.3.2.2.11
+60.43.5.2.8|ServiceMultiplexingValueIEEE8021adSTPID|bytes|var||2..2|L2VPN-I13 Annex B.3.2.1
+60.43.5.3|eSAFEDHCPSnooping|bytes|var|||L2VPN-I13 Annex B.3.3
+60.43.5.4|CMInterfaceMaskCMIMSubtype|bytes|var|||L2VPN-I13 Annex B.3.4
+60.43.5.5|AttachmentGroupID|bytes|var|||L2VPN-I13 Annex B.3.5
+60.43.5.6|SourceAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.6
+60.43.5.7|TargetAttachmentIndividualID|bytes|var|||L2VPN-I13 Annex B.3.7
+60.43.5.8|IngressUserPriority|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.8
+60.43.5.9|UserPriorityRange|uint8_list|n*1|||L2VPN-I13 Annex B.3.9
+60.43.5.10|L2VPNSADescriptorSubtype|bytes|var||14..14|L2VPN-I13 Annex B.3.10
+60.43.5.12|PseudowireType|uint8|fixed:1|4..5||L2VPN-I13 Annex B.3.13
+60.43.5.13|L2VPNMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.14
+60.43.5.14|TPIDTranslation|aggregate|sub|||L2VPN-I13 Annex B.3.15
+60.43.5.14.1|UpstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+60.43.5.14.2|DownstreamTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+60.43.5.14.3|UpstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+60.43.5.14.4|DownstreamSTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+60.43.5.14.5|UpstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+60.43.5.14.6|DownstreamBTPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+60.43.5.14.7|UpstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+60.43.5.14.8|DownstreamITPIDTranslation|bytes|var||2..2|L2VPN-I13 Annex B.3.15.1
+60.43.5.15|L2CPProcessing|aggregate|sub|||L2VPN-I13 Annex B.3.16
+60.43.5.15.1|L2CPTunnelMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.16.1
+60.43.5.15.2|L2CPDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+60.43.5.15.3|L2CPOverwrotingDMACAddress|mac|fixed:6|||L2VPN-I13 Annex B.3.16.1
+60.43.5.16|DACDisableEnableConfiguration|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.17
+60.43.5.18|PseudowireClass|bytes|var|||L2VPN-I13 Annex B.3.18
+60.43.5.19|ServiceDelimiter|aggregate|sub|||L2VPN-I13 Annex B.3.19
+60.43.5.19.1|CVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.1
+60.43.5.19.2|SVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.2
+60.43.5.19.3|ISIDDelimiter|bytes|var||3..3|L2VPN-I13 Annex B.3.19.3
+60.43.5.19.4|BVIDDelimiter|bytes|var||2..2|L2VPN-I13 Annex B.3.19.4
+60.43.5.20|VirtualSwitchInstanceEncoding|aggregate|sub|||L2VPN-I13 Annex B.3.20
+60.43.5.20.1|VPLSClass|bytes|var|||L2VPN-I13 Annex B.3.20.1
+60.43.5.20.2|ETreeRole|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.20.2
+60.43.5.20.3|ETreeRootVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.3
+60.43.5.20.4|ETreeLeafVID|bytes|var||2..2|L2VPN-I13 Annex B.3.20.4
+60.43.5.21|BGPAttribute|aggregate|sub|||L2VPN-I13 Annex B.3.21
+60.43.5.21.1|BGPVPNID|uint32|fixed:4|||L2VPN-I13 Annex B.3.21.1
+60.43.5.21.2|RouteDistinguisher|bytes|var||8..8|L2VPN-I13 Annex B.3.21.2
+60.43.5.21.3|RouteTargetImport|bytes|var|||L2VPN-I13 Annex B.3.21.3
+60.43.5.21.4|RouteTargetExport|bytes|var|||L2VPN-I13 Annex B.3.21.4
+60.43.5.21.5|CEIDVEID|uint16|fixed:2|||L2VPN-I13 Annex B.3.21.5
+60.43.5.23|PseudowireSignaling|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.23
+60.43.5.24|SOAMSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.24
+60.43.5.24.1|MEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.1
+60.43.5.24.1.1|MDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.1.1
+60.43.5.24.1.2|MDName|string|var||2..16|L2VPN-I13 Annex B.3.24.1.2
+60.43.5.24.1.3|MAName|string|var||2..28|L2VPN-I13 Annex B.3.24.1.3
+60.43.5.24.1.4|MEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.1.4
+60.43.5.24.2|RemoteMEPConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.2
+60.43.5.24.2.1|RemoteMDLevel|uint8|fixed:1|0..7||L2VPN-I13 Annex B.3.24.2.1
+60.43.5.24.2.2|RemoteMDName|string|var||2..16|L2VPN-I13 Annex B.3.24.2.2
+60.43.5.24.2.3|RemoteMAName|string|var||2..28|L2VPN-I13 Annex B.3.24.2.3
+60.43.5.24.2.4|RemoteMEPID|uint16|fixed:2|1..8191||L2VPN-I13 Annex B.3.24.2.4
+60.43.5.24.3|FaultManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.3
+60.43.5.24.3.1|ContinuityCheckMessages|uint8|fixed:1|0..2||L2VPN-I13 Annex B.3.24.3.1
+60.43.5.24.3.2|LoopbackFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.2
+60.43.5.24.3.3|LinktraceFunction|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.3.3
+60.43.5.24.4|PerformanceManagementConfiguration|aggregate|sub|||L2VPN-I13 Annex B.3.24.4
+60.43.5.24.4.1|FrameDelayMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.1
+60.43.5.24.4.1.1|FrameDelayMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.1
+60.43.5.24.4.1.2|FrameDelayMeasurementOneWayTwoWay|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.1.2
+60.43.5.24.4.1.3|FrameDelayMeasurementTransmissionPeriodicity|uint16|fixed:2|||L2VPN-I13 Annex B.3.24.4.1.3
+60.43.5.24.4.2|FrameLossMeasurement|aggregate|sub|||L2VPN-I13 Annex B.3.24.4.2
+60.43.5.24.4.2.1|FrameLossMeasurementEnable|uint8|fixed:1|0..1||L2VPN-I13 Annex B.3.24.4.2.1
+60.43.5.24.4.2.2|FrameLossMeasurementTransmissionPeriodicity|uint8|fixed:1|||L2VPN-I13 Annex B.3.24.4.2.2
+60.43.5.26|L2VPNDSID|uint24|fixed:3|1..1048575||L2VPN-I13 Annex B.3.26
+60.43.5.43|VendorSpecificL2VPNSubtype|aggregate|sub|||L2VPN-I13 Annex B.3.11
+60.43.5.43.8|VendorIdentifier|bytes|var||3..3|L2VPN-I13 Annex B.3.11
+60.43.6|ExtendedCMTSMICConfigurationSetting|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.6
+60.43.6.1|ExtendedCMTSMICHMACtype|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.6.1
+60.43.6.2|ExtendedCMTSMICBitmap|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.2
+60.43.6.3|ExplicitExtendedCMTSMICDigest|bytes|var|||MULPIv3.0-I24 Annex C.1.1.18.1.6.3
+60.43.7|SAVAuthorizationEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7
+60.43.7.1|SAVGroupName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.7.1
+60.43.7.2|SAVStaticPrefixRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2
+60.43.7.2.1|SAVStaticPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.1
+60.43.7.2.2|SAVStaticPrefixLength|uint8|fixed:1|||MULPIv3.0-I24 Annex C.1.1.18.1.7.2.2
+60.43.8|VendorIdentifier|bytes|var||3..3|MULPIv3.0-I24 Annex C.2.1.11
+60.43.9|CMAttributeMasks|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.8
+60.43.9.1|CMDownstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.1
+60.43.9.2|CMDownstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.2
+60.43.9.3|CMUpstreamRequiredAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.3
+60.43.9.4|CMUpstreamForbiddenAttributeMask|bytes|var||4..4|MULPIv3.0-I24 Annex C.1.1.18.1.8.4
+60.43.10|IPMulticastJoinAuthorization|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9
+60.43.10.1|IPMulticastProfileName|string|var||1..15|MULPIv3.0-I24 Annex C.1.1.18.1.9.1
+60.43.10.2|IPMulticastJoinAuthStaticSessionRule|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2
+60.43.10.2.1|MulticastRulePriority|uint8|fixed:1|0..255||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.1
+60.43.10.2.2|AuthorizationAction|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.2
+60.43.10.2.3|SourcePrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.3
+60.43.10.2.4|SourcePrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.4
+60.43.10.2.5|GroupPrefixAddress|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.5
+60.43.10.2.6|GroupPrefixLength|uint8|fixed:1|0..128||MULPIv3.0-I24 Annex C.1.1.18.1.9.2.6
+60.43.10.3|MaximumMulticastSessions|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.18.1.9.3
+60.43.11|ServiceTypeIdentifier|string|var||1..16|MULPIv3.0-I24 Annex C.1.1.18.1.10
+60.43.12|DEMARCAutoConfiguration|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.18.1.11
+60.43.12.1|DACDisableEnableConfig|uint8|fixed:1|0..1||DEMARCv1.0-I04 Annex B.1
+60.43.12.2|CMIMEncoding|bytes|var|||DEMARCv1.0-I04 Annex B.2
+60.43.12.3|UpstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.3
+60.43.12.4|DownstreamServiceClassName|string_nul|nul||2..16|DEMARCv1.0-I04 Annex B.4
+61|SubMgmtCPEIPv6PrefixList|ipv6_prefix_list|n*17|||MULPIv3.0-I24 Annex C.1.1.19.3
+62|UpstreamDropClassifierGroupID|uint8_list|n*1|||MULPIv3.0-I24 Annex C.1.1.26
+63|SubMgmtControl6|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.1.19.5
+64|CMTSStaticMulticastSessionEncodings|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.27
+64.1|CMTSStaticMulticastSessionGroup|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.27.1
+64.2|CMTSStaticMulticastSessionSource|ipv4_or_ipv6|alt:4,16|||MULPIv3.0-I24 Annex C.1.1.27.2
+64.3|CMTSStaticMulticastSessionCMIM|bytes|var|||MULPIv3.0-I24 Annex C.1.1.27.3
+65|L2VPNMACAgingEncoding|aggregate|sub|||L2VPN-I13 Annex B.7
+65.1|L2VPNMACAgingMode|uint8|fixed:1|0..1||L2VPN-I13 Annex B.7.1
+66|ManagementEventControl|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.2.16
+67|SubscriberManagementCPEIPv6Table|ipv6_list|n*16|||MULPIv3.0-I24 Annex C.1.1.19.6
+68|DefaultUpstreamTargetBuffer|uint16|fixed:2|||MULPIv3.0-I24 Annex C.1.2.17
+69|MACAddressLearningControlEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.2.18
+69.1|MACAddressLearningControl|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.2.18.1
+69.2|MACAddressLearningHoldoffTimer|uint8|fixed:1|0..10||MULPIv3.0-I24 Annex C.1.2.18.2
+70|UpstreamAggregateServiceFlow|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.3
+70.1|UpstreamServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.1
+70.4|ASFQoSProfileName|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.12
+70.7|TrafficPriority|uint8|fixed:1|0..7||MULPIv3.1-I25 Annex C.2.2.9.1
+70.8|MaxRateSustained|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.2.1
+70.9|MaxTrafficBurst|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.3
+70.10|MinReservedRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.4
+70.11|MinResPacketSize|uint16|fixed:2|0..65535||MULPIv3.1-I25 Annex C.2.2.9.5
+70.27|UpstreamPeakTrafficRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.10.1
+70.37|UpstreamMESPReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.11
+70.38|ServiceFlowMatchingCriteria|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.13
+70.38.1|MatchingbyApplicationId|uint32|fixed:4|0..1||MULPIv3.1-I25 Annex C.2.2.9.13.1
+70.38.2|MatchingbyServiceClassName|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.13.2
+70.38.3|MatchingbyTrafficPriorityRange|uint8_list|n*1|2..2||MULPIv3.1-I25 Annex C.2.2.9.13.3
+70.41|DataRateUnitSetting|uint8|fixed:1|0..3||MULPIv3.1-I25 Annex C.2.2.9.16
+70.42|LowLatencyAggregateSFEncodings|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.17
+70.42.1|LowLatencyServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.1-I25 Annex C.2.2.9.17.1
+70.42.3|ClassicSFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.17.3
+70.42.4|LowLatencySFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.17.4
+70.42.5|AQMCouplingFactor|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.17.5
+70.42.6|SchedulingWeight|uint8|fixed:1|1..255||MULPIv3.1-I25 Annex C.2.2.9.17.6
+70.42.7|QueueProtectionEnable|uint8|fixed:1|0..1||MULPIv3.1-I25 Annex C.2.2.9.17.7
+70.42.8|QPLatencyThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.17.8
+70.42.9|QPQueuingScoreThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.17.9
+70.42.10|QPDrainRateExponent|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.17.10
+71|DownstreamAggregateServiceFlow|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.3
+71.1|DownstreamServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.1
+71.4|ASFQoSProfileName|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.12
+71.7|TrafficPriority|uint8|fixed:1|0..7||MULPIv3.1-I25 Annex C.2.2.9.1
+71.8|MaxRateSustained|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.2.2
+71.9|MaxTrafficBurst|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.3
+71.10|MinReservedRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.4
+71.11|MinResPacketSize|uint16|fixed:2|0..65535||MULPIv3.1-I25 Annex C.2.2.9.5
+71.27|DownstreamPeakTrafficRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.10.1
+71.37|DownstreamMESPReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.11
+71.38|ServiceFlowMatchingCriteria|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.13
+71.38.1|MatchingbyApplicationId|uint32|fixed:4|0..1||MULPIv3.1-I25 Annex C.2.2.9.13.1
+71.38.2|MatchingbyServiceClassName|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.13.2
+71.38.3|MatchingbyTrafficPriorityRange|uint8_list|n*1|2..2||MULPIv3.1-I25 Annex C.2.2.9.13.34
+71.41|DataRateUnitSetting|uint8|fixed:1|0..3||MULPIv3.1-I25 Annex C.2.2.9.16
+71.42|LowLatencyAggregateSFEncodings|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.17
+71.42.1|LowLatencyServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.1-I25 Annex C.2.2.9.17.1
+71.42.3|ClassicSFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.17.3
+71.42.4|LowLatencySFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.17.4
+71.42.5|AQMCouplingFactor|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.17.5
+71.42.6|SchedulingWeight|uint8|fixed:1|1..255||MULPIv3.1-I25 Annex C.2.2.9.17.6
+71.42.7|QueueProtectionEnable|uint8|fixed:1|0..1||MULPIv3.1-I25 Annex C.2.2.9.17.7
+71.42.8|QPLatencyThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.17.8
+71.42.9|QPQueuingScoreThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.17.9
+71.42.10|QPDrainRateExponent|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.17.10
+72|MetroEthernetServiceProfile|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.10
+72.1|MESPReference|uint8|fixed:1|1..255||MULPIv3.0-I24 Annex C.2.2.10.1
+72.2|MESPBandwidthProfile|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.10.2
+72.2.1|CIR|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.10.2.1
+72.2.2|CBR|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.10.2.2
+72.2.3|EIR|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.10.2.3
+72.2.4|EBS|uint32|fixed:4|||MULPIv3.0-I24 Annex C.2.2.10.2.4
+72.2.5|CouplingFlag|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.2.2.10.2.5
+72.2.6|ColorMode|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.10.2.6
+72.2.6.1|ColorIdentificationField|uint8|fixed:1|0..9||MULPIv3.0-I24 Annex C.2.2.10.2.6.1
+72.2.6.2|ColorIdentificationFieldValue|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.2.10.2.6.2
+72.2.7|ColorMarking|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.10.2.7
+72.2.7.1|ColorMarkingField|uint8|fixed:1|0..5||MULPIv3.0-I24 Annex C.2.2.10.2.7.1
+72.2.7.2|ColorMarkingFieldValue|bytes|var||1..1|MULPIv3.0-I24 Annex C.2.2.10.2.7.2
+72.3|MESPName|string_nul|nul||2..254|MULPIv3.0-I24 Annex C.2.2.10.3
+73|NetworkTimingProfile|aggregate|sub|||MULPIv3.0-I24 Annex C.1.2.19
+73.1|NetworkTimingProfileReference|uint16|fixed:2|1..65536||MULPIv3.0-I24 Annex C.1.2.19.1
+73.2|NetworkTimingProfileName|string_nul|nul||2..16|MULPIv3.0-I24 Annex C.1.2.19.2
+74|EnergyManagementParameter|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.30
+74.1|EnergyManagementFeatureControl|uint32|fixed:4|0..1||MULPIv3.0-I24 Annex C.1.1.30.1
+74.2|EnergyManagement1x1Mode|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.30.2
+74.2.1|DownstreamActivityDetectionParameters|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.30.2.1
+74.2.1.1|DownstreamEntryBitrateThreshold|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.30.2.1.1
+74.2.1.2|DownstreamEntryTimeThreshold|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.1.1.30.2.1.2
+74.2.1.3|DownstreamExitBitrateThreshold|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.30.2.1.3
+74.2.1.4|DownstreamExitTimeThreshold|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.1.1.30.2.1.4
+74.2.2|UpstreamActivityDetectionParameters|aggregate|sub|||MULPIv3.0-I24 Annex C.1.1.30.2.2
+74.2.2.1|UpstreamEntryBitrateThreshold|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.30.2.2.1
+74.2.2.2|UpstreamEntryTimeThreshold|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.1.1.30.2.2.2
+74.2.2.3|UpstreamExitBitrateThreshold|uint32|fixed:4|||MULPIv3.0-I24 Annex C.1.1.30.2.2.3
+74.2.2.4|UpstreamExitTimeThreshold|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.1.1.30.2.2.4
+74.3|EnergyManagementCyclePeriod|uint16|fixed:2|||3 MULPIv3.0-I24 Annex C.1.1.30.3
+74.4|EnergyManagementDLSMode|aggregate|sub|||MULPIv4.0-I07 Annex C.1.1.30.3
+74.4.1|DownstreamActivityDetectionParameters|aggregate|sub|||MULPIv4.0-I07 Annex C.1.1.30.4.1
+74.4.1.1|DownstreamEntryBitrateThreshold|uint32|fixed:4|||MULPIv4.0-I07 Annex C.1.1.30.4.1.1
+74.4.1.2|DownstreamEntryTimeThreshold|uint16|fixed:2|1..65535||MULPIv4.0-I07 Annex C.1.1.30.4.1.2
+74.4.1.3|DownstreamExitBitrateThreshold|uint32|fixed:4|||MULPIv4.0-I07 Annex C.1.1.30.4.1.3
+74.4.1.4|DownstreamExitTimeThreshold|uint16|fixed:2|1..65535||MULPIv4.0-I07 Annex C.1.1.30.4.1.4
+74.4.2|UpstreamActivityDetectionParameters|aggregate|sub|||MULPIv4.0-I07 Annex C.1.1.30.4.2
+74.4.2.1|UpstreamEntryBitrateThreshold|uint32|fixed:4|||MULPIv4.0-I07 Annex C.1.1.30.4.2.1
+74.4.2.2|UpstreamEntryTimeThreshold|uint16|fixed:2|1..65535||MULPIv4.0-I07 Annex C.1.1.30.4.2.2
+74.4.2.3|UpstreamExitBitrateThreshold|uint32|fixed:4|||MULPIv4.0-I07 Annex C.1.1.30.4.2.3
+74.4.2.4|UpstreamExitTimeThreshold|uint16|fixed:2|1..65535||MULPIv4.0-I07 Annex C.1.1.30.4.2.4
+75|EnergyManagement1x1ModeIndicator|uint8|fixed:1|0..2||MULPIv3.0-I24 Annex C.1.4.4
+76|CMUpstreamAQMDisable|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.2.20
+79|UNIControlEncodings|aggregate|sub|||MULPIv3.0-I25 Annex C.3.3
+79.1|ContextCMIM|bytes|var|||MULPIv3.0-I25 Annex C.3.3.1
+79.2|UNIAdminStatus|uint8|fixed:1|0..1||MULPIv3.0-I25 Annex C.3.3.2
+79.3|UNIAutoNegotiationStatus|uint8|fixed:1|0..1||MULPIv3.0-I25 Annex C.3.3.3
+79.4|UNIOperatingSpeed|uint8|fixed:1|0..6||MULPIv3.0-I25 Annex C.3.3.4
+79.5|UNIDuplex|uint8|fixed:1|0..2||MULPIv3.0-I25 Annex C.3.3.5
+79.6|EEEStatus|uint8|fixed:1|0..1||MULPIv3.0-I25 Annex C.3.3.6
+79.7|MaximumFrameSize|uint16|fixed:2|||MULPIv3.0-I25 Annex C.3.3.7
+79.8|PowerOverEthernetStatus|uint8|fixed:1|0..1||MULPIv3.0-I25 Annex C.3.3.8
+79.9|MediaType|uint8|fixed:1|0..1||MULPIv3.0-I25 Annex C.3.3.9
+81|ManufacturerCVCChain|bytes|var||0..255|MULPIv3.1-I07 Annex C.1.2.21
+82|CoSignerCVCChain|bytes|var||0..255|MULPIv3.1-I07 Annex C.1.2.22
+83|DTPModeConfiguration|uint8|fixed:1|0..2||MULPIv3.1-I25 Annex C.1.1.31
+84|DiplexerBandEdge|aggregate|sub|||MULPIv3.1-I19 Annex C.1.2.23
+84.1|DiplexerUpstreamUpperBandEdge|uint8|fixed:1|0..4||LPIv3.1-I19 Annex C.1.2.23.1
+84.2|DiplexerDownstreamLowerBandEdge|uint8|fixed:1|0..1||LPIv3.1-I19 Annex C.1.2.23.2
+84.3|DiplexerDownstreamUpperBandEdge|uint8|fixed:1|0..2||LPIv3.1-I19 Annex C.1.2.23.3
+88|QoSFrameworkforDOCSISEncodings|aggregate|sub|||MULPIv3.1-I25 Annex C.1.7
+91|LowLatencyDisable|uint8|fixed:1|0..2||MULPIv3.1-I25 Annex C.1.1.32
+92|DistributedHQoSEnable|uint8|fixed:1|0..2||MULPIv3.1-I25 Annex C.1.1.33
+93|UpstreamEHQoSASF|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.5
+93.1|ServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.1-I25 Annex C.2.2.7.1
+93.7|TrafficPriority|uint8|fixed:1|0..7||MULPIv3.1-I25 Annex C.2.2.9.1
+93.8|MaxSustainedRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.2.1
+93.9|MaxTrafficBurst|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.3
+93.10|MinReservedRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.4
+93.11|MinResPacketSize|uint16|fixed:2|0..65535||MULPIv3.1-I25 Annex C.2.2.9.5
+93.47|EnhancedHQoSIntraASFSchedulingEncoding|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.18
+93.47.1|ConstituentSFReference|uint16|fixed:2|1..65535||MULPIv3.1-I25 Annex C.2.2.9.18.1
+93.47.3|ConstituentSFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.18.3
+93.47.4|ConstituentSFPriority|uint8|fixed:1|0..7||MULPIv3.1-I25 Annex C.2.2.9.18.4
+93.47.5|ConstituentSFWeight|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.18.5
+94|DownstreamEHQoSASF|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.6
+94.1|ServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.1-I25 Annex C.2.2.7.1
+94.7|TrafficPriority|uint8|fixed:1|0..7||MULPIv3.1-I25 Annex C.2.2.9.1
+94.8|MaxSustainedRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.2.2
+94.9|MaxTrafficBurst|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.3
+94.10|MinReservedRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.4
+94.11|MinResPacketSize|uint16|fixed:2|0..65535||MULPIv3.1-I25 Annex C.2.2.9.5
+94.47|EnhancedHQoSIntraASFSchedulingEncoding|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.18
+94.47.1|ConstituentSFReference|uint16|fixed:2|1..65535||MULPIv3.1-I25 Annex C.2.2.9.18.1
+94.47.3|ConstituentSFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.18.3
+94.47.4|ConstituentSFPriority|uint8|fixed:1|0..7||MULPIv3.1-I25 Annex C.2.2.9.18.4
+94.47.5|ConstituentSFWeight|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.18.5
+96|AdvancedDiplexerBandEdge|aggregate|sub|||MULPIv4.0-I07 Annex C.1.2.24
+96.1|AdvDiplexerUpstreamUpperBandEdge|uint16|fixed:2|||MULPIv4.0-I07 Annex C.1.2.24.1
+96.2|AdvDiplexerDownstreamLowerBandEdge|uint16|fixed:2|||MULPIv4.0-I07 Annex C.1.2.24.2
+96.3|AdvDiplexerDownstreamUpperBandEdge|uint16|fixed:2|||MULPIv4.0-I07 Annex C.1.2.24.3
+97|AdvancedBandPlanSupport|uint8|fixed:1|0..1||MULPIv4.0-I07 Annex C.1.2.25
+101|DOCSISSyncConfigurations|aggregate|sub|||SYNC-I03 Annex D.2.1
+101.1|PTPMasterClockEnable|uint8|fixed:1|1..2||SYNC-I03 Annex D.2.1.1
+101.2|PTPProfileConfiguration|uint8|fixed:1|0..3||SYNC-I03 Annex D.2.1.2
+101.3|PTPMaxNumberofClockSlavesConfiguration|uint8|fixed:1|0..255||SYNC-I03 Annex D.2.1.3
+101.4|SyncEClockEnable|uint8|fixed:1|1..2||SYNC-I03 Annex D.2.1.4
+102|PTPAddressConfigurations|aggregate|sub|||SYNC-I03 Annex D.2.2
+102.1|PTPSourceIPAddressConfiguration|ipv4_or_ipv6|alt:4,16|||SYNC-I03 Annex D.2.2.1
+102.2|CMTSPTPIPAddressConfiguration|ipv4_or_ipv6|alt:4,16|||SYNC-I03 Annex D.2.2.2
+102.3|PTPDestMulticastMACAddressConfiguration|mac|fixed:6|||SYNC-I03 Annex D.2.2.3
+202|eRouter|aggregate|sub|||eRouter-I12
+202.1|InitializationMode|uint8|fixed:1|0..3||eRouter-I12 Annex B.4.2
+202.2|TR69ManagementServer|aggregate|sub|||eRouter-I12 Annex B.4.3
+202.2.1|EnableCWMP|uint8|fixed:1|0..1||eRouter-I12 Annex B.4.3.1
+202.2.2|URL|string|var|||eRouter-I12 Annex B.4.3.2
+202.2.3|Username|string|var|||eRouter-I12 Annex B.4.3.3
+202.2.4|Password|string|var|||eRouter-I12 Annex B.4.3.4
+202.2.5|ConnectionRequestUsername|string|var|||eRouter-I12 Annex B.4.3.5
+202.2.6|ConnectionRequestPassword|string|var|||eRouter-I12 Annex B.4.3.6
+202.2.7|ACSOverride|uint8|fixed:1|0..1||eRouter-I12 Annex B.4.3.7
+202.3|InitializationModeOverride|uint8|fixed:1|0..1||eRouter-I12 Annex B.4.4
+202.10|RATransmissionInterval|uint16|fixed:2|3..1800||eRouter-I12 Annex B.4.10
+202.11|SnmpMibObject|snmp_varbind_ber|var|||eRouter-I12 Annex B.4.8
+202.42|TopologyModeEncoding|uint8|fixed:1|1..2||eRouter-I12 Annex B.4.9
+202.43|VendorSpecific|aggregate|sub|||eRouter-I12 Annex B.4.7
+202.43.8|VendorIdentifier|bytes|var||3..3|eRouter-I12 Annex B.4.7.1
+202.53|SNMPv1v2cCoexistenceConfig|aggregate|sub|||eRouter-I12 Annex B.4.5
+202.53.1|SNMPv1v2cCommunityName|string|var|||eRouter-I12 Annex B.4.5.1
+202.53.2|SNMPv1v2cTransportAddressAccess|aggregate|sub|||eRouter-I12 Annex B.4.5.2
+202.53.2.1|SNMPv1v2cTransportAddress|ipv4_or_ipv6+port_u16|alt:6,18|||eRouter-I12 Annex B.4.5.2.1
+202.53.2.2|SNMPv1v2cTransportAddressMask|ipv4_or_ipv6+port_u16|alt:6,18|||eRouter-I12 Annex B.4.5.2.2
+202.53.3|SNMPv1v2cAccessViewType|uint8|fixed:1|1..2||eRouter-I12 Annex B.4.5.3
+202.53.4|SNMPv1v2cAccessViewName|string|var|||eRouter-I12 Annex B.4.5.4
+202.54|SNMPv3AccessViewConfiguration|aggregate|sub|||eRouter-I12 Annex B.4.6
+202.54.1|SNMPv3AccessViewName|string|var|||eRouter-I12 Annex B.4.6.1
+202.54.2|SNMPv3AccessViewSubtree|ber_oid|var|||eRouter-I12 Annex B.4.6.2
+202.54.3|SNMPv3AccessViewMask|bytes|var||2..2|eRouter-I12 Annex B.4.6.3
+202.54.4|SNMPv3AccessViewType|uint8|fixed:1|1..2||eRouter-I12 Annex B.4.6.4
+217|EstbSettings|aggregate|sub|||eDOCSIS-I30 5.2.8.1
+217.1|IpModeControl|uint8|fixed:1|0..2||HOST2.1-I17 15.2.6
+217.53|Snmpv1v2Settings|aggregate|sub|||HOST2.1-I17 15.2.1
+217.53.1|Snmpv1v2CommunityName|string|var||1..32|HOST2.1-I17 15.2.1.1
+254|MtaConfigDelimiter|uint8|fixed:1|1..255||PKT-SP-PROV1.5-I04 Chapter 9.1
+255|/*EndOfDataMkr*/|end_of_data|none|||MULPIv3.0-I24 Annex C.1.2.1
+"""
 
 ALIASES = (
     ('11', 'DigitMap'),
