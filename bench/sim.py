@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark and cross-check of hfcprov.sim against ns-3 (NewReno over a rate-limited drop-tail bottleneck).
 
-    .venv/bin/python bench/sim.py [--ns3-python /work/ns3-venv/bin/python] [--sweep 200] [--repeat 3]
+    .venv/bin/python bench/sim.py [--ns3-python /work/ns3-venv/bin/python] [--sweep 200] [--repeat 5]
 
 Prints three tables:
 1. speed: 60 simulated seconds of one NewReno flow at 10 Mb/s, 64 KiB, 40 ms:
@@ -9,7 +9,7 @@ Prints three tables:
    (median of --repeat runs), ratio;
 2. agreement: goodput and mean queueing delay of both over a grid of rates 2-10 Mb/s,
    buffers 16-256 KiB, RTT 40-100 ms (target: within 5%);
-3. sweep: wall time of a --sweep point grid with run_many, and per scenario vs ns-3.
+3. sweep: wall and CPU time of a --sweep point grid with run_many; ns-3 on a tenth of it.
 
 ns-3 runs in its own venv (``pip install ns3`` into /work/ns3-venv, never the test
 install): this file re-runs itself there with ``--ns3-worker`` and reads JSON back.
@@ -155,7 +155,8 @@ def main() -> None:
     ap.add_argument("--ns3-python", default=NS3_PYTHON)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sweep", type=int, default=200)
-    ap.add_argument("--duration", type=float, default=60.0)
+    ap.add_argument("--duration", type=float, default=60.0, help="simulated seconds for tables 1 and 2")
+    ap.add_argument("--sweep-duration", type=float, default=20.0, help="simulated seconds per sweep point")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--recovery", choices=("sack", "newreno"), default=RECOVERY,
                     help="NewReno window growth with SACK (ns-3 default) or RFC 6582 recovery")
@@ -174,7 +175,7 @@ def main() -> None:
     # 1. speed on one scenario
     hfc_runs = [run_hfc([SPEED_POINT], args.duration)[0] for _ in range(args.repeat)]
     ns3_runs = run_ns3(args.ns3_python, [SPEED_POINT] * args.repeat, args.duration) if have_ns3 else []
-    print(f"\n1. speed: {args.duration:g} s simulated, NewReno, 10 Mb/s, 64 KiB, 40 ms "
+    print(f"\n1. speed: {args.duration:g} s simulated, NewReno ({RECOVERY} recovery), 10 Mb/s, 64 KiB, 40 ms "
           f"(median of {args.repeat})")
     print(f"{'simulator':<10} {'cpu s':>8} {'events':>9} {'events/s':>10} {'goodput Mb/s':>13} {'queue ms':>9}")
     rows = [("hfcprov", hfc_runs)] + ([("ns-3", ns3_runs)] if ns3_runs else [])
@@ -221,17 +222,25 @@ def main() -> None:
             for rtt in rtts:
                 pts.append((rate, buf, rtt))
     pts = (pts * (args.sweep // len(pts) + 1))[: args.sweep]
-    scs = [scenario(r, b, t, args.duration, seed=i) for i, (r, b, t) in enumerate(pts)]
+    dur = args.sweep_duration
+    scs = [scenario(r, b, t, dur, seed=i) for i, (r, b, t) in enumerate(pts)]
     t0 = time.perf_counter()
     res = run_many(scs, jobs=args.jobs)
     wall = time.perf_counter() - t0
     events = sum(r.extra["events"] for r in res)
-    print(f"\n3. sweep: {len(scs)} scenarios x {args.duration:g} s simulated, run_many jobs={args.jobs}")
-    print(f"wall {wall:.2f} s, {wall / len(scs) * 1e3:.1f} ms per scenario, {events / wall:.0f} events/s overall")
-    if "ns-3" in med:
-        per_ns3 = med["ns-3"]
-        print(f"ns-3 at its speed-point time per scenario would need about {per_ns3 * len(scs):.0f} s "
-              f"serially ({per_ns3 * len(scs) / wall:.0f}x this sweep)")
+    cpu = sum(r.extra["cpu_s"] for r in res)
+    print(f"\n3. sweep: {len(scs)} scenarios (rates 1-20 Mb/s, buffers 8 KiB-1 MiB, RTT 20-300 ms) "
+          f"x {dur:g} s simulated, run_many jobs={args.jobs}")
+    print(f"wall {wall:.2f} s; CPU {cpu:.2f} s = {cpu / len(scs) * 1e3:.1f} ms per scenario; "
+          f"{events / cpu:.0f} events per CPU second")
+    if have_ns3:
+        sample = list(range(0, len(pts), max(1, len(pts) // 10)))
+        theirs = run_ns3(args.ns3_python, [pts[i] for i in sample], dur)
+        ours = sum(res[i].extra["cpu_s"] for i in sample)
+        ns3_cpu = sum(n["cpu_s"] for n in theirs)
+        print(f"ns-3 on every {max(1, len(pts) // 10)}th point ({len(sample)} scenarios): CPU {ns3_cpu:.2f} s vs "
+              f"hfcprov {ours:.2f} s ({ns3_cpu / ours:.1f}x); the whole sweep would take ns-3 about "
+              f"{ns3_cpu / ours * cpu:.0f} CPU s")
 
 
 if __name__ == "__main__":
