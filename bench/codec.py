@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hfcprov.config import decode, encode, parse_text  # noqa: E402
-from hfcprov.fileio import atomic_write  # noqa: E402
+from hfcprov.config import decode, encode, parse_text
+from hfcprov.fileio import atomic_write
 
 SECRET = b"bench-shared-secret"
 

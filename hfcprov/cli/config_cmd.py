@@ -45,7 +45,8 @@ def config():
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (adds the CMTS MIC).")
 def encode(sources, out, secret_file):
     """Build binary config files from text/YAML/JSON (or re-encode binary) SOURCES."""
-    from hfcprov.config import encode as encode_tree, read_config
+    from hfcprov.config import encode as encode_tree
+    from hfcprov.config import read_config
     from hfcprov.fileio import atomic_write
 
     secret = _secret(secret_file)
@@ -87,7 +88,8 @@ def decode(files, fmt, secret_file, out, names):
 @click.option("--secret-file", required=True, type=click.Path(dir_okay=False), help="CMTS shared secret.")
 def verify(files, secret_file):
     """Check the CM MIC and CMTS MIC of binary FILES."""
-    from hfcprov.config import ConfigError, verify as verify_bytes
+    from hfcprov.config import ConfigError
+    from hfcprov.config import verify as verify_bytes
 
     secret = _secret(secret_file)
     failed = []

@@ -7,11 +7,11 @@ text (``Main { ... }``), YAML and JSON forms.
     [sf.target_buffer for sf in service_flows(tree)]        # hfcprov.flows model
 """
 
+from hfcprov.config.ber import VarBind
 from hfcprov.config.codec import decode, encode, read_secret, verify
 from hfcprov.config.dictionary import ROOT, Spec, lookup
 from hfcprov.config.errors import ConfigError
-from hfcprov.config.ber import VarBind
-from hfcprov.config.forms import read_config, parse_yaml, parse_json, render_yaml, render_json, parse_any
+from hfcprov.config.forms import parse_any, parse_json, parse_yaml, read_config, render_json, render_yaml
 from hfcprov.config.text import parse_text, render_text
 from hfcprov.config.tree import ConfigTree, Layout, Tlv
 

@@ -28,8 +28,8 @@ class Spec:
     vrange: tuple[int, int] | None = None
     lrange: tuple[int, int] | None = None
     spec_ref: str | None = None
-    children: dict[int, "Spec"] = field(default_factory=dict)
-    by_name: dict[str, "Spec"] = field(default_factory=dict)
+    children: dict[int, Spec] = field(default_factory=dict)
+    by_name: dict[str, Spec] = field(default_factory=dict)
     aliases: list[str] = field(default_factory=list)
     enums: dict[int, str] = field(default_factory=dict)  # value -> label
 
@@ -101,7 +101,7 @@ class Spec:
         """A value from YAML/JSON: an enum label or what the value type reads."""
         return self.from_text(x) if self.enums and isinstance(x, str) else self.vtype.from_plain(x)
 
-    def child_named(self, name: str) -> "Spec | None":
+    def child_named(self, name: str) -> Spec | None:
         return self.by_name.get(name) or self.by_name.get(name.lower())
 
     def walk(self):

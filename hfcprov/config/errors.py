@@ -34,7 +34,7 @@ class ConfigError(HfcprovError, ValueError):
             where.append(f"TLV {self.path}")
         return f"{', '.join(where)}: {self.message}" if where else self.message
 
-    def at(self, **kw) -> "ConfigError":
+    def at(self, **kw) -> ConfigError:
         """The same error with missing location fields filled in (inner errors know less)."""
         for key, value in kw.items():
             if getattr(self, key) is None and value is not None:

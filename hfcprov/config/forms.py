@@ -180,7 +180,7 @@ def _generic(node, path, source) -> Tlv:
 
 # --- any form -------------------------------------------------------------------------------
 
-_COMMENTS = re.compile(r"(/\*.*?\*/|//[^\n]*|#[^\n]*|\s+)*", re.S)
+_COMMENTS = re.compile(r"(/\*.*?\*/|//[^\n]*|#[^\n]*|\s+)*", re.DOTALL)
 
 
 def detect(data: bytes) -> str:

@@ -24,7 +24,7 @@ from hfcprov.config.types import hex_text, parse_hex, parse_int, unquote
 _TOKEN = re.compile(r'''
     (?P<ws>[ \t\r\f\v]+) | (?P<nl>\n) | (?P<comment>/\*.*?\*/|//[^\n]*|\#[^\n]*)
   | (?P<str>"(?:[^"\\\n]|\\.)*") | (?P<punct>[{};]) | (?P<word>[^\s{};"]+) | (?P<bad>.)
-''', re.S | re.X)
+''', re.DOTALL | re.VERBOSE)
 
 
 def _tokens(text: str, source: str):

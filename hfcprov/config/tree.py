@@ -20,7 +20,7 @@ from typing import Any
 class Tlv:
     code: int
     value: Any = None
-    children: list["Tlv"] = field(default_factory=list)
+    children: list[Tlv] = field(default_factory=list)
     # CVC chains (81/82) only: fragment sizes seen on decode when they were not the
     # standard 254-byte split, so the file re-encodes to the same bytes.
     fragments: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
@@ -29,7 +29,7 @@ class Tlv:
     def compound(self) -> bool:
         return self.value is None
 
-    def find(self, path: str) -> list["Tlv"]:
+    def find(self, path: str) -> list[Tlv]:
         """Descendants at a relative dotted path (``"35.2"`` under a service flow)."""
         nodes = [self]
         for part in path.split("."):

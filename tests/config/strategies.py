@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
-from functools import lru_cache
+from functools import cache
 
 from hypothesis import strategies as st
 
@@ -98,7 +98,7 @@ def unknown_tlv(parent: Spec):
     return st.builds(Tlv, st.sampled_from(codes), st.binary(max_size=30))
 
 
-@lru_cache(maxsize=None)
+@cache
 def tlv_of(spec: Spec, depth: int = 1):
     if spec.compound:
         if depth >= MAX_DEPTH or not spec.children:

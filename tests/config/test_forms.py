@@ -2,8 +2,19 @@
 
 import pytest
 
-from hfcprov.config import (ConfigError, VarBind, decode, encode, parse_json, parse_text, parse_yaml, read_config,
-                            render_json, render_text, render_yaml)
+from hfcprov.config import (
+    ConfigError,
+    VarBind,
+    decode,
+    encode,
+    parse_json,
+    parse_text,
+    parse_yaml,
+    read_config,
+    render_json,
+    render_text,
+    render_yaml,
+)
 from hfcprov.config.forms import detect
 
 from .. import support

@@ -1,14 +1,22 @@
 """Round trips over trees drawn from the whole dictionary, and a fuzz of the decoder."""
 
-import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from hfcprov.config import (ConfigError, decode, encode, parse_json, parse_text, parse_yaml, render_json,
-                            render_text, render_yaml)
+from hfcprov.config import (
+    ConfigError,
+    ConfigTree,
+    Tlv,
+    decode,
+    encode,
+    parse_json,
+    parse_text,
+    parse_yaml,
+    render_json,
+    render_text,
+    render_yaml,
+)
 from hfcprov.config.dictionary import ROOT
-
-from hfcprov.config import ConfigTree, Tlv
 
 from .strategies import layouts, sample_values, trees
 
