@@ -5,7 +5,7 @@ built from config files hfcprov encoded (every 20th modem has a drifted target
 buffer). Both contenders read the same objects from the same agents:
 
 - hfcprov: ``hfcprov.snmp.audit.audit_all`` (asyncio, bounded concurrency, one
-  GETBULK per modem), decoding each modem's expected config and comparing.
+  small GETBULK and one exact GET per modem, lean v2c engine), decoding each modem's expected config and comparing.
 - script: what operators run today, a loop per modem of ``snmpget`` (sysDescr,
   docsDevServerConfigFile, docsIfCmStatusValue) and two ``snmpbulkwalk``
   processes (docsQosParamSetTable, docsQosServiceFlowBufferSize); it does not
@@ -122,7 +122,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modems", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--concurrency", type=int, default=200)
+    ap.add_argument("--concurrency", type=int, default=32, help="one snmpsim serves every modem: more only queues")
     ap.add_argument("--script-modems", type=int, default=100, help="modems the net-snmp loop audits per run")
     args = ap.parse_args()
     if not (shutil.which("snmpget") and shutil.which("snmpbulkwalk")):

@@ -71,7 +71,7 @@ AUDIT_COLUMNS = ["mac", "host", "status", "config_file", "cm_status", "detail"]
               help="CSV/YAML modems: mac, ip (or host), optional port and config (file name).")
 @click.option("--configs", type=click.Path(file_okay=False, exists=True),
               help="Folder of the config files the modems should run (binary or text forms).")
-@click.option("--concurrency", default=200, show_default=True, help="Modems audited at once.")
+@click.option("--concurrency", default=64, show_default=True, help="Modems audited at once (each modem is its own agent).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="json: one object per line, streamed.")
 @click.option("--port", default=161, show_default=True, help="SNMP port when the inventory has none.")

@@ -309,7 +309,7 @@ class AuditSummary:
 
 
 async def audit_all(targets: list[AuditTarget], credentials: Credentials, configs: ExpectedConfigs,
-                    on_result: Callable[[ModemAudit], None] | None = None, concurrency: int = 100,
+                    on_result: Callable[[ModemAudit], None] | None = None, concurrency: int = 64,
                     timeout: float = 2.0, retries: int = 1) -> AuditSummary:
     """Audit every target with at most ``concurrency`` modems in flight; results go to ``on_result``
     in completion order as they arrive."""
