@@ -4,8 +4,9 @@
 Peers in the same run, on the same root and the same load generator: tftpd-hpa
 (``in.tftpd``, one process per transfer) and atftpd (one thread per transfer,
 ``--maxthread`` raised to N). hfcprov is run twice: static files (built by the
-bulk builder into the root) and dynamic files (the same configs rendered per
-request from template + inventory, with TLV 19/20 and MICs). The C servers serve
+bulk builder into the root) and dynamic files (the same configs from template +
+inventory, stamped per request with TLV 19/20 and MICs; measured after one earlier
+boot of every modem, so the trees are rendered: ``--cold`` adds a fresh server). The C servers serve
 static files only.
 
 Arrival patterns: ``burst`` (all RRQs back to back) and ``staggered`` (one RRQ every
@@ -86,12 +87,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(kind: str, root: Path, dyn: Path | None, port: int, n: int, atftpd: str | None, tmp: Path):
+def start_server(kind: str, root: Path, dyn: Path | None, port: int, n: int, atftpd: str | None, tmp: Path,
+                 *extra: str):
     if kind == "hfcprov":
         args = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(root),
                 "--listen", f"127.0.0.1:{port}", "--log", str(tmp / f"hfcprov-{port}.jsonl")]
         if dyn:
-            args += ["--dynamic", str(dyn)]
+            args += ["--dynamic", str(dyn), *extra]
         proc = subprocess.Popen(args, cwd=REPO, stderr=subprocess.PIPE, text=True)
         proc.stderr.readline()
         return proc
@@ -153,9 +155,12 @@ def main(argv=None) -> int:
     ap.add_argument("--stagger", type=float, default=0.001, help="seconds between arrivals, staggered pattern")
     ap.add_argument("--atftpd", default=shutil.which("atftpd") or os.environ.get("ATFTPD") or
                     ("/opt/atftpd-x/usr/sbin/atftpd" if Path("/opt/atftpd-x/usr/sbin/atftpd").exists() else None))
+    ap.add_argument("--cold", action="store_true", help="also dynamic files on a fresh server (nothing rendered yet)")
     args = ap.parse_args(argv)
     raise_fd_limit(65536)
     servers = [("hfcprov", "static"), ("hfcprov", "dynamic")]
+    if args.cold:
+        servers.append(("hfcprov", "dyn-cold"))
     if shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
         servers.append(("tftpd-hpa", "static"))
     else:
@@ -175,25 +180,46 @@ def main(argv=None) -> int:
         print(f"# {len(sizes)} config files, {min(sizes)}-{max(sizes)} bytes (median {statistics.median(sizes):.0f}),"
               f" built in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
         all_names = sorted(p.name for p in root.glob("*.cm"))
+        # Dynamic files in steady state: one server, started with --warm, measured once every modem's
+        # tree is rendered (a headend server outlives a node's power outage). --cold shows a fresh one.
+        warm_port = free_port()
+        t0 = time.perf_counter()
+        warm_server = start_server("hfcprov", tmp / "site" / "empty", dyn, warm_port, nmax, None, tmp, "--warm")
+        wait_for_event(tmp / f"hfcprov-{warm_port}.jsonl", "warm", timeout=1800)
+        print(f"# dynamic server warmed ({nmax} modems) in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
         for n in args.n:
             names = all_names[:n]
             for pattern in ("burst", "staggered"):
                 for kind, files in servers:
                     runs = []
                     for _ in range(args.repeats):
-                        port = free_port()
-                        proc = start_server(kind, tmp / "site" / "empty" if files == "dynamic" else root,
-                                            dyn if files == "dynamic" else None, port, n, args.atftpd, tmp)
+                        if files == "dynamic":
+                            port, proc = warm_port, warm_server
+                        else:
+                            port = free_port()
+                            proc = start_server(kind, tmp / "site" / "empty" if files != "static" else root,
+                                                dyn if files != "static" else None, port, n, args.atftpd, tmp)
                         try:
                             runs.append(one_run(port, names, pattern, args.stagger))
                         finally:
-                            stop_server(proc)
+                            if proc is not warm_server:
+                                stop_server(proc)
                     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
                     rows.append((n, pattern, kind, files, med))
                     print(f"# n={n} {pattern} {kind} {files}: {med['rate']:.0f}/s fail={med['failures']:.0f}",
                           file=sys.stderr)
+        stop_server(warm_server)
     print_table(rows)
     return 0
+
+
+def wait_for_event(log: Path, event: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists() and f'"event":"{event}"' in log.read_text():
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"no {event} event in {log} after {timeout}s")
 
 
 def print_table(rows) -> None:

@@ -56,7 +56,14 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
     if warm and dynamic is not None:
         import threading
 
-        threading.Thread(target=dynamic.warm, name="tftp-warm", daemon=True).start()
+        def warm_up():
+            import time
+
+            t0 = time.monotonic()
+            n = dynamic.warm()
+            server.log.event("warm", modems=n, seconds=round(time.monotonic() - t0, 3))
+
+        threading.Thread(target=warm_up, name="tftp-warm", daemon=True).start()
     click.echo(f"hfcprov tftp: serving {server.root} on {server.host}:{server.port}"
                f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}", err=True)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -60,6 +61,7 @@ class TransferLog:
         self.summary = Summary()
         self._last_summary = time.monotonic()
         self._since_summary = 0
+        self._lock = threading.Lock()
 
     def transfer(self, record: dict) -> None:
         s = self.summary
@@ -69,6 +71,10 @@ class TransferLog:
         s.results[record["result"]] += 1
         self._since_summary += 1
         self._write({"event": "transfer", **record})
+
+    def event(self, name: str, **fields) -> None:
+        """A server event that is not a transfer (e.g. ``warm``: every dynamic file rendered)."""
+        self._write({"event": name, "time": round(time.time(), 3), **fields})
 
     def error(self, message: str, **fields) -> None:
         """A problem that is not one transfer (e.g. out of file descriptors)."""
@@ -91,6 +97,8 @@ class TransferLog:
         self._stream = None
 
     def _write(self, record: dict) -> None:
-        if self._stream is not None:
-            self._stream.write(json.dumps(record, separators=(",", ":")) + "\n")
-            self._stream.flush()
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        with self._lock:  # the loop thread and the warm-up thread both write
+            if self._stream is not None:
+                self._stream.write(line)
+                self._stream.flush()
