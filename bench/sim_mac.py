@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run, run_many  # noqa: E402
-from hfcprov.sim.mac import CALIBRATED, WHITE_2011_POINTS, point_error, white_scenario  # noqa: E402
+from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run, run_many
+from hfcprov.sim.mac import CALIBRATED, WHITE_2011_POINTS, point_error, white_scenario
 
 
 def speed(repeat: int) -> None:

@@ -70,12 +70,12 @@ class MacParams:
             raise MacConfigError("request-grant MAC: other_load and contention_collision must be in [0, 1)")
 
     @classmethod
-    def docsis11(cls, **kw) -> "MacParams":
+    def docsis11(cls, **kw) -> MacParams:
         """DOCSIS 1.1/2.0: requests of at most 255 minislots, whole frames (no fragmentation)."""
         return cls(**{"max_request_minislots": 255, "fragmentation": False, **kw})
 
     @classmethod
-    def docsis30(cls, **kw) -> "MacParams":
+    def docsis30(cls, **kw) -> MacParams:
         """DOCSIS 3.0 continuous concatenation and fragmentation: requests in bytes, large grants."""
         return cls(**{"max_request_minislots": 65535 // 16, "fragmentation": True, **kw})
 
@@ -100,7 +100,7 @@ class UpstreamChannel:
         self.busy_time = 0.0  # channel time granted to our CMs (for utilisation)
         engine.at(0.0, self._map)
 
-    def attach(self, cm: "CableModem") -> None:
+    def attach(self, cm: CableModem) -> None:
         self.cms.append(cm)
 
     def _map(self, _=None) -> None:
@@ -205,11 +205,41 @@ class CableModem:
     """
 
     __slots__ = (
-        "engine", "channel", "sink", "name", "delay", "limit", "buffer_overhead", "buffer_block",
-        "loss", "rate", "burst", "tokens", "t_tokens", "queue", "qbytes", "charged",
-        "unrequested", "in_flight_req", "cmts_pending", "needs_contention", "contention_at",
-        "head_sent", "grants_pending", "accepted", "measured", "dropped", "lost", "wait_sum", "wait_byte_sum", "measure_from",
-        "t_last", "requests_contention", "requests_piggyback", "collisions", "bytes_sent",
+        "accepted",
+        "buffer_block",
+        "buffer_overhead",
+        "burst",
+        "bytes_sent",
+        "channel",
+        "charged",
+        "cmts_pending",
+        "collisions",
+        "contention_at",
+        "delay",
+        "dropped",
+        "engine",
+        "grants_pending",
+        "head_sent",
+        "in_flight_req",
+        "limit",
+        "loss",
+        "lost",
+        "measure_from",
+        "measured",
+        "name",
+        "needs_contention",
+        "qbytes",
+        "queue",
+        "rate",
+        "requests_contention",
+        "requests_piggyback",
+        "sink",
+        "t_last",
+        "t_tokens",
+        "tokens",
+        "unrequested",
+        "wait_byte_sum",
+        "wait_sum",
     )
 
     def __init__(self, channel: UpstreamChannel, sink=None, *, delay: float = 0.0,
@@ -485,7 +515,7 @@ class _Discard:
 class _Saturate:
     """Keeps another CM's queue full of MTU packets (a greedy neighbour on the channel)."""
 
-    __slots__ = ("engine", "cm", "pkt")
+    __slots__ = ("cm", "engine", "pkt")
 
     def __init__(self, engine, cm) -> None:
         from hfcprov.sim.packet import DATA, Packet

@@ -46,8 +46,8 @@ class ProxyError(HfcprovError, ValueError):
 def cohen_ramanathan_tcp(**kw) -> TcpOptions:
     """The paper's hosts: Reno, 536 B segments, 8 KB socket buffers, delayed ACKs, 500 ms timer."""
     gran, min_rto = TIMERS["coarse"]
-    base = dict(variant="reno", mss=536, header_bytes=40, initial_window=1, socket_buffer=8192,
-                timer_granularity=gran, min_rto=min_rto, initial_rto=3.0, delayed_ack=True)
+    base = {"variant": "reno", "mss": 536, "header_bytes": 40, "initial_window": 1, "socket_buffer": 8192,
+            "timer_granularity": gran, "min_rto": min_rto, "initial_rto": 3.0, "delayed_ack": True}
     base.update(kw)
     return TcpOptions(**base)
 
@@ -94,7 +94,7 @@ class _Relay(TcpSender):
 class _Tap:
     """Delivers to a TCP receiver, then tells the proxy how far in-order data has come."""
 
-    __slots__ = ("receiver", "on_progress")
+    __slots__ = ("on_progress", "receiver")
 
     def __init__(self, receiver, on_progress) -> None:
         self.receiver = receiver
@@ -110,7 +110,7 @@ class _Tap:
 class _AckTap:
     """Delivers ACKs to a sender, then lets the proxy react (buffer space freed)."""
 
-    __slots__ = ("sender", "on_ack")
+    __slots__ = ("on_ack", "sender")
 
     def __init__(self, sender, on_ack) -> None:
         self.sender = sender

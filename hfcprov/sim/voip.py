@@ -181,7 +181,7 @@ def packet_times(start: float, duration: float, codec: Codec = G711) -> list[flo
 class VoipSource:
     """Sends one codec packet every codec interval from ``start`` until ``until``."""
 
-    __slots__ = ("engine", "flow", "link", "codec", "send_times", "until")
+    __slots__ = ("codec", "engine", "flow", "link", "send_times", "until")
 
     def __init__(self, engine, flow: int, link, codec: Codec, until: float) -> None:
         self.engine = engine

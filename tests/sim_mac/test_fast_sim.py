@@ -47,7 +47,7 @@ def test_later_joining_fast_flows_take_an_unfair_share():
     for docsis in (False, True):
         net = network(10, docsis, [FlowSpec(start=gap * i) for i in range(n)], gap * (n + 1))
         snap = {}
-        net.engine.at(gap * n, lambda _: snap.update({i: net.received(i) for i in range(n)}))
+        net.engine.at(gap * n, lambda _, net=net, snap=snap: snap.update({i: net.received(i) for i in range(n)}))
         net.run()
         share = [net.received(i) - snap[i] for i in range(n)]
         assert share[-1] > 2 * share[0], (docsis, share)

@@ -1,13 +1,12 @@
 """The request-grant MAC on its own: access delay, request caps, rate limit, sharing, buffer accounting."""
 
-import random
 import statistics
 
 import pytest
 
 from hfcprov.sim.engine import Engine
 from hfcprov.sim.link import Link
-from hfcprov.sim.mac import CableModem, MacConfigError, MacParams, UpstreamChannel
+from hfcprov.sim.mac import MacConfigError, MacParams, UpstreamChannel
 
 from .harness import Sink, cbr, mbps, run_cms
 
@@ -45,8 +44,8 @@ def test_docsis11_request_cap_limits_one_modem():
 
 def test_cmts_enforces_max_sustained_rate():
     dur = 4.0
-    _, _, cms, sinks = run_cms(MacParams.docsis30(), pps=2000, size=1500, duration=dur,
-                               buffer=65536, rate=10e6, burst=3044)
+    sinks = run_cms(MacParams.docsis30(), pps=2000, size=1500, duration=dur,
+                    buffer=65536, rate=10e6, burst=3044)[3]
     # sink counts IP bytes; the bucket counts frames (IP + 24 B), so slightly under 10 Mb/s
     assert mbps(sinks[0], dur) == pytest.approx(10.0 * 1500 / 1524, rel=0.04)
 
@@ -54,7 +53,7 @@ def test_cmts_enforces_max_sustained_rate():
 def test_several_modems_share_the_channel_fairly():
     dur = 3.0
     p = MacParams.docsis30(channel_rate=10.24e6)
-    _, channel, cms, sinks = run_cms(p, n_cm=4, pps=1500, size=1500, duration=dur, buffer=32768)
+    sinks = run_cms(p, n_cm=4, pps=1500, size=1500, duration=dur, buffer=32768)[3]
     rates = [mbps(s, dur) for s in sinks]
     assert sum(rates) < 10.24
     assert sum(rates) > 0.8 * 10.24 * 1500 / 1524
@@ -81,7 +80,7 @@ def test_contention_collisions_lengthen_access_delay():
 
 def test_buffer_counted_in_blocks_holds_fewer_small_packets():
     # 16 KiB in bytes holds ~160 100-byte packets; in 2 KiB blocks it holds 8.
-    kw = dict(pps=50000, size=100, duration=0.01, buffer=16384)
+    kw = {"pps": 50000, "size": 100, "duration": 0.01, "buffer": 16384}
     bytes_mode = run_cms(MacParams(), **kw)[2][0]
     block_mode = run_cms(MacParams(), buffer_block=2048, **kw)[2][0]
     assert bytes_mode.accepted > 100
@@ -93,7 +92,7 @@ def test_fragmentation_uses_partial_grants_under_a_tight_rate_limit():
     """A 1000 B Max Traffic Burst: whole-frame grants carry one frame per request-grant
     cycle and fall short of the rate; fragmented grants keep up with it."""
     dur = 3.0
-    kw = dict(pps=1000, size=1500, duration=dur, buffer=65536, rate=2e6, burst=1000)
+    kw = {"pps": 1000, "size": 1500, "duration": dur, "buffer": 65536, "rate": 2e6, "burst": 1000}
     whole_run = run_cms(MacParams.docsis30(fragmentation=False), **kw)
     whole = mbps(whole_run[3][0], dur)
     frag = mbps(run_cms(MacParams.docsis30(), **kw)[3][0], dur)

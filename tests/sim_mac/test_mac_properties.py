@@ -1,6 +1,7 @@
 """Invariants of the request-grant MAC over random parameters and loads (hypothesis)."""
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hfcprov.sim.mac import MacParams
 
@@ -26,8 +27,8 @@ params = st.builds(
        st.sampled_from([None, 4000, 16384, 65536]), st.sampled_from([None, 1e6, 5e6]),
        st.sampled_from([None, 2048]))
 def test_conservation_order_and_no_early_delivery(p, n_cm, pps, size, buffer, rate, block):
-    engine, channel, cms, sinks = run_cms(p, n_cm=n_cm, pps=pps, size=size, duration=0.5,
-                                          buffer=buffer, rate=rate, buffer_block=block)
+    _, _, cms, sinks = run_cms(p, n_cm=n_cm, pps=pps, size=size, duration=0.5,
+                               buffer=buffer, rate=rate, buffer_block=block)
     for cm, sink in zip(cms, sinks):
         # every accepted packet is delivered, still queued, or in flight on the channel
         in_flight = cm.accepted - len(sink.times) - len(cm.queue) - cm.lost

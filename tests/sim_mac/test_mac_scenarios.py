@@ -5,7 +5,13 @@ import statistics
 import pytest
 
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run
-from hfcprov.sim.mac import CALIBRATED, MacConfigError, WHITE_2011_POINTS, white_scenario, with_mac
+from hfcprov.sim.mac import (
+    CALIBRATED,
+    WHITE_2011_POINTS,
+    MacConfigError,
+    white_scenario,
+    with_mac,
+)
 
 
 def test_tcp_flow_shares_the_channel_with_greedy_neighbours():

@@ -3,7 +3,8 @@
 import math
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hfcprov.sim import tcp_cubic as cu
 from hfcprov.sim import tcp_fast as fa
