@@ -216,3 +216,11 @@ END
     res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["offline"]), "--configs", lab.configs,
                   "--format", "json", "--mib-dir", mibs)
     assert by_mac(res.stdout)[MACS["offline"]]["cm_status"] == "notReadyVendorWording(2)", res.stderr
+
+
+def test_audit_on_the_pysnmp_engine_agrees(lab):
+    res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["insync", "drifted", "offline"]), "--configs",
+                  lab.configs, "--format", "json", env={"HFCPROV_SNMP_ENGINE": "pysnmp"})
+    rows = by_mac(res.stdout)
+    assert [rows[MACS[n]]["status"] for n in ("insync", "drifted", "offline")] == ["in-sync", "drifted", "offline"]
+    assert "target buffer 16384 asked, 65536 applied" in rows[MACS["drifted"]]["detail"]
