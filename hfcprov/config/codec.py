@@ -166,7 +166,7 @@ def _value(spec: Spec | None, node: Tlv, prefix: str) -> bytes:
 
 def _kept_raw(spec: Spec, value) -> bool:
     """Raw bytes given for a typed leaf: BER kept byte for byte, or a GenericTLV with a known code."""
-    return isinstance(value, (bytes, bytearray)) and spec.type not in RAW_TYPES
+    return spec.type not in RAW_TYPES and isinstance(value, (bytes, bytearray))
 
 
 def encode_tlv(spec: Spec | None, node: Tlv, prefix: str = "") -> bytes:
@@ -250,11 +250,13 @@ def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:
 
 def cmts_mic(items: list[tuple[int, bytes]], secret: bytes) -> bytes:
     """HMAC-MD5 over the TLVs of ``CMTS_MIC_ORDER``, every instance, in file order per code."""
+    by_code: dict[int, list[bytes]] = {}
+    for code, whole in items:
+        by_code.setdefault(code, []).append(whole)
     mac = hmac.new(bytes(secret), digestmod=hashlib.md5)
     for code in CMTS_MIC_ORDER:
-        for c, whole in items:
-            if c == code:
-                mac.update(whole)
+        for whole in by_code.get(code, ()):
+            mac.update(whole)
     return mac.digest()
 
 

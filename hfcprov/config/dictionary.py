@@ -63,7 +63,7 @@ class Spec:
         return None
 
     def check_value(self, value) -> None:
-        if self.vrange and isinstance(value, int) and not isinstance(value, bool):
+        if self.vrange and type(value) is int:  # other types are refused by the value type
             lo, hi = self.vrange
             if not lo <= value <= hi:
                 raise ConfigError(f"{self.name} {value} out of range {lo}..{hi}")

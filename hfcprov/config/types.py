@@ -67,15 +67,16 @@ def parse_int(text) -> int:
 class UInt(ValueType):
     def __init__(self, size: int):
         self.size = size
+        self.limit = 1 << (8 * size)
         self.name = f"uint{size * 8}"
 
     def decode(self, raw):
         return int.from_bytes(raw, "big")
 
     def encode(self, value):
-        if isinstance(value, bool) or not isinstance(value, int):
+        if type(value) is not int:  # bool is refused too
             raise ConfigError(f"expected a whole number, got {value!r}")
-        if not 0 <= value < 1 << (8 * self.size):
+        if not 0 <= value < self.limit:
             raise ConfigError(f"{value} does not fit {self.name} (0..{(1 << (8 * self.size)) - 1})")
         return value.to_bytes(self.size, "big")
 
