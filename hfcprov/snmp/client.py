@@ -168,6 +168,7 @@ _AUTH_FAILURES = ("UnknownUserName", "WrongDigest", "DecryptionError", "UnknownS
 
 
 END_OF_MIB = object()  # a var-bind past the agent's last object
+_UNSET = object()
 
 
 class BaseClient:
@@ -243,6 +244,18 @@ class BaseClient:
                     cursors.pop(column, None)
             first = False
         return scalar_values, tables
+
+    @staticmethod
+    def _set_args(type_, value):
+        """``set(..., "Integer", 1)``, or the older ``set(..., Integer32(1))`` with a pysnmp value."""
+        if value is not _UNSET:
+            return type_, value
+        cls = type(type_).__name__
+        name = {"Integer32": "Integer", "Integer": "Integer", "ObjectName": "ObjectIdentifier",
+                "ObjectIdentifier": "ObjectIdentifier", "Unsigned32": "Gauge32"}.get(cls, cls)
+        if name == "IpAddress":
+            return name, ".".join(str(b) for b in type_.asOctets())
+        return name, _python_value(type_)
 
     def _timeout_error(self, host: str, port: int) -> SnmpTimeout:
         return SnmpTimeout(f"{host}:{port}: no SNMP answer in {self.timeout:g} s x {self.retries + 1} tries")
@@ -347,11 +360,12 @@ class PysnmpClient(BaseClient):
         self._check(host, port, *result)
         return [(str(name), _vb_value(value)) for name, value in result[3]]
 
-    async def set(self, host: str, port: int, oid: str, type_: str, value) -> None:
+    async def set(self, host: str, port: int, oid: str, type_, value=_UNSET) -> None:
         """SET one object; ``type_`` is an SMI type name as in ``hfcprov.config.ber`` (e.g. "Integer")."""
         from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType, set_cmd
         from pysnmp.proto import rfc1902
 
+        type_, value = self._set_args(type_, value)
         pysnmp_type = {"Integer": rfc1902.Integer32, "OctetString": rfc1902.OctetString,
                        "Gauge32": rfc1902.Gauge32, "Unsigned32": rfc1902.Unsigned32,
                        "IpAddress": rfc1902.IpAddress, "ObjectIdentifier": rfc1902.ObjectName,

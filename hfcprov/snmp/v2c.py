@@ -19,7 +19,7 @@ import socket
 
 from hfcprov.config.ber import encode_oid, encode_value, read_tlv, tlv, decode_oid_body, decode_value
 from hfcprov.config.errors import ConfigError
-from hfcprov.snmp.client import END_OF_MIB, BaseClient, Credentials, SnmpAuthError, SnmpError
+from hfcprov.snmp.client import _UNSET, END_OF_MIB, BaseClient, Credentials, SnmpAuthError, SnmpError
 
 GET, GETNEXT, RESPONSE, SET, GETBULK = 0xA0, 0xA1, 0xA2, 0xA3, 0xA5
 NO_SUCH_OBJECT, NO_SUCH_INSTANCE, END_OF_MIB_VIEW = 0x80, 0x81, 0x82
@@ -156,8 +156,9 @@ class V2cClient(BaseClient):
     async def _bulk(self, host, port, non_repeaters, max_repetitions, oid_list):
         return await self._request(host, port, GETBULK, oid_list, non_repeaters, max_repetitions)
 
-    async def set(self, host: str, port: int, oid: str, type_: str, value) -> None:
+    async def set(self, host: str, port: int, oid: str, type_, value=_UNSET) -> None:
         """SET one object; ``type_`` is an SMI type name as in ``hfcprov.config.ber`` (e.g. "Integer")."""
+        type_, value = self._set_args(type_, value)
         try:
             encoded = encode_value(type_, value)
         except ConfigError as err:

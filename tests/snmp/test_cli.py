@@ -224,3 +224,20 @@ def test_audit_on_the_pysnmp_engine_agrees(lab):
     rows = by_mac(res.stdout)
     assert [rows[MACS[n]]["status"] for n in ("insync", "drifted", "offline")] == ["in-sync", "drifted", "offline"]
     assert "target buffer 16384 asked, 65536 applied" in rows[MACS["drifted"]]["detail"]
+
+
+@pytest.mark.parametrize("engine", ["v2c", "pysnmp"])
+def test_set_takes_a_type_name_or_a_pysnmp_value(lab, engine):
+    from pysnmp.proto.rfc1902 import Integer32
+
+    async def both():
+        c = SnmpClient(Credentials(community="public"), timeout=1, retries=1,
+                       engine="pysnmp" if engine == "pysnmp" else "auto")
+        try:
+            await c.set("127.0.0.1", lab.ports["wrongcfg"], oids.RESET_NOW, "Integer", 1)
+            await c.set("127.0.0.1", lab.ports["wrongcfg"], oids.RESET_NOW, Integer32(1))
+            return await c.get("127.0.0.1", lab.ports["wrongcfg"], [oids.RESET_NOW])
+        finally:
+            c.close()
+
+    assert run(both())[oids.RESET_NOW] == 1
