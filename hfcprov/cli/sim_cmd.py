@@ -7,8 +7,6 @@ import sys
 
 import click
 
-from hfcprov.errors import HfcprovError
-
 
 @click.group()
 def sim():
@@ -125,5 +123,3 @@ def sweep_cmd(sweep_file, jobs, assignments, csv_out, progress):
         atomic_write(csv_out, rows_to_csv(rows))
     click.echo(format_table(rows))
 
-
-__all__ = ["sim", "HfcprovError"]

@@ -55,7 +55,7 @@ Traffic (run.py): ``FlowSpec(start, size|None, variant)`` bulk flows; ``ProbeSou
 run.Network builds all of the above for one scenario; ``run()`` / ``run_many()`` wrap it.
 """
 
-from hfcprov.sim.scenario import FlowSpec, LossSpec, Scenario, ScenarioError, TcpOptions
 from hfcprov.sim.run import Network, run, run_many
+from hfcprov.sim.scenario import FlowSpec, LossSpec, Scenario, ScenarioError, TcpOptions
 
 __all__ = ["FlowSpec", "LossSpec", "Network", "Scenario", "ScenarioError", "TcpOptions", "run", "run_many"]

@@ -12,7 +12,7 @@ from heapq import heappop, heappush
 
 
 class Engine:
-    __slots__ = ("now", "heap", "seq", "events")
+    __slots__ = ("events", "heap", "now", "seq")
 
     def __init__(self) -> None:
         self.now = 0.0

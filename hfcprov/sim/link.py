@@ -17,7 +17,6 @@ its own events; it only has to keep the same four methods/counters.
 from __future__ import annotations
 
 from collections import deque
-
 from heapq import heappush
 
 from hfcprov.sim.loss import NoLoss
@@ -25,10 +24,34 @@ from hfcprov.sim.loss import NoLoss
 
 class Link:
     __slots__ = (
-        "engine", "_sink", "name", "capacity", "delay", "limit", "overhead", "loss",
-        "rate", "burst", "tokens", "t_tokens", "peak", "peak_burst", "ptokens", "t_ptokens",
-        "free_at", "waiting", "wbytes", "accepted", "dropped", "lost", "wait_sum", "wait_byte_sum",
-        "measure_from", "measured", "sink_receive", "route",
+        "_sink",
+        "accepted",
+        "burst",
+        "capacity",
+        "delay",
+        "dropped",
+        "engine",
+        "free_at",
+        "limit",
+        "loss",
+        "lost",
+        "measure_from",
+        "measured",
+        "name",
+        "overhead",
+        "peak",
+        "peak_burst",
+        "ptokens",
+        "rate",
+        "route",
+        "sink_receive",
+        "t_ptokens",
+        "t_tokens",
+        "tokens",
+        "wait_byte_sum",
+        "wait_sum",
+        "waiting",
+        "wbytes",
     )
 
     def __init__(self, engine, sink=None, *, capacity: float, delay: float = 0.0,
@@ -102,12 +125,12 @@ class Link:
             self.dropped += 1
             return False
         start = self.free_at
-        if start < now:
+        if start < now:  # noqa: PLR1730 (hot path: cheaper than max())
             start = now
         rate = self.rate
         if rate is not None:
             tok = self.tokens + (start - self.t_tokens) * rate
-            if tok > self.burst:
+            if tok > self.burst:  # noqa: PLR1730
                 tok = self.burst
             if tok < wire:
                 start += (wire - tok) / rate
@@ -117,7 +140,7 @@ class Link:
         peak = self.peak
         if peak is not None:
             tok = self.ptokens + (start - self.t_ptokens) * peak
-            if tok > self.peak_burst:
+            if tok > self.peak_burst:  # noqa: PLR1730
                 tok = self.peak_burst
             if tok < wire:
                 start += (wire - tok) / peak

@@ -21,7 +21,7 @@ class NoLoss:
 class Bernoulli:
     """Each packet is lost independently with probability ``rate``."""
 
-    __slots__ = ("rate", "rand")
+    __slots__ = ("rand", "rate")
 
     def __init__(self, rate: float, rng: random.Random) -> None:
         self.rate = rate
@@ -39,7 +39,7 @@ class GilbertElliott:
     ``p_bg = 1/burst`` and ``p_gb = rate * p_bg / (1 - rate)`` give that mean.
     """
 
-    __slots__ = ("p_gb", "p_bg", "loss_good", "loss_bad", "bad", "rand", "rate")
+    __slots__ = ("bad", "loss_bad", "loss_good", "p_bg", "p_gb", "rand", "rate")
 
     def __init__(self, rate: float, burst: float, rng: random.Random,
                  loss_good: float = 0.0, loss_bad: float = 1.0) -> None:

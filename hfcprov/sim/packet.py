@@ -14,7 +14,7 @@ class Packet:
     ``sack`` is ``None`` or a tuple of up to 3 ``(start, end)`` segment ranges held out of order.
     """
 
-    __slots__ = ("kind", "flow", "seq", "size", "ts", "retx", "sack")
+    __slots__ = ("flow", "kind", "retx", "sack", "seq", "size", "ts")
 
     def __init__(self, kind: int, flow: int, seq: int, size: int, ts: float,
                  retx: bool = False, sack=None) -> None:

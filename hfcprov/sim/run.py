@@ -11,6 +11,7 @@ base RTT plus the queueing in both buffers.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import random
@@ -49,8 +50,20 @@ class Host:
 class ProbeSource:
     """Ping-like probes at a fixed rate; each RTT is filed as idle or loaded by the state at send time."""
 
-    __slots__ = ("engine", "flow", "link", "interval", "size", "sent_loaded", "idle", "loaded",
-                 "n_idle", "n_loaded", "net", "until")
+    __slots__ = (
+        "engine",
+        "flow",
+        "idle",
+        "interval",
+        "link",
+        "loaded",
+        "n_idle",
+        "n_loaded",
+        "net",
+        "sent_loaded",
+        "size",
+        "until",
+    )
 
     def __init__(self, engine, flow, link, rate, size, net, until) -> None:
         self.engine = engine
@@ -127,7 +140,6 @@ class Network:
             opts = sc.tcp
             variant = spec.variant or opts.variant
             if variant != opts.variant:
-                import dataclasses
                 opts = dataclasses.replace(opts, variant=variant)
             try:
                 cc = congestion_control(variant, opts)
@@ -281,6 +293,15 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("tcp.dupthresh: must be >= 1")
     if sc.tcp.initial_window < 1:
         raise ScenarioError("tcp.initial_window: must be >= 1 segment")
+    if sc.tcp.delack_count < 1:
+        raise ScenarioError("tcp.delack_count: must be >= 1")
+    if sc.probe_rate < 0:
+        raise ScenarioError("probe_rate: must be >= 0 probes per second")
+    if sc.sample_interval is not None and sc.sample_interval <= 0:
+        raise ScenarioError("sample_interval: must be > 0 (or null for no series)")
+    for i, f in enumerate(sc.flows):
+        if not 0 <= f.start < sc.duration:
+            raise ScenarioError(f"flows[{i}].start: {f.start:g} s is not within the {sc.duration:g} s run")
     for name in ("data_loss", "ack_loss"):
         loss = getattr(sc, name)
         if not 0 <= loss.rate < 1:
@@ -289,10 +310,6 @@ def _check(sc: Scenario) -> None:
             raise ScenarioError(f"{name}.model: {loss.model!r} is not one of none, bernoulli, gilbert")
     if sc.buffer is not None and sc.buffer < sc.tcp.mss + sc.tcp.header_bytes + sc.overhead:
         raise ScenarioError(f"buffer: {sc.buffer} bytes cannot hold one full-size packet")
-
-
-def _run_one(scenario: Scenario) -> RunResult:
-    return run(scenario)
 
 
 def run_many(scenarios, jobs: int | None = None, progress=None) -> list[RunResult]:
@@ -318,7 +335,7 @@ def run_many(scenarios, jobs: int | None = None, progress=None) -> list[RunResul
     done = 0
     chunk = max(1, min(16, total // (jobs * 4)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for i, res in enumerate(pool.map(_run_one, scenarios, chunksize=chunk)):
+        for i, res in enumerate(pool.map(run, scenarios, chunksize=chunk)):
             out[i] = res
             done += 1
             if progress:

@@ -91,13 +91,13 @@ class Scenario:
 
     # -- construction ---------------------------------------------------------
     @classmethod
-    def from_service_flow(cls, sf, **overrides) -> "Scenario":
+    def from_service_flow(cls, sf, **overrides) -> Scenario:
         """A scenario whose bottleneck is this ``hfcprov.flows.ServiceFlow``."""
         if not sf.max_sustained_rate:
             raise ScenarioError(f"service flow {sf.path or sf.ref}: no Max Sustained Traffic Rate to simulate")
         buffer = sf.buffer.target or sf.buffer.maximum or sf.buffer.minimum
-        kw = dict(rate=float(sf.max_sustained_rate), buffer=buffer, direction=sf.direction,
-                  name=sf.service_class_name or sf.path or "")
+        kw = {"rate": float(sf.max_sustained_rate), "buffer": buffer, "direction": sf.direction,
+                  "name": sf.service_class_name or sf.path or ""}
         if sf.max_traffic_burst:
             kw["burst"] = int(sf.max_traffic_burst)
         if sf.peak_rate:
@@ -108,7 +108,7 @@ class Scenario:
         return cls(**kw)
 
     @classmethod
-    def from_dict(cls, d: dict, source: str = "<scenario>") -> "Scenario":
+    def from_dict(cls, d: dict, source: str = "<scenario>") -> Scenario:
         """Build from a YAML/JSON mapping whose quantities may carry units (``5M``, ``64KiB``, ``40ms``)."""
         if not isinstance(d, dict):
             raise ScenarioError(f"{source}: a scenario is a mapping of keys to values")
@@ -123,7 +123,7 @@ class Scenario:
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
-    def replace(self, **kw) -> "Scenario":
+    def replace(self, **kw) -> Scenario:
         return dataclasses.replace(self, **kw)
 
 

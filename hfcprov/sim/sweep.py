@@ -15,6 +15,7 @@ Dotted keys reach nested options (``tcp.mss``, ``data_loss.burst``).
 
 from __future__ import annotations
 
+import copy
 import itertools
 from pathlib import Path
 
@@ -73,18 +74,12 @@ def load_sweep(path: str | Path, overrides: list[str] = ()) -> list[tuple[dict, 
     points = []
     for combo in itertools.product(*values):
         point = dict(zip(keys, combo))
-        sd = _deepcopy(base)
+        sd = copy.deepcopy(base)
         for key, value in point.items():
             set_path(sd, key, value, f"{path}: grid")
         label = ", ".join(f"{k}={v}" for k, v in point.items())
         points.append((point, Scenario.from_dict(sd, source=f"{path} [{label}]")))
     return points
-
-
-def _deepcopy(d):
-    import copy
-
-    return copy.deepcopy(d)
 
 
 COLUMNS = ("goodput_mbps", "utilization", "rtt_loaded_p50_ms", "rtt_loaded_p99_ms", "loss", "timeouts",

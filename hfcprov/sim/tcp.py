@@ -23,11 +23,44 @@ _UNLIMITED = 1 << 60
 
 class TcpSender:
     __slots__ = (
-        "engine", "flow", "link", "cc", "mss", "hdr", "total", "last_payload", "rwnd",
-        "cwnd", "ssthresh", "una", "nxt", "high", "dupacks", "in_rec", "recover", "recovery",
-        "dupthresh", "srtt", "rttvar", "rto", "min_rto", "max_rto", "gran", "backoff", "min_rtt",
-        "deadline", "timer_at", "retransmissions", "timeouts", "fast_retransmits",
-        "started", "done_at", "on_done", "sacked", "high_sacked", "rtxed",
+        "backoff",
+        "cc",
+        "cwnd",
+        "deadline",
+        "done_at",
+        "dupacks",
+        "dupthresh",
+        "engine",
+        "fast_retransmits",
+        "flow",
+        "gran",
+        "hdr",
+        "high",
+        "high_sacked",
+        "in_rec",
+        "last_payload",
+        "link",
+        "max_rto",
+        "min_rto",
+        "min_rtt",
+        "mss",
+        "nxt",
+        "on_done",
+        "recover",
+        "recovery",
+        "retransmissions",
+        "rto",
+        "rttvar",
+        "rtxed",
+        "rwnd",
+        "sacked",
+        "srtt",
+        "ssthresh",
+        "started",
+        "timeouts",
+        "timer_at",
+        "total",
+        "una",
     )
 
     def __init__(self, engine, flow: int, link, opts, cc, size: int | None, on_done=None) -> None:
@@ -95,10 +128,10 @@ class TcpSender:
             self._sack_send()
         else:
             wnd = int(self.cwnd // self.mss) or 1
-            if wnd > self.rwnd:
+            if wnd > self.rwnd:  # noqa: PLR1730 (hot path: cheaper than min())
                 wnd = self.rwnd
             limit = self.una + wnd
-            if limit > self.total:
+            if limit > self.total:  # noqa: PLR1730
                 limit = self.total
             nxt = self.nxt
             while nxt < limit:
@@ -124,7 +157,7 @@ class TcpSender:
                 rtt = now - pkt.ts
                 self._rtt_sample(rtt)
             self.una = ack
-            if self.nxt < ack:
+            if self.nxt < ack:  # noqa: PLR1730
                 self.nxt = ack  # after go-back-N the receiver already held these
             self.backoff = 1
             if self.in_rec:
@@ -183,9 +216,9 @@ class TcpSender:
         for s, e in blocks:
             if e <= una:
                 continue
-            for i in range(s if s > una else una, e):
+            for i in range(max(s, una), e):
                 sacked.add(i)
-            if e - 1 > self.high_sacked:
+            if e - 1 > self.high_sacked:  # noqa: PLR1730
                 self.high_sacked = e - 1
 
     def _prune_scoreboard(self) -> None:
@@ -297,9 +330,23 @@ class TcpSender:
 
 
 class TcpReceiver:
-    __slots__ = ("engine", "flow", "link", "rcv_nxt", "ranges", "delack", "delack_count",
-                 "delack_timeout", "pending", "pending_ts", "pending_retx", "sack", "hdr",
-                 "delack_deadline", "delack_timer")
+    __slots__ = (
+        "delack",
+        "delack_count",
+        "delack_deadline",
+        "delack_timeout",
+        "delack_timer",
+        "engine",
+        "flow",
+        "hdr",
+        "link",
+        "pending",
+        "pending_retx",
+        "pending_ts",
+        "ranges",
+        "rcv_nxt",
+        "sack",
+    )
 
     def __init__(self, engine, flow: int, link, opts) -> None:
         self.engine = engine

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def hfcprov(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "hfcprov", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "hfcprov", *args], capture_output=True, text=True, check=False,
                           cwd=cwd or REPO, timeout=120)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 from hypothesis import given, settings
@@ -54,7 +55,7 @@ def test_token_bucket_lets_the_burst_through_at_line_rate_then_holds_the_sustain
     eng.run(10.0)
     times = [t for t, _, _ in rec.got]
     assert times[2] < 0.001  # the burst
-    gaps = [b - a for a, b in zip(times[3:], times[4:])]
+    gaps = [b - a for a, b in itertools.pairwise(times[3:])]
     assert all(abs(g - 0.008) < 1e-9 for g in gaps)  # 1000 B at 1 Mb/s = 8 ms
 
 
@@ -66,7 +67,7 @@ def test_peak_rate_spaces_the_burst():
         link.send(Packet(DATA, 0, i, 1000, 0.0))
     eng.run(1.0)
     times = [t for t, _, _ in rec.got]
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert all(abs(g - 0.0008) < 1e-9 for g in gaps)  # 1000 B at 10 Mb/s peak
 
 

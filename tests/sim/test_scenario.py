@@ -79,7 +79,7 @@ def test_sweep_is_the_cartesian_product_in_key_order(tmp_path):
         load_sweep(f)
 
 
-_q = dict(allow_nan=False, allow_infinity=False)
+_q = {"allow_nan": False, "allow_infinity": False}
 
 
 @settings(max_examples=80, deadline=None)
@@ -90,3 +90,19 @@ def test_a_scenario_round_trips_through_its_plain_dict(rate, buffer, rtt, mss, l
     sc = Scenario.from_dict({"rate": rate, "buffer": buffer, "rtt": rtt, "flows": flows, "seed": seed,
                              "tcp": {"mss": mss, "variant": variant}, "data_loss": loss})
     assert Scenario.from_dict(sc.to_dict()) == sc
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"probe_rate": -1}, "probe_rate: must be >= 0"),
+    ({"flows": [{"start": "20s"}]}, "flows[0].start: 20 s is not within the 10 s run"),
+    ({"warmup": "10s"}, "warmup: must be >= 0 and shorter than duration"),
+    ({"data_loss": 1.0}, "data_loss.rate: must be in [0, 1)"),
+    ({"tcp": {"dupthresh": 0}}, "tcp.dupthresh: must be >= 1"),
+])
+def test_impossible_scenarios_are_refused_before_running(change, message):
+    from hfcprov.sim import run
+
+    sc = Scenario.from_dict({"rate": "2M", "buffer": "64KiB", **change})
+    with pytest.raises(ScenarioError) as err:
+        run(sc)
+    assert str(err.value) == message or str(err.value).startswith(message)

@@ -68,7 +68,7 @@ def test_lossless_transfer_delivers_every_byte_once(variant):
 @pytest.mark.parametrize("variant", ["reno", "newreno", "sack"])
 def test_one_loss_in_a_big_window_is_a_fast_retransmit(variant):
     opts = TcpOptions(variant=variant)
-    eng, s, r, _, _ = path(opts, 1_000_000, drop={100})
+    eng, s, _r, _, _ = path(opts, 1_000_000, drop={100})
     eng.run(30)
     assert (s.fast_retransmits, s.timeouts, s.retransmissions) == (1, 0, 1)
     assert s.done_at is not None
@@ -77,7 +77,7 @@ def test_one_loss_in_a_big_window_is_a_fast_retransmit(variant):
 @pytest.mark.parametrize("variant,timeouts", [("newreno", 0), ("sack", 0)])
 def test_newreno_and_sack_repair_three_losses_in_one_window_without_timeout(variant, timeouts):
     opts = TcpOptions(variant=variant)
-    eng, s, r, _, _ = path(opts, 1_000_000, drop={100, 104, 109})
+    eng, s, _r, _, _ = path(opts, 1_000_000, drop={100, 104, 109})
     eng.run(30)
     assert s.timeouts == timeouts
     assert s.fast_retransmits == 1
@@ -87,7 +87,7 @@ def test_newreno_and_sack_repair_three_losses_in_one_window_without_timeout(vari
 
 def test_reno_needs_more_than_one_recovery_for_three_losses():
     opts = TcpOptions(variant="reno")
-    eng, s, r, _, _ = path(opts, 1_000_000, drop={100, 104, 109})
+    eng, s, _r, _, _ = path(opts, 1_000_000, drop={100, 104, 109})
     eng.run(30)
     assert s.fast_retransmits + s.timeouts >= 2
     assert s.done_at is not None
@@ -110,19 +110,19 @@ def test_rto_fires_on_the_timer_tick(gran, min_rto, expect):
     # so the RTO is max(initial 1 s, min); a coarse timer fires on its k-th tick from now
     # (ticks at 0.4, 0.6, ... for 200 ms: the 5th is 1.2 s), as the BSD slow timer does.
     opts = TcpOptions(variant="reno", timer_granularity=gran, min_rto=min_rto, initial_rto=1.0)
-    eng, s, r, fwd, _ = path(opts, 1000, drop={0}, start=0.3)
+    eng, s, _r, fwd, _ = path(opts, 1000, drop={0}, start=0.3)
     eng.run(10)
     assert s.timeouts == 1
-    retx_time = [t for t, seq, retx in fwd.log if retx][0]
+    retx_time = next(t for t, seq, retx in fwd.log if retx)
     assert retx_time == pytest.approx(expect)
 
 
 def test_delayed_ack_halves_the_acks_and_delays_a_lone_segment():
     opts = TcpOptions(variant="newreno")
-    eng, s, r, fwd, rev = path(opts, 146_000)
+    eng, s, _r, fwd, rev = path(opts, 146_000)
     eng.run(10)
     assert rev.acks == pytest.approx(len(fwd.log) / 2, abs=6)
-    eng, s, r, fwd, rev = path(dataclasses.replace(opts, delayed_ack=False), 146_000)
+    eng, s, _r, fwd, rev = path(dataclasses.replace(opts, delayed_ack=False), 146_000)
     eng.run(10)
     assert rev.acks == len(fwd.log)
     # One segment alone waits the 200 ms delayed-ACK timer before it is acknowledged.

@@ -5,6 +5,7 @@ White et al. 2011 (right-sizing CM buffers), Cohen & Ramanathan 1998 (TCP over H
 
 from __future__ import annotations
 
+import itertools
 import statistics
 
 import pytest
@@ -41,7 +42,7 @@ def test_single_flow_utilization_rises_with_buffer_as_the_bdp_rule_predicts():
         u = run(sc).utilization / PAYLOAD_SHARE
         assert u == pytest.approx(reno_utilization(10e6, buf, 0.1, 1), abs=0.05), buf
         utils.append(u)
-    assert all(b >= a - 0.01 for a, b in zip(utils, utils[1:]))
+    assert all(b >= a - 0.01 for a, b in itertools.pairwise(utils))
     assert utils[0] < 0.85 and utils[-1] > 0.98
 
 
