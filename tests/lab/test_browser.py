@@ -43,8 +43,8 @@ def test_report_dom_has_every_plot_decoded(report, tmp_path):
     # The page's own load handler counts images the browser decoded (naturalWidth > 0).
     m = re.search(r'data-plots-loaded="(\d+)/(\d+)"', dom)
     assert m, dom[:500]
-    assert m.group(1) == m.group(2) == "2"
-    assert 'id="fig-throughput"' in dom and 'id="fig-latency"' in dom
+    assert m.group(1) == m.group(2) == "3"
+    assert 'id="fig-throughput"' in dom and 'id="fig-latency"' in dom and 'id="fig-over-time"' in dom
     assert 'id="recommendations"' in dom
 
 
