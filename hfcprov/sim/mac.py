@@ -458,8 +458,8 @@ class CableModem:
 
 def mac_params_of(scenario) -> MacParams:
     """MAC parameters for a scenario: ``scenario.mac_params`` (a mapping of MacParams fields,
-    plus ``preset``: docsis11 | docsis30) when the scenario carries one, else DOCSIS 3.0 defaults."""
-    given = dict(getattr(scenario, "mac_params", None) or {})
+    plus ``preset``: docsis11 | docsis30) when the scenario carries one, else the calibrated set."""
+    given = dict(getattr(scenario, "mac_params", None) or CALIBRATED["mac_params"])
     preset = given.pop("preset", "docsis30")
     factory = {"docsis11": MacParams.docsis11, "docsis30": MacParams.docsis30}.get(preset)
     if factory is None:
