@@ -67,17 +67,17 @@ class MibObject:
     enums: dict[int, str] = field(default_factory=dict)
 
 
-_STRING = re.compile(r'"[^"]*"', re.S)
-_COMMENT = re.compile(r"--.*?(?:--|$)", re.M)
-_MODULE = re.compile(r"([A-Z][\w-]*)\s+DEFINITIONS\s*::=\s*BEGIN(.*?)\bEND\b", re.S)
-_IMPORTS = re.compile(r"\bIMPORTS\b.*?;", re.S)
+_STRING = re.compile(r'"[^"]*"', re.DOTALL)
+_COMMENT = re.compile(r"--.*?(?:--|$)", re.MULTILINE)
+_MODULE = re.compile(r"([A-Z][\w-]*)\s+DEFINITIONS\s*::=\s*BEGIN(.*?)\bEND\b", re.DOTALL)
+_IMPORTS = re.compile(r"\bIMPORTS\b.*?;", re.DOTALL)
 _NODE = re.compile(
     r"\b([a-z][\w-]*)\s+(OBJECT-TYPE|OBJECT\s+IDENTIFIER|MODULE-IDENTITY|OBJECT-IDENTITY|"
     r"NOTIFICATION-TYPE|OBJECT-GROUP|NOTIFICATION-GROUP|MODULE-COMPLIANCE)\b(.*?)::=\s*\{([^}]*)\}",
-    re.S,
+    re.DOTALL,
 )
-_TC = re.compile(r"\b([A-Z][\w-]*)\s*::=\s*TEXTUAL-CONVENTION\b(.*?)\bSYNTAX\s+(INTEGER\s*\{[^}]*\}|[\w-]+)", re.S)
-_SYNTAX = re.compile(r"\bSYNTAX\s+(INTEGER\s*\{[^}]*\}|OBJECT\s+IDENTIFIER|OCTET\s+STRING|SEQUENCE\s+OF\s+[\w-]+|[\w-]+)", re.S)
+_TC = re.compile(r"\b([A-Z][\w-]*)\s*::=\s*TEXTUAL-CONVENTION\b(.*?)\bSYNTAX\s+(INTEGER\s*\{[^}]*\}|[\w-]+)", re.DOTALL)
+_SYNTAX = re.compile(r"\bSYNTAX\s+(INTEGER\s*\{[^}]*\}|OBJECT\s+IDENTIFIER|OCTET\s+STRING|SEQUENCE\s+OF\s+[\w-]+|[\w-]+)", re.DOTALL)
 _ENUM_ITEM = re.compile(r"([a-zA-Z][\w-]*)\s*\(\s*(-?\d+)\s*\)")
 
 

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import sys
+from typing import ClassVar
 
 import click
 
@@ -118,7 +119,13 @@ def _progress(wanted: bool | None, total: int):
     if not wanted:
         return None
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     progress = Progress(TextColumn("audit"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                         console=Console(stderr=True), transient=True)
@@ -130,7 +137,7 @@ def _progress(wanted: bool | None, total: int):
 class _Writer:
     """Streams rows to stdout as they arrive: aligned table, CSV or JSON lines."""
 
-    WIDTHS = {"mac": 12, "host": 21, "status": 12, "config_file": 20, "cm_status": 16}
+    WIDTHS: ClassVar[dict[str, int]] = {"mac": 12, "host": 21, "status": 12, "config_file": 20, "cm_status": 16}
 
     def __init__(self, fmt: str, columns: list[str]):
         self.fmt, self.columns = fmt, columns

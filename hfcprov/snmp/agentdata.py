@@ -128,9 +128,9 @@ def cmts_snmprec(modems: list[dict], sys_descr: str = "hfcprov simulated CMTS", 
 
 
 def _insert_sorted(text: str, line: str) -> str:
-    key = lambda ln: tuple(int(p) for p in ln.split("|", 1)[0].split("."))  # noqa: E731
+    key = lambda ln: tuple(int(p) for p in ln.split("|", 1)[0].split("."))
     lines = [ln for ln in text.splitlines() if ln] + [line]
     return "\n".join(sorted(lines, key=key)) + "\n"
 
 
-__all__ = ["modem_snmprec", "cmts_snmprec", "snmprec"]
+__all__ = ["cmts_snmprec", "modem_snmprec", "snmprec"]

@@ -23,15 +23,21 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from hfcprov import mib
 from hfcprov.errors import HfcprovError
 from hfcprov.flows import ServiceFlow
 from hfcprov.snmp import oids
-from hfcprov.snmp.client import Credentials, SnmpAuthError, SnmpClient, SnmpError, SnmpTimeout
+from hfcprov.snmp.client import (
+    Credentials,
+    SnmpAuthError,
+    SnmpClient,
+    SnmpError,
+    SnmpTimeout,
+)
 
 IN_SYNC, DRIFTED, WRONG_CONFIG, OFFLINE, UNREACHABLE, AUTH_FAILURE, ERROR = (
     "in-sync", "drifted", "wrong-config", "offline", "unreachable", "auth-failure", "error")
@@ -239,9 +245,9 @@ def _compare_flows(result: ModemAudit, name: str, tables, params: dict[str, obje
     for oid, value in params.items():
         if value is None:
             continue
-        for column in by_column:
+        for column, rows in by_column.items():
             if oid.startswith(column + "."):
-                by_column[column][oid[len(column) + 1:]] = value
+                rows[oid[len(column) + 1:]] = value
                 break
     result.drifts = _drifts(expected_flows, {**tables, **by_column}, result)
     result.status = DRIFTED if result.drifts else IN_SYNC

@@ -312,6 +312,7 @@ class PysnmpClient(BaseClient):
         return obj
 
     async def _target(self, host: str, port: int):
+        from pysnmp.error import PySnmpError
         from pysnmp.hlapi.v3arch.asyncio import UdpTransportTarget
 
         key = (host, port)
@@ -319,7 +320,7 @@ class PysnmpClient(BaseClient):
         if target is None:
             try:
                 target = await UdpTransportTarget.create(key, timeout=self.timeout, retries=self.retries)
-            except Exception as err:  # bad host name: pysnmp raises PySnmpError
+            except PySnmpError as err:  # bad host name
                 raise SnmpError(f"{host}:{port}: {err}") from None
             self._targets[key] = target
         return target

@@ -106,7 +106,7 @@ class SnmpSimAgent:
         self.proc: subprocess.Popen | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
 
-    def start(self) -> "SnmpSimAgent":
+    def start(self) -> SnmpSimAgent:
         self._tmp = tempfile.TemporaryDirectory(prefix="hfcprov-snmpsim-")
         tmp = Path(self._tmp.name)
         args = [f"--agent-udpv4-endpoint={h}:{p}" for h, p in self.endpoints]
@@ -124,9 +124,10 @@ class SnmpSimAgent:
         if self.writecache_file:
             cmd.append(f"--variation-module-options=writecache:file:{self.writecache_file}")
         env = dict(os.environ, SNMPSIM_ALLOW_ROOT="true")
-        self._log = open(tmp / "snmpsim.log", "w+b")
+        self._log = open(tmp / "snmpsim.log", "w+b")  # noqa: SIM115 (lives as long as the agent)
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
-                                     stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+                                     stdin=subprocess.DEVNULL,
+                                     preexec_fn=_die_with_parent)  # noqa: PLW1509 (only calls prctl)
         want = {(h, p) for h, p in self.endpoints}
         deadline = time.monotonic() + self.start_timeout
         while True:
@@ -163,7 +164,7 @@ class SnmpSimAgent:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
-    def __enter__(self) -> "SnmpSimAgent":
+    def __enter__(self) -> SnmpSimAgent:  # noqa: PYI034
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -17,9 +17,23 @@ import itertools
 import random
 import socket
 
-from hfcprov.config.ber import encode_oid, encode_value, read_tlv, tlv, decode_oid_body, decode_value
+from hfcprov.config.ber import (
+    decode_oid_body,
+    decode_value,
+    encode_oid,
+    encode_value,
+    read_tlv,
+    tlv,
+)
 from hfcprov.config.errors import ConfigError
-from hfcprov.snmp.client import _UNSET, END_OF_MIB, BaseClient, Credentials, SnmpAuthError, SnmpError
+from hfcprov.snmp.client import (
+    _UNSET,
+    END_OF_MIB,
+    BaseClient,
+    Credentials,
+    SnmpAuthError,
+    SnmpError,
+)
 
 GET, GETNEXT, RESPONSE, SET, GETBULK = 0xA0, 0xA1, 0xA2, 0xA3, 0xA5
 NO_SUCH_OBJECT, NO_SUCH_INSTANCE, END_OF_MIB_VIEW = 0x80, 0x81, 0x82
@@ -28,6 +42,7 @@ ERROR_STATUS = ["noError", "tooBig", "noSuchName", "badValue", "readOnly", "genE
                 "resourceUnavailable", "commitFailed", "undoFailed", "authorizationError", "notWritable",
                 "inconsistentName"]
 NULL = b"\x05\x00"
+_INTEGER_TAGS = (0x02, 0x41, 0x42, 0x43, 0x46)  # Integer, Counter32, Gauge32, TimeTicks, Counter64
 
 
 def _int(value: int) -> bytes:
@@ -72,6 +87,12 @@ def decode_response(data: bytes) -> tuple[int, int, int, list[tuple[str, object]
                 value = None
             elif vtag == END_OF_MIB_VIEW:
                 value = END_OF_MIB
+            elif vtag in _INTEGER_TAGS:
+                # lenient: agents (pyasn1-based ones among them) send non-shortest integers
+                # such as -128 as ff 80, which config files must not contain but SNMP may
+                if not vbody:
+                    raise ValueError("empty integer")
+                value = int.from_bytes(vbody, "big", signed=vtag == 0x02)
             else:
                 value = decode_value(vtag, vbody)[1]
             out.append((decode_oid_body(oid_body), value))
@@ -138,7 +159,7 @@ class V2cClient(BaseClient):
             try:
                 transport.sendto(message, addr)
                 status, index, var_binds, _community = await asyncio.wait_for(future, self.timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
             finally:
                 self._pending.pop(request_id, None)

@@ -20,7 +20,7 @@ def hfcprov(*args, env=None, timeout=60):
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("HFCPROV_SNMP")}
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "hfcprov", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env=full_env)
+                          timeout=timeout, env=full_env, check=False)
 
 
 def by_mac(stdout: str) -> dict:
