@@ -25,7 +25,16 @@ from pathlib import Path
 
 from hfcprov.errors import HfcprovError
 
-MIB_DIR = Path(__file__).resolve().parent.parent / "mibs"
+def _mib_dir() -> Path:
+    """mibs/ of a source checkout, or hfcprov/mibs when installed as package data."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "mibs", here / "mibs"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "mibs"
+
+
+MIB_DIR = _mib_dir()
 
 # The SMI's own arcs (SNMPv2-SMI, RFC 2578): every MIB hangs off these.
 _SMI_ROOTS = {
