@@ -13,6 +13,10 @@ and ``hfcprov.flows.service_flows``; config flows and the modem's SFIDs are
 paired per direction in order (the n-th upstream flow of the file is the modem's
 n-th upstream SFID), the way a CM registers them.
 
+With SNMPv2c a wrong community is indistinguishable from a dead modem (agents
+drop such requests silently): both are reported unreachable. SNMPv3 agents
+answer a wrong user or key with a report, which becomes auth-failure.
+
 Modems are audited concurrently (bounded by ``concurrency``); each result is
 handed to ``on_result`` as soon as it is known, so a dead modem only costs its
 own timeout and output streams.
@@ -175,7 +179,7 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
     try:
         scalars, tables = await client.fetch(
             target.host, target.port, [oids.SYS_DESCR, oids.CONFIG_FILE], [oids.SF_DIRECTION, oids.SF_BUFFER_SIZE],
-            max_repetitions=4, first_rows=[oids.CM_STATUS_VALUE])
+            max_repetitions=3, first_rows=[oids.CM_STATUS_VALUE])  # 2 flows + the step past the column
         name = _check_state(result, target, scalars, configs)
         if name is not None:
             params = await client.get_many(target.host, target.port, _param_oids(tables[oids.SF_DIRECTION]))
