@@ -97,7 +97,7 @@ class LatencyProbe:
         time.sleep(linger)
         self._capture_stop.set()
         for t in self._threads[:-1]:
-            t.join(2)
+            t.join(10)
         for s in (self._sock, self._udp, self._cap):
             if s is not None:
                 s.close()
@@ -132,13 +132,20 @@ class LatencyProbe:
 
     def _capture(self) -> None:
         self._cap.settimeout(0.1)
-        while not self._capture_stop.is_set():
+        while True:
+            stopping = self._capture_stop.is_set()
+            if stopping:
+                # Packets already stamped by the kernel may still wait in the socket on a busy
+                # machine: read them all before leaving, so none counts as lost.
+                self._cap.setblocking(False)
             try:
                 data, ts, outgoing = receive(self._cap)
-            except socket.timeout:
+            except (socket.timeout, BlockingIOError):
+                if stopping:
+                    return
                 continue
             except OSError:
-                if self._capture_stop.is_set():
+                if stopping:
                     return
                 continue
             seq = self._match(data, outgoing)
