@@ -78,3 +78,20 @@ def test_get_writes_file_atomically_or_not_at_all(root, tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(10)
+
+
+def test_warm_logs_when_every_dynamic_file_is_rendered(root, tmp_path):
+    log = tmp_path / "tftp.jsonl"
+    proc, port = _serve("--root", str(root), "--log", str(log), "--warm",
+                        "--dynamic", str(REPO / "examples/tftp-dynamic.yaml"))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and '"event":"warm"' not in (log.read_text() if log.exists() else ""):
+            time.sleep(0.2)
+        (warm,) = [json.loads(x) for x in log.read_text().splitlines() if '"event":"warm"' in x]
+        inventory_rows = sum(1 for line in (REPO / "examples/inventory.csv").read_text().splitlines()
+                             if line and not line.startswith(("#", "mac,")))
+        assert warm["modems"] == inventory_rows
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
