@@ -27,11 +27,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hfcprov.emu import shaping, topology  # noqa: E402
-from hfcprov.emu.measure import measure  # noqa: E402
-from hfcprov.flows import BufferControl, ServiceFlow  # noqa: E402
-from hfcprov.probe.run import ProbeSpec  # noqa: E402
-from hfcprov.units import parse_bytes, parse_duration, parse_rate  # noqa: E402
+from hfcprov.emu import shaping, topology
+from hfcprov.emu.measure import measure
+from hfcprov.flows import BufferControl, ServiceFlow
+from hfcprov.probe.run import ProbeSpec
+from hfcprov.units import parse_bytes, parse_duration, parse_rate
 
 REPO = Path(__file__).resolve().parent.parent
 

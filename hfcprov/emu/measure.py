@@ -46,7 +46,7 @@ def measure(lab: Lab, spec: ProbeSpec) -> RunResult:
         with tempfile.TemporaryDirectory(prefix="hfemu-probe-") as tmp:
             out = Path(tmp) / "result.json"
             argv = [sys.executable, "-m", "hfcprov.probe.worker", json.dumps(asdict(spec)), str(out)]
-            proc = subprocess.run(["ip", "netns", "exec", lab.ns("cpe"), *argv], capture_output=True, text=True,
+            proc = subprocess.run(["ip", "netns", "exec", lab.ns("cpe"), *argv], check=False, capture_output=True, text=True,
                                   timeout=spec.idle + spec.warmup + spec.duration + 60)
             if proc.returncode != 0 or not out.exists():
                 last = (proc.stderr.strip().splitlines() or ["no output"])[-1]

@@ -51,9 +51,9 @@ def check_cm_mic(data: bytes) -> None:
 
 class Modem:
     def __init__(self, lab: Lab, tftp: tuple[str, int], filename: str, state: Path,
-                 snmp_port: int = 161, community: str = "public", model: shaping.ModemModel = shaping.ModemModel()):
+                 snmp_port: int = 161, community: str = "public", model: shaping.ModemModel | None = None):
         self.lab, self.tftp, self.filename, self.state = lab, tftp, filename, state
-        self.snmp_port, self.community, self.model = snmp_port, community, model
+        self.snmp_port, self.community, self.model = snmp_port, community, model or shaping.ModemModel()
         self.agent = None
         self.boots = 0
         self.state.mkdir(parents=True, exist_ok=True)

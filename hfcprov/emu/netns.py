@@ -28,12 +28,12 @@ def run(argv: list[str], ns: str | None = None, check: bool = True, input: str |
     """Run ``argv`` (in namespace ``ns`` when given) and return its stdout."""
     full = (["ip", "netns", "exec", ns] if ns else []) + list(argv)
     try:
-        proc = subprocess.run(full, capture_output=True, text=True, input=input, timeout=30)
+        proc = subprocess.run(full, check=False, capture_output=True, text=True, input=input, timeout=30)
     except FileNotFoundError as err:
         raise NetnsError(f"{argv[0]}: not installed (Debian package iproute2)") from err
     if check and proc.returncode != 0:
         where = f" in namespace {ns}" if ns else ""
-        raise NetnsError(f"{' '.join(argv)}{where}: {proc.stderr.strip() or 'exit %d' % proc.returncode}")
+        raise NetnsError(f"{' '.join(argv)}{where}: {proc.stderr.strip() or f'exit {proc.returncode}'}")
     return proc.stdout
 
 
@@ -88,7 +88,7 @@ def entered(name: str):
         target = os.open(os.path.join(NETNS_DIR, name), os.O_RDONLY)
     except FileNotFoundError as err:
         raise NetnsError(f"namespace {name} does not exist") from err
-    home = os.open(f"/proc/thread-self/ns/net", os.O_RDONLY)
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
     try:
         _setns(target)
         try:

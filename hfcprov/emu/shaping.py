@@ -58,8 +58,9 @@ class QueuePlan:
         return args
 
 
-def plan(flow: ServiceFlow, model: ModemModel = ModemModel()) -> QueuePlan:
+def plan(flow: ServiceFlow, model: ModemModel | None = None) -> QueuePlan:
     """The queue the modem gives ``flow``, or ``FlowRejected`` saying why not."""
+    model = model or ModemModel()
     where = f"service flow {flow.path or flow.direction}" + (f" (ref {flow.ref})" if flow.ref is not None else "")
     buf = flow.buffer
     if buf.minimum is not None and buf.minimum > model.max_buffer:

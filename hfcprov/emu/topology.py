@@ -84,7 +84,7 @@ class Lab:
         atomic_write(self.state_file, json.dumps(d, indent=2) + "\n")
 
     @classmethod
-    def load(cls, name: str) -> "Lab":
+    def load(cls, name: str) -> Lab:
         path = STATE_DIR / f"{name}.json"
         try:
             d = json.loads(path.read_text())
@@ -147,7 +147,7 @@ class Lab:
         dl_loss = 0.0
         if imp.loss:
             if caps.nft:
-                per_million = int(round(imp.loss * 1_000_000))
+                per_million = round(imp.loss * 1_000_000)
                 netns.run(["nft", "-f", "-"], ns=cmts, input=(
                     "table ip hfemu {\n  chain plantloss {\n    type filter hook forward priority 0;\n"
                     f"    numgen random mod 1000000 < {per_million} drop\n  }}\n}}\n"))
@@ -184,7 +184,7 @@ class Lab:
 
     def spawn(self, node: str, argv: list[str], log: Path | None = None) -> int:
         """Start a helper process in ``node``'s namespace, detached from our session."""
-        out = open(log, "ab") if log else subprocess.DEVNULL
+        out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - handed to the child, closed below
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [_repo_root(), os.environ.get("PYTHONPATH")])))
         proc = subprocess.Popen(["ip", "netns", "exec", self.ns(node), *argv], stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=out, start_new_session=True, env=env)
@@ -348,4 +348,4 @@ def _repo_root() -> str:
     return str(Path(__file__).resolve().parent.parent.parent)
 
 
-__all__ = ["Lab", "Impairments", "EmuError", "NetnsError", "up", "down_all", "names", "PREFIX", "ADDR"]
+__all__ = ["ADDR", "PREFIX", "EmuError", "Impairments", "Lab", "NetnsError", "down_all", "names", "up"]

@@ -72,7 +72,7 @@ def _upload(sock: socket.socket, flow: Flow, total: float, cc: str) -> None:
         while not stop.is_set():
             try:
                 sock.send(data)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return
@@ -102,7 +102,7 @@ def _read_line(sock: socket.socket, deadline: float) -> bytes:
         sock.settimeout(min(left, 0.5))
         try:
             part = sock.recv(65536)
-        except socket.timeout:
+        except TimeoutError:
             continue
         if not part:
             raise OSError("responder closed without a report")
@@ -121,7 +121,7 @@ def _download(sock: socket.socket, flow: Flow, total: float, cc: str) -> None:
         while time.monotonic() < end:
             try:
                 n = sock.recv_into(buf)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             if not n:
                 break

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import socket
 import struct
+import subprocess
 import threading
 import time
 from dataclasses import dataclass
@@ -40,7 +40,7 @@ class Probe:
 
 def route_to(target: str) -> tuple[str, str]:
     """(interface, source address) the kernel uses towards ``target``."""
-    proc = subprocess.run(["ip", "-j", "route", "get", target], capture_output=True, text=True)
+    proc = subprocess.run(["ip", "-j", "route", "get", target], check=False, capture_output=True, text=True)
     try:
         route = json.loads(proc.stdout)[0]
         return route["dev"], route["prefsrc"]
@@ -71,7 +71,7 @@ class LatencyProbe:
         self._udp = None
         self._threads: list[threading.Thread] = []
 
-    def start(self) -> "LatencyProbe":
+    def start(self) -> LatencyProbe:
         try:
             self._cap = open_capture(self.iface)
         except OSError as err:
@@ -140,7 +140,7 @@ class LatencyProbe:
                 self._cap.setblocking(False)
             try:
                 data, ts, outgoing = receive(self._cap)
-            except (socket.timeout, BlockingIOError):
+            except (TimeoutError, BlockingIOError):
                 if stopping:
                     return
                 continue
@@ -182,7 +182,7 @@ class LatencyProbe:
         while not self._capture_stop.is_set():
             try:
                 self._udp.recv(2048)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return

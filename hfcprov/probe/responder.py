@@ -92,7 +92,7 @@ class _BulkHandler(socketserver.BaseRequestHandler):
         while time.monotonic() < end:
             try:
                 n = sock.recv_into(buf)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 break
@@ -119,7 +119,7 @@ class _BulkHandler(socketserver.BaseRequestHandler):
         while time.monotonic() < end:
             try:
                 sock.send(data)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 break
@@ -149,7 +149,7 @@ class Responder:
         self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.udp.bind((host, self.port))
 
-    def start(self) -> "Responder":
+    def start(self) -> Responder:
         threading.Thread(target=self.tcp.serve_forever, daemon=True).start()
         threading.Thread(target=_udp_echo, args=(self.udp,), daemon=True).start()
         return self

@@ -33,7 +33,7 @@ def check_target(target: str) -> str:
 def _local_broadcasts() -> set[str]:
     """Directed broadcast addresses of this host's IPv4 subnets (from ``ip -j addr``)."""
     try:
-        out = subprocess.run(["ip", "-j", "-4", "addr", "show"], capture_output=True, text=True, timeout=5).stdout
+        out = subprocess.run(["ip", "-j", "-4", "addr", "show"], check=False, capture_output=True, text=True, timeout=5).stdout
         links = json.loads(out or "[]")
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return set()

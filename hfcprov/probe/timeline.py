@@ -64,7 +64,7 @@ class Timeline:
         return list(zip(self.t, self.total))
 
     @classmethod
-    def from_pairs(cls, pairs) -> "Timeline":
+    def from_pairs(cls, pairs) -> Timeline:
         tl = cls()
         for t, b in pairs:
             tl.t.append(float(t))

@@ -1,7 +1,8 @@
 """Queue planning from service flows: Buffer Control rules, rejection, tc arguments."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hfcprov.emu.shaping import FRAME, FlowRejected, ModemModel, plan
 from hfcprov.flows import BufferControl, ServiceFlow

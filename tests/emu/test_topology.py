@@ -59,17 +59,17 @@ def test_down_all_finds_leftovers_of_a_crashed_run_by_prefix(lab_factory):
 def test_cli_up_status_down(lab_factory):
     env = dict(os.environ)
     up = subprocess.run([".venv/bin/hfcprov", "emu", "up", "--prefix", lab_factory.prefix, "--rtt", "10ms", "--json"],
-                        capture_output=True, text=True, timeout=60)
+                        check=False, capture_output=True, text=True, timeout=60)
     assert up.returncode == 0, up.stderr
     name = json.loads(up.stdout)["name"]
     try:
-        st = subprocess.run([".venv/bin/hfcprov", "emu", "status", name], capture_output=True, text=True, env=env)
+        st = subprocess.run([".venv/bin/hfcprov", "emu", "status", name], check=False, capture_output=True, text=True, env=env)
         assert st.returncode == 0 and name in st.stdout and "delay:" in st.stdout
-        bad = subprocess.run([".venv/bin/hfcprov", "emu", "status", "hfemu-nosuch"], capture_output=True, text=True)
+        bad = subprocess.run([".venv/bin/hfcprov", "emu", "status", "hfemu-nosuch"], check=False, capture_output=True, text=True)
         assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "hfemu-nosuch" in bad.stderr
     finally:
         down = subprocess.run([".venv/bin/hfcprov", "emu", "down", "--all", "--prefix", lab_factory.prefix],
-                              capture_output=True, text=True)
+                              check=False, capture_output=True, text=True)
     assert down.returncode == 0 and name in down.stdout
     assert _ns_with(name) == []
 

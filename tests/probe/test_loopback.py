@@ -71,7 +71,7 @@ def test_no_responder_is_one_line_from_the_cli():
 
     port = free_tcp_port()
     proc = subprocess.run([".venv/bin/hfcprov", "probe", "run", "--target", "127.0.0.1", "--port", str(port),
-                           "--duration", "0.5s", "--warmup", "0s", "--idle", "0.2s"], capture_output=True, text=True,
+                           "--duration", "0.5s", "--warmup", "0s", "--idle", "0.2s"], check=False, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in proc.stderr
@@ -79,5 +79,5 @@ def test_no_responder_is_one_line_from_the_cli():
 
 def test_cli_refuses_broadcast_target():
     proc = subprocess.run([".venv/bin/hfcprov", "probe", "run", "--target", "255.255.255.255"],
-                          capture_output=True, text=True, timeout=60)
+                          check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "broadcast" in proc.stderr and proc.stderr.count("\n") == 1

@@ -1,6 +1,7 @@
 """Goodput read off a receiver's byte timeline."""
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hfcprov.probe.timeline import Timeline
 
