@@ -27,6 +27,7 @@ import os
 import resource
 import selectors
 import socket
+import stat
 import threading
 import time
 from pathlib import Path
@@ -257,6 +258,7 @@ class TftpServer:
                 self._on_built(*self._done.popleft())
             self._expire_timers()
             self.log.tick()
+            self.log.flush()
 
     def _next_timeout(self) -> float | None:
         timers = self._timers
@@ -354,7 +356,7 @@ class TftpServer:
             st = path.stat()
         except OSError:
             return None
-        if not path.is_file():
+        if not stat.S_ISREG(st.st_mode):
             return None
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         hit = self._static_cache.get(path)

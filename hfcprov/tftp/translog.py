@@ -53,7 +53,7 @@ class TransferLog:
         if target is None:
             self._stream = None
         elif isinstance(target, (str, Path)):
-            self._stream = sys.stdout if str(target) == "-" else open(target, "a", buffering=1)
+            self._stream = sys.stdout if str(target) == "-" else open(target, "a")
             self._own = self._stream is not sys.stdout
         else:
             self._stream = target
@@ -62,6 +62,7 @@ class TransferLog:
         self._last_summary = time.monotonic()
         self._since_summary = 0
         self._lock = threading.Lock()
+        self._dirty = False
 
     def transfer(self, record: dict) -> None:
         s = self.summary
@@ -75,6 +76,7 @@ class TransferLog:
     def event(self, name: str, **fields) -> None:
         """A server event that is not a transfer (e.g. ``warm``: every dynamic file rendered)."""
         self._write({"event": name, "time": round(time.time(), 3), **fields})
+        self.flush()
 
     def error(self, message: str, **fields) -> None:
         """A problem that is not one transfer (e.g. out of file descriptors)."""
@@ -90,8 +92,10 @@ class TransferLog:
         self._last_summary = time.monotonic()
         self._since_summary = 0
         self._write(self.summary.as_record())
+        self.flush()
 
     def close(self) -> None:
+        self.flush()
         if self._own and self._stream is not None:
             self._stream.close()
         self._stream = None
@@ -101,4 +105,11 @@ class TransferLog:
         with self._lock:  # the loop thread and the warm-up thread both write
             if self._stream is not None:
                 self._stream.write(line)
+                self._dirty = True
+
+    def flush(self) -> None:
+        """Push buffered lines out; the server calls this once per loop turn, not once per transfer."""
+        with self._lock:
+            if self._dirty and self._stream is not None:
                 self._stream.flush()
+            self._dirty = False
