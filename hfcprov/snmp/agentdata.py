@@ -54,7 +54,9 @@ def modem_snmprec(
     - ``status``: docsIfCmStatusValue.<if_index> (12 operational; e.g. 2 notReady for an offline modem).
     - ``applied``: per flow position, field overrides of what the modem really applied, e.g.
       ``{0: {"buffer_target": 65536}}`` for a modem that ignored the asked target buffer (keys are the
-      names in ``hfcprov.snmp.oids.PARAM_SET``).
+      names in ``hfcprov.snmp.oids.PARAM_SET``, plus ``buffer_size`` and ``param_sets``: which rows
+      the flow has, default ``(1, 2, 3)`` active, admitted, provisioned; ``(3,)`` for a flow that
+      is provisioned but not active).
     - docsDevResetNow.0 is served as false(2) with the ``writecache`` variation, so an SNMP SET of
       true(1) succeeds (start snmpsim with ``--variation-module-options=writecache:file:PATH`` to
       have the set recorded in a shelve file another process can watch).
@@ -74,7 +76,8 @@ def modem_snmprec(
         values = _param_values(flow)
         values.update(applied.get(pos, {}))
         direction = 2 if flow.direction == "upstream" else 1
-        for set_type in (oids.PARAM_SET_ACTIVE, oids.PARAM_SET_ADMITTED, oids.PARAM_SET_PROVISIONED):
+        for set_type in values.get("param_sets", (oids.PARAM_SET_ACTIVE, oids.PARAM_SET_ADMITTED,
+                                                  oids.PARAM_SET_PROVISIONED)):
             index = f"{if_index}.{set_type}.{sfid}"
             for key, column in oids.PARAM_SET.items():
                 value = values.get(key)

@@ -3,11 +3,12 @@
 Per modem, one GETBULK reads sysDescr, docsDevServerConfigFile,
 docsIfCmStatusValue and the modem's service flows (docsQosServiceFlowDirection,
 docsQosServiceFlowBufferSize); an operational modem on the right file then gets
-one GET of exactly the active and provisioned docsQosParamSetTable rows of those
-flows (max rate, burst, min reserved rate, Buffer Control minimum/target/
-maximum). Asking for exact instances instead of walking the table skips the
-admitted rows and the walk's overshoot: about a third of the var-binds, which is
-what a modem's (or a simulator's) CPU pays for. The expected flows
+one GET of exactly the active docsQosParamSetTable rows of those flows (max
+rate, burst, min reserved rate, Buffer Control minimum/target/maximum), and of
+the provisioned rows of flows that are not active. Asking for exact instances
+instead of walking the table skips the rows the comparison does not use and the
+walk's overshoot: about a fifth of the var-binds, which is what a modem's (or a
+simulator's) CPU pays for. The expected flows
 come from decoding the intended config file with ``hfcprov.config.read_config``
 and ``hfcprov.flows.service_flows``; config flows and the modem's SFIDs are
 paired per direction in order (the n-th upstream flow of the file is the modem's
@@ -182,7 +183,15 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
             max_repetitions=3, first_rows=[oids.CM_STATUS_VALUE])  # 2 flows + the step past the column
         name = _check_state(result, target, scalars, configs)
         if name is not None:
-            params = await client.get_many(target.host, target.port, _param_oids(tables[oids.SF_DIRECTION]))
+            flows = list(tables[oids.SF_DIRECTION])
+            params = await client.get_many(target.host, target.port,
+                                           _param_oids(flows, oids.PARAM_SET_ACTIVE))
+            # a flow that is provisioned but not active has no active row: judge its provisioned one
+            inactive = [f for f in flows if all(params.get(o) is None
+                                                 for o in _param_oids([f], oids.PARAM_SET_ACTIVE))]
+            if inactive:
+                params.update(await client.get_many(target.host, target.port,
+                                                    _param_oids(inactive, oids.PARAM_SET_PROVISIONED)))
             _compare_flows(result, name, tables, params, configs)
     except SnmpTimeout as err:
         result.status, result.message = UNREACHABLE, str(err)
@@ -233,13 +242,12 @@ def _check_state(result: ModemAudit, target: AuditTarget, scalars, configs: Expe
     return name
 
 
-def _param_oids(directions: dict[str, object]) -> list[str]:
-    """Instance OIDs of the active and provisioned param-set rows of each flow (index ifIndex.sfid)."""
+def _param_oids(flows: list[str], set_type: int) -> list[str]:
+    """Instance OIDs of one param-set row (active, provisioned) of each flow (index ifIndex.sfid)."""
     out = []
-    for index in directions:
+    for index in flows:
         if_index, _, sfid = index.rpartition(".")
-        for set_type in (oids.PARAM_SET_ACTIVE, oids.PARAM_SET_PROVISIONED):
-            out += [f"{column}.{if_index}.{set_type}.{sfid}" for column in oids.PARAM_SET.values()]
+        out += [f"{column}.{if_index}.{set_type}.{sfid}" for column in oids.PARAM_SET.values()]
     return out
 
 

@@ -42,6 +42,9 @@ MACS = {
 }
 
 
+PROV_ONLY = "0011220000b1"  # served, but not one of the kinds the audit table test expects
+
+
 @dataclass
 class Lab:
     configs: Path
@@ -53,7 +56,8 @@ class Lab:
 
     def inventory(self, names, path: Path | None = None) -> Path:
         path = path or self.tmp / f"inv-{'-'.join(names)}.csv"
-        lines = ["mac,ip,port"] + [f"{MACS[n]},127.0.0.1,{self.ports[n]}" for n in names]
+        macs = {**MACS, "provonly": PROV_ONLY}
+        lines = ["mac,ip,port"] + [f"{macs[n]},127.0.0.1,{self.ports[n]}" for n in names]
         atomic_write(path, "\n".join(lines) + "\n")
         return path
 
@@ -63,7 +67,7 @@ def lab(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("snmplab")
     configs = tmp / "configs"
     flows = {}
-    for name, mac in MACS.items():
+    for name, mac in [*MACS.items(), ("provonly", PROV_ONLY)]:
         tree = parse_text(TIER.format(us=5_000_000, ds=50_000_000), source=f"{name}.cfg")
         atomic_write(configs / f"{mac}.cm", encode(tree))
         flows[name] = service_flows(tree)
@@ -71,13 +75,16 @@ def lab(tmp_path_factory):
     old = parse_text(TIER.format(us=1_000_000, ds=10_000_000))
     atomic_write(configs / "old-tier.cm", encode(old))
 
-    served = ["insync", "drifted", "wrongcfg", "offline"]
+    served = ["insync", "drifted", "wrongcfg", "offline", "provonly"]
     texts = [
         agentdata.modem_snmprec(flows["insync"], "hfcprov sim modem insync", f"{MACS['insync']}.cm"),
         agentdata.modem_snmprec(flows["drifted"], "hfcprov sim modem drifted", f"{MACS['drifted']}.cm",
                                 applied={0: {"buffer_target": 65536}}),
         agentdata.modem_snmprec(service_flows(old), "hfcprov sim modem wrongcfg", "old-tier.cm"),
         agentdata.modem_snmprec(flows["offline"], "hfcprov sim modem offline", f"{MACS['offline']}.cm", status=2),
+        # upstream flow provisioned only (no active row), its max rate not what the file asks
+        agentdata.modem_snmprec(flows["insync"], "hfcprov sim modem provonly", f"{PROV_ONLY}.cm",
+                                applied={0: {"param_sets": (3,), "max_sustained_rate": 4_000_000}}),
         agentdata.cmts_snmprec([{"mac": MACS[n], "ip": "127.0.0.1", "status": 2 if n == "offline" else 8}
                                 for n in MACS]),
     ]

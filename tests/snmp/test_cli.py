@@ -241,3 +241,14 @@ def test_set_takes_a_type_name_or_a_pysnmp_value(lab, engine):
             c.close()
 
     assert run(both())[oids.RESET_NOW] == 1
+
+
+def test_a_flow_without_active_row_is_judged_by_its_provisioned_row(lab):
+    from tests.snmp.conftest import PROV_ONLY
+
+    res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["provonly"]), "--configs", lab.configs,
+                  "--format", "json")
+    row = by_mac(res.stdout)[PROV_ONLY]
+    assert row["status"] == "drifted", row
+    assert [(d["field"], d["expected"], d["actual"]) for d in row["drifts"]] == [
+        ("max_sustained_rate", 5_000_000.0, 4_000_000)]
