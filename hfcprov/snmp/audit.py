@@ -1,14 +1,13 @@
 """Audit deployed modems: what each one applied (DOCS-QOS3-MIB) against the config file it should run.
 
 Per modem, one GETBULK reads sysDescr, docsDevServerConfigFile,
-docsIfCmStatusValue and the modem's service flows (docsQosServiceFlowDirection,
-docsQosServiceFlowBufferSize); an operational modem on the right file then gets
-one GET of exactly the active docsQosParamSetTable rows of those flows (max
-rate, burst, min reserved rate, Buffer Control minimum/target/maximum), and of
-the provisioned rows of flows that are not active. Asking for exact instances
-instead of walking the table skips the rows the comparison does not use and the
-walk's overshoot: about a fifth of the var-binds, which is what a modem's (or a
-simulator's) CPU pays for. The expected flows
+docsIfCmStatusValue, the modem's service flows (docsQosServiceFlowDirection,
+docsQosServiceFlowBufferSize) and the active rows of docsQosParamSetTable (max
+rate, burst, min reserved rate, Buffer Control minimum/target/maximum): active
+rows sort first in every column, so each column's walk stops at its first
+admitted/provisioned row. Only a flow with no active row costs one more GET, of
+its provisioned row. One round trip and about a fifth of the var-binds of a
+table walk: what a modem's (or a simulator's) CPU pays for. The expected flows
 come from decoding the intended config file with ``hfcprov.config.read_config``
 and ``hfcprov.flows.service_flows``; config flows and the modem's SFIDs are
 paired per direction in order (the n-th upstream flow of the file is the modem's
@@ -178,14 +177,16 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
     result = ModemAudit(mac=target.mac, host=target.host, port=target.port, status=ERROR,
                         expected_config=target.config)
     try:
+        # 3 repetitions: two flows and the step past them, in one answer for most modems
         scalars, tables = await client.fetch(
-            target.host, target.port, [oids.SYS_DESCR, oids.CONFIG_FILE], [oids.SF_DIRECTION, oids.SF_BUFFER_SIZE],
-            max_repetitions=3, first_rows=[oids.CM_STATUS_VALUE])  # 2 flows + the step past the column
+            target.host, target.port, [oids.SYS_DESCR, oids.CONFIG_FILE],
+            [oids.SF_DIRECTION, oids.SF_BUFFER_SIZE, *_PARAM_COLUMNS], max_repetitions=3,
+            first_rows=[oids.CM_STATUS_VALUE], stop=_past_active_rows)
         name = _check_state(result, target, scalars, configs)
         if name is not None:
             flows = list(tables[oids.SF_DIRECTION])
-            params = await client.get_many(target.host, target.port,
-                                           _param_oids(flows, oids.PARAM_SET_ACTIVE))
+            params = {f"{column}.{index}": value for column in _PARAM_COLUMNS
+                      for index, value in tables[column].items()}
             # a flow that is provisioned but not active has no active row: judge its provisioned one
             inactive = [f for f in flows if all(params.get(o) is None
                                                  for o in _param_oids([f], oids.PARAM_SET_ACTIVE))]
@@ -240,6 +241,15 @@ def _check_state(result: ModemAudit, target: AuditTarget, scalars, configs: Expe
         return None
     configs.flows(name)  # a broken expected file is this modem's error, before asking for more
     return name
+
+
+_PARAM_COLUMNS = tuple(oids.PARAM_SET.values())
+
+
+def _past_active_rows(column: str, index: str) -> bool:
+    """Param-set rows sort active(1) first (index ifIndex.type.sfid): stop a column's walk
+    at its first admitted/provisioned row."""
+    return column in _PARAM_COLUMNS and index.split(".")[-2:-1] != [str(oids.PARAM_SET_ACTIVE)]
 
 
 def _param_oids(flows: list[str], set_type: int) -> list[str]:

@@ -198,8 +198,8 @@ class BaseClient:
         return values
 
     async def fetch(self, host: str, port: int, scalars: list[str], columns: list[str],
-                    max_repetitions: int | None = None,
-                    first_rows: list[str] = ()) -> tuple[dict[str, object], dict[str, dict[str, object]]]:
+                    max_repetitions: int | None = None, first_rows: list[str] = (),
+                    stop=None) -> tuple[dict[str, object], dict[str, dict[str, object]]]:
         """Scalars and whole table columns in as few GETBULKs as the agent allows.
 
         The scalars ride as non-repeaters (GETNEXT of the OID minus its last arc) in the first
@@ -207,7 +207,9 @@ class BaseClient:
         CM's one docsIfCmStatusTable row, returned in the scalars dict under the column OID);
         the columns repeat until each leaves its subtree. ``max_repetitions`` defaults to
         what keeps an answer within 60 var-binds (agents cap responses: snmpsim at 64, many CMs
-        lower). Returns ``({scalar_oid: value}, {column_oid: {row_index: value}})``.
+        lower). ``stop(column, row_index)`` returning True ends a column early at that row (not
+        kept), e.g. after a table's active rows. Returns
+        ``({scalar_oid: value}, {column_oid: {row_index: value}})``.
         """
         if max_repetitions is None:
             max_repetitions = max(2, (60 - len(scalars) - len(first_rows)) // max(1, len(columns)))
@@ -235,7 +237,11 @@ class BaseClient:
                 if column in done or not oid.startswith(column + ".") or value is END_OF_MIB:
                     done.add(column)  # left the column's subtree (or endOfMibView)
                     continue
-                tables[column][oid[len(column) + 1:]] = value
+                index = oid[len(column) + 1:]
+                if stop is not None and stop(column, index):
+                    done.add(column)
+                    continue
+                tables[column][index] = value
                 cursors[column] = oid
             for column in active:
                 # finished when it left its subtree; also when it did not advance (empty or
