@@ -6,6 +6,7 @@ Modems (one snmpsim endpoint each, community "public", also SNMPv3 user "auditor
   wrongcfg reports it loaded "old-tier.cm" while the inventory expects its own file
   offline  docsIfCmStatusValue notReady(2)
   dead     a bound UDP socket that never answers
+  provonly (PROV_ONLY) an upstream flow with only a provisioned row, at 4 Mbit/s instead of 5
 plus a CMTS whose docsIfCmtsCmStatusTable lists them.
 """
 
