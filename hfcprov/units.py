@@ -99,6 +99,8 @@ def format_bytes(n: float) -> str:
 
 def format_duration(seconds: float) -> str:
     """``0.04`` -> ``'40 ms'``."""
+    if seconds == 0:
+        return "0 s"
     if seconds >= 1:
         return f"{seconds:.3g} s"
     if seconds >= 1e-3:

@@ -5,7 +5,7 @@
 # Services that a package would start on install (snmpd, tftpd-hpa, atftpd) are
 # kept from starting: the tests start their own instances on their own ports.
 set -euo pipefail
-ALL=(iproute2 iptables nftables ethtool snmpd snmp tftp-hpa atftp tftpd-hpa atftpd iperf3 iputils-ping procps)
+ALL=(iproute2 iptables nftables ethtool snmpd snmp tftp-hpa atftp tftpd-hpa atftpd iperf3 iputils-ping procps chromium)
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=("${ALL[@]}")
 if [ "$(id -u)" != 0 ]; then

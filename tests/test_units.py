@@ -116,3 +116,8 @@ def test_bad_units_name_the_text(bad):
 def test_fractional_bytes_rejected():
     with pytest.raises(UnitError, match="whole number"):
         parse_bytes("1.5")
+
+
+def test_zero_duration_reads_as_zero_seconds():
+    # Point names show "rtt 0 s" for a campaign without added delay, not "0 us".
+    assert format_duration(0) == "0 s"

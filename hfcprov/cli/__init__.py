@@ -68,7 +68,8 @@ def cli():
 
 def main(argv=None):
     try:
-        cli.main(args=argv, prog_name="hfcprov", standalone_mode=False)
+        # A command may return its exit status (e.g. 2 = modems out of sync); other return values mean 0.
+        status = cli.main(args=argv, prog_name="hfcprov", standalone_mode=False)
     except HfcprovError as err:
         click.echo(f"hfcprov: error: {err}", err=True)
         sys.exit(1)
@@ -85,4 +86,4 @@ def main(argv=None):
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(1)
-    sys.exit(0)
+    sys.exit(status if isinstance(status, int) and not isinstance(status, bool) else 0)

@@ -124,6 +124,9 @@ class Store:
         self.path = Path(path)
         if not create and not self.path.exists():
             raise CampaignError(f"{self.path}: no such campaign database")
+        if create:
+            # `-d out/sweep.db` on a fresh checkout: make the folder, as every other output does.
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self.db.row_factory = sqlite3.Row

@@ -101,3 +101,11 @@ def test_not_a_campaign_database(tmp_path):
         Store(junk, create=False)
     with pytest.raises(CampaignError, match="no such campaign database"):
         Store(tmp_path / "missing.db", create=False)
+
+
+def test_store_in_a_folder_that_does_not_exist_yet(tmp_path, small_spec):
+    # README's main job writes out/buffer-sweep.db on a fresh checkout, where out/ is absent.
+    path = tmp_path / "out" / "nested" / "c.db"
+    with Store(path) as store:
+        assert store.begin(load_campaign(small_spec), resume=False) == 12
+    assert path.exists()
