@@ -69,7 +69,7 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
 
     def on_signal(signum, frame):
         # First signal: finish what is in flight; a second one: stop now.
-        server.request_stop(graceful=not server._stopping)
+        server.request_stop(graceful=not server.stopping)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)

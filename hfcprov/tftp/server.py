@@ -147,6 +147,11 @@ class TftpServer:
         return self.log.summary
 
     @property
+    def stopping(self) -> bool:
+        """True once a stop was asked for (no new requests are taken)."""
+        return self._stopping
+
+    @property
     def active(self) -> int:
         """Transfers in flight (including dynamic files being built)."""
         return len(self._clients)
