@@ -41,8 +41,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from hfcprov.results import percentile  # noqa: E402
-from hfcprov.tftp import fetch_many, raise_fd_limit  # noqa: E402
+from hfcprov.results import percentile
+from hfcprov.tftp import fetch_many, raise_fd_limit
 
 # A tier template padded with SNMP objects so configs are 1-10 KB like real ones with
 # filters, SNMP settings and vendor TLVs.
@@ -175,7 +175,7 @@ def main(argv=None) -> int:
         os.chmod(tmp, 0o755)
         nmax = max(args.n)
         t0 = time.perf_counter()
-        inv, root, dyn = make_site(tmp / "site", nmax)
+        _, root, dyn = make_site(tmp / "site", nmax)
         sizes = [p.stat().st_size for p in root.glob("*.cm")]
         print(f"# {len(sizes)} config files, {min(sizes)}-{max(sizes)} bytes (median {statistics.median(sizes):.0f}),"
               f" built in {time.perf_counter() - t0:.1f}s", file=sys.stderr)

@@ -14,7 +14,22 @@ builds one from a YAML file (tier template + inventory, TLV 19/20, MICs).
 
 from hfcprov.tftp.client import Fetch, TftpFetchError, fetch, fetch_many
 from hfcprov.tftp.paths import AccessViolation, resolve_in_root
-from hfcprov.tftp.server import DynamicProvider, TftpServer, TftpServerError, raise_fd_limit
+from hfcprov.tftp.server import (
+           DynamicProvider,
+           TftpServer,
+           TftpServerError,
+           raise_fd_limit,
+)
 
-__all__ = ["TftpServer", "TftpServerError", "DynamicProvider", "raise_fd_limit", "fetch", "fetch_many",
-           "Fetch", "TftpFetchError", "AccessViolation", "resolve_in_root"]
+__all__ = [
+           "AccessViolation",
+           "DynamicProvider",
+           "Fetch",
+           "TftpFetchError",
+           "TftpServer",
+           "TftpServerError",
+           "fetch",
+           "fetch_many",
+           "raise_fd_limit",
+           "resolve_in_root",
+]

@@ -45,8 +45,21 @@ class Fetch:
 
 
 class _Session:
-    __slots__ = ("fetch", "sock", "server", "tid", "blksize", "windowsize", "expected", "chunks", "last_sent",
-                 "deadline", "tries", "in_window", "nacked")
+    __slots__ = (
+        "blksize",
+        "chunks",
+        "deadline",
+        "expected",
+        "fetch",
+        "in_window",
+        "last_sent",
+        "nacked",
+        "server",
+        "sock",
+        "tid",
+        "tries",
+        "windowsize",
+    )
 
     def __init__(self, fetch: Fetch, sock, server):
         self.fetch = fetch
@@ -108,7 +121,7 @@ def fetch_many(host: str, port: int, requests: list, *, timeout: float = 1.0, re
             for s in [s for s in sessions.values() if s.deadline <= now]:
                 s.tries += 1
                 if s.tries > retries:
-                    s.fetch.error = "timeout: no answer after %d retries" % retries
+                    s.fetch.error = f"timeout: no answer after {retries} retries"
                     live -= _close(s, sel, sessions)
                     continue
                 _send(s, s.last_sent)

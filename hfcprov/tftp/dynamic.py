@@ -99,9 +99,11 @@ class ConfigFileBuilder:
                 pass  # reported to that modem (TFTP error + log line) when it asks
         return done
 
-    def _stamped(self, row: dict) -> "StampedFile":
+    def _stamped(self, row: dict) -> StampedFile:
         from hfcprov.build import render_tree
-        from hfcprov.build.bulk import _template_for  # the bulk build's tier -> template rule
+        from hfcprov.build.bulk import (
+            _template_for,  # the bulk build's tier -> template rule
+        )
 
         mac = row["mac"]
         cached = self._cache.get(mac)

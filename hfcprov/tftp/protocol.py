@@ -27,9 +27,20 @@ from tftpy.TftpShared import TftpErrors, TftpException
 from hfcprov.errors import HfcprovError
 
 __all__ = [
-    "TftpErrors", "TftpProtocolError", "ErrorPacket", "Options", "parse", "negotiate",
-    "encode_data", "encode_ack", "encode_oack", "encode_rrq", "netascii",
-    "MIN_BLKSIZE", "MAX_BLKSIZE", "DEFAULT_BLKSIZE",
+    "DEFAULT_BLKSIZE",
+    "MAX_BLKSIZE",
+    "MIN_BLKSIZE",
+    "ErrorPacket",
+    "Options",
+    "TftpErrors",
+    "TftpProtocolError",
+    "encode_ack",
+    "encode_data",
+    "encode_oack",
+    "encode_rrq",
+    "negotiate",
+    "netascii",
+    "parse",
 ]
 
 DEFAULT_BLKSIZE = 512

@@ -30,8 +30,9 @@ import socket
 import stat
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, IO
+from typing import IO
 
 from hfcprov.errors import HfcprovError
 from hfcprov.tftp import protocol as P
@@ -53,8 +54,24 @@ class TftpServerError(HfcprovError):
 class _Transfer:
     """One RRQ being served: the data, the negotiated options and the window position."""
 
-    __slots__ = ("sock", "client", "filename", "data", "blksize", "windowsize", "timeout", "oack",
-                 "base", "next", "last", "deadline", "tries", "retries", "started", "fd")
+    __slots__ = (
+        "base",
+        "blksize",
+        "client",
+        "data",
+        "deadline",
+        "fd",
+        "filename",
+        "last",
+        "next",
+        "oack",
+        "retries",
+        "sock",
+        "started",
+        "timeout",
+        "tries",
+        "windowsize",
+    )
 
     def __init__(self, sock, client, filename, data, opts: P.Options, now):
         self.sock = sock
@@ -156,7 +173,7 @@ class TftpServer:
         """Transfers in flight (including dynamic files being built)."""
         return len(self._clients)
 
-    def start(self) -> "TftpServer":
+    def start(self) -> TftpServer:
         """Bind, start the loop thread and return once listening (``.port`` is then the bound port)."""
         if self._thread is not None:
             raise TftpServerError("server already started")
@@ -225,7 +242,7 @@ class TftpServer:
         self._ready.set()
         try:
             self._loop()
-        except BaseException as err:  # a bug: keep it for stop() to re-raise
+        except BaseException as err:  # noqa: BLE001 - a bug: kept for stop() to re-raise
             self._error = err
         finally:
             self._shutdown()
@@ -391,7 +408,7 @@ class TftpServer:
             data = fut.result()
         except FileNotFoundError:
             data = None
-        except Exception as err:  # a template or inventory problem: that client only
+        except Exception as err:  # noqa: BLE001 - any provider failure answers that client only
             self._refuse(client, pkt.filename, _E.NotDefined, "cannot build config file", "generate-error", t0,
                          detail=_describe(err))
             return

@@ -82,7 +82,7 @@ def test_get_writes_file_atomically_or_not_at_all(root, tmp_path):
 
 def test_warm_logs_when_every_dynamic_file_is_rendered(root, tmp_path):
     log = tmp_path / "tftp.jsonl"
-    proc, port = _serve("--root", str(root), "--log", str(log), "--warm",
+    proc, _ = _serve("--root", str(root), "--log", str(log), "--warm",
                         "--dynamic", str(REPO / "examples/tftp-dynamic.yaml"))
     try:
         deadline = time.monotonic() + 60

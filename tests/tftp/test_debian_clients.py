@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from hfcprov.config import decode
 from hfcprov.tftp import TftpServer
 from hfcprov.tftp.dynamic import ConfigFileBuilder
-from hfcprov.config import decode
 from tests.support import require_tool
 
 REPO = Path(__file__).resolve().parents[2]

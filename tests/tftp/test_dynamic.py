@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -13,8 +12,12 @@ import pytest
 from hfcprov.build import load_inventory, render_tree
 from hfcprov.config import ConfigError, decode, encode, verify
 from hfcprov.tftp import TftpServer, fetch, fetch_many
-from hfcprov.tftp.dynamic import (RFC868_OFFSET, ConfigFileBuilder, DynamicConfigError, load_dynamic,
-                                  tftp_timestamp)
+from hfcprov.tftp.dynamic import (
+    RFC868_OFFSET,
+    ConfigFileBuilder,
+    load_dynamic,
+    tftp_timestamp,
+)
 from hfcprov.tftp.protocol import TftpErrors
 
 from .helpers import records, wait_idle
@@ -44,7 +47,7 @@ def site(tmp_path):
                    "00:10:95:00:00:03,broken,127.0.0.23,\n")
     (tmp_path / "secret.txt").write_bytes(SECRET + b"\r\n")
     (tmp_path / "root").mkdir()
-    (tmp_path / "dyn.yaml").write_text(f"inventory: inventory.csv\ntemplates: tiers\nsecret_file: secret.txt\n")
+    (tmp_path / "dyn.yaml").write_text("inventory: inventory.csv\ntemplates: tiers\nsecret_file: secret.txt\n")
     return tmp_path
 
 
@@ -162,7 +165,8 @@ def test_tftp_timestamp_is_rfc868():
 @pytest.mark.parametrize("tier", ["res-50x5", "business-voice", "docsis10-cos"])
 def test_stamped_file_patch_equals_full_encode(site, tier, secret):
     """The per-request patch (TLV 19/20 + both MICs) is byte-identical to the codec's encode."""
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     from hfcprov.tftp.dynamic import StampedFile
 

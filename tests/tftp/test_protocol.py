@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hfcprov.tftp import protocol as P
 from hfcprov.tftp.paths import AccessViolation, resolve_in_root
@@ -27,7 +28,7 @@ def test_negotiated_values_stay_in_rfc_ranges(requested, size):
     o = P.negotiate(requested, size, timeout=1.0, max_windowsize=64)
     assert P.MIN_BLKSIZE <= o.blksize <= P.MAX_BLKSIZE
     assert 1 <= o.windowsize <= 64 and 0 < o.timeout <= 255
-    for k, v in o.oack.items():  # the OACK only names options the client asked for
+    for k in o.oack:  # the OACK only names options the client asked for
         assert k in {n.lower() for n in requested}
     if "tsize" in o.oack:
         assert o.oack["tsize"] == size
