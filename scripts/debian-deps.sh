@@ -2,10 +2,11 @@
 # Install the Debian packages hfcprov's tests and benchmarks use, as root.
 #   scripts/debian-deps.sh            -> every package below
 #   scripts/debian-deps.sh snmpd ...  -> just those
+# atftpd is not in the list: it conflicts with tftpd-hpa (bench/tftp_bootstorm.py unpacks it separately).
 # Services that a package would start on install (snmpd, tftpd-hpa, atftpd) are
 # kept from starting: the tests start their own instances on their own ports.
 set -euo pipefail
-ALL=(iproute2 iptables nftables ethtool snmpd snmp tftp-hpa atftp tftpd-hpa atftpd iperf3 iputils-ping procps chromium)
+ALL=(iproute2 iptables nftables ethtool snmpd snmp tftp-hpa atftp tftpd-hpa iperf3 iputils-ping procps chromium)
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=("${ALL[@]}")
 if [ "$(id -u)" != 0 ]; then
