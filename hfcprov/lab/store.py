@@ -117,6 +117,20 @@ class Progress:
         return self.remaining * self.seconds_per_point
 
 
+def busy_seconds(spans) -> float:
+    """Wall time covered by the (started, finished) spans: overlaps (parallel points) count once,
+    gaps (the campaign stopped, then resumed) not at all, so an ETA after --resume is not inflated."""
+    total, end = 0.0, None
+    for start, finish in sorted(spans):
+        if end is None or start > end:
+            total += finish - start
+            end = finish
+        elif finish > end:
+            total += finish - end
+            end = finish
+    return total
+
+
 class Store:
     """An open campaign database. Use as a context manager or call ``close()``."""
 
@@ -282,9 +296,9 @@ class Store:
         row = self.campaign_row()
         counts = dict(self.db.execute("SELECT state, count(*) FROM point GROUP BY state").fetchall())
         total = sum(counts.values())
-        t = self.db.execute("SELECT min(started), max(finished), count(*) FROM point WHERE state IN ('done', 'failed') "
-                            "AND started IS NOT NULL AND finished IS NOT NULL").fetchone()
-        per_point = (t[1] - t[0]) / t[2] if t[2] else None
+        spans = self.db.execute("SELECT started, finished FROM point WHERE state IN ('done', 'failed') "
+                                "AND started IS NOT NULL AND finished IS NOT NULL").fetchall()
+        per_point = busy_seconds(spans) / len(spans) if spans else None
         running = [r[0] for r in self.db.execute("SELECT key FROM point WHERE state = 'running' ORDER BY idx")]
         last = self.db.execute(
             "SELECT p.key, p.error, p.state, r.goodput_bps, r.latency_loaded_p50, r.source FROM point p "

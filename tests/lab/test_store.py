@@ -109,3 +109,12 @@ def test_store_in_a_folder_that_does_not_exist_yet(tmp_path, small_spec):
     with Store(path) as store:
         assert store.begin(load_campaign(small_spec), resume=False) == 12
     assert path.exists()
+
+
+def test_eta_ignores_the_time_a_campaign_was_stopped():
+    from hfcprov.lab.store import busy_seconds
+
+    # two parallel points (0-10, 5-12), then the campaign was down for an hour, then one more point
+    spans = [(0.0, 10.0), (5.0, 12.0), (3612.0, 3620.0)]
+    assert busy_seconds(spans) == 20.0
+    assert busy_seconds([]) == 0.0
