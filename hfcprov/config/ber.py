@@ -82,7 +82,21 @@ def read_tlv(data: bytes, pos: int) -> tuple[int, bytes, int]:
     return tag, data[pos:pos + n], pos + n
 
 
+_OID_BODIES: dict[str, bytes] = {}  # a config set repeats the same few OIDs in every modem's file
+
+
 def encode_oid_body(oid: str) -> bytes:
+    body = _OID_BODIES.get(oid) if type(oid) is str else None
+    if body is None:
+        body = _encode_oid_body(oid)
+        if type(oid) is str:
+            if len(_OID_BODIES) >= 4096:
+                _OID_BODIES.clear()
+            _OID_BODIES[oid] = body
+    return body
+
+
+def _encode_oid_body(oid: str) -> bytes:
     try:
         arcs = [int(a) for a in oid.strip(".").split(".")]
     except ValueError:

@@ -15,35 +15,46 @@ from __future__ import annotations
 
 import re
 
-from hfcprov.config.codec import BER_TYPES, RAW_TYPES, encode_value
+from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value
 from hfcprov.config.dictionary import ROOT, Spec
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import hex_text, parse_hex, parse_int, unquote
 
+# One match per meaningful token: the blanks and comments before it are skipped inside the
+# regex (same alternatives, same order as a token-by-token scan), so Python sees ~1/3 of the matches.
 _TOKEN = re.compile(r'''
-    (?P<ws>[ \t\r\f\v]+) | (?P<nl>\n) | (?P<comment>/\*.*?\*/|//[^\n]*|\#[^\n]*)
-  | (?P<str>"(?:[^"\\\n]|\\.)*") | (?P<punct>[{};]) | (?P<word>[^\s{};"]+) | (?P<bad>.)
+    (?:[ \t\r\f\v\n]+ | /\*.*?\*/ | //[^\n]* | \#[^\n]*)*
+    (?: (?P<str>"(?:[^"\\\n]|\\.)*") | (?P<punct>[{};]) | (?P<word>[^\s{};"]+) | (?P<eof>\Z) | (?P<bad>.) )
 ''', re.DOTALL | re.VERBOSE)
 
 
-def _tokens(text: str, source: str):
-    line = 1
+def _tokens(text: str, source: str) -> list[tuple[str, str, int]]:
+    """(kind, token, line) for every word, string and punctuation mark, then ("eof", "", last line)."""
+    out = []
+    line, counted = 1, 0
+    count = text.count
     for m in _TOKEN.finditer(text):
-        kind, tok = m.lastgroup, m.group()
+        kind = m.lastgroup
+        start = m.start(kind)
+        line += count("\n", counted, start)
+        counted = start
+        if kind == "eof":
+            out.append(("eof", "", line))
+            return out
+        tok = m.group(kind)
         if kind == "bad":
             raise ConfigError(f"unexpected character {tok!r}" + (" (unterminated string?)" if tok == '"' else ""),
                               line=line, source=source)
-        if kind in ("word", "str", "punct"):
-            yield kind, tok, line
-        line += tok.count("\n")
-    yield "eof", "", line
+        out.append((kind, tok, line))
+    out.append(("eof", "", line))  # not reached: \Z always matches last
+    return out
 
 
 class _Parser:
     def __init__(self, text: str, source: str):
         self.source = source
-        self.toks = list(_tokens(text, source))
+        self.toks = _tokens(text, source)
         self.i = 0
 
     def peek(self):
@@ -104,16 +115,28 @@ class _Parser:
                 self.expect("{")
                 out.append(Tlv(spec.code, None, self.block(spec, sub_path, closing=True)))
                 continue
-            words, wline = self.value_words(line)
+            # the value's words up to ';' (value_words, inlined: this is the parser's hot loop)
+            toks, i, words = self.toks, self.i, []
+            while True:
+                kind, tok, wline = toks[i]
+                if tok == ";" or kind == "eof" or tok == "{" or tok == "}" or wline != line:
+                    break
+                words.append(tok)
+                i += 1
+            if tok != ";":
+                self.i = i
+                self.value_words(line)  # raises the missing-';' error
+            self.i = i + 1
             try:
-                if spec.type in BER_TYPES and len(words) == 1 and words[0].lower().startswith("0x"):
+                if len(words) == 1 and spec.type in BER_TYPES and words[0][:2].lower() == "0x":
                     value = parse_hex(words[0])  # BER kept byte for byte
                 else:
-                    value = spec.from_text(" ".join(words))
-                encode_value(spec, Tlv(spec.code, value), sub_path)  # type, length, range checks
+                    value = spec.from_text(words[0] if len(words) == 1 else " ".join(words))
+                node = Tlv(spec.code, value)
+                _value(spec, node, "")  # type, length, range checks (the parser's TLV path is added below)
             except ConfigError as err:
                 raise err.at(line=line, path=sub_path, source=self.source)
-            out.append(Tlv(spec.code, value))
+            out.append(node)
 
     def value_words(self, line):
         """The words of a value up to ';', all on the line of the name (values never span lines)."""
