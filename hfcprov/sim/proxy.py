@@ -76,21 +76,6 @@ class ProxyScenario:
     seed: int = 1
 
 
-class _Relay(TcpSender):
-    """The proxy's local sender: it can only send what the remote side has delivered."""
-
-    __slots__ = ("avail",)
-
-    def try_send(self) -> None:
-        total, last = self.total, self.last_payload
-        if self.avail < total:
-            self.total, self.last_payload = self.avail, self.mss
-        try:
-            super().try_send()
-        finally:
-            self.total, self.last_payload = total, last
-
-
 class _Tap:
     """Delivers to a TCP receiver, then tells the proxy how far in-order data has come."""
 
@@ -167,8 +152,9 @@ class ProxyPath:
         self.receiver = TcpReceiver(eng, 0, None, opts)  # the PC keeps its own stack
         self.local_link = Link(eng, self.receiver, capacity=ps.local_rate, delay=ps.local_rtt / 2,
                                loss=local_loss, name="hfc")
-        self.local = _Relay(eng, 0, self.local_link, lopts, congestion_control(lopts.variant, lopts), ps.size)
-        self.local.avail = 0
+        # The proxy's local sender can only send what the remote side has delivered.
+        self.local = TcpSender(eng, 0, self.local_link, lopts, congestion_control(lopts.variant, lopts), ps.size)
+        self.local.supply(0)
         self.receiver.link = Link(eng, _AckTap(self.local, self._local_acked), capacity=ps.local_rate,
                                   delay=ps.local_rtt / 2, name="hfc-acks")
         self.sender = self.local
@@ -181,11 +167,9 @@ class ProxyPath:
     # -- the proxy's relay -------------------------------------------------
     def _arrived(self) -> None:
         local = self.local
-        local.avail = self.remote_receiver.rcv_nxt
+        local.supply(self.remote_receiver.rcv_nxt)
         if local.started is None:
             local.start()
-        elif local.done_at is None:
-            local.try_send()
         if self.ps.mode == "buffer":
             self._advertise()
 

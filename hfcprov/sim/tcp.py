@@ -23,6 +23,7 @@ _UNLIMITED = 1 << 60
 
 class TcpSender:
     __slots__ = (
+        "avail",
         "backoff",
         "cc",
         "cwnd",
@@ -76,6 +77,7 @@ class TcpSender:
         else:
             self.total = _UNLIMITED
             self.last_payload = self.mss
+        self.avail = self.total  # segments the application has handed over (see ``supply``)
         self.rwnd = max(1, opts.socket_buffer // self.mss) if opts.socket_buffer else _UNLIMITED
         self.cwnd = float(opts.initial_window * self.mss)
         self.ssthresh = float(opts.initial_ssthresh) if opts.initial_ssthresh else 1e18
@@ -104,6 +106,13 @@ class TcpSender:
         self.rtxed: set = set()
 
     # -- sending -----------------------------------------------------------
+    def supply(self, segments: int) -> None:
+        """The application has handed over the first ``segments`` segments (a relay that
+        forwards what it has received so far); send what the window allows of them."""
+        self.avail = min(segments, self.total)
+        if self.started is not None and self.done_at is None:
+            self.try_send()
+
     def start(self, _=None) -> None:
         self.started = self.engine.now
         self.try_send()
@@ -131,8 +140,8 @@ class TcpSender:
             if wnd > self.rwnd:  # noqa: PLR1730 (hot path: cheaper than min())
                 wnd = self.rwnd
             limit = self.una + wnd
-            if limit > self.total:  # noqa: PLR1730
-                limit = self.total
+            if limit > self.avail:  # noqa: PLR1730
+                limit = self.avail
             nxt = self.nxt
             while nxt < limit:
                 self._tx(nxt)
@@ -259,7 +268,7 @@ class TcpSender:
         rtxed = self.rtxed
         holes = [i for i in lost if i not in rtxed]
         k = 0
-        limit = min(self.una + self.rwnd, self.total)
+        limit = min(self.una + self.rwnd, self.avail)
         while pipe < wnd:
             if k < len(holes):  # RFC 6675 NextSeg: lost holes first, then new data
                 self._tx(holes[k])
