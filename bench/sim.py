@@ -210,6 +210,8 @@ def main() -> None:
         ns3_t = sum(n["cpu_s"] for n in ns3)
         print(f"grid CPU time: hfcprov {hfc_t:.2f} s, ns-3 {ns3_t:.2f} s ({ns3_t / hfc_t:.1f}x)")
 
+    if args.sweep <= 0:
+        return
     # 3. a sweep of --sweep points through run_many
     from hfcprov.sim import run_many
 

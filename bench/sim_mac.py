@@ -52,9 +52,7 @@ def speed(repeat: int) -> None:
 
 
 def white_scenario_from(base: Scenario) -> Scenario:
-    from hfcprov.sim.mac import with_mac
-
-    return with_mac(base, **CALIBRATED["mac_params"])
+    return base.replace(mac="docsis", mac_params=dict(CALIBRATED["mac_params"]))
 
 
 def evaluate(mac_params, tcp, seeds, duration, jobs):

@@ -56,6 +56,14 @@ run.Network builds all of the above for one scenario; ``run()`` / ``run_many()``
 """
 
 from hfcprov.sim.run import Network, run, run_many
-from hfcprov.sim.scenario import FlowSpec, LossSpec, Scenario, ScenarioError, TcpOptions
+from hfcprov.sim.scenario import (
+           FlowSpec,
+           LossSpec,
+           Scenario,
+           ScenarioError,
+           TcpOptions,
+           VoiceSpec,
+)
 
-__all__ = ["FlowSpec", "LossSpec", "Network", "Scenario", "ScenarioError", "TcpOptions", "run", "run_many"]
+__all__ = ["FlowSpec", "LossSpec", "Network", "Scenario", "ScenarioError", "TcpOptions", "VoiceSpec", "run",
+           "run_many"]

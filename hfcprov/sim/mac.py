@@ -454,55 +454,64 @@ class CableModem:
         return self.bytes_sent * self.channel.byte_time / now if now else 0.0
 
 
-# -- the simulator's hook (run.LINKS["docsis"]) ------------------------------------------
+# -- the simulator's hooks (run.LINKS["docsis"], run.REVERSE_LINKS["docsis"]) ----------------
 
-def mac_params_of(scenario) -> MacParams:
-    """MAC parameters for a scenario: ``scenario.mac_params`` (a mapping of MacParams fields,
-    plus ``preset``: docsis11 | docsis30) when the scenario carries one, else the calibrated set."""
-    given = dict(getattr(scenario, "mac_params", None) or CALIBRATED["mac_params"])
+_CM_KEYS = ("buffer_overhead", "buffer_block", "modems")  # the CM's, not the channel's
+
+
+def params_from(given: dict | None, default: dict | None = None) -> MacParams:
+    """``MacParams`` from a scenario's mapping (MacParams fields, plus ``preset``: docsis11 |
+    docsis30, plus the CM's keys); ``given=None``: ``default``, else the calibrated set."""
+    given = dict(given or default or CALIBRATED["mac_params"])  # empty: as if not given
     preset = given.pop("preset", "docsis30")
     factory = {"docsis11": MacParams.docsis11, "docsis30": MacParams.docsis30}.get(preset)
     if factory is None:
-        raise MacConfigError(f"mac_params.preset: {preset!r} is not one of docsis11, docsis30")
-    cm_keys = {"buffer_overhead", "buffer_block", "modems"}
+        raise MacConfigError(f"preset: {preset!r} is not one of docsis11, docsis30")
     known = set(MacParams.__dataclass_fields__)
-    unknown = set(given) - known - cm_keys
+    unknown = set(given) - known - set(_CM_KEYS)
     if unknown:
-        raise MacConfigError(f"mac_params: unknown key(s) {', '.join(sorted(unknown))}")
+        raise MacConfigError(f"unknown key(s) {', '.join(sorted(unknown))} "
+                             f"(known: preset, {', '.join(sorted(known | set(_CM_KEYS)))})")
     return factory(**{k: v for k, v in given.items() if k in known})
 
 
-def make_link(engine, scenario, sink, loss) -> CableModem:
-    """``run.LINKS`` factory: the scenario's service flow as one CM on a request-grant channel.
-
-    ``mac_params.modems`` adds that many other CMs with the same service flow,
-    each kept saturated, so the channel is shared as in Atov-Kennedy's 2- and 3-CM runs.
-    """
-    params = mac_params_of(scenario)
-    extra = dict(getattr(scenario, "mac_params", None) or {})
-    rng = random.Random(f"mac-{scenario.seed}")
-    channel = UpstreamChannel(engine, params, rng)
-    cm = CableModem(channel, sink, delay=scenario.rtt / 2.0, buffer=scenario.buffer, rate=scenario.rate,
-                    burst=scenario.burst, buffer_overhead=int(extra.get("buffer_overhead", 0)),
-                    buffer_block=extra.get("buffer_block"), loss=loss, name="cm0")
+def _modem(engine, scenario, sink, loss, given, default, *, buffer, rate, burst, name, stream) -> CableModem:
+    """One CM on its own request-grant channel, plus ``modems`` saturating neighbours."""
+    params = params_from(given, default)
+    extra = given or default or {}
+    channel = UpstreamChannel(engine, params, random.Random(f"{stream}-{scenario.seed}"))
+    cm = CableModem(channel, sink, delay=scenario.rtt / 2.0, buffer=buffer, rate=rate, burst=burst,
+                    buffer_overhead=int(extra.get("buffer_overhead", 0)),
+                    buffer_block=extra.get("buffer_block"), loss=loss, name=name)
     for i in range(int(extra.get("modems", 0))):
-        other = CableModem(channel, _Discard(), buffer=scenario.buffer or 65536, rate=scenario.rate,
-                           burst=scenario.burst, name=f"cm{i + 1}")
+        other = CableModem(channel, _Discard(), buffer=buffer or 65536, rate=rate,
+                           burst=burst, name=f"{name}.{i + 1}")
         _Saturate(engine, other)
     return cm
 
 
-def with_mac(scenario, **params):
-    """A copy of ``scenario`` on the request-grant MAC with these ``mac_params``.
+def make_link(engine, scenario, sink, loss) -> CableModem:
+    """``run.LINKS`` factory: the scenario's service flow as one CM on a request-grant channel
+    (``Scenario.mac_params``; None: the calibrated set).
 
-    Stop-gap until ``Scenario`` has a ``mac_params`` field: the mapping rides as an
-    attribute, which pickling (``run_many``) keeps.
+    ``mac_params.modems`` adds that many other CMs with the same service flow,
+    each kept saturated, so the channel is shared as in Atov-Kennedy's 2- and 3-CM runs.
     """
-    import dataclasses
+    return _modem(engine, scenario, sink, loss, scenario.mac_params, CALIBRATED["mac_params"],
+                  buffer=scenario.buffer, rate=scenario.rate, burst=scenario.burst, name="cm0", stream="mac")
 
-    sc = dataclasses.replace(scenario, mac="docsis")
-    sc.mac_params = dict(params)
-    return sc
+
+def make_reverse_link(engine, scenario, sink, loss) -> CableModem:
+    """``run.REVERSE_LINKS`` factory: ACKs (and probe echoes) go up through a request-grant CM.
+
+    For downstream transfers such as Atov-Kennedy's (data at 3 Mb/s down, ACKs through
+    the CM's 512 kb/s upstream): the ACK clock then carries the MAC's request-grant
+    delays. Shaped by ``reverse_rate``/``reverse_buffer``; ``reverse_mac_params``
+    (None: DOCSIS 1.1 with the default channel).
+    """
+    return _modem(engine, scenario, sink, loss, scenario.reverse_mac_params, {"preset": "docsis11"},
+                  buffer=scenario.reverse_buffer, rate=scenario.reverse_rate, burst=None,
+                  name="ack-cm", stream="ack-mac")
 
 
 class _Discard:
@@ -529,26 +538,6 @@ class _Saturate:
         while self.cm.send(self.pkt):
             pass
         self.engine.after(0.001, self.top_up)
-
-
-def acks_through_cm(net, params: MacParams | None = None, *, rate: float | None = None,
-                    buffer: int | None = None, burst: int | None = None, seed: int = 0) -> CableModem:
-    """Send a built ``Network``'s ACKs (and probe echoes) upstream through a request-grant CM.
-
-    For downstream transfers such as Atov-Kennedy's (data at 3 Mb/s down, ACKs
-    through the CM's 512 kb/s upstream): their ACK clock then carries the MAC's
-    request-grant delays. Replaces the plain reverse link's role for receivers.
-    """
-    channel = UpstreamChannel(net.engine, params or MacParams.docsis11(), random.Random(f"ack-mac-{seed}"))
-    cm = CableModem(channel, net.send_host, delay=net.sc.rtt / 2.0, buffer=buffer, rate=rate,
-                    burst=burst, name="ack-cm")
-    for r in net.receivers:
-        r.link = cm
-    for ep in net.recv_host.endpoints:
-        if hasattr(ep, "link") and not hasattr(ep, "rcv_nxt"):
-            ep.link = cm  # probe echo
-    net.reverse_mac = cm
-    return cm
 
 
 # -- calibration against White et al. (2011) ---------------------------------------------
@@ -608,7 +597,7 @@ def white_scenario(point: WhitePoint, mac_params: dict | None = None, tcp: dict 
                   seed=seed, flows=[FlowSpec() for _ in range(point.flows)], sample_interval=None,
                   tcp=TcpOptions(**(tcp if tcp is not None else CALIBRATED["tcp"])),
                   probe_rate=5.0 if point.ping is not None else 0.0)
-    return sc if mac_params is None else with_mac(sc, **mac_params)
+    return sc if mac_params is None else sc.replace(mac="docsis", mac_params=dict(mac_params))
 
 
 def point_error(point: WhitePoint, goodput: float, ping: float | None = None) -> float:

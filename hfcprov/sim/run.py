@@ -28,6 +28,8 @@ from hfcprov.sim.tcp import TcpReceiver, TcpSender
 
 # scenario.mac -> factory(engine, scenario, sink, loss) returning a Link-like object
 LINKS: dict[str, object] = {"docsis": "hfcprov.sim.mac:make_link"}
+# scenario.reverse_mac -> the same kind of factory, for the ACK direction
+REVERSE_LINKS: dict[str, object] = {"docsis": "hfcprov.sim.mac:make_reverse_link"}
 
 
 class Host:
@@ -127,13 +129,17 @@ class Network:
                 buffer=sc.buffer, rate=sc.rate, burst=sc.burst, peak=sc.peak,
                 overhead=sc.overhead, loss=data_loss, name="bottleneck")
         else:
-            self.bottleneck = _link_factory(sc.mac)(eng, sc, self.recv_host, data_loss)
+            self.bottleneck = _link_factory(LINKS, "mac", sc.mac)(eng, sc, self.recv_host, data_loss)
         self.entry = self.bottleneck
         if sc.access_rate:
             self.entry = Link(eng, self.bottleneck, capacity=sc.access_rate, overhead=sc.overhead, name="access")
-        self.reverse = Link(eng, self.send_host, capacity=sc.reverse_channel, delay=half,
-                            buffer=sc.reverse_buffer, rate=sc.reverse_rate, overhead=sc.overhead,
-                            loss=ack_loss, name="reverse")
+        if sc.reverse_mac == "tokenbucket":
+            self.reverse = Link(eng, self.send_host, capacity=sc.reverse_channel, delay=half,
+                                buffer=sc.reverse_buffer, rate=sc.reverse_rate, overhead=sc.overhead,
+                                loss=ack_loss, name="reverse")
+        else:
+            self.reverse = _link_factory(REVERSE_LINKS, "reverse_mac", sc.reverse_mac)(
+                eng, sc, self.send_host, ack_loss)
         self.senders: list[TcpSender] = []
         self.receivers: list[TcpReceiver] = []
         for i, spec in enumerate(sc.flows):
@@ -159,6 +165,11 @@ class Network:
             self.send_host.add(self.probe)
             self.recv_host.add(ProbeEcho(self.reverse))
             eng.at(0.0, self.probe.tick)
+        self.voice = None
+        if sc.voice is not None:
+            from hfcprov.sim.voip import VoiceCall
+
+            self.voice = VoiceCall(self, sc.voice)
         self.series: dict[str, list] = {}
         if sc.sample_interval:
             self.series["queue_bytes"] = []
@@ -256,21 +267,24 @@ class Network:
             "retransmissions": sum(s.retransmissions for s in self.senders),
             "scenario": sc.name,
         }
+        mos = None
+        if self.voice is not None:
+            mos, extra["voip"] = self.voice.score()
         return RunResult(
             source="sim", duration=window, goodput_bps=total * 8 / window if window > 0 else 0.0,
             flows=flows, shaped_rate_bps=sc.rate, latency_idle=idle, latency_loaded=loaded,
             packet_loss=(b.dropped + b.lost) / offered if offered else 0.0,
-            series=self.series, extra=extra)
+            series=self.series, extra=extra, mos=mos)
 
 
-def _link_factory(name: str):
-    target = LINKS.get(name)
+def _link_factory(registry: dict, key: str, name: str):
+    target = registry.get(name)
     if target is None:
-        raise ScenarioError(f"mac: unknown link model {name!r} (known: tokenbucket, {', '.join(LINKS)})")
+        raise ScenarioError(f"{key}: unknown link model {name!r} (known: tokenbucket, {', '.join(registry)})")
     if isinstance(target, str):
         module, attr = target.split(":")
         target = getattr(importlib.import_module(module), attr)
-        LINKS[name] = target
+        registry[name] = target
     return target
 
 
@@ -308,6 +322,13 @@ def _check(sc: Scenario) -> None:
             raise ScenarioError(f"{name}.rate: must be in [0, 1)")
         if loss.model not in ("none", "bernoulli", "gilbert"):
             raise ScenarioError(f"{name}.model: {loss.model!r} is not one of none, bernoulli, gilbert")
+    if sc.mac_params and sc.mac == "tokenbucket":
+        raise ScenarioError("mac_params: only used with mac: docsis (the request-grant MAC)")
+    if sc.reverse_mac_params and sc.reverse_mac == "tokenbucket":
+        raise ScenarioError("reverse_mac_params: only used with reverse_mac: docsis")
+    if sc.reverse_mac != "tokenbucket" and sc.direction != "downstream":
+        raise ScenarioError("reverse_mac: a request-grant CM carries the ACKs upstream, so the data "
+                            "must flow downstream (direction: downstream)")
     if sc.buffer is not None and sc.buffer < sc.tcp.mss + sc.tcp.header_bytes + sc.overhead:
         raise ScenarioError(f"buffer: {sc.buffer} bytes cannot hold one full-size packet")
 

@@ -40,6 +40,7 @@ class TcpOptions:
     delayed_ack: bool = True
     delack_count: int = 2
     delack_timeout: float = 0.2  # s
+    fast_alpha: float = 20.0  # FAST TCP: packets each flow keeps queued (Caltech release default)
 
     @property
     def recovery_mode(self) -> str:
@@ -53,6 +54,15 @@ class LossSpec:
     model: str = "none"  # none | bernoulli | gilbert
     rate: float = 0.0  # mean fraction of packets lost
     burst: float = 1.0  # gilbert: mean burst length in packets
+
+
+@dataclass
+class VoiceSpec:
+    """A voice call beside the flows (White et al. Test 2): ``RunResult.mos`` scores it."""
+
+    codec: str = "g711"  # a name in hfcprov.sim.voip.CODECS
+    jitter_buffer: float = 0.060  # s of de-jitter buffer at the listener
+    tail: float = 3.0  # s: the call runs from the end of warm-up to this long before the end
 
 
 @dataclass
@@ -77,6 +87,12 @@ class Scenario:
     reverse_buffer: int | None = None  # bytes
     reverse_channel: float = 1e9  # bits/s
     mac: str = "tokenbucket"  # tokenbucket | docsis (request-grant, issue 7)
+    # mac: docsis parameters: hfcprov.sim.mac.MacParams fields plus preset (docsis11 | docsis30),
+    # modems (saturating neighbours), buffer_overhead, buffer_block; None: the calibrated set
+    mac_params: dict | None = None
+    reverse_mac: str = "tokenbucket"  # docsis: ACKs go up through a request-grant CM (downstream data)
+    reverse_mac_params: dict | None = None  # as mac_params for that CM; None: DOCSIS 1.1
+    voice: VoiceSpec | None = None  # a voice call beside the flows; None: none
     flows: list[FlowSpec] = field(default_factory=lambda: [FlowSpec()])
     tcp: TcpOptions = field(default_factory=TcpOptions)
     data_loss: LossSpec = field(default_factory=LossSpec)
@@ -136,9 +152,17 @@ _PARSERS = {
     "initial_ssthresh": parse_bytes, "probe_size": parse_bytes, "size": parse_bytes,
     "rtt": parse_duration, "timer_granularity": parse_duration, "min_rto": parse_duration,
     "initial_rto": parse_duration, "delack_timeout": parse_duration, "start": parse_duration,
+    "jitter_buffer": parse_duration, "tail": parse_duration,
     "duration": parse_duration, "warmup": parse_duration, "sample_interval": parse_duration,
 }
-_NESTED = {"tcp": TcpOptions, "data_loss": LossSpec, "ack_loss": LossSpec}
+_NESTED = {"tcp": TcpOptions, "data_loss": LossSpec, "ack_loss": LossSpec, "voice": VoiceSpec}
+# quantities inside mac_params / reverse_mac_params (hfcprov.sim.mac.MacParams and the CM's keys)
+_MAC_PARSERS = {
+    "channel_rate": parse_rate, "map_interval": parse_duration, "map_advance": parse_duration,
+    "propagation": parse_duration, "minislot_bytes": parse_bytes, "max_grant_bytes": parse_bytes,
+    "frame_overhead": parse_bytes, "fragment_overhead": parse_bytes, "burst_overhead": parse_bytes,
+    "buffer_overhead": parse_bytes, "buffer_block": parse_bytes,
+}
 _CHOICES = {
     "direction": ("upstream", "downstream"),
     "model": ("none", "bernoulli", "gilbert"),
@@ -163,10 +187,25 @@ def _convert(cls, d: dict, source: str, prefix: str) -> dict:
 
 
 def _value(cls, key, value, where):
+    if cls is Scenario and key in ("mac_params", "reverse_mac_params"):
+        return _mac_params(value, where)
+    if cls is Scenario and key == "voice":
+        if value is None or value is False:
+            return None
+        if value is True:
+            return VoiceSpec()
+        if isinstance(value, str):
+            value = {"codec": value}
+    if cls is VoiceSpec and key == "codec":
+        from hfcprov.sim.voip import CODECS
+
+        if value not in CODECS:
+            raise ScenarioError(f"{where}: {value!r} is not one of {', '.join(CODECS)}")
+        return value
     if cls is Scenario and key in _NESTED:
         if isinstance(value, _NESTED[key]):
             return value
-        if key != "tcp" and isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        if key.endswith("_loss") and isinstance(value, (int, float, str)) and not isinstance(value, bool):
             value = {"model": "bernoulli", "rate": value}  # "data_loss: 0.01" means Bernoulli 1%
         if key == "tcp" and isinstance(value, str):
             value = {"variant": value}
@@ -224,6 +263,27 @@ def _value(cls, key, value, where):
             raise ScenarioError(f"{where}: expected a number, got {value!r}")
         return float(value)
     return value
+
+
+def _mac_params(value, where: str) -> dict | None:
+    """A MAC parameter mapping with its quantities parsed; unknown keys and bad values named."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{where}: expected a mapping of MAC parameters (e.g. {{preset: docsis11}})")
+    from hfcprov.sim.mac import params_from
+
+    out = {}
+    for k, v in value.items():
+        try:
+            out[k] = _MAC_PARSERS[k](v) if k in _MAC_PARSERS and v is not None else v
+        except (HfcprovError, ValueError, TypeError) as err:
+            raise ScenarioError(f"{where}.{k}: {err}") from None
+    try:
+        params_from(out)
+    except (HfcprovError, ValueError, TypeError) as err:
+        raise ScenarioError(f"{where}: {err}") from None
+    return out
 
 
 def apply_overrides(d: dict, assignments: list[str], source: str = "--set") -> dict:

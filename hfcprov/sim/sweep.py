@@ -89,7 +89,7 @@ COLUMNS = ("goodput_mbps", "utilization", "rtt_loaded_p50_ms", "rtt_loaded_p99_m
 def summary_row(result) -> dict:
     """The compact per-run figures shown in tables and CSV (units in the column names)."""
     lat = result.latency_loaded
-    return {
+    row = {
         "goodput_mbps": result.goodput_bps / 1e6,
         "utilization": result.utilization,
         "rtt_idle_p50_ms": _ms(result.latency_idle.p50),
@@ -100,6 +100,9 @@ def summary_row(result) -> dict:
         "timeouts": result.extra.get("timeouts"),
         "retransmissions": result.extra.get("retransmissions"),
     }
+    if result.mos is not None:  # Scenario.voice ran a call
+        row["mos"] = result.mos
+    return row
 
 
 def _ms(v):

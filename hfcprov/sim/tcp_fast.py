@@ -10,7 +10,7 @@ stands sees a larger d than the flows before it and takes an unfair share.
 
 ``FastWindow`` is the rule with its RTT bookkeeping, in segments; ``Fast`` plugs
 it into the simulator's TCP sender (``hfcprov.sim.cc``); alpha comes from the
-TCP options' ``fast_alpha`` (packets), default 20 as in the Caltech release.
+TCP options' ``fast_alpha`` (``TcpOptions.fast_alpha``, packets), default 20 as in the Caltech release.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from hfcprov.sim.cc import CongestionControl
 from hfcprov.sim.scenario import TcpOptions
 
-DEFAULT_ALPHA = 20.0
+DEFAULT_ALPHA = TcpOptions.fast_alpha  # the Caltech release's 20 packets
 
 
 def fast_window(w: float, base_rtt: float, avg_rtt: float, alpha: float, integer: bool = True) -> float:
@@ -71,24 +71,6 @@ class FastWindow:
         self.cwnd = 2.0
 
 
-@dataclass
-class FastOptions(TcpOptions):
-    """TCP options with FAST's alpha (packets each flow keeps queued)."""
-
-    fast_alpha: float = DEFAULT_ALPHA
-
-
-def _alpha_of(options) -> float:
-    if options is None:
-        return DEFAULT_ALPHA
-    if isinstance(options, (int, float)):
-        return float(options)
-    if isinstance(options, dict):
-        return float(options.get("fast_alpha", options.get("alpha", DEFAULT_ALPHA)))
-    a = getattr(options, "fast_alpha", None)
-    return DEFAULT_ALPHA if a is None else float(a)
-
-
 class Fast(CongestionControl):
     """FAST TCP for ``hfcprov.sim.tcp.TcpSender``: eq. 1 once per RTT, Reno's halving on loss."""
 
@@ -96,7 +78,7 @@ class Fast(CongestionControl):
 
     def __init__(self, options=None) -> None:
         super().__init__(options)
-        self.w = FastWindow(alpha=_alpha_of(options))
+        self.w = FastWindow(alpha=DEFAULT_ALPHA if options is None else options.fast_alpha)
 
     def on_ack(self, s, acked: int, rtt: float | None) -> None:
         w = self.w

@@ -53,6 +53,9 @@ class Codec:
 # G.711 mu-law, 20 ms packets, with packet-loss concealment (G.113 Appendix I).
 G711 = Codec("G.711", ie=0.0, bpl=25.1, payload_bytes=160, interval=0.020)
 
+# Scenario.voice.codec -> Codec
+CODECS = {"g711": G711}
+
 
 def delay_impairment(one_way_ms: float) -> float:
     """Id: impairment from mouth-to-ear delay in milliseconds (Cole-Rosenbluth)."""
@@ -231,23 +234,38 @@ def attach(net, codec: Codec = G711, start: float = 0.0, until: float | None = N
     return src, sink
 
 
-def run_with_voice(scenario, codec: Codec = G711, jitter_buffer: float = 0.060, tail: float = 3.0):
-    """``hfcprov.sim.run`` with a voice call alongside the scenario's flows.
+class VoiceCall:
+    """``Scenario.voice`` in a built ``Network``: the stream, and its score for the result.
 
-    The call runs from the end of warm-up to ``tail`` seconds before the end (so a
-    packet still queued at the end is not miscounted); ``RunResult.mos`` is its
-    E-model MOS and ``extra["voip"]`` its delay, jitter and loss.
+    The call runs from the end of warm-up to ``tail`` seconds before the end, so a
+    packet still queued at the end is not miscounted.
     """
-    from hfcprov.sim.run import Network
 
-    net = Network(scenario)
-    until = max(scenario.warmup + codec.interval, scenario.duration - tail)
-    src, sink = attach(net, codec, start=scenario.warmup, until=until)
-    result = net.run()
-    recv = [sink.recv_times.get(i) for i in range(len(src.send_times))]
-    q = assess(src.send_times, recv, codec, jitter_buffer)
-    result.mos = q.mos
-    result.extra["voip"] = {"sent": q.sent, "lost": q.network_lost, "late": q.late, "loss": q.loss,
-                            "one_way_mean": q.one_way.mean, "one_way_p99": q.one_way.p99,
-                            "jitter": q.jitter, "mouth_to_ear": q.mouth_to_ear}
-    return result
+    __slots__ = ("codec", "jitter_buffer", "sink", "source")
+
+    def __init__(self, net, spec) -> None:
+        self.codec = CODECS[spec.codec]
+        self.jitter_buffer = spec.jitter_buffer
+        sc = net.sc
+        until = max(sc.warmup + self.codec.interval, sc.duration - spec.tail)
+        self.source, self.sink = attach(net, self.codec, start=sc.warmup, until=until)
+
+    def score(self) -> tuple[float, dict]:
+        """E-model MOS and the call's delay, jitter and loss (``RunResult.extra["voip"]``)."""
+        src, sink = self.source, self.sink
+        recv = [sink.recv_times.get(i) for i in range(len(src.send_times))]
+        q = assess(src.send_times, recv, self.codec, self.jitter_buffer)
+        return q.mos, {"sent": q.sent, "lost": q.network_lost, "late": q.late, "loss": q.loss,
+                       "one_way_mean": q.one_way.mean, "one_way_p99": q.one_way.p99,
+                       "jitter": q.jitter, "mouth_to_ear": q.mouth_to_ear}
+
+
+def run_with_voice(scenario, codec: Codec = G711, jitter_buffer: float = 0.060, tail: float = 3.0):
+    """``hfcprov.sim.run`` with ``Scenario.voice`` set (the lab runner's entry point)."""
+    from hfcprov.sim.run import run
+    from hfcprov.sim.scenario import VoiceSpec
+
+    name = next((k for k, c in CODECS.items() if c == codec), None)
+    if name is None:
+        raise ValueError(f"codec {codec.name}: not in hfcprov.sim.voip.CODECS")
+    return run(scenario.replace(voice=VoiceSpec(codec=name, jitter_buffer=jitter_buffer, tail=tail)))

@@ -1,9 +1,7 @@
 """FAST TCP on Atov-Kennedy's 3 Mb/s down / 512 kb/s up access link, simple and DOCSIS."""
 
-from hfcprov.sim import FlowSpec, Scenario
-from hfcprov.sim.mac import MacParams, acks_through_cm
+from hfcprov.sim import FlowSpec, Scenario, TcpOptions
 from hfcprov.sim.run import Network
-from hfcprov.sim.tcp_fast import FastOptions
 
 RATE = 3e6
 FULL = RATE * 1460 / 1500 * 0.97  # 2.5% TCP/IP headers (their footnote 1), a little slack
@@ -14,11 +12,10 @@ def network(alpha, docsis, flows, duration):
     # upstream, through a DOCSIS 1.1 CM limited to 512 kb/s when ``docsis``.
     sc = Scenario(rate=RATE, buffer=int(RATE * 1.024 / 8), rtt=0.1, direction="downstream",
                   duration=duration, warmup=0.0, flows=flows, sample_interval=None,
-                  tcp=FastOptions(variant="fast", fast_alpha=alpha, delack_timeout=0.04))
-    net = Network(sc)
+                  tcp=TcpOptions(variant="fast", fast_alpha=alpha, delack_timeout=0.04))
     if docsis:
-        acks_through_cm(net, MacParams.docsis11(), rate=512e3)
-    return net
+        sc = sc.replace(reverse_mac="docsis", reverse_mac_params={"preset": "docsis11"}, reverse_rate=512e3)
+    return Network(sc)
 
 
 def goodput(alpha, docsis):

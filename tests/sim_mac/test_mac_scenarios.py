@@ -10,8 +10,12 @@ from hfcprov.sim.mac import (
     WHITE_2011_POINTS,
     MacConfigError,
     white_scenario,
-    with_mac,
 )
+from hfcprov.sim.scenario import ScenarioError
+
+
+def with_mac(sc, **params):
+    return sc.replace(mac="docsis", mac_params=params)
 
 
 def test_tcp_flow_shares_the_channel_with_greedy_neighbours():
@@ -27,6 +31,20 @@ def test_unknown_mac_parameter_is_one_clear_error():
     sc = with_mac(Scenario(rate=1e6, buffer=16384, duration=1), map_intervall=0.002)
     with pytest.raises(MacConfigError, match="map_intervall"):
         run(sc)
+
+
+def test_mac_params_in_a_scenario_file_parse_units_and_name_the_key():
+    sc = Scenario.from_dict({"rate": "1M", "buffer": "16KiB", "mac": "docsis",
+                             "mac_params": {"preset": "docsis11", "map_advance": "4ms", "channel_rate": "10.24M",
+                                            "modems": 1}}, source="f.yaml")
+    assert sc.mac_params == {"preset": "docsis11", "map_advance": 0.004, "channel_rate": 10.24e6, "modems": 1}
+    with pytest.raises(ScenarioError, match=r"^f.yaml: mac_params: unknown key\(s\) map_intervall"):
+        Scenario.from_dict({"rate": "1M", "buffer": "16KiB", "mac": "docsis", "mac_params": {"map_intervall": 1}},
+                           source="f.yaml")
+    with pytest.raises(ScenarioError, match=r"^f.yaml: mac_params.map_advance: "):
+        Scenario.from_dict({"rate": "1M", "buffer": "16KiB", "mac_params": {"map_advance": "soon"}}, source="f.yaml")
+    with pytest.raises(ScenarioError, match="only used with mac: docsis"):
+        run(Scenario(rate=1e6, buffer=16384, duration=1, mac_params={"preset": "docsis11"}))
 
 
 def _headline(point, mac_params, seeds=(1, 2)):

@@ -3,7 +3,6 @@
 import statistics
 
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run
-from hfcprov.sim.mac import with_mac
 
 SIZE = 5_000_000
 
@@ -15,7 +14,7 @@ def transfer_time(kib, rtt, seeds=(1, 2)):
         sc = Scenario(rate=10e6, burst=SIZE, channel=25e6, buffer=kib * 1024, rtt=rtt, duration=40, seed=seed,
                       flows=[FlowSpec(size=SIZE)], sample_interval=None,
                       tcp=TcpOptions(variant="cubic", min_rto=0.2, delack_timeout=0.04))
-        r = run(with_mac(sc, preset="docsis30", channel_rate=25e6))
+        r = run(sc.replace(mac="docsis", mac_params={"preset": "docsis30", "channel_rate": 25e6}))
         assert r.flows[0].completion_time is not None
         times.append(r.flows[0].completion_time)
     return statistics.mean(times)

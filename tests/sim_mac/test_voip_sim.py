@@ -2,17 +2,16 @@
 
 import statistics
 
-from hfcprov.sim import Scenario, TcpOptions
-from hfcprov.sim.mac import with_mac
-from hfcprov.sim.voip import run_with_voice
+from hfcprov.sim import Scenario, TcpOptions, VoiceSpec, run
 
 
 def call_mos(rate, kib, rtt=0.04, docsis=True, seeds=(1, 2)):
     out = []
     for seed in seeds:
         sc = Scenario(rate=rate, buffer=kib * 1024, rtt=rtt, duration=30, warmup=5, seed=seed,
-                      sample_interval=None, tcp=TcpOptions(variant="newreno"))
-        r = run_with_voice(with_mac(sc) if docsis else sc)
+                      sample_interval=None, tcp=TcpOptions(variant="newreno"), voice=VoiceSpec(),
+                      mac="docsis" if docsis else "tokenbucket")
+        r = run(sc)
         out.append(r)
     return statistics.mean(r.mos for r in out), out
 

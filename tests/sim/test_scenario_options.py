@@ -1,0 +1,114 @@
+"""Scenario options that once were stop-gaps (issue 7): MAC parameters, the ACK path through a
+CM, FAST's alpha, a voice call, and a sender fed data as it arrives."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hfcprov.sim import FlowSpec, Scenario, ScenarioError, TcpOptions, VoiceSpec, run
+from hfcprov.sim.cc import congestion_control
+from hfcprov.sim.engine import Engine
+from hfcprov.sim.link import Link
+from hfcprov.sim.run import Network
+from hfcprov.sim.tcp import TcpReceiver, TcpSender
+from hfcprov.sim.voip import run_with_voice
+
+REPO = Path(__file__).resolve().parents[2]
+BASE = {"rate": "2M", "buffer": "32KiB"}
+
+
+def test_yaml_keys_reach_the_scenario_with_units_parsed():
+    sc = Scenario.from_dict({**BASE, "direction": "downstream", "reverse_mac": "docsis", "reverse_rate": "512k",
+                             "reverse_mac_params": {"preset": "docsis11", "map_interval": "2ms"},
+                             "tcp": {"variant": "fast", "fast_alpha": 8},
+                             "voice": {"jitter_buffer": "80ms", "tail": "2s"}}, source="f.yaml")
+    assert sc.reverse_mac == "docsis" and sc.reverse_mac_params == {"preset": "docsis11", "map_interval": 0.002}
+    assert sc.tcp.fast_alpha == 8.0
+    assert sc.voice == VoiceSpec(codec="g711", jitter_buffer=0.08, tail=2.0)
+    assert Scenario.from_dict({**BASE, "voice": True}).voice == VoiceSpec()
+    assert Scenario.from_dict({**BASE, "voice": "g711"}).voice == VoiceSpec()
+    assert Scenario.from_dict({**BASE, "voice": False}).voice is None
+
+
+@pytest.mark.parametrize("extra,message", [
+    ({"voice": {"codec": "g729"}}, "f.yaml: voice.codec: 'g729' is not one of g711"),
+    ({"voice": {"jitter": 1}}, "f.yaml: voice.jitter: unknown key"),
+    ({"tcp": {"fast_alpha": "many"}}, "f.yaml: tcp.fast_alpha: "),
+    ({"reverse_mac_params": {"preset": "docsis4"}}, "f.yaml: reverse_mac_params: preset: 'docsis4'"),
+    ({"reverse_mac_params": [1]}, "f.yaml: reverse_mac_params: expected a mapping"),
+])
+def test_mistakes_name_the_file_and_key(extra, message):
+    with pytest.raises(ScenarioError) as err:
+        Scenario.from_dict({**BASE, **extra}, source="f.yaml")
+    assert str(err.value).startswith(message)
+
+
+def test_acks_through_a_cm_need_downstream_data_and_a_docsis_reverse():
+    with pytest.raises(ScenarioError, match="direction: downstream"):
+        run(Scenario(rate=2e6, buffer=32768, duration=1, reverse_mac="docsis"))
+    with pytest.raises(ScenarioError, match="reverse_mac_params: only used with reverse_mac: docsis"):
+        run(Scenario(rate=2e6, buffer=32768, duration=1, reverse_mac_params={"preset": "docsis11"}))
+    with pytest.raises(ScenarioError, match="reverse_mac: unknown link model 'atm'"):
+        run(Scenario(rate=2e6, buffer=32768, duration=1, direction="downstream", reverse_mac="atm"))
+
+
+def test_acks_through_a_request_grant_cm_stretch_the_round_trip():
+    sc = Scenario(rate=3e6, buffer=65536, rtt=0.04, direction="downstream", duration=8, warmup=2,
+                  probe_rate=20, flows=[FlowSpec(start=4)], reverse_rate=512e3, sample_interval=None)
+    plain = run(sc)
+    net = Network(sc.replace(reverse_mac="docsis"))
+    cm = net.run()
+    assert net.reverse.name == "ack-cm" and net.reverse.accepted > 0
+    # every echo waits for a contention request, a MAP and a grant (several ms) on top of the path
+    assert cm.latency_idle.p50 > plain.latency_idle.p50 + 0.003
+    assert cm.goodput_bps > 0.5 * plain.goodput_bps
+
+
+def test_fast_alpha_sets_the_packets_each_flow_keeps_queued():
+    def queue(alpha):
+        sc = Scenario(rate=5e6, buffer=1 << 20, rtt=0.04, duration=20, warmup=10, sample_interval=None,
+                      tcp=TcpOptions(variant="fast", fast_alpha=alpha))
+        return run(sc).extra["queue_bytes_mean"] / 1500
+
+    small, large = queue(10), queue(40)
+    assert large > 2.5 * small and 5 < small < 20  # about alpha packets of standing queue
+
+
+def test_voice_option_scores_the_call_and_the_alias_agrees_bit_for_bit():
+    sc = Scenario(rate=1e6, buffer=262144, rtt=0.04, duration=15, warmup=3, sample_interval=None)
+    r = run(sc.replace(voice=VoiceSpec()))
+    assert r.mos is not None and r.mos < 2.0  # the call waits behind a full 256 KiB buffer
+    assert r.extra["voip"]["mouth_to_ear"] > 1.0
+    assert run_with_voice(sc).mos == r.mos
+    assert run(sc).mos is None and "voip" not in run(sc).extra
+
+
+def test_sender_supplied_piecemeal_sends_only_what_it_has():
+    eng = Engine()
+    opts = TcpOptions(mss=1000, initial_window=10)
+    rcv = TcpReceiver(eng, 0, None, opts)
+    fwd = Link(eng, rcv, capacity=10e6, delay=0.01)
+    snd = TcpSender(eng, 0, fwd, opts, congestion_control("newreno", opts), size=9500)
+    rcv.link = Link(eng, snd, capacity=10e6, delay=0.01)
+    snd.supply(3)
+    eng.at(0.0, snd.start)
+    eng.run(1.0)
+    assert rcv.rcv_nxt == 3 and snd.nxt == 3 and snd.done_at is None
+    eng.at(1.0, lambda _: snd.supply(50))  # more than the transfer: capped at its 10 segments
+    eng.run(2.0)
+    assert rcv.rcv_nxt == 10 and snd.done_at is not None and snd.retransmissions == 0
+
+
+def test_cli_run_prints_the_mos_of_the_example_call():
+    p = subprocess.run([sys.executable, "-m", "hfcprov", "sim", "run", "examples/sim-docsis-voice.yaml",
+                        "--set", "duration=12s", "--set", "warmup=3s"],
+                       capture_output=True, text=True, check=False, cwd=REPO, timeout=120)
+    assert p.returncode == 0, p.stderr
+    header, values = p.stdout.strip().splitlines()[-2:]
+    assert header.split()[-1] == "mos"  # last column (empty columns make the middle ragged)
+    mos = float(values.split()[-1])
+    assert 1.0 <= mos <= 4.5
