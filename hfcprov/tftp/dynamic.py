@@ -3,10 +3,22 @@
 A modem asks for ``001095000002.cm`` (or any name the DHCP server handed out);
 the row is found by the same file-name pattern the bulk build uses
 (``pattern.format_map(row)``), or by the modem's IP address against an
-inventory column. The tree is rendered once per modem and cached; per request
-only TLV 19 (TFTP server timestamp) and TLV 20 (the address the request came
-from) are set and the file is encoded, so both MICs cover them, as a DOCSIS
-provisioning server does. The YAML file that configures it::
+inventory column. Per request only TLV 19 (TFTP server timestamp) and TLV 20
+(the address the request came from) are set and both MICs recomputed, as a
+DOCSIS provisioning server does.
+
+A cold boot storm (a fresh server, a whole node rebooting) must not depend on a
+pre-warmed cache, so the expensive part is shared and taken off the GIL:
+
+- the template is rendered per modem (cheap), but parsing and encoding happen once
+  per distinct rendered text: modems of one tier with the same overrides share one
+  encoded body, and only TLV 19/20 and the MICs differ between them;
+- a modem whose text is already being built waits for that build instead of
+  starting a second one;
+- parsing and encoding run in a process pool (``processes``, default one per core),
+  so the server's loop keeps draining the listening socket while both cores build.
+
+The YAML file that configures it::
 
     inventory: inventory.csv     # CSV/YAML rows with mac, tier and overrides (paths relative to this file)
     templates: ../templates      # folder of <tier>.j2, or one .j2 for every modem (default: shipped tiers)
@@ -16,15 +28,19 @@ provisioning server does. The YAML file that configures it::
     secret_file: cmts.key        # CMTS MIC shared secret; optional, never logged
     timestamp: true              # insert TLV 19
     modem_address: true          # insert TLV 20
+    processes: 2                 # worker processes parsing + encoding (default: one per core; 0: in-thread)
 
 Edits to the inventory or to a template are picked up (checked at most once a second).
 """
 
 from __future__ import annotations
 
+import atexit
+import concurrent.futures
 import dataclasses
 import hashlib
 import ipaddress
+import multiprocessing
 import os
 import threading
 import time
@@ -39,7 +55,9 @@ RFC868_OFFSET = 2_208_988_800
 TFTP_TIMESTAMP = 19
 TFTP_MODEM_ADDRESS = 20
 
-KEYS = ("inventory", "templates", "key", "filename", "ip_column", "secret_file", "timestamp", "modem_address")
+KEYS = ("inventory", "templates", "key", "filename", "ip_column", "secret_file", "timestamp", "modem_address",
+        "processes")
+MAX_SHARED = 50_000  # distinct rendered configs kept; past that the cache starts over
 
 
 class DynamicConfigError(HfcprovError):
@@ -56,7 +74,7 @@ class ConfigFileBuilder:
 
     def __init__(self, inventory: str | Path, templates: str | Path | None = None, *, key: str = "filename",
                  filename: str = "{mac}.cm", ip_column: str = "ip", secret: bytes | None = None,
-                 timestamp: bool = True, modem_address: bool = True):
+                 timestamp: bool = True, modem_address: bool = True, processes: int | None = None):
         if key not in ("filename", "ip"):
             raise DynamicConfigError(f"key must be 'filename' or 'ip', not {key!r}")
         self.inventory = Path(inventory)
@@ -71,7 +89,17 @@ class ConfigFileBuilder:
         self._stamp = None
         self._checked = 0.0
         self._rows: dict[str, dict] = {}
-        self._cache: dict[str, StampedFile] = {}  # mac -> rendered file, ready for TLV 19/20
+        if processes is None:
+            processes = min(os.cpu_count() or 1, 4) if (os.cpu_count() or 1) > 1 else 0
+        if processes < 0:
+            raise DynamicConfigError(f"processes must be 0 or more, not {processes}")
+        self.processes = processes
+        if processes:
+            _worker_pool(processes)  # started now, so the first modem of a cold storm does not wait for it
+        self._cache: dict[str, StampedFile] = {}  # mac -> its file, ready for TLV 19/20
+        self._shared: dict[str, StampedFile] = {}  # sha256 of the rendered text -> file, shared by modems
+        self._pending: dict[str, concurrent.futures.Future] = {}  # sha256 -> the build in progress
+        self.builds = 0  # parse + encode runs (distinct texts built), for tests and logs
         self._reload(force=True)  # a bad inventory is reported at start, not at the first modem
 
     def __repr__(self):  # the secret stays out of any log or traceback
@@ -100,7 +128,7 @@ class ConfigFileBuilder:
         return done
 
     def _stamped(self, row: dict) -> StampedFile:
-        from hfcprov.build import render_tree
+        from hfcprov.build import render_text
         from hfcprov.build.bulk import (
             _template_for,  # the bulk build's tier -> template rule
         )
@@ -109,10 +137,47 @@ class ConfigFileBuilder:
         cached = self._cache.get(mac)
         if cached is not None:
             return cached
-        tree = render_tree(_template_for(row, self.templates), row)
-        stamped = StampedFile(tree, self._secret, self.timestamp, self.modem_address)
+        path = _template_for(row, self.templates)
+        text = render_text(path, row)
+        key = hashlib.sha256(text.encode()).hexdigest()
+        with self._lock:
+            stamped = self._shared.get(key)
+            owner = False
+            if stamped is None:
+                pending = self._pending.get(key)
+                if pending is None:  # first modem with this text: it builds, later ones wait for it
+                    owner, pending = True, concurrent.futures.Future()
+                    self._pending[key] = pending
+        if stamped is None and not owner:
+            stamped = pending.result()
+        elif stamped is None:
+            try:
+                stamped = self._build(text, f"{path.name} rendered for {mac}")
+            except BaseException as err:
+                with self._lock:
+                    self._pending.pop(key, None)
+                pending.set_exception(err)  # the modems waiting get the same error; nothing is cached
+                raise
+            with self._lock:
+                if len(self._shared) >= MAX_SHARED:
+                    self._shared.clear()
+                self._shared[key] = stamped
+                self._pending.pop(key, None)
+                self.builds += 1
+            pending.set_result(stamped)
         self._cache[mac] = stamped
         return stamped
+
+    def _build(self, text: str, source: str) -> StampedFile:
+        args = (text, source, self._secret, self.timestamp, self.modem_address)
+        if not self.processes:
+            return _prepare(*args)
+        pool = _worker_pool(self.processes)
+        try:
+            return pool.submit(_prepare, *args).result()
+        except concurrent.futures.process.BrokenProcessPool:
+            _drop_pool(pool)  # a worker died (OOM killer...): the next build starts a fresh pool
+            raise
 
     def _reload(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -124,7 +189,7 @@ class ConfigFileBuilder:
             stamp = _stamp(self.inventory, self.templates)
             if stamp != self._stamp:
                 self._rows = self._index()
-                self._cache = {}
+                self._cache = {}  # rows may have changed; shared files are keyed by their text and stay
                 self._stamp = stamp
             self._checked = now
 
@@ -169,6 +234,12 @@ class StampedFile:
         self.stamp20 = modem_address
         self.data = bytearray(self._encode(0, "0.0.0.0"))
         self.fast = self._index() and self._patch(1_234_567, "192.0.2.77") == self._encode(1_234_567, "192.0.2.77")
+
+    def __getstate__(self):  # sent back from a worker process: the tree is only needed when not fast
+        state = dict(self.__dict__)
+        if self.fast:
+            state["tree"] = None
+        return state
 
     def build(self, stamp: int | None, address: str | None) -> bytes:
         if self.fast:
@@ -225,6 +296,57 @@ class StampedFile:
         return bytes(out)
 
 
+def _prepare(text: str, source: str, secret: bytes | None, timestamp: bool, modem_address: bool) -> StampedFile:
+    """Parse a rendered config and encode it ready for stamping (runs in a worker process)."""
+    from hfcprov.config import parse_text
+
+    return StampedFile(parse_text(text, source=source), secret, timestamp, modem_address)
+
+
+_POOL: concurrent.futures.ProcessPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _worker_pool(processes: int) -> concurrent.futures.ProcessPoolExecutor:
+    """The process-wide pool of ``processes`` workers (one per process: builders share it)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL._max_workers != processes:
+            if _POOL is not None:
+                _POOL.shutdown(wait=False)
+            # forkserver: the server process has threads, which fork() must not copy mid-lock.
+            method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+            ctx = multiprocessing.get_context(method)
+            if method == "forkserver":
+                ctx.set_forkserver_preload(["hfcprov.config", "hfcprov.tftp.dynamic"])
+            _POOL = concurrent.futures.ProcessPoolExecutor(processes, mp_context=ctx, initializer=_init_worker)
+            for _ in range(processes):
+                _POOL.submit(int)  # start every worker now, not on the first modems
+        return _POOL
+
+
+@atexit.register
+def _shutdown_pool() -> None:
+    """Stop the workers before the interpreter tears its modules down (else a noisy weakref callback)."""
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _drop_pool(pool) -> None:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is pool:
+            _POOL = None
+    pool.shutdown(wait=False)
+
+
+def _init_worker() -> None:
+    import hfcprov.config.codec  # noqa: F401 - imported once per worker, not on its first modem
+
+
 def _stamp(inventory: Path, templates: Path | None) -> tuple:
     """What changes when a file the builder reads changes (mtimes of the inventory and templates)."""
     from hfcprov.build.templates import SHIPPED, SUFFIX
@@ -239,6 +361,14 @@ def _stamp(inventory: Path, templates: Path | None) -> tuple:
         except OSError:
             out.append((str(f), None, None))
     return tuple(out)
+
+
+def _processes(path: Path, value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise DynamicConfigError(f"{path}: processes must be a whole number 0 or more, not {value!r}")
+    return value
 
 
 def load_dynamic(path: str | Path) -> ConfigFileBuilder:
@@ -272,6 +402,7 @@ def load_dynamic(path: str | Path) -> ConfigFileBuilder:
                                  filename=str(spec.get("filename", "{mac}.cm")),
                                  ip_column=str(spec.get("ip_column", "ip")), secret=secret,
                                  timestamp=bool(spec.get("timestamp", True)),
-                                 modem_address=bool(spec.get("modem_address", True)))
+                                 modem_address=bool(spec.get("modem_address", True)),
+                                 processes=_processes(path, spec.get("processes")))
     except DynamicConfigError as err:
         raise DynamicConfigError(f"{path}: {err}") from None
