@@ -121,7 +121,7 @@ def busy_seconds(spans) -> float:
     """Wall time covered by the (started, finished) spans: overlaps (parallel points) count once,
     gaps (the campaign stopped, then resumed) not at all, so an ETA after --resume is not inflated."""
     total, end = 0.0, None
-    for start, finish in sorted(spans):
+    for start, finish in sorted((float(a), float(b)) for a, b in spans):
         if end is None or start > end:
             total += finish - start
             end = finish

@@ -118,3 +118,8 @@ def test_eta_ignores_the_time_a_campaign_was_stopped():
     spans = [(0.0, 10.0), (5.0, 12.0), (3612.0, 3620.0)]
     assert busy_seconds(spans) == 20.0
     assert busy_seconds([]) == 0.0
+    # as the store hands them over: sqlite3.Row objects, which do not sort
+    db = sqlite3.connect(":memory:")
+    db.row_factory = sqlite3.Row
+    rows = db.execute("SELECT 5.0, 12.0 UNION ALL SELECT 0.0, 10.0").fetchall()
+    assert busy_seconds(rows) == 12.0
