@@ -5,8 +5,8 @@ SNMP audit prints them, so this index must be cheap to import: it reads the
 MIB text with a small parser and never imports pysnmp. It understands the
 subset of SMIv2 that hfcprov's own compact MIBs use (OBJECT-TYPE, OBJECT
 IDENTIFIER, MODULE-IDENTITY, OBJECT-IDENTITY, enumerated INTEGER syntax and
-TEXTUAL-CONVENTION enums), which is also enough to take names and enum labels
-from an operator's full MIB set (``load_dirs``, the CLI's ``--mib-dir``).
+TEXTUAL-CONVENTION enums). An operator's full MIB set (the CLI's ``--mib-dir``)
+goes through pysmi instead (``hfcprov.snmp.mibs.load_dirs``), which adds its names here.
 
     >>> resolve("docsDevNmAccessStatus.1")
     '1.3.6.1.2.1.69.1.2.1.7.1'
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hfcprov.errors import HfcprovError
+
 
 def _mib_dir() -> Path:
     """mibs/ of a source checkout, or hfcprov/mibs when installed as package data."""
@@ -250,26 +251,4 @@ def add(name: str, oid: str, module: str = "", syntax: str = "", enums: dict[int
 
 
 class MibError(HfcprovError):
-    """A MIB folder given by the user cannot be read."""
-
-
-def load_dirs(dirs) -> int:
-    """Add the names and enum labels of every SMIv2 text file in ``dirs`` (e.g. an operator's
-    CableLabs MIB set) to the process-wide index; they win over hfcprov's compact ones.
-    Returns how many names were added or redefined. Files that are not MIB modules are skipped."""
-    texts = []
-    for d in dirs:
-        folder = Path(d)
-        try:
-            files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
-        except OSError as err:
-            raise MibError(f"{folder}: cannot read MIB folder: {err.strerror}") from None
-        for p in files:
-            try:
-                texts.append((str(p), p.read_text(errors="replace")))
-            except OSError as err:
-                raise MibError(f"{p}: cannot read MIB file: {err.strerror}") from None
-    idx = index()
-    before = {name: obj.oid for name, obj in idx.by_name.items()}
-    idx.load_texts(texts)
-    return sum(1 for name, obj in idx.by_name.items() if before.get(name) != obj.oid or name not in before)
+    """A MIB folder or file given by the user cannot be read or compiled."""

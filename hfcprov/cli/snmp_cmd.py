@@ -31,7 +31,7 @@ def _credential_options(f):
         click.option("--v3-priv-proto", default="AES", show_default=True, help="DES, 3DES, AES, AES192, AES256."),
         click.option("--timeout", "timeout_text", default="2s", show_default=True, help="Per-request timeout."),
         click.option("--mib-dir", multiple=True, type=click.Path(file_okay=False, exists=True),
-                     help="Folder of further MIB text files (e.g. the full CableLabs set) for names and labels."),
+                     help="Folder of further MIB text files (e.g. the full CableLabs set), compiled with pysmi for names and labels."),
         click.option("--retries", default=1, show_default=True, help="Retries per request."),
     ]):
         f = option(f)
@@ -42,7 +42,7 @@ def _credentials(opts: dict, default_community: str | None):
     from hfcprov.snmp.client import load_credentials
 
     if opts.get("mib_dir"):
-        from hfcprov.mib import load_dirs
+        from hfcprov.snmp.mibs import load_dirs  # compiled with pysmi, cached by digest
 
         load_dirs(opts["mib_dir"])
     return load_credentials(opts["community_file"], opts["v3_user"], opts["v3_key_file"],

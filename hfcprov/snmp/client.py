@@ -298,7 +298,10 @@ class PysnmpClient(BaseClient):
         self.timeout = timeout
         self.retries = retries
         self._engine = SnmpEngine()
-        self._engine.cache["mibViewController"] = _numeric_mib_view()
+        from hfcprov.snmp.mibs import loaded_view
+
+        # the --mib-dir view when the CLI compiled one, so pysnmp knows the operator's names too
+        self._engine.cache["mibViewController"] = loaded_view() or _numeric_mib_view()
         self._auth = credentials.auth_data()
         self._context = ContextData()
         self._targets: dict[tuple[str, int], object] = {}

@@ -194,15 +194,27 @@ def test_cmts_unreachable_is_one_line(tmp_path):
     assert res.stderr.strip() == f"hfcprov: error: 127.0.0.1:{port}: no SNMP answer in 0.2 s x 1 tries"
 
 
-def test_mib_dir_labels_come_from_the_operators_mibs(lab, tmp_path):
-    mibs = tmp_path / "mibs"
-    mibs.mkdir()
-    (mibs / "DOCS-IF-MIB.txt").write_text('''
+VENDOR_TC_MIB = """
+VENDOR-CM-TC-MIB DEFINITIONS ::= BEGIN
+IMPORTS MODULE-IDENTITY, enterprises FROM SNMPv2-SMI
+        TEXTUAL-CONVENTION FROM SNMPv2-TC;
+vendorCmTcMib MODULE-IDENTITY
+    LAST-UPDATED "202611220000Z" ORGANIZATION "v" CONTACT-INFO "v" DESCRIPTION "vendor TCs"
+    ::= { enterprises 99999 }
+VendorCmState ::= TEXTUAL-CONVENTION
+    STATUS      current
+    DESCRIPTION "vendor wording of the CM states"
+    SYNTAX      INTEGER { other(1), notReadyVendorWording(2), operational(12) }
+END
+"""
+
+VENDOR_DOCS_IF_MIB = """
 DOCS-IF-MIB DEFINITIONS ::= BEGIN
-IMPORTS transmission FROM SNMPv2-SMI;
+IMPORTS OBJECT-TYPE, transmission FROM SNMPv2-SMI
+        VendorCmState FROM VENDOR-CM-TC-MIB;
 docsIfMib OBJECT IDENTIFIER ::= { transmission 127 }
 docsIfCmStatusValue OBJECT-TYPE
-    SYNTAX      INTEGER { other(1), notReadyVendorWording(2), operational(12) }
+    SYNTAX      VendorCmState
     MAX-ACCESS  read-only
     STATUS      current
     DESCRIPTION "vendor copy"
@@ -212,10 +224,39 @@ docsIfCmStatusTable OBJECT IDENTIFIER ::= { docsIfCmObjects 2 }
 docsIfCmObjects OBJECT IDENTIFIER ::= { docsIfMibObjects 2 }
 docsIfMibObjects OBJECT IDENTIFIER ::= { docsIfMib 1 }
 END
-''')
+"""
+
+
+@pytest.fixture(scope="module")
+def mib_cache(tmp_path_factory):
+    """One pysmi cache for this module's CLI runs (the compile costs seconds; a hit does not)."""
+    return {"XDG_CACHE_HOME": str(tmp_path_factory.mktemp("xdg-cache"))}
+
+
+@pytest.mark.parametrize("engine", ["v2c", "pysnmp"])
+def test_mib_dir_labels_come_from_the_operators_mibs(lab, tmp_path, mib_cache, engine):
+    """The operator's DOCS-IF-MIB replaces the compact one and takes its labels from a TC
+    in a second file: pysmi resolves the import, the audit prints the vendor's name."""
+    mibs = tmp_path / "mibs"
+    mibs.mkdir()
+    (mibs / "DOCS-IF-MIB.txt").write_text(VENDOR_DOCS_IF_MIB)
+    (mibs / "vendor-tc.my").write_text(VENDOR_TC_MIB)
     res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["offline"]), "--configs", lab.configs,
-                  "--format", "json", "--mib-dir", mibs)
+                  "--format", "json", "--mib-dir", mibs,
+                  env={**mib_cache, **({"HFCPROV_SNMP_ENGINE": "pysnmp"} if engine == "pysnmp" else {})})
     assert by_mac(res.stdout)[MACS["offline"]]["cm_status"] == "notReadyVendorWording(2)", res.stderr
+
+
+def test_a_broken_mib_in_mib_dir_is_one_line_naming_the_file(lab, tmp_path, mib_cache):
+    mibs = tmp_path / "mibs"
+    mibs.mkdir()
+    (mibs / "VENDOR-CM-TC-MIB.txt").write_text(VENDOR_TC_MIB.replace("SYNTAX      INTEGER {", "SYNTAX INTEGER {{"))
+    res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["offline"]), "--configs", lab.configs,
+                  "--mib-dir", mibs, env=mib_cache)
+    assert res.returncode == 1
+    assert res.stdout == ""
+    line = res.stderr.strip()
+    assert "\n" not in line and line.startswith(f"hfcprov: error: {mibs / 'VENDOR-CM-TC-MIB.txt'}: line 11: "), line
 
 
 def test_audit_on_the_pysnmp_engine_agrees(lab):
