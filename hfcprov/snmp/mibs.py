@@ -94,7 +94,13 @@ def compile_mibs(dirs=(), cache: Path | None = None, found: dict[str, MibSource]
     dest = (cache or cache_root()) / _digest(found)
     if (dest / ".complete").exists():
         return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:  # no writable home (service account): a per-user temp cache still saves recompiles
+        dest = Path(tempfile.gettempdir()) / f"hfcprov-mibs-{os.getuid()}" / dest.name
+        if (dest / ".complete").exists():
+            return dest
+        dest.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=dest.parent))
     try:
         _compile_into(found, work)

@@ -104,8 +104,14 @@ def test_load_dirs_adds_the_operators_names(tmp_path, cache):
     try:
         assert mibs.load_dirs([extra], cache=cache) == 2  # the module identity and the counter
         assert mib.resolve("hfcprovTestCounter.0") == "1.3.6.1.4.1.4491.2.1.999.1.0"
-        assert mibs.loaded_view().get_node_name(("hfcprovTestCounter",), "HFCPROV-TEST-MIB")[0] == (
-            1, 3, 6, 1, 4, 1, 4491, 2, 1, 999, 1)
+        # a pysnmp engine created after --mib-dir knows the operator's names (the SNMPv3 path)
+        from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType
+
+        from hfcprov.snmp.client import Credentials, PysnmpClient
+
+        engine_view = PysnmpClient(Credentials(community="public"))._engine.cache["mibViewController"]
+        obj = ObjectType(ObjectIdentity("HFCPROV-TEST-MIB", "hfcprovTestCounter", 0)).resolve_with_mib(engine_view)
+        assert str(obj[0].get_oid()) == "1.3.6.1.4.1.4491.2.1.999.1.0"
     finally:
         for name in ("hfcprovTestCounter", "hfcprovTestMib"):
             obj = mib.index().by_name.pop(name, None)
