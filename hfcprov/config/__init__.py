@@ -8,7 +8,7 @@ text (``Main { ... }``), YAML and JSON forms.
 """
 
 from hfcprov.config.ber import VarBind
-from hfcprov.config.codec import decode, encode, read_secret, verify
+from hfcprov.config.codec import decode, encode, read_secret, verify, verify_cm_mic
 from hfcprov.config.dictionary import ROOT, Spec, lookup
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.forms import parse_any, parse_json, parse_yaml, read_config, render_json, render_yaml
@@ -17,6 +17,6 @@ from hfcprov.config.tree import ConfigTree, Layout, Tlv
 
 __all__ = [
     "ConfigTree", "Tlv", "Layout", "ConfigError", "VarBind", "Spec", "ROOT", "lookup",
-    "decode", "encode", "verify", "read_secret", "parse_text", "render_text",
+    "decode", "encode", "verify", "verify_cm_mic", "read_secret", "parse_text", "render_text",
     "read_config", "parse_yaml", "parse_json", "render_yaml", "render_json", "parse_any",
 ]

@@ -260,9 +260,9 @@ def cmts_mic(items: list[tuple[int, bytes]], secret: bytes) -> bytes:
     return mac.digest()
 
 
-def verify(data: bytes, secret: bytes) -> None:
-    """Check the CM MIC and the CMTS MIC of a binary file; raise ``ConfigError`` naming which fails."""
-    data = bytes(data)
+def _scan(data: bytes):
+    """The TLVs of a binary file up to 0xFF as (code, whole TLV) in file order, and (offset, value) of the
+    first CM MIC and of the first CMTS MIC (None when absent)."""
     items: list[tuple[int, bytes]] = []
     cm = cmts = None
     pos = 0
@@ -278,19 +278,43 @@ def verify(data: bytes, secret: bytes) -> None:
         elif code == CMTS_MIC and cmts is None:
             cmts = (pos, raw)
         pos = end
-    failures = []
+    return items, cm, cmts
+
+
+def _cm_mic_failure(data: bytes, cm) -> str | None:
     if cm is None:
-        failures.append("no CM MIC (TLV 6)")
-    elif hashlib.md5(data[:cm[0]]).digest() != cm[1]:
-        failures.append("CM MIC (TLV 6) mismatch: the file was changed after it was made")
+        return "no CM MIC (TLV 6)"
+    if hashlib.md5(data[:cm[0]]).digest() != cm[1]:
+        return "CM MIC (TLV 6) mismatch: the file was changed after it was made"
+    return None
+
+
+def verify(data: bytes, secret: bytes) -> None:
+    """Check the CM MIC and the CMTS MIC of a binary file; raise ``ConfigError`` naming which fails."""
+    data = bytes(data)
+    items, cm, cmts = _scan(data)
+    failures = []
+    cm_failure = _cm_mic_failure(data, cm)
+    if cm_failure:
+        failures.append(cm_failure)
     if cmts is None:
         failures.append("no CMTS MIC (TLV 7)")
     elif not hmac.compare_digest(cmts_mic(items, secret), cmts[1]):
         failures.append("CMTS MIC (TLV 7) mismatch: wrong shared secret or the file was changed")
     if failures:
-        first = cm if failures[0].startswith(("no CM", "CM MIC")) else cmts
+        first = cm if cm_failure else cmts
         raise ConfigError("; ".join(failures), offset=first[0] if first else None,
                           path="6" if first is cm else "7")
+
+
+def verify_cm_mic(data: bytes) -> None:
+    """Check the CM MIC (TLV 6) only, as a cable modem does (the CMTS MIC needs the CMTS's shared secret);
+    raise ``ConfigError`` when it is missing or wrong."""
+    data = bytes(data)
+    _, cm, _ = _scan(data)
+    failure = _cm_mic_failure(data, cm)
+    if failure:
+        raise ConfigError(failure, offset=cm[0] if cm else None, path="6")
 
 
 def read_secret(path) -> bytes:
@@ -307,4 +331,4 @@ def read_secret(path) -> bytes:
     return data
 
 
-__all__ = ["decode", "encode", "verify", "cmts_mic", "read_secret", "CMTS_MIC_ORDER", "RAW"]
+__all__ = ["decode", "encode", "verify", "verify_cm_mic", "cmts_mic", "read_secret", "CMTS_MIC_ORDER", "RAW"]

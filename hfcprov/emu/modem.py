@@ -6,9 +6,12 @@ Runs inside the modem namespace (started by ``Lab.boot``)::
 
 Boot: fetch the config file by TFTP from the provisioning side, decode it
 (``hfcprov.config.decode``: a bad CM MIC or TLV fails the boot, as on a real
-modem), read its service flows (``hfcprov.flows.service_flows``), plan each
-flow's queue (``shaping.plan``: a flow it cannot honour is refused and the
-reason logged), install the queues with tc, and serve what it applied over
+modem), read its service flows (``hfcprov.flows.service_flows``) and packet
+classifiers (``classify.classifiers_of``), plan each flow's queue
+(``shaping.plan``: a flow it cannot honour is refused and the reason logged),
+install every flow's queue and the classifiers steering into them with tc
+(``topology.Lab.apply``; a classifier of a refused flow is logged, not
+installed), and serve what it applied over
 SNMP (snmpsim, data from ``hfcprov.snmp.agentdata``). A SET of
 docsDevResetNow.0 to true(1) reboots it: the file is fetched and applied anew.
 
@@ -27,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from hfcprov.emu import shaping
+from hfcprov.emu import classify, shaping
 from hfcprov.emu.topology import ADDR, Lab
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
@@ -36,17 +39,15 @@ TRUE = 1  # SNMP TruthValue true(1)
 
 
 def check_cm_mic(data: bytes) -> None:
-    """A cable modem checks the CM MIC (TLV 6) only; the CMTS MIC needs the CMTS's secret.
-
-    ``hfcprov.config.verify`` checks both; its CMTS-MIC complaint is expected here and ignored.
-    """
-    from hfcprov.config import ConfigError, verify
+    """A cable modem checks the CM MIC (TLV 6) only; the CMTS MIC needs the CMTS's secret."""
+    from hfcprov.config import ConfigError, verify_cm_mic
 
     try:
-        verify(data, b"")
+        verify_cm_mic(data)
     except ConfigError as err:
-        if "CM MIC (TLV 6)" in str(err):
-            raise ConfigError(f"CM MIC check failed: {err}") from err
+        if err.path != "6":
+            raise  # a broken TLV before the MIC: the same one-line error decode() gives
+        raise ConfigError(f"CM MIC check failed: {err}") from err
 
 
 class Modem:
@@ -83,7 +84,9 @@ class Modem:
         self.log(f"boot {self.boots}: fetched {self.filename} ({len(data)} bytes) from tftp://{host}:{port}")
         try:
             check_cm_mic(data)
-            flows = service_flows(decode(data))
+            tree = decode(data)
+            flows = service_flows(tree)
+            classifiers = classify.classifiers_of(tree)
         except HfcprovError as err:
             self.log(f"boot {self.boots}: config file rejected: {err}")
             return self._write({"status": "config-rejected", "config_file": self.filename, "reason": str(err)})
@@ -94,10 +97,17 @@ class Modem:
             except shaping.FlowRejected as err:
                 rejected.append(str(err))
                 self.log(f"boot {self.boots}: {err}")
-        self.lab.apply(plans, save=False)  # the lab's state file belongs to whoever built it
+        # the lab's state file belongs to whoever built it
+        for reason in self.lab.apply(plans, classifiers, save=False):
+            rejected.append(reason)
+            self.log(f"boot {self.boots}: {reason}")
         for direction, q in self.lab.queues.items():
-            self.log(f"boot {self.boots}: {direction} queue on {q['dev']}: rate {q['rate_bps']} bit/s, "
-                     f"burst {q['burst']} B, buffer {q['buffer']} B")
+            for f in q["flows"]:
+                self.log(f"boot {self.boots}: {direction} flow {f['path'] or f['ref']} as {f['classid']} on "
+                         f"{q['dev']}: rate {f['rate_bps']} bit/s, burst {f['burst']} B, buffer {f['buffer']} B")
+            for c in q["filters"]:
+                self.log(f"boot {self.boots}: {direction} classifier {c['classifier']} -> {c['flowid']} "
+                         f"(tc prio {c['prio']}, {c['u32_filters']} u32 filters)")
         applied = {
             "status": "operational", "config_file": self.filename, "boots": self.boots, "booted_at": time.time(),
             "queues": self.lab.queues, "rejected": rejected,

@@ -7,7 +7,7 @@ import hmac
 
 import pytest
 
-from hfcprov.config import ConfigError, ConfigTree, Tlv, VarBind, decode, encode, parse_text, verify
+from hfcprov.config import ConfigError, ConfigTree, Tlv, VarBind, decode, encode, parse_text, verify, verify_cm_mic
 
 H = bytes.fromhex
 
@@ -141,6 +141,22 @@ def test_changed_file_names_both_mics():
 def test_missing_mics_are_reported():
     with pytest.raises(ConfigError, match="no CM MIC"):
         verify(H("030101ff"), b"k")
+
+
+def test_cm_mic_alone_is_checked_without_the_secret():
+    good = encode(parse_text("Main { NetworkAccess 1; MaxCPE 3; }"), b"k")
+    verify_cm_mic(good)  # the CMTS MIC (keyed by a secret the modem does not have) is not looked at
+    changed = bytearray(good)
+    changed[5] = 4  # MaxCPE 3 -> 4
+    with pytest.raises(ConfigError, match=r"^byte 6, TLV 6: CM MIC \(TLV 6\) mismatch: the file was changed") as err:
+        verify_cm_mic(bytes(changed))
+    assert "TLV 7" not in str(err.value)
+    with pytest.raises(ConfigError, match=r"^TLV 6: no CM MIC \(TLV 6\)$"):
+        verify_cm_mic(H("030101ff"))
+    wrong_cmts = good[:6 + 18 + 2] + bytes(16) + good[6 + 18 + 18:]  # the CMTS MIC zeroed: not the modem's business
+    verify_cm_mic(wrong_cmts)
+    with pytest.raises(ConfigError):
+        verify(wrong_cmts, b"k")
 
 
 def test_tlv64_in_a_cm_file_has_a_one_byte_length_and_later_tlvs_stay_in_the_cmts_mic():
