@@ -1,10 +1,11 @@
 """Tier templates, modem inventories, bulk builds and the Buffer Control advisor.
 
-``load_inventory`` and ``render_tree`` are the names other packages (the TFTP
-server's dynamic files) code against.
+``load_inventory``, ``template_for`` and ``render_tree`` are the names other packages
+(the TFTP server's dynamic files) code against.
 """
 
+from hfcprov.build.bulk import template_for
 from hfcprov.build.inventory import InventoryError, load_inventory
 from hfcprov.build.templates import TemplateError, render_text, render_tree
 
-__all__ = ["InventoryError", "TemplateError", "load_inventory", "render_text", "render_tree"]
+__all__ = ["InventoryError", "TemplateError", "load_inventory", "render_text", "render_tree", "template_for"]

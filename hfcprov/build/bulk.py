@@ -177,10 +177,11 @@ def build(
     previous = read_manifest(out)
     secret_fp = secret_fingerprint(secret)
     tasks, claimed = [], {}
-    digests: dict[str, str] = {}
+    digests: dict[str, str] = {}  # template path -> template_digest
+    chosen: dict = {}  # tier -> template path
     for row in rows:
         try:
-            tasks.append(_plan(row, template, pattern, previous, secret_fp, digests, claimed))
+            tasks.append(_plan(row, template, pattern, previous, secret_fp, digests, chosen, claimed))
         except HfcprovError as err:
             summary.failed.append((row.where, str(err) if str(err).startswith(row.where) else f"{row.where}: {err}"))
 
@@ -218,9 +219,12 @@ def build(
     return summary
 
 
-def _plan(row: InventoryRow, template, pattern, previous, secret_fp, digests, claimed) -> _Task:
+def _plan(row: InventoryRow, template, pattern, previous, secret_fp, digests, chosen, claimed) -> _Task:
     variables = check_row(row)
-    path = _template_for(variables, template)
+    tier = variables.get("tier")
+    path = chosen.get(tier)  # same tier, same file: looked up once per build
+    if path is None:
+        path = chosen[tier] = template_for(variables, template)
     key = str(path)
     if key not in digests:
         digests[key] = template_digest(path)
@@ -238,13 +242,17 @@ def _plan(row: InventoryRow, template, pattern, previous, secret_fp, digests, cl
     return _Task(row.where, variables, key, name, input_hash(digests[key], variables, secret_fp), previous.get(name))
 
 
-def _template_for(variables: dict, template) -> Path:
+def template_for(row: dict, template: str | Path | None = None) -> Path:
+    """The template file for one inventory row (its checked variables): ``template`` itself when it is a file
+    or a shipped tier name, else ``<tier>.j2`` from the folder ``template`` (default: the shipped ``templates/``).
+
+    The one tier -> template rule of the bulk build and of the TFTP server's dynamic files."""
     if template is not None and Path(template).is_file():
         return locate(template)
     folder = Path(template) if template is not None else SHIPPED
     if template is not None and not folder.is_dir():
         return locate(template)  # a shipped tier name, or a one-line "no template" error
-    tier = variables.get("tier")
+    tier = row.get("tier")
     if not tier:
         raise BuildError("no tier, and no single --template was given")
     path = folder / f"{tier}{SUFFIX}"
@@ -252,6 +260,9 @@ def _template_for(variables: dict, template) -> Path:
         tiers = ", ".join(sorted(p.stem for p in folder.glob("*" + SUFFIX) if not p.name.startswith("_")))
         raise TemplateError(f"no template for tier {tier!r} in {folder} (tiers: {tiers})")
     return path.resolve()
+
+
+_template_for = template_for  # the name the TFTP server's dynamic files first imported
 
 
 def _execute(tasks: list[_Task], secret, out: Path, jobs: int):

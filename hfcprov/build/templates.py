@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import sys
 from pathlib import Path
 
@@ -71,11 +72,21 @@ def environment(folder: str) -> jinja2.Environment:
     return env
 
 
+# Paths locate() has returned: asked again (every modem of a bulk build or of a TFTP storm), such a path
+# is still itself once it is a file, so one stat replaces resolve()'s walk over every folder of the path.
+_RESOLVED: set[str] = set()
+
+
 def locate(template: str | Path) -> Path:
     """A template file: a path as given, or a shipped tier name (``res-100x10`` or ``res-100x10.j2``)."""
+    key = str(template)
+    if key in _RESOLVED and os.path.isfile(key):
+        return template if isinstance(template, Path) else Path(key)
     p = Path(template)
     if p.is_file():
-        return p.resolve()
+        found = p.resolve()
+        _RESOLVED.add(str(found))
+        return found
     for candidate in (SHIPPED / p.name, SHIPPED / (p.name + SUFFIX)):
         if p.parent == Path(".") and candidate.is_file():
             return candidate

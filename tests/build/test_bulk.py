@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hfcprov.build.bulk import BuildError, build, read_manifest
-from hfcprov.build.templates import SHIPPED
+from hfcprov.build import template_for
+from hfcprov.build.bulk import BuildError, _template_for, build, read_manifest
+from hfcprov.build.templates import SHIPPED, TemplateError
 from hfcprov.config import decode
 from hfcprov.flows import service_flows
 
@@ -209,3 +210,15 @@ def test_an_interrupted_build_keeps_what_it_built(tmp_path):
     assert len(read_manifest(tmp_path / "out")) == 4
     s = build(inv, tmp_path / "out")
     assert (s.unchanged, s.built) == (4, 6)
+
+
+def test_template_for_picks_the_tier_file_and_names_the_tiers_it_has(tmp_path):
+    assert template_for({"tier": "res-100x10"}) == SHIPPED / "res-100x10.j2"
+    assert template_for({"tier": "res-100x10"}, "res-50x5") == SHIPPED / "res-50x5.j2"  # one template for all
+    (tmp_path / "gold.j2").write_text("Main { NetworkAccess 1; }\n")
+    assert template_for({"tier": "gold"}, tmp_path) == (tmp_path / "gold.j2").resolve()
+    with pytest.raises(TemplateError, match=r"no template for tier 'silver' in .* \(tiers: gold\)"):
+        template_for({"tier": "silver"}, tmp_path)
+    with pytest.raises(BuildError, match="no tier"):
+        template_for({"mac": "001122334455"})
+    assert _template_for is template_for  # the older private name still works
