@@ -224,6 +224,10 @@ def _failure_line(module: str, st, status, found, stubs) -> str:
     missing = re.search(r'no module "([^"]+)" in symbolTable', text)
     if missing:
         return f"{path}: imports {missing.group(1)}, which is in no MIB folder (add its file with --mib-dir)"
+    symbol = re.search(r'no symbol "([^"]+)" in module "([^"]+)"', text)
+    if symbol and symbol.group(2) in found and found[symbol.group(2)].path.parent == MIB_DIR:
+        return (f"{path}: imports {symbol.group(1)} from {symbol.group(2)}, which hfcprov's compact copy lacks "
+                f"(add the full {symbol.group(2)} with --mib-dir)")
     grammar = re.search(r"Bad grammar near offset (\d+), line (\d+)", text)
     if grammar:
         return f"{path}: line {grammar.group(2)}: MIB syntax error pysmi cannot parse (offset {grammar.group(1)})"

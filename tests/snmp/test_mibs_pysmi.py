@@ -126,6 +126,9 @@ def test_load_dirs_adds_the_operators_names(tmp_path, cache):
      "line 4: MIB syntax error pysmi cannot parse"),
     ("BROKEN-MIB DEFINITIONS ::= BEGIN\nIMPORTS foo FROM NOWHERE-MIB;\nbar OBJECT IDENTIFIER ::= { foo 1 }\nEND\n",
      "imports NOWHERE-MIB, which is in no MIB folder (add its file with --mib-dir)"),
+    (("BROKEN-MIB DEFINITIONS ::= BEGIN\nIMPORTS OBJECT-TYPE FROM SNMPv2-SMI ifType FROM IF-MIB;\n"
+     "bar OBJECT-TYPE SYNTAX INTEGER MAX-ACCESS read-only STATUS current DESCRIPTION \"\" ::= { ifType 1 }\nEND\n"),
+     "imports ifType from IF-MIB, which hfcprov's compact copy lacks (add the full IF-MIB with --mib-dir)"),
 ])
 def test_a_broken_file_is_named_in_one_line(tmp_path, cache, text, expected):
     bad = tmp_path / "bad"
