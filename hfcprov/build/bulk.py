@@ -27,7 +27,9 @@ from typing import Callable
 
 from hfcprov import __version__
 from hfcprov.build.inventory import InventoryRow, check_row, read_rows
-from hfcprov.build.templates import SHIPPED, SUFFIX, TemplateError, locate, render_tree, template_digest
+from hfcprov.build.templates import (
+    SHIPPED, SUFFIX, TemplateError, locate, render_text, rendered_name, template_digest,
+)
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
 
@@ -103,9 +105,14 @@ def write_manifest(out: Path, entries: list[Entry]) -> None:
 # --- the work for one modem; runs in a worker process with --jobs -------------------------------------------------
 
 _WORKER: dict = {}
+# Rendered text -> file bytes, per worker: modems of one tier with the same overrides render the same text
+# (the mac is rarely in it), and parse + encode is most of a file's work. Same secret for the whole build.
+_built: dict[str, bytes] = {}
+MAX_BUILT = 512
 
 
 def _init_worker(secret: bytes | None, out: str) -> None:
+    _built.clear()  # built with another build's secret
     _WORKER["secret"] = secret
     _WORKER["out"] = Path(out)
 
@@ -122,7 +129,7 @@ class _Task:
 
 def _run(task: _Task) -> tuple[str, Entry | None, str | None]:
     """('built'|'unchanged'|'failed', entry, error message)."""
-    from hfcprov.config import encode
+    from hfcprov.config import encode, parse_text
 
     out: Path = _WORKER["out"]
     target = out / task.file
@@ -130,8 +137,13 @@ def _run(task: _Task) -> tuple[str, Entry | None, str | None]:
     if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
         return "unchanged", prev, None
     try:
-        tree = render_tree(task.template, task.variables)
-        data = encode(tree, _WORKER["secret"])
+        text = render_text(task.template, task.variables)
+        data = _built.get(text)
+        if data is None:
+            data = encode(parse_text(text, source=rendered_name(task.template, task.variables)), _WORKER["secret"])
+            if len(_built) >= MAX_BUILT:
+                _built.clear()
+            _built[text] = data
     except HfcprovError as err:
         return "failed", None, f"{task.where}: {err}"
     tier = str(task.variables.get("tier", Path(task.template).name.removesuffix(SUFFIX)))

@@ -134,9 +134,13 @@ def render_tree(template: str | Path, variables: dict):
     from hfcprov.config import parse_text
 
     path = locate(template)
-    text = render_text(path, variables)
-    source = f"{path.name} rendered for {variables['mac']}" if "mac" in variables else f"{path.name} rendered"
-    return parse_text(text, source=source)
+    return parse_text(render_text(path, variables), source=rendered_name(path, variables))
+
+
+def rendered_name(template: str | Path, variables: dict) -> str:
+    """How a parse error names the rendered text: 'res-100x10.j2 rendered for 001122aabbcc'."""
+    name = Path(template).name
+    return f"{name} rendered for {variables['mac']}" if "mac" in variables else f"{name} rendered"
 
 
 def template_digest(template: str | Path) -> str:
