@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 from hfcprov.emu import netns
 
+# Ways to drop packets at random, best first: netem in the qdisc; nft or iptables rules on the
+# CMTS's forward path; last, the userspace delay line.
+LOSS_METHODS = ("netem", "nft-numgen", "iptables-statistic", "tun-delayline")
+
 
 @dataclass(frozen=True)
 class Capabilities:
@@ -30,17 +34,15 @@ class Capabilities:
             return "tun-delayline"
         return "none"
 
+    def loss_methods(self) -> list[str]:
+        """The loss methods this host offers, best first."""
+        have = {"netem": self.netem, "nft-numgen": self.nft, "iptables-statistic": self.iptables,
+                "tun-delayline": self.tun}
+        return [m for m in LOSS_METHODS if have[m]]
+
     @property
     def loss_method(self) -> str:
-        if self.netem:
-            return "netem"
-        if self.nft:
-            return "nft-numgen"
-        if self.iptables:
-            return "iptables-statistic"
-        if self.tun:
-            return "tun-delayline"
-        return "none"
+        return next(iter(self.loss_methods()), "none")
 
     def describe(self) -> str:
         return f"delay: {self.delay_method}, loss: {self.loss_method}"

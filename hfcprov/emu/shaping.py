@@ -3,9 +3,11 @@
 The DOCSIS 3.0 Buffer Control TLVs (24/25.35) give a minimum, target and maximum
 buffer in bytes; the modem picks a size in [minimum, maximum] as close to the
 target as it can, and must refuse the flow when it cannot provide the minimum
-(CM-SP-MULPIv3.0, "Buffer Control"). The chosen size becomes the ``limit`` of a
-``tbf`` qdisc, whose inner queue is a ``bfifo`` counting bytes, so the queue
-delay under load is about buffer / rate as on a real modem.
+(CM-SP-MULPIv3.0, "Buffer Control"). The flow becomes one ``htb`` class (its
+token bucket) whose leaf is a ``bfifo`` of the chosen size in bytes, so the
+queue delay under load is about buffer / rate as on a real modem. How the
+classes and classifiers of all flows fit together: ``topology.Lab.apply`` and
+docs/emu.md.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from hfcprov.flows import ServiceFlow
 FRAME = 1514
 # DOCSIS default Maximum Traffic Burst (24/25.9) when the file gives none.
 DEFAULT_BURST = 3044
+# "No rate limit" (DOCSIS rate 0): faster than anything a veth in a namespace carries here.
+NO_LIMIT = "10gbit"
 
 
 class FlowRejected(HfcprovError):
@@ -46,16 +50,25 @@ class QueuePlan:
     buffer: int  # bytes: the drop-tail limit actually provided
     flow: ServiceFlow
 
-    def tc_args(self, dev: str) -> list[str]:
-        """``tc qdisc replace`` arguments installing this queue as the root of ``dev``."""
-        head = ["tc", "qdisc", "replace", "dev", dev, "root", "handle", "1:"]
-        if self.rate_bps is None:
-            return head + ["bfifo", "limit", str(self.buffer)]
-        args = head + ["tbf", "rate", f"{int(self.rate_bps)}bit", "burst", str(self.burst),
-                       "limit", str(self.buffer)]
+    def tc_args(self, dev: str, classid: str = "1:1", handle: str = "10:") -> list[list[str]]:
+        """The tc commands giving this flow class ``classid`` of the htb root of ``dev``.
+
+        The htb class is the flow's token bucket: rate = ceil = Max Sustained Rate, burst =
+        cburst = Max Traffic Burst (no parent to borrow from, so it never exceeds its rate).
+        Its leaf is the flow's drop-tail queue: a ``bfifo`` of ``buffer`` bytes, or, when the
+        flow has a Peak Rate, a ``tbf`` at the peak rate with a one-frame bucket and the same
+        byte limit, so a burst leaves no faster than the peak. Rate 0 (no limit) gets the line.
+        """
+        rate = f"{int(self.rate_bps)}bit" if self.rate_bps is not None else NO_LIMIT
+        klass = ["tc", "class", "replace", "dev", dev, "parent", "1:", "classid", classid, "htb",
+                 "rate", rate, "ceil", rate, "burst", str(self.burst), "cburst", str(self.burst),
+                 "quantum", str(FRAME)]
+        leaf = ["tc", "qdisc", "replace", "dev", dev, "parent", classid, "handle", handle]
         if self.peak_bps:
-            args += ["peakrate", f"{int(self.peak_bps)}bit", "mtu", str(FRAME + 64)]
-        return args
+            leaf += ["tbf", "rate", f"{int(self.peak_bps)}bit", "burst", str(FRAME + 64), "limit", str(self.buffer)]
+        else:
+            leaf += ["bfifo", "limit", str(self.buffer)]
+        return [klass, leaf]
 
 
 def plan(flow: ServiceFlow, model: ModemModel | None = None) -> QueuePlan:

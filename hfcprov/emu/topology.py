@@ -28,11 +28,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from hfcprov.emu import netns
+from hfcprov.emu import classify, netns
 from hfcprov.emu.caps import Capabilities, detect
+from hfcprov.emu.classify import Classifier
 from hfcprov.emu.netns import NetnsError
 from hfcprov.emu.offload import offloads_off
 from hfcprov.emu.shaping import QueuePlan
@@ -47,6 +49,7 @@ ADDR = {
     "cmts_rf": "10.10.2.1", "cmts_net": "10.10.3.1", "srv": "10.10.3.2",
 }
 DEV = {"upstream": "rf", "downstream": "lan"}  # modem-namespace device holding each direction's queue
+MAX_FLOWS = 16  # service flows one direction gets (a DOCSIS 3.0 CM's usual minimum)
 TUN = "dl0"
 TUN_TABLE = "100"
 
@@ -60,6 +63,7 @@ class Impairments:
     rtt: float = 0.0  # added round-trip delay, seconds (half each way)
     loss: float = 0.0  # random loss per direction, fraction
     seed: int | None = None
+    loss_method: str | None = None  # force one of caps.LOSS_METHODS; None: the best the host has
 
 
 @dataclass
@@ -135,32 +139,33 @@ class Lab:
         imp, caps = self.impairments, self.caps
         if not imp.rtt and not imp.loss:
             return
+        method = (imp.loss_method or caps.loss_method) if imp.loss else None
+        if method and method not in caps.loss_methods():
+            raise EmuError(f"loss method {method} is not available here (this host offers: "
+                           f"{', '.join(caps.loss_methods()) or 'none'})")
         cmts = self.ns("cmts")
-        if caps.netem:
+        if caps.netem and (imp.rtt or method == "netem"):
             for dev in ("rf", "net"):
                 args = ["tc", "qdisc", "replace", "dev", dev, "root", "netem", "delay",
                         f"{imp.rtt / 2 * 1e6:.0f}us", "limit", "100000"]
-                if imp.loss:
+                if method == "netem":
                     args += ["loss", f"{imp.loss * 100:.4f}%"]
                 netns.run(args, ns=cmts)
-            return
-        dl_loss = 0.0
-        if imp.loss:
-            if caps.nft:
-                per_million = round(imp.loss * 1_000_000)
-                netns.run(["nft", "-f", "-"], ns=cmts, input=(
-                    "table ip hfemu {\n  chain plantloss {\n    type filter hook forward priority 0;\n"
-                    f"    numgen random mod 1000000 < {per_million} drop\n  }}\n}}\n"))
-            elif caps.iptables:
-                netns.run(["iptables", "-A", "FORWARD", "-m", "statistic", "--mode", "random",
-                           "--probability", f"{imp.loss:.6f}", "-j", "DROP"], ns=cmts)
-            else:
-                dl_loss = imp.loss
-        if not imp.rtt and not dl_loss:
+        if method == "nft-numgen":
+            per_million = round(imp.loss * 1_000_000)
+            netns.run(["nft", "-f", "-"], ns=cmts, input=(
+                "table ip hfemu {\n  chain plantloss {\n    type filter hook forward priority 0;\n"
+                f"    numgen random mod 1000000 < {per_million} drop\n  }}\n}}\n"))
+        elif method == "iptables-statistic":
+            netns.run(["iptables", "-A", "FORWARD", "-m", "statistic", "--mode", "random",
+                       "--probability", f"{imp.loss:.6f}", "-j", "DROP"], ns=cmts)
+        line_delay = 0.0 if caps.netem else imp.rtt / 2
+        line_loss = imp.loss if method == "tun-delayline" else 0.0
+        if not line_delay and not line_loss:
             return
         if not caps.tun:
             raise EmuError("no netem qdisc and no /dev/net/tun: cannot add delay or loss on this kernel")
-        self._delay_line(imp.rtt / 2, dl_loss, imp.seed)
+        self._delay_line(line_delay, line_loss, imp.seed)
 
     def _delay_line(self, one_way: float, loss: float, seed: int | None) -> None:
         cm = self.ns("cm")
@@ -193,22 +198,54 @@ class Lab:
         return proc.pid
 
     # -- queues -----------------------------------------------------------------------------
-    def apply(self, plans: list[QueuePlan], save: bool = True) -> None:
-        """Install one queue per direction (the first flow of each), replacing what was there."""
+    def apply(self, plans: list[QueuePlan], classifiers: Sequence[Classifier] = (), save: bool = True) -> list[str]:
+        """Install every flow's queue and the classifiers that steer into them; replaces what was there.
+
+        Per direction: an ``htb`` root (handle 1:) with one class per service flow in plan
+        order (class 1:1 is the primary flow and htb's default, so unclassified traffic goes
+        there), each the flow's own token bucket and byte-limited queue (``QueuePlan.tc_args``),
+        and ``u32`` filters from the classifiers in rule order (``classify.steer``). The
+        classes sit side by side under the root, so each is held to its own rate. Returns why
+        flows or classifiers were not installed.
+        """
         cm = self.ns("cm")
-        seen = set()
+        by_direction: dict[str, list[QueuePlan]] = {}
         for p in plans:
-            if p.direction in seen:
-                continue  # secondary flows need classifiers; the primary flow carries all traffic
-            seen.add(p.direction)
-            netns.run(p.tc_args(DEV[p.direction]), ns=cm)
-            self.queues[p.direction] = {"rate_bps": p.rate_bps, "burst": p.burst, "peak_bps": p.peak_bps,
-                                        "buffer": p.buffer, "dev": DEV[p.direction]}
+            by_direction.setdefault(p.direction, []).append(p)
+        refused: list[str] = []
+        for direction, flows in by_direction.items():
+            for p in flows[MAX_FLOWS:]:
+                refused.append(f"service flow {p.flow.path or direction}: more than {MAX_FLOWS} {direction} "
+                               "flows; not installed")
+            del flows[MAX_FLOWS:]
+        steering, why = classify.steer({d: [p.flow for p in f] for d, f in by_direction.items()}, list(classifiers))
+        refused += why
+        for direction, flows in by_direction.items():
+            dev = DEV[direction]
+            self.clear(direction)  # start clean: a replaced root would keep its old classes and filters
+            netns.run(["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"], ns=cm)
+            for band, p in enumerate(flows):
+                for argv in p.tc_args(dev, classid=_classid(band), handle=f"{band + 10:x}:"):
+                    netns.run(argv, ns=cm)
+            filters = []
+            for s in (s for s in steering if s.classifier.direction == direction):
+                for m in s.matches:
+                    netns.run(["tc", "filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio",
+                               str(s.prio), "u32", *m, "flowid", _classid(s.band)], ns=cm)
+                filters.append({"classifier": s.classifier.path, "prio": s.prio, "flowid": _classid(s.band),
+                                "u32_filters": len(s.matches)})
+            bands = [{"ref": p.flow.ref, "path": p.flow.path, "classid": _classid(band), "rate_bps": p.rate_bps,
+                      "burst": p.burst, "peak_bps": p.peak_bps, "buffer": p.buffer} for band, p in enumerate(flows)]
+            primary = bands[0]
+            self.queues[direction] = {"rate_bps": primary["rate_bps"], "burst": primary["burst"],
+                                      "peak_bps": primary["peak_bps"], "buffer": primary["buffer"], "dev": dev,
+                                      "flows": bands, "filters": filters}
         for direction in ("upstream", "downstream"):
-            if direction not in seen:
+            if direction not in by_direction:
                 self.clear(direction)
         if save:
             self.save()
+        return refused
 
     def clear(self, direction: str) -> None:
         netns.run(["tc", "qdisc", "del", "dev", DEV[direction], "root"], ns=self.ns("cm"), check=False)
@@ -280,9 +317,13 @@ class Lab:
 
 
 def up(rtt: float = 0.0, loss: float = 0.0, seed: int | None = None, name: str | None = None,
-       prefix: str = PREFIX) -> Lab:
-    """Build a new lab with a fresh unique name; the caller owns it (``lab.down()``)."""
-    lab = Lab(name=name or f"{prefix}{secrets.token_hex(3)}", impairments=Impairments(rtt, loss, seed))
+       prefix: str = PREFIX, loss_method: str | None = None) -> Lab:
+    """Build a new lab with a fresh unique name; the caller owns it (``lab.down()``).
+
+    ``loss_method`` forces how random loss is made (one of ``caps.LOSS_METHODS``); by default
+    the first the host offers, in that order.
+    """
+    lab = Lab(name=name or f"{prefix}{secrets.token_hex(3)}", impairments=Impairments(rtt, loss, seed, loss_method))
     if any(netns.exists(lab.ns(n)) for n in NODES):
         raise EmuError(f"an emulated modem named {lab.name} already exists")
     lab.build()
@@ -337,6 +378,10 @@ def _kill(pid: int, grace: float = 2.0) -> None:
         os.waitpid(pid, 0)
     except (ProcessLookupError, ChildProcessError):
         pass
+
+
+def _classid(band: int) -> str:
+    return f"1:{band + 1:x}"  # tc minors are hex
 
 
 def require_root() -> None:

@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from hfcprov.config import encode, parse_text
-from hfcprov.emu import netns
 from hfcprov.emu.topology import ADDR
 from hfcprov.flows import service_flows
+from tests.emu import tcview
 
 pytestmark = pytest.mark.root
 
@@ -48,7 +48,9 @@ def snmp(lab, action="get"):
 
 
 def qdisc(lab, dev):
-    return json.loads(netns.run(["tc", "-j", "qdisc", "show", "dev", dev], ns=lab.ns("cm")))[0]
+    """The primary flow's class as the kernel has it: root kind, class rate (bit/s), leaf queue."""
+    return {"root": tcview.qdiscs(lab, dev)[0]["kind"], "rate": tcview.classes(lab, dev).get("1:1", {}).get("rate"),
+            "leaf": tcview.leaf(lab, dev, "1:1")}
 
 
 def test_modem_boots_from_a_file_hfcprov_built_and_applies_and_reports_its_values(lab_factory, tmp_path):
@@ -64,8 +66,9 @@ def test_modem_boots_from_a_file_hfcprov_built_and_applies_and_reports_its_value
     for direction, dev in (("upstream", "rf"), ("downstream", "lan")):
         q = qdisc(lab, dev)
         f = file_flows[direction]
-        assert q["kind"] == "tbf"
-        assert q["options"]["rate"] * 8 == f.max_sustained_rate
+        assert q["root"] == "htb" and q["leaf"]["kind"] == "bfifo"
+        assert q["rate"] == f.max_sustained_rate
+        assert q["leaf"]["options"]["limit"] == f.buffer.target
         assert applied["queues"][direction]["buffer"] == f.buffer.target
     tftp_log = (lab.state_dir / "tftp.log").read_text()
     assert "gold.cm" in tftp_log
@@ -80,13 +83,13 @@ def test_reset_refetches_and_reapplies_a_changed_file(lab_factory, tmp_path):
     (tmp_path / "m.cm").write_bytes(encode(parse_text(CONFIG)))
     lab = lab_factory()
     lab.boot(tmp_path, "m.cm")
-    assert qdisc(lab, "rf")["options"]["rate"] * 8 == 2_000_000
+    assert qdisc(lab, "rf")["rate"] == 2_000_000
     # the operator changes the file, then resets the modem over SNMP
     (tmp_path / "m.cm").write_bytes(encode(parse_text(CONFIG.replace("MaxRateSustained 2000000", "MaxRateSustained 4000000"))))
     snmp(lab, "reset")
     applied = lab.wait_boot(2, timeout=30)
     assert applied["boots"] == 2 and applied["status"] == "operational"
-    assert qdisc(lab, "rf")["options"]["rate"] * 8 == 4_000_000
+    assert qdisc(lab, "rf")["rate"] == 4_000_000
     from hfcprov.snmp import oids
 
     assert snmp(lab)[oids.RESET_NOW] == 2
@@ -100,7 +103,7 @@ def test_flow_the_modem_cannot_honour_is_refused_and_logged(lab_factory, tmp_pat
     assert len(applied["rejected"]) == 1 and "MinimumBuffer 4000000" in applied["rejected"][0]
     assert "downstream" not in applied["queues"] and "upstream" in applied["queues"]
     assert "MinimumBuffer 4000000" in (lab.state_dir / "modem.log").read_text()
-    assert qdisc(lab, "lan")["kind"] != "tbf"
+    assert qdisc(lab, "lan")["root"] != "htb"
 
 
 def test_corrupt_file_fails_the_boot_with_the_reason(lab_factory, tmp_path):

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hfcprov.emu.shaping import FRAME, FlowRejected, ModemModel, plan
+from hfcprov.emu.shaping import FRAME, NO_LIMIT, FlowRejected, ModemModel, plan
 from hfcprov.flows import BufferControl, ServiceFlow
 
 MODEL = ModemModel(max_buffer=256 * 1024, default_buffer=48 * 1024)
@@ -14,14 +14,20 @@ def flow(**buf):
     return ServiceFlow(direction="upstream", ref=1, max_sustained_rate=2e6, path="24[0]", buffer=BufferControl(**buf))
 
 
-def test_target_buffer_becomes_tbf_byte_limit():
+def test_flow_becomes_an_htb_class_with_its_rate_and_burst_and_a_bfifo_of_its_target_buffer():
     p = plan(flow(target=16384), MODEL)
-    args = p.tc_args("rf")
-    assert args[:8] == ["tc", "qdisc", "replace", "dev", "rf", "root", "handle", "1:"]
-    assert args[8] == "tbf"
-    assert args[args.index("limit") + 1] == "16384"
-    assert args[args.index("rate") + 1] == "2000000bit"
+    klass, leaf = p.tc_args("rf", classid="1:2", handle="11:")
+    assert klass[:10] == ["tc", "class", "replace", "dev", "rf", "parent", "1:", "classid", "1:2", "htb"]
+    assert klass[klass.index("rate") + 1] == klass[klass.index("ceil") + 1] == "2000000bit"
+    assert klass[klass.index("burst") + 1] == klass[klass.index("cburst") + 1] == "3044"
+    assert leaf == ["tc", "qdisc", "replace", "dev", "rf", "parent", "1:2", "handle", "11:", "bfifo", "limit", "16384"]
     assert p.buffer == 16384
+
+
+def test_peak_rate_caps_the_leaf_with_a_one_frame_bucket():
+    f = ServiceFlow(direction="upstream", max_sustained_rate=2e6, peak_rate=5e6, buffer=BufferControl(target=9000))
+    _, leaf = plan(f, MODEL).tc_args("rf")
+    assert leaf[9:] == ["tbf", "rate", "5000000bit", "burst", str(FRAME + 64), "limit", "9000"]
 
 
 def test_no_buffer_control_gets_the_modem_default():
@@ -44,7 +50,9 @@ def test_minimum_above_what_the_modem_supports_rejects_the_flow_with_the_reason(
 def test_rate_zero_means_no_rate_limit_only_a_byte_queue():
     p = plan(ServiceFlow(direction="downstream", max_sustained_rate=0, buffer=BufferControl(target=30000)), MODEL)
     assert p.rate_bps is None
-    assert p.tc_args("lan")[8:] == ["bfifo", "limit", "30000"]
+    klass, leaf = p.tc_args("lan")
+    assert klass[klass.index("rate") + 1] == NO_LIMIT
+    assert leaf[9:] == ["bfifo", "limit", "30000"]
 
 
 @given(st.one_of(st.none(), st.integers(0, 4 << 20)), st.one_of(st.none(), st.integers(0, 4 << 20)),
