@@ -222,3 +222,13 @@ def test_template_for_picks_the_tier_file_and_names_the_tiers_it_has(tmp_path):
     with pytest.raises(BuildError, match="no tier"):
         template_for({"mac": "001122334455"})
     assert _template_for is template_for  # the older private name still works
+
+
+def test_rows_rendering_the_same_text_get_the_same_file_and_others_their_own(tmp_path):
+    inv = write(tmp_path / "m.csv", "mac,tier,us_rate\n000000000001,res-50x5,5M\n000000000002,res-50x5,5M\n"
+                                    "000000000003,res-50x5,6M\n")
+    out = tmp_path / "out"
+    assert build(inv, out, secret=SECRET).built == 3
+    one, two, three = ((out / f"00000000000{i}.cm").read_bytes() for i in (1, 2, 3))
+    assert one == two and one != three
+    assert [f.max_sustained_rate for f in flows_by_dir(three)[0]] == [6_000_000]
