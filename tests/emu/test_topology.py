@@ -84,3 +84,35 @@ def test_random_loss_drops_about_the_stated_fraction_each_way(lab_factory):
     # a probe survives when neither the request nor the reply is dropped: 1 - 0.8^2 = 0.36
     assert r.latency_idle.sent >= 250
     assert 0.26 < r.latency_idle.loss < 0.46, r.latency_idle
+
+
+def test_iptables_loss_fallback_drops_about_the_stated_fraction(lab_factory):
+    """Forced past netem and nft (nft stays the default where present): iptables' statistic match."""
+    from hfcprov.emu.measure import measure
+    from hfcprov.probe.run import ProbeSpec
+    from tests.support import require_tool
+
+    require_tool("iptables", "iptables")
+    lab = lab_factory(loss=0.2, seed=7, loss_method="iptables-statistic")
+    if "iptables-statistic" not in lab.caps.loss_methods():
+        pytest.skip("the kernel has no statistic match for iptables")
+    rules = netns.run(["iptables", "-S", "FORWARD"], ns=lab.ns("cmts"))
+    assert "-m statistic --mode random --probability 0.2" in rules
+    assert "hfemu" not in netns.run(["nft", "list", "ruleset"], ns=lab.ns("cmts"), check=False)
+    r = measure(lab, ProbeSpec(target=None, flows=0, duration=0.1, warmup=0, idle=3.0, rate=100))
+    assert r.latency_idle.sent >= 250
+    assert 0.26 < r.latency_idle.loss < 0.46, r.latency_idle  # 1 - 0.8^2 = 0.36 per round trip
+
+
+def test_default_loss_method_is_the_best_the_host_offers_and_a_missing_forced_one_is_one_error():
+    from hfcprov.emu.caps import Capabilities
+
+    assert Capabilities(netem=False, tun=True, nft=True, iptables=True).loss_method == "nft-numgen"
+    assert Capabilities(netem=False, tun=True, nft=False, iptables=True).loss_method == "iptables-statistic"
+    assert Capabilities(netem=True, tun=True, nft=True, iptables=True).loss_method == "netem"
+    lab = topology.Lab(name="hfemu-nobuild", impairments=topology.Impairments(loss=0.1, loss_method="iptables-statistic"),
+                       caps=Capabilities(netem=False, tun=True, nft=True, iptables=False))
+    with pytest.raises(topology.EmuError) as err:
+        lab._impair()  # refused before any command runs
+    assert str(err.value) == ("loss method iptables-statistic is not available here "
+                              "(this host offers: nft-numgen, tun-delayline)")
