@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,17 +135,32 @@ class _Inline:
         return futures
 
 
+def _worker_ignores_ctrl_c():
+    # A terminal's Ctrl-C reaches the whole process group; only the runner handles it, so the
+    # workers do not each print a KeyboardInterrupt traceback. The runner stops them below.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class _Pool:
     def __init__(self, jobs: int):
         self.slots = jobs
-        self.pool = cf.ProcessPoolExecutor(max_workers=jobs)
+        self.pool = cf.ProcessPoolExecutor(max_workers=jobs, initializer=_worker_ignores_ctrl_c)
 
     def __enter__(self):
         return self
 
     def __exit__(self, exc_type, *exc):
-        # On Ctrl-C do not wait for running points: they are 'running' in the store and rerun on resume.
-        self.pool.shutdown(wait=exc_type is None, cancel_futures=True)
+        if exc_type is None:
+            self.pool.shutdown(wait=True)
+            return False
+        # Ctrl-C (or an error): do not wait for running points; they are 'running' in the store
+        # and run again on resume. Stop the workers now rather than let them finish unseen.
+        workers = list((self.pool._processes or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.join(5)
         return False
 
     def describe(self) -> dict:

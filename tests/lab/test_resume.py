@@ -20,7 +20,7 @@ SPEC = """
       buffer: [16KiB, 32KiB, 64KiB, 128KiB, 256KiB]
       rtt: [40ms, 100ms]
       congestion_control: newreno
-    traffic: {duration: 60s, warmup: 5s}
+    traffic: {duration: 150s, warmup: 5s}  # slow enough that a quiet machine cannot finish before the kill
     repetitions: 1
     jobs: 2
 """
