@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from hfcprov.emu.caps import LOSS_METHODS
 from hfcprov.units import format_bytes, format_duration, format_rate, parse_duration
 
 
@@ -19,6 +20,8 @@ def emu():
 @click.option("--rtt", default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
 @click.option("--loss", default=0.0, show_default=True, help="Random loss per direction, as a fraction.")
 @click.option("--seed", type=int, default=None, help="Seed of the random loss.")
+@click.option("--loss-method", type=click.Choice(LOSS_METHODS), default=None,
+              help="Force how loss is made (default: the first this host offers, in this order).")
 @click.option("--config", "config", type=click.Path(exists=True, dir_okay=False),
               help="Config file (binary .cm, text, YAML or JSON) the modem boots from over TFTP.")
 @click.option("--tftp-root", type=click.Path(exists=True, file_okay=False),
@@ -27,13 +30,13 @@ def emu():
 @click.option("--dynamic", type=click.Path(exists=True, dir_okay=False), help="Dynamic TFTP provider YAML.")
 @click.option("--prefix", default="hfemu-", show_default=True, help="Name prefix of the lab's namespaces.")
 @click.option("--json", "as_json", is_flag=True, help="Print the lab as JSON.")
-def up(rtt, loss, seed, config, tftp_root, filename, dynamic, prefix, as_json):
+def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, as_json):
     """Build a lab; with --config/--tftp-root the modem boots from its file over TFTP."""
     from hfcprov.emu import topology
 
     if tftp_root and not filename:
         raise click.UsageError("--tftp-root needs --file (the name the modem requests)")
-    lab = topology.up(rtt=parse_duration(rtt), loss=float(loss), seed=seed, prefix=prefix)
+    lab = topology.up(rtt=parse_duration(rtt), loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method)
     applied = None
     try:
         if config:
@@ -97,15 +100,19 @@ def _show(lab, applied, as_json):
     queues = (applied or {}).get("queues") or lab.queues
     if as_json:
         click.echo(json.dumps({"name": lab.name, "namespaces": {n: lab.ns(n) for n in ("cpe", "cm", "cmts", "srv")},
-                               "methods": lab.caps.describe() if lab.caps else None,
+                               "methods": lab.caps.describe(lab.impairments.loss_method) if lab.caps else None,
                                "impairments": vars(lab.impairments), "queues": queues, "modem": applied}, default=str))
         return
     imp = lab.impairments
-    click.echo(f"{lab.name}: {lab.caps.describe() if lab.caps else 'unknown methods'}; "
+    click.echo(f"{lab.name}: {lab.caps.describe(lab.impairments.loss_method) if lab.caps else 'unknown methods'}; "
                f"rtt +{format_duration(imp.rtt)}, loss {imp.loss:g}")
     for direction, q in sorted(queues.items()):
-        rate = format_rate(q["rate_bps"]) if q.get("rate_bps") else "no rate limit"
-        click.echo(f"  {direction}: {rate}, buffer {format_bytes(q['buffer'])}, burst {q['burst']} B")
+        for f in q.get("flows") or [q]:  # a state file from before classifiers has the primary only
+            rate = format_rate(f["rate_bps"]) if f.get("rate_bps") else "no rate limit"
+            which = f" flow {f.get('path') or f.get('ref')} ({f['classid']})" if "classid" in f else ""
+            click.echo(f"  {direction}{which}: {rate}, buffer {format_bytes(f['buffer'])}, burst {f['burst']} B")
+        for c in q.get("filters", []):
+            click.echo(f"  {direction} classifier {c['classifier']} -> {c['flowid']} (tc prio {c['prio']})")
     if applied:
         click.echo(f"  modem: {applied.get('status')}, file {applied.get('config_file')}, boots {applied.get('boots')}")
         for reason in applied.get("rejected", []):

@@ -44,8 +44,9 @@ class Capabilities:
     def loss_method(self) -> str:
         return next(iter(self.loss_methods()), "none")
 
-    def describe(self) -> str:
-        return f"delay: {self.delay_method}, loss: {self.loss_method}"
+    def describe(self, loss_method: str | None = None) -> str:
+        """The methods in use; ``loss_method`` is a forced one (``Impairments.loss_method``)."""
+        return f"delay: {self.delay_method}, loss: {loss_method or self.loss_method}"
 
 
 def detect(scratch_ns: str) -> Capabilities:
