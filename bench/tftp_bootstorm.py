@@ -156,16 +156,23 @@ def main(argv=None) -> int:
     ap.add_argument("--atftpd", default=shutil.which("atftpd") or os.environ.get("ATFTPD") or
                     ("/opt/atftpd-x/usr/sbin/atftpd" if Path("/opt/atftpd-x/usr/sbin/atftpd").exists() else None))
     ap.add_argument("--cold", action="store_true", help="also dynamic files on a fresh server (nothing rendered yet)")
+    ap.add_argument("--cold-only", action="store_true",
+                    help="hfcprov static vs dynamic on a fresh server only (no warmed server, no C peers)")
+    ap.add_argument("--arrival", nargs="+", choices=("burst", "staggered"), default=["burst", "staggered"])
     args = ap.parse_args(argv)
     raise_fd_limit(65536)
-    servers = [("hfcprov", "static"), ("hfcprov", "dynamic")]
-    if args.cold:
+    servers = [("hfcprov", "static")] + ([] if args.cold_only else [("hfcprov", "dynamic")])
+    if args.cold or args.cold_only:
         servers.append(("hfcprov", "dyn-cold"))
-    if shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
+    if args.cold_only:
+        pass
+    elif shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
         servers.append(("tftpd-hpa", "static"))
     else:
         print("# tftpd-hpa (in.tftpd) not found: skipped", file=sys.stderr)
-    if args.atftpd:
+    if args.cold_only:
+        pass
+    elif args.atftpd:
         servers.append(("atftpd", "static"))
     else:
         print("# atftpd not found: skipped (see --atftpd)", file=sys.stderr)
@@ -182,14 +189,16 @@ def main(argv=None) -> int:
         all_names = sorted(p.name for p in root.glob("*.cm"))
         # Dynamic files in steady state: one server, started with --warm, measured once every modem's
         # tree is rendered (a headend server outlives a node's power outage). --cold shows a fresh one.
-        warm_port = free_port()
-        t0 = time.perf_counter()
-        warm_server = start_server("hfcprov", tmp / "site" / "empty", dyn, warm_port, nmax, None, tmp, "--warm")
-        wait_for_event(tmp / f"hfcprov-{warm_port}.jsonl", "warm", timeout=1800)
-        print(f"# dynamic server warmed ({nmax} modems) in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+        warm_port, warm_server = None, None
+        if not args.cold_only:
+            warm_port = free_port()
+            t0 = time.perf_counter()
+            warm_server = start_server("hfcprov", tmp / "site" / "empty", dyn, warm_port, nmax, None, tmp, "--warm")
+            wait_for_event(tmp / f"hfcprov-{warm_port}.jsonl", "warm", timeout=1800)
+            print(f"# dynamic server warmed ({nmax} modems) in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
         for n in args.n:
             names = all_names[:n]
-            for pattern in ("burst", "staggered"):
+            for pattern in args.arrival:
                 for kind, files in servers:
                     runs = []
                     for _ in range(args.repeats):
@@ -208,7 +217,8 @@ def main(argv=None) -> int:
                     rows.append((n, pattern, kind, files, med))
                     print(f"# n={n} {pattern} {kind} {files}: {med['rate']:.0f}/s fail={med['failures']:.0f}",
                           file=sys.stderr)
-        stop_server(warm_server)
+        if warm_server is not None:
+            stop_server(warm_server)
     print_table(rows)
     return 0
 
@@ -232,9 +242,10 @@ def print_table(rows) -> None:
               f"{m['retransmits']:>6.0f} {m['p50'] * 1e3:>8.1f} {m['p99'] * 1e3:>8.1f} {m['drops']:>6.0f} {ratio:>9}")
     for n in sorted({r[0] for r in rows}):
         st = [r[4]["rate"] for r in rows if r[0] == n and r[1] == "burst" and r[2] == "hfcprov" and r[3] == "static"]
-        dy = [r[4]["rate"] for r in rows if r[0] == n and r[1] == "burst" and r[2] == "hfcprov" and r[3] == "dynamic"]
-        if st and dy and st[0]:
-            print(f"# n={n} burst: dynamic/static rate = {dy[0] / st[0]:.2f}")
+        for files in ("dynamic", "dyn-cold"):
+            dy = [r[4]["rate"] for r in rows if r[0] == n and r[1] == "burst" and r[2] == "hfcprov" and r[3] == files]
+            if st and dy and st[0]:
+                print(f"# n={n} burst: {files}/static rate = {dy[0] / st[0]:.2f}")
 
 
 if __name__ == "__main__":

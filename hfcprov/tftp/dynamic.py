@@ -10,13 +10,14 @@ DOCSIS provisioning server does.
 A cold boot storm (a fresh server, a whole node rebooting) must not depend on a
 pre-warmed cache, so the expensive part is shared and taken off the GIL:
 
-- the template is rendered per modem (cheap), but parsing and encoding happen once
-  per distinct rendered text: modems of one tier with the same overrides share one
-  encoded body, and only TLV 19/20 and the MICs differ between them;
-- a modem whose text is already being built waits for that build instead of
+- a file is rendered, parsed and encoded once per (template, values of the variables
+  the template reads, found by jinja2's static analysis): modems of one tier with the
+  same overrides share one encoded body, only TLV 19/20 and the MICs differ;
+- a modem whose file is already being built waits for that build instead of
   starting a second one;
-- parsing and encoding run in a process pool (``processes``, default one per core),
-  so the server's loop keeps draining the listening socket while both cores build.
+- builds run in a process pool (``processes``, default one per core, shared by every
+  builder in the process), so the server's loop keeps draining the listening socket
+  while both cores build.
 
 The YAML file that configures it::
 
@@ -97,8 +98,11 @@ class ConfigFileBuilder:
         if processes:
             _worker_pool(processes)  # started now, so the first modem of a cold storm does not wait for it
         self._cache: dict[str, StampedFile] = {}  # mac -> its file, ready for TLV 19/20
-        self._shared: dict[str, StampedFile] = {}  # sha256 of the rendered text -> file, shared by modems
-        self._pending: dict[str, concurrent.futures.Future] = {}  # sha256 -> the build in progress
+        self._shared: dict[tuple, StampedFile] = {}  # (template, the row's values it reads) -> shared file
+        self._pending: dict[tuple, concurrent.futures.Future] = {}  # same key -> the build in progress
+        self._reads: dict[Path, frozenset | None] = {}  # template -> the variables it reads (None: cannot tell)
+        self._patch_ok: dict[Path, bool] = {}  # template -> whether its files can be patched (see StampedFile)
+        self._generation = 0  # bumped when a file changes, so a build started before is not shared after
         self.builds = 0  # parse + encode runs (distinct texts built), for tests and logs
         self._reload(force=True)  # a bad inventory is reported at start, not at the first modem
 
@@ -128,18 +132,14 @@ class ConfigFileBuilder:
         return done
 
     def _stamped(self, row: dict) -> StampedFile:
-        from hfcprov.build import render_text
-        from hfcprov.build.bulk import (
-            _template_for,  # the bulk build's tier -> template rule
-        )
+        from hfcprov.build import template_for  # the bulk build's tier -> template rule
 
         mac = row["mac"]
         cached = self._cache.get(mac)
         if cached is not None:
             return cached
-        path = _template_for(row, self.templates)
-        text = render_text(path, row)
-        key = hashlib.sha256(text.encode()).hexdigest()
+        path = template_for(row, self.templates)
+        key = self._key(path, row)
         with self._lock:
             stamped = self._shared.get(key)
             owner = False
@@ -152,7 +152,7 @@ class ConfigFileBuilder:
             stamped = pending.result()
         elif stamped is None:
             try:
-                stamped = self._build(text, f"{path.name} rendered for {mac}")
+                stamped = self._build(path, row)
             except BaseException as err:
                 with self._lock:
                     self._pending.pop(key, None)
@@ -168,16 +168,30 @@ class ConfigFileBuilder:
         self._cache[mac] = stamped
         return stamped
 
-    def _build(self, text: str, source: str) -> StampedFile:
-        args = (text, source, self._secret, self.timestamp, self.modem_address)
+    def _key(self, path: Path, row: dict) -> tuple:
+        """Rows equal on the variables the template reads render the same text: they share one build."""
+        if path not in self._reads:
+            self._reads[path] = _template_reads(path)
+        names = self._reads[path]
+        items = row.items() if names is None else ((k, row.get(k)) for k in names)
+        # None counts as not given (render_text's rule); repr keeps 2 and "2" apart
+        return (self._generation, str(path), tuple(sorted((k, repr(v)) for k, v in items if v is not None)))
+
+    def _build(self, path: Path, row: dict) -> StampedFile:
+        checked = self._patch_ok.get(path)
+        args = (str(path), row, self._secret, self.timestamp, self.modem_address, checked)
         if not self.processes:
-            return _prepare(*args)
-        pool = _worker_pool(self.processes)
-        try:
-            return pool.submit(_prepare, *args).result()
-        except concurrent.futures.process.BrokenProcessPool:
-            _drop_pool(pool)  # a worker died (OOM killer...): the next build starts a fresh pool
-            raise
+            stamped = _prepare(*args)
+        else:
+            pool = _worker_pool(self.processes)
+            try:
+                stamped = pool.submit(_prepare, *args).result()
+            except concurrent.futures.process.BrokenProcessPool:
+                _drop_pool(pool)  # a worker died (OOM killer...): the next build starts a fresh pool
+                raise
+        if checked is None and stamped.checked:
+            self._patch_ok[path] = stamped.fast
+        return stamped
 
     def _reload(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -189,7 +203,8 @@ class ConfigFileBuilder:
             stamp = _stamp(self.inventory, self.templates)
             if stamp != self._stamp:
                 self._rows = self._index()
-                self._cache = {}  # rows may have changed; shared files are keyed by their text and stay
+                self._cache, self._shared, self._reads, self._patch_ok = {}, {}, {}, {}
+                self._generation += 1
                 self._stamp = stamp
             self._checked = now
 
@@ -223,17 +238,26 @@ class StampedFile:
     afford that per request. The file is encoded once by the codec with placeholder
     values; a request patches the two fixed-size values in place and recomputes the CM
     MIC (MD5 of what precedes TLV 6) and the CMTS MIC (the codec's ``cmts_mic``). The
-    patch is checked once against a full ``encode`` with other values; if it ever
-    differed (an unusual layout), every request takes the full encode instead.
+    patch is checked against a full ``encode`` with other values; if it differed (an
+    unusual layout), every request takes the full encode instead. ``patch_ok``: that
+    check's outcome for an earlier file of the same template (None: check this one);
+    the check is a third of a build's cost, and the codec lays out TLV 19/20 and the
+    MICs by their codes, not by the values around them, so one file per template tells.
     """
 
-    def __init__(self, tree, secret: bytes | None, timestamp: bool, modem_address: bool):
+    def __init__(self, tree, secret: bytes | None, timestamp: bool, modem_address: bool,
+                 patch_ok: bool | None = None):
         self.tree = tree
         self.secret = secret
         self.stamp19 = timestamp
         self.stamp20 = modem_address
         self.data = bytearray(self._encode(0, "0.0.0.0"))
-        self.fast = self._index() and self._patch(1_234_567, "192.0.2.77") == self._encode(1_234_567, "192.0.2.77")
+        plain = self._index()  # this file's own layout: each of TLV 6/7/19/20 once, where expected
+        self.checked = plain and patch_ok is None  # the patch was compared with a full encode here
+        if self.checked:
+            self.fast = self._patch(1_234_567, "192.0.2.77") == self._encode(1_234_567, "192.0.2.77")
+        else:
+            self.fast = plain and bool(patch_ok)
 
     def __getstate__(self):  # sent back from a worker process: the tree is only needed when not fast
         state = dict(self.__dict__)
@@ -296,11 +320,45 @@ class StampedFile:
         return bytes(out)
 
 
-def _prepare(text: str, source: str, secret: bytes | None, timestamp: bool, modem_address: bool) -> StampedFile:
-    """Parse a rendered config and encode it ready for stamping (runs in a worker process)."""
-    from hfcprov.config import parse_text
+def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool,
+             patch_ok: bool | None = None) -> StampedFile:
+    """Render, parse and encode one config ready for stamping (runs in a worker process)."""
+    from hfcprov.build import render_tree
 
-    return StampedFile(parse_text(text, source=source), secret, timestamp, modem_address)
+    return StampedFile(render_tree(template, row), secret, timestamp, modem_address, patch_ok)
+
+
+def _template_reads(path: Path) -> frozenset | None:
+    """Names a template and everything it includes or imports read from the row; None if it cannot be told.
+
+    Static: jinja2's undeclared names of each template (a dynamic include, or a syntax error that the
+    render will report, gives None, and that template's modems are keyed by their whole row).
+    """
+    import jinja2
+    import jinja2.meta
+
+    from hfcprov.build.templates import environment
+
+    env = environment(str(path.parent))
+    names: set[str] = set()
+    seen: set[str] = set()
+    todo = [path.name]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            source, filename, _ = env.loader.get_source(env, name)
+            ast = env.parse(source, name, filename)
+        except jinja2.TemplateError:
+            return None
+        names |= jinja2.meta.find_undeclared_variables(ast)
+        refs = list(jinja2.meta.find_referenced_templates(ast))
+        if None in refs:
+            return None
+        todo.extend(refs)
+    return frozenset(names)
 
 
 _POOL: concurrent.futures.ProcessPoolExecutor | None = None

@@ -107,6 +107,21 @@ def test_cold_burst_through_worker_processes(tiers):
     assert got[37].data == encode(tree, None)  # built in a worker, byte for byte the codec's file
 
 
+def test_modems_share_a_build_only_when_the_template_cannot_tell_them_apart(tiers):
+    """A template that reads the MAC gets one build per modem; one that does not, one per tier."""
+    (tiers / "permac.j2").write_text('Main {\n{% include "_common.j2" %}\n  CpeMacAddress {{ mac|mac_colon }};\n}\n')
+    (tiers / "dyninc.j2").write_text('Main {\n{% include inc %}\n}\n')  # cannot be analysed: keyed by row
+    inv = tiers.parent / "inventory.csv"
+    inv.write_text("mac,tier,inc,ip\n" + "".join(
+        f"{_mac(i)},{tier},_common.j2,10.0.0.{i}\n" for i, tier in enumerate(["permac"] * 3 + ["res-50x5"] * 3
+                                                                             + ["dyninc"] * 2)))
+    builder = ConfigFileBuilder(inv, tiers, processes=0, timestamp=False)
+    files = [builder(_name(i), "10.9.9.9") for i in range(8)]
+    assert builder.builds == 3 + 1 + 2
+    assert [decode(f).find("14")[0].value for f in files[:3]] == [_mac(i) for i in range(3)]
+    assert files[3] == files[4] == files[5]
+
+
 def test_parse_error_in_a_worker_process_is_one_line_for_that_modem(tiers):
     inv = tiers.parent / "inventory.csv"
     inv.write_text(f"mac,tier\n{_mac(1)},bogus\n{_mac(2)},res-50x5\n")
@@ -145,3 +160,13 @@ def test_resent_rrq_while_building_joins_the_pending_build(tiers, slow_builds):
         wait_idle(srv)
     assert builder.builds == 1
     assert [r["result"] for r in records(log.getvalue())] == ["ok"]
+
+
+def test_a_template_whose_patch_failed_its_check_sends_full_encodes(tiers):
+    """The check's outcome for a template's first file rules its later files: False means full encodes."""
+    from hfcprov.tftp.dynamic import StampedFile
+
+    tree = render_tree(tiers / "res-50x5.j2", {"mac": "001095000001"})
+    slow, trusted = StampedFile(tree, b"s", True, True, patch_ok=False), StampedFile(tree, b"s", True, True, True)
+    assert not slow.fast and not slow.checked and trusted.fast and not trusted.checked
+    assert slow.build(77, "10.1.2.3") == trusted.build(77, "10.1.2.3") == slow._encode(77, "10.1.2.3")
