@@ -30,7 +30,9 @@ Link (one direction of one hop) -- link.Link is the token-bucket + drop-tail imp
     it calls ``sink.receive(pkt)`` at the far end after queueing, shaping, serialisation,
     plant loss and propagation. A request-grant MAC (issue 7) is another class with the
     same surface, registered in ``run.LINKS[name] = "module:factory"`` where
-    ``factory(engine, scenario, sink, loss) -> link``; ``Scenario.mac = name`` selects it.
+    ``factory(engine, scenario, sink, loss) -> link``; ``Scenario.mac = name`` selects it
+    (``Scenario.mac_params`` its parameters); ``run.REVERSE_LINKS`` / ``Scenario.reverse_mac``
+    (``reverse_mac_params``) do the same for the ACK direction.
     TCP only ever calls ``link.send``, so it is untouched by the MAC.
 
 loss: ``NoLoss``, ``Bernoulli(rate, rng)``, ``GilbertElliott(rate, burst, rng)``; ``lost() -> bool``.
@@ -50,7 +52,9 @@ tcp.TcpSender / tcp.TcpReceiver
 
 Traffic (run.py): ``FlowSpec(start, size|None, variant)`` bulk flows; ``ProbeSource``
     ping-like probes at ``Scenario.probe_rate``, filed idle/loaded by flow activity.
-    A VoIP source (issue 7) is one more endpoint pair on the hosts.
+    ``Scenario.voice`` (``VoiceSpec``) adds a call as one more endpoint pair on the hosts
+    (``voip.VoiceCall``); ``RunResult.mos`` scores it. ``TcpSender.supply(n)`` limits a
+    sender to the first ``n`` segments (a relay forwarding what it has received).
 
 run.Network builds all of the above for one scenario; ``run()`` / ``run_many()`` wrap it.
 """
