@@ -4,7 +4,8 @@ This is the ``Link`` interface every hop implements (see ``hfcprov.sim``):
 
 - ``send(pkt) -> bool``: offer a packet at ``engine.now``; False if the buffer dropped it.
 - ``waiting_bytes() -> int``: bytes queued and not yet being transmitted (for queue series).
-- counters ``accepted``, ``dropped`` (buffer), ``lost`` (plant), ``wait_sum``, ``wait_byte_sum``.
+- counters ``accepted``, ``dropped`` (buffer), ``lost`` (plant), ``wait_sum`` (per packet accepted
+  from ``measure_from`` on), ``wait_byte_sum`` (the time integral of waiting bytes from ``measure_from``).
 - ``sink.receive(pkt)`` is called when the packet arrives at the far end.
 
 Because the buffer is FIFO and the service is deterministic (token buckets and a
@@ -158,6 +159,8 @@ class Link:
             if start > now:
                 self.wait_sum += start - now
                 self.wait_byte_sum += wire * (start - now)
+        elif start > self.measure_from:  # queued before the window opens: count the wait inside it
+            self.wait_byte_sum += wire * (start - self.measure_from)
         if start > now:
             w.append((start, wire))
             self.wbytes += wire
@@ -172,3 +175,8 @@ class Link:
         return True
 
     receive = send  # a link can be the sink of the hop before it
+
+    def wait_beyond(self, t: float) -> float:
+        """Byte-seconds that packets queued now will still wait after ``t`` (counted in
+        ``wait_byte_sum`` on arrival): subtract them to integrate the queue up to ``t`` only."""
+        return sum(wire * (start - t) for start, wire in self.waiting if start > t)

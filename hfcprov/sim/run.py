@@ -251,6 +251,9 @@ class Network:
             idle = LatencyStats.of(self.probe.idle, sent=max(len(self.probe.idle), self.probe.n_idle - 1))
             loaded = LatencyStats.of(self.probe.loaded, sent=max(len(self.probe.loaded), self.probe.n_loaded - 1))
         events = self.engine.events
+        queue_area = b.wait_byte_sum
+        if hasattr(b, "wait_beyond"):  # the token-bucket link books each wait on arrival
+            queue_area -= b.wait_beyond(sc.duration)
         extra = {
             "events": events,
             "wall_s": wall,
@@ -261,7 +264,7 @@ class Network:
             "ack_losses": self.reverse.lost,
             "ack_queue_drops": self.reverse.dropped,
             "queue_delay_mean": b.wait_sum / b.measured if b.measured else 0.0,
-            "queue_bytes_mean": b.wait_byte_sum / window if window > 0 else 0.0,
+            "queue_bytes_mean": queue_area / window if window > 0 else 0.0,
             "fast_retransmits": sum(s.fast_retransmits for s in self.senders),
             "timeouts": sum(s.timeouts for s in self.senders),
             "retransmissions": sum(s.retransmissions for s in self.senders),
