@@ -22,6 +22,7 @@ from hfcprov.config import encode, parse_text
 from hfcprov.emu import classify, netns
 from hfcprov.emu.topology import ADDR
 from hfcprov.flows import ServiceFlow, service_flows
+from hfcprov.probe.capture import SO_TIMESTAMPNS
 from tests.emu import tcview
 
 VOICE_PORT = 5060
@@ -98,22 +99,28 @@ def _udp_blast(src, dst, seconds, bps, payload, out):
     gap = (payload + 42) * 8 / bps
     start = time.monotonic()
     n = 0
-    while (now := time.monotonic()) - start < seconds:
-        src.sendto(struct.pack("!d", now).ljust(payload, b"\0"), dst)
+    while time.monotonic() - start < seconds:
+        src.sendto(struct.pack("!d", time.time()).ljust(payload, b"\0"), dst)
         n += 1
         time.sleep(max(0.0, start + n * gap - time.monotonic()))
     out["sent"] = n
 
 
 def _udp_sink(sock, until, out):
+    """(kernel receive time, send time, payload bytes): the kernel's stamp, so a reader
+    starved of CPU for a moment does not add its lag to the measured queue delay."""
     got = []
+    sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     sock.settimeout(0.2)
     while time.monotonic() < until:
         try:
-            data = sock.recv(2048)
+            data, anc, _, _ = sock.recvmsg(2048, 64)
         except TimeoutError:
             continue
-        got.append((time.monotonic(), struct.unpack("!d", data[:8])[0], len(data)))
+        stamp = next((struct.unpack("qq", d[:16]) for lvl, typ, d in anc
+                      if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS), None)
+        received = stamp[0] + stamp[1] / 1e9 if stamp else time.time()
+        got.append((received, struct.unpack("!d", data[:8])[0], len(data)))
     out["got"] = got
 
 
@@ -177,30 +184,36 @@ def test_udp_to_the_classified_port_gets_the_voice_flow_and_tcp_bulk_the_primary
     conn, _ = listener.accept()
     start = time.monotonic()
     until = start + seconds + 1.0
+    wall = time.time() - start  # monotonic -> wall clock, for the kernel's receive stamps
     u_out, u_sent, t_out = {}, {}, {}
+    window = (start + settle, start + seconds)
     threads = [threading.Thread(target=_udp_sink, args=(usink, until, u_out)),
                threading.Thread(target=_tcp_sink, args=(conn, until, t_out)),
                threading.Thread(target=_udp_blast, args=(usrc, (ADDR["srv"], VOICE_PORT), seconds, 1_024_000, 200, u_sent)),
                threading.Thread(target=_tcp_bulk, args=(tsrc, start + seconds))]
     for t in threads:
         t.start()
+    # what each class sent in the steady window, counted by the kernel (frames incl. Ethernet header,
+    # as htb counts them against the rate); a reader that falls behind cannot skew it
+    sent = []
+    for at in window:
+        time.sleep(max(0.0, at - time.monotonic()))
+        sent.append({c: tcview.leaf(lab, "rf", c, stats=True)["bytes"] for c in ("1:1", "1:2")})
     for t in threads:
         t.join(timeout=seconds + 10)
     for s in (usink, listener, usrc, tsrc, conn):
         s.close()
 
-    window = (start + settle, start + seconds)
-    udp = [(r, s, n) for r, s, n in u_out["got"] if window[0] <= r < window[1]]
-    udp_wire_bps = sum(n + 42 for *_, n in udp) * 8 / (window[1] - window[0])
-    assert abs(udp_wire_bps - 256_000) <= 0.1 * 256_000, udp_wire_bps
+    span = window[1] - window[0]
+    rate = {c: (sent[1][c] - sent[0][c]) * 8 / span for c in ("1:1", "1:2")}
+    assert abs(rate["1:2"] - 256_000) <= 0.05 * 256_000, rate  # the voice flow: UDP at 4x its rate
+    assert abs(rate["1:1"] - 2e6) <= 0.05 * 2e6, rate  # the primary: TCP bulk fills it
+    udp = [(r, s, n) for r, s, n in u_out["got"] if window[0] + wall <= r < window[1] + wall]
+    assert len(udp) * 242 * 8 / span > 0.9 * 256_000, len(udp)  # the UDP that got through is what the class sent
     # the voice queue: 4 KiB at 256 kb/s is 128 ms (16 frames of 242 B fit: 121 ms); the
     # primary's 64 KiB would be seconds at this rate, or 262 ms at 2 Mb/s
     delay = statistics.median(r - s for r, s, _ in udp)
     assert 0.8 * 0.128 <= delay <= 1.15 * 0.128, delay
-    tcp_bps = sum(n for r, n in t_out["got"] if window[0] <= r < window[1]) * 8 / (window[1] - window[0])
-    payload_share = 1448 / 1514
-    assert abs(tcp_bps - 2e6 * payload_share) <= 0.1 * 2e6 * payload_share, tcp_bps
-    # and the kernel counted each kind in its own class
+    assert sum(n for _, n in t_out["got"]) * 8 / seconds > 0.7 * 2e6  # the TCP bytes did arrive
     voice = tcview.leaf(lab, "rf", "1:2", stats=True)
-    primary = tcview.leaf(lab, "rf", "1:1", stats=True)
-    assert voice["drops"] > 0 and primary["bytes"] > 5 * voice["bytes"]
+    assert voice["drops"] > 0  # the small queue overflowed: the UDP excess was dropped there
