@@ -28,7 +28,13 @@ from typing import Callable
 from hfcprov import __version__
 from hfcprov.build.inventory import InventoryRow, check_row, read_rows
 from hfcprov.build.templates import (
-    SHIPPED, SUFFIX, TemplateError, locate, render_text, rendered_name, template_digest,
+    SHIPPED,
+    SUFFIX,
+    TemplateError,
+    locate,
+    render_text,
+    rendered_name,
+    template_digest,
 )
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
