@@ -151,7 +151,10 @@ def _value(spec: Spec | None, node: Tlv, prefix: str) -> bytes:
         inner = f"{prefix}{node.code}."
         kids = spec.children if spec is not None else {}
         return b"".join([encode_tlv(kids.get(c.code), c, inner) for c in node.children])
-    if spec is not None and spec.vtype is not None and not _kept_raw(spec, value):
+    # Raw bytes given for a typed leaf (BER kept byte for byte, or a GenericTLV with a known code) are
+    # checked below as bytes; anything else goes through the value type. Runs for every leaf of every file.
+    if spec is not None and spec.vtype is not None and (
+            spec.type in RAW_TYPES or not isinstance(value, (bytes, bytearray))):
         return spec.encode(value)
     # Unknown TLV, a known compound given as raw bytes, or BER kept byte for byte.
     if not isinstance(value, (bytes, bytearray)):
@@ -162,11 +165,6 @@ def _value(spec: Spec | None, node: Tlv, prefix: str) -> bytes:
     if why:
         raise ConfigError(why)
     return raw
-
-
-def _kept_raw(spec: Spec, value) -> bool:
-    """Raw bytes given for a typed leaf: BER kept byte for byte, or a GenericTLV with a known code."""
-    return spec.type not in RAW_TYPES and isinstance(value, (bytes, bytearray))
 
 
 def encode_tlv(spec: Spec | None, node: Tlv, prefix: str = "") -> bytes:

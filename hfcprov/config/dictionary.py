@@ -79,8 +79,9 @@ class Spec:
         return value
 
     def encode(self, value) -> bytes:
-        if self.vrange:
-            self.check_value(value)
+        vrange = self.vrange
+        if vrange and type(value) is int and not vrange[0] <= value <= vrange[1]:
+            self.check_value(value)  # raises
         raw = self.vtype.encode(value)
         if len(raw) != self.fixed and not self.free_length:
             why = self.length_ok(len(raw))

@@ -89,12 +89,14 @@ class _Parser:
 
     def block(self, parent: Spec | None, path: str, closing: bool) -> list[Tlv]:
         out = []
+        toks = self.toks
         while True:
-            kind, tok, line = self.take()
+            kind, tok, line = toks[self.i]  # self.take(), inlined
             if kind == "eof":
                 if closing:
                     raise self.fail("missing '}' at the end of the text", line)
                 return out
+            self.i += 1
             if tok == "}":
                 if not closing:
                     raise self.fail("unexpected '}'", line)
@@ -110,13 +112,13 @@ class _Parser:
             if spec is None:
                 where = f"inside {parent.name}" if parent is not None and parent.path else "at the top level"
                 raise self.fail(f"unknown TLV name {tok!r} {where}", line, path or None)
-            sub_path = f"{path}.{spec.code}" if path else str(spec.code)
             if spec.compound:
+                sub_path = f"{path}.{spec.code}" if path else str(spec.code)
                 self.expect("{")
                 out.append(Tlv(spec.code, None, self.block(spec, sub_path, closing=True)))
                 continue
             # the value's words up to ';' (value_words, inlined: this is the parser's hot loop)
-            toks, i, words = self.toks, self.i, []
+            i, words = self.i, []
             while True:
                 kind, tok, wline = toks[i]
                 if tok == ";" or kind == "eof" or tok == "{" or tok == "}" or wline != line:
@@ -135,7 +137,7 @@ class _Parser:
                 node = Tlv(spec.code, value)
                 _value(spec, node, "")  # type, length, range checks (the parser's TLV path is added below)
             except ConfigError as err:
-                raise err.at(line=line, path=sub_path, source=self.source)
+                raise err.at(line=line, path=f"{path}.{spec.code}" if path else str(spec.code), source=self.source)
             out.append(node)
 
     def value_words(self, line):
