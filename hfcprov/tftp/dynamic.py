@@ -110,14 +110,36 @@ class ConfigFileBuilder:
         return f"ConfigFileBuilder({str(self.inventory)!r}, key={self.key!r})"
 
     def __call__(self, filename: str, client_ip: str) -> bytes | None:
-        self._reload()
-        row = self._rows.get(client_ip if self.key == "ip" else filename)
-        if row is None and self.key == "filename":
-            row = self._rows.get(filename.lower())
-        if row is None:
-            return None
-        return self._stamped(row).build(tftp_timestamp() if self.timestamp else None,
-                                        client_ip if self.modem_address else None)
+        return self.submit(filename, client_ip).result()
+
+    def submit(self, filename: str, client_ip: str) -> concurrent.futures.Future:
+        """The file without waiting for it: a future of its bytes (None: no such modem).
+
+        The TFTP server asks through this, so a modem waiting for a build holds no thread.
+        """
+        out = concurrent.futures.Future()
+        try:
+            self._reload()
+            row = self._rows.get(client_ip if self.key == "ip" else filename)
+            if row is None and self.key == "filename":
+                row = self._rows.get(filename.lower())
+            if row is None:
+                out.set_result(None)
+                return out
+            built = self._stamped(row)
+        except BaseException as err:  # noqa: BLE001 - handed to whoever waits, as a call would raise it
+            out.set_exception(err)
+            return out
+
+        def stamp(f):  # when the file is ready: TLV 19 is the time it is sent, not when it was asked for
+            try:
+                out.set_result(f.result().build(tftp_timestamp() if self.timestamp else None,
+                                                client_ip if self.modem_address else None))
+            except BaseException as err:  # noqa: BLE001
+                out.set_exception(err)
+
+        built.add_done_callback(stamp)
+        return out
 
     def warm(self) -> int:
         """Render every modem's file now (e.g. right after start); returns how many. Errors wait for the modem."""
@@ -125,48 +147,73 @@ class ConfigFileBuilder:
         done = 0
         for row in list(self._rows.values()):
             try:
-                self._stamped(row)
+                self._stamped(row).result()
                 done += 1
             except HfcprovError:
                 pass  # reported to that modem (TFTP error + log line) when it asks
         return done
 
-    def _stamped(self, row: dict) -> StampedFile:
+    def _stamped(self, row: dict) -> concurrent.futures.Future:
+        """A future of the row's StampedFile: done if built, the build in progress, or a new build."""
         from hfcprov.build import template_for  # the bulk build's tier -> template rule
 
         mac = row["mac"]
         cached = self._cache.get(mac)
         if cached is not None:
-            return cached
+            return _done(cached)
         path = template_for(row, self.templates)
         key = self._key(path, row)
         with self._lock:
             stamped = self._shared.get(key)
-            owner = False
-            if stamped is None:
-                pending = self._pending.get(key)
-                if pending is None:  # first modem with this text: it builds, later ones wait for it
-                    owner, pending = True, concurrent.futures.Future()
-                    self._pending[key] = pending
-        if stamped is None and not owner:
-            stamped = pending.result()
-        elif stamped is None:
+            if stamped is not None:
+                self._cache[mac] = stamped
+                return _done(stamped)
+            pending = self._pending.get(key)
+            if pending is not None:  # another modem's build of the same file: wait for that one
+                return pending
+            pending = self._pending[key] = concurrent.futures.Future()
+        self._build(key, path, row, pending)
+        return pending
+
+    def _build(self, key: tuple, path: Path, row: dict, pending: concurrent.futures.Future) -> None:
+        checked = self._patch_ok.get(path)
+        args = (str(path), row, self._secret, self.timestamp, self.modem_address, checked)
+        if not self.processes:
             try:
-                stamped = self._build(path, row)
-            except BaseException as err:
-                with self._lock:
-                    self._pending.pop(key, None)
-                pending.set_exception(err)  # the modems waiting get the same error; nothing is cached
-                raise
-            with self._lock:
+                self._built(key, path, row["mac"], pending, checked, _prepare(*args), None)
+            except BaseException as err:  # noqa: BLE001 - the modems waiting get the error; nothing is cached
+                self._built(key, path, row["mac"], pending, checked, None, err)
+            return
+        pool = _worker_pool(self.processes)
+
+        def done(f):
+            err = f.exception()
+            if isinstance(err, concurrent.futures.process.BrokenProcessPool):
+                _drop_pool(pool)  # a worker died (OOM killer...): the next build starts a fresh pool
+            self._built(key, path, row["mac"], pending, checked, None if err else f.result(), err)
+
+        try:
+            pool.submit(_prepare, *args).add_done_callback(done)
+        except RuntimeError as err:  # a broken or shut-down pool refuses work
+            _drop_pool(pool)
+            self._built(key, path, row["mac"], pending, checked, None, err)
+
+    def _built(self, key, path, mac, pending, checked, stamped, err) -> None:
+        with self._lock:
+            self._pending.pop(key, None)
+            if err is None and key[0] == self._generation:  # not a build from before the last edit
                 if len(self._shared) >= MAX_SHARED:
                     self._shared.clear()
                 self._shared[key] = stamped
-                self._pending.pop(key, None)
+                self._cache[mac] = stamped
+                if checked is None and stamped.checked:
+                    self._patch_ok[path] = stamped.fast
+            if err is None:
                 self.builds += 1
+        if err is None:
             pending.set_result(stamped)
-        self._cache[mac] = stamped
-        return stamped
+        else:
+            pending.set_exception(err)
 
     def _key(self, path: Path, row: dict) -> tuple:
         """Rows equal on the variables the template reads render the same text: they share one build."""
@@ -176,22 +223,6 @@ class ConfigFileBuilder:
         items = row.items() if names is None else ((k, row.get(k)) for k in names)
         # None counts as not given (render_text's rule); repr keeps 2 and "2" apart
         return (self._generation, str(path), tuple(sorted((k, repr(v)) for k, v in items if v is not None)))
-
-    def _build(self, path: Path, row: dict) -> StampedFile:
-        checked = self._patch_ok.get(path)
-        args = (str(path), row, self._secret, self.timestamp, self.modem_address, checked)
-        if not self.processes:
-            stamped = _prepare(*args)
-        else:
-            pool = _worker_pool(self.processes)
-            try:
-                stamped = pool.submit(_prepare, *args).result()
-            except concurrent.futures.process.BrokenProcessPool:
-                _drop_pool(pool)  # a worker died (OOM killer...): the next build starts a fresh pool
-                raise
-        if checked is None and stamped.checked:
-            self._patch_ok[path] = stamped.fast
-        return stamped
 
     def _reload(self, force: bool = False) -> None:
         now = time.monotonic()
@@ -318,6 +349,12 @@ class StampedFile:
             p = self.at[7] + 2
             out[p:p + 16] = cmts_mic(items, self.secret)
         return bytes(out)
+
+
+def _done(value) -> concurrent.futures.Future:
+    f = concurrent.futures.Future()
+    f.set_result(value)
+    return f
 
 
 def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool,

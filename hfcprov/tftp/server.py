@@ -104,6 +104,9 @@ class TftpServer:
     ``dynamic``: ``callable(filename, client_ip) -> bytes | file-like | None`` consulted when
     no static file matches; it runs on a worker thread. It may raise ``FileNotFoundError``
     (answered as file not found) or any error (answered with a TFTP error and a log line).
+    A provider with a ``submit(filename, client_ip)`` method returning a ``concurrent.futures.Future``
+    is asked through it instead, so a modem waiting for its build holds no worker thread
+    (``hfcprov.tftp.dynamic.ConfigFileBuilder`` does this).
     ``log``: a path, an open text stream or None for the JSON transfer log.
     ``timeout``: default retransmission timeout in seconds (a client's ``timeout`` option overrides it).
     ``retries``: consecutive timeouts after which a transfer is abandoned.
@@ -401,17 +404,23 @@ class TftpServer:
         self._wake()
 
     def _on_built(self, client, pkt, t0, fut) -> None:
-        self._clients.discard(client)
         if self._stopping and self._stop_now:
+            self._clients.discard(client)
             return
         try:
             data = fut.result()
+            if isinstance(data, concurrent.futures.Future):  # a provider's submit(): the build goes on
+                data.add_done_callback(lambda f: self._built(f, client, pkt, t0))
+                return  # the client stays known, so its resent RRQs join this build
+            data = _normalise(data)
         except FileNotFoundError:
             data = None
         except Exception as err:  # noqa: BLE001 - any provider failure answers that client only
+            self._clients.discard(client)
             self._refuse(client, pkt.filename, _E.NotDefined, "cannot build config file", "generate-error", t0,
                          detail=_describe(err))
             return
+        self._clients.discard(client)
         if data is None:
             self._refuse(client, pkt.filename, _E.FileNotFound, "file not found", "not-found", t0)
             return
@@ -553,9 +562,16 @@ class TftpServer:
         self.log.close()
 
 
-def _call_provider(provider: DynamicProvider, filename: str, client_ip: str) -> bytes | None:
-    """Run the provider and normalise what it returns to bytes (or None for not found)."""
-    result = provider(filename, client_ip)
+def _call_provider(provider: DynamicProvider, filename: str, client_ip: str):
+    """Ask the provider: through its ``submit`` (a future, nothing waits) if it has one, else by a call."""
+    submit = getattr(provider, "submit", None)
+    if callable(submit):
+        return submit(filename, client_ip)
+    return _normalise(provider(filename, client_ip))  # here: reading a file object may block
+
+
+def _normalise(result) -> bytes | None:
+    """What a provider returned, as bytes (or None for not found)."""
     if result is None or isinstance(result, bytes):
         return result
     if isinstance(result, (bytearray, memoryview)):
