@@ -7,7 +7,10 @@ same generated inventory (residential tiers, per-modem rate overrides, a CMTS
 shared secret). Rows:
 
 - hfcprov build --jobs N: the real command path (plan, hash inputs, render, parse,
-  encode with both MICs, atomic write with fsync, manifest);
+  encode with both MICs, atomic write, one sync, manifest). Each worker parses and
+  encodes a distinct rendered text once: modems of one tier with the same overrides
+  share it (this inventory has 40 distinct texts), so this row is mostly rendering
+  and file writing;
 - hfcprov build, unchanged: the same build run again (incremental: nothing rewritten);
 - hfcprov one at a time: render + parse + encode + atomic write in one loop, no
   manifest, the same shape as the peer loop;
