@@ -33,19 +33,26 @@ CONFIG = f"""Main {{
   UsServiceFlow {{ UsServiceFlowRef 2; QosParamSetType 7; MaxRateSustained 256000; MaxTrafficBurst 1600;
                   BufferControl {{ TargetBuffer 4096; }} }}
   DsServiceFlow {{ DsServiceFlowRef 3; QosParamSetType 7; MaxRateSustained 10000000; }}
+  DsServiceFlow {{ DsServiceFlowRef 4; QosParamSetType 7; MaxRateSustained 1000000;
+                  BufferControl {{ TargetBuffer 8192; }} }}
   UsPacketClass {{ ClassifierRef 1; ServiceFlowRef 2; RulePriority 64;
                   IpPacketClassifier {{ IpProto 17; DstPortStart {VOICE_PORT}; DstPortEnd {VOICE_PORT}; }} }}
   UsPacketClass {{ ClassifierRef 2; ServiceFlowRef 9; RulePriority 32; IpPacketClassifier {{ IpProto 6; }} }}
+  DsPacketClass {{ ClassifierRef 3; ServiceFlowRef 4; IpPacketClassifier {{ IpTos 0xb8b8fc;
+                  IpSrcAddr {ADDR["srv"]}; IpSrcMask 255.255.255.255; }} }}
 }}"""
 
 
 # -- without root -----------------------------------------------------------------------------
 def test_classifiers_are_read_from_the_file():
     cls = classify.classifiers_of(parse_text(CONFIG))
-    assert [c.path for c in cls] == ["22[0]", "22[1]"]
+    assert [c.path for c in cls] == ["22[0]", "22[1]", "23[0]"]
     voice = cls[0]
     assert (voice.direction, voice.sf_ref, voice.priority, voice.protocol) == ("upstream", 2, 64, 17)
     assert voice.dst_ports == (VOICE_PORT, VOICE_PORT) and voice.src_ports is None and voice.tos is None
+    ef = cls[2]
+    assert (ef.direction, ef.sf_ref, ef.tos, ef.src) == ("downstream", 4, (0xB8, 0xB8, 0xFC), (0x0A0A0302, 0xFFFFFFFF))
+    assert ef.protocol == classify.ANY_PROTOCOL and ef.dst is None
 
 
 def test_ip_criteria_map_to_u32_matches():
@@ -170,6 +177,12 @@ def test_udp_to_the_classified_port_gets_the_voice_flow_and_tcp_bulk_the_primary
     # the classifier of a flow the file never provisions is refused and logged
     assert any("22[1]" in r and "ServiceFlowRef 9" in r for r in applied["rejected"])
     assert "22[1]" in (lab.state_dir / "modem.log").read_text()
+    # downstream: the second flow's class, fed by DSCP EF (ToS 0xb8 under mask 0xfc) from the server
+    ds = tcview.classes(lab, "lan")
+    assert ds["1:2"]["rate"] == 1e6 and tcview.leaf(lab, "lan", "1:2")["options"]["limit"] == 8192
+    (ds_flt,) = tcview.filters(lab, "lan")
+    assert ds_flt["flowid"] == "1:2"
+    assert sorted(ds_flt["matches"]) == sorted(["0a0a0302/ffffffff at 12", "00b80000/00fc0000 at 0"])
 
     # traffic: UDP at 4x the voice rate to its port, TCP bulk at the same time
     seconds, settle = 5.0, 1.5
