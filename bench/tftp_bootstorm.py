@@ -18,6 +18,7 @@ listening socket's kernel drop count (``/proc/net/udp``).
 
     sudo .venv/bin/python bench/tftp_bootstorm.py                 # N = 100, 1000, 2000
     sudo .venv/bin/python bench/tftp_bootstorm.py -n 1000 --repeats 5
+    sudo .venv/bin/python bench/tftp_bootstorm.py -n 1000 2000 --cold-only --arrival burst   # fresh server vs static
 
 tftpd-hpa and atftpd conflict as Debian packages; install tftpd-hpa and give atftpd's
 binary with ``--atftpd`` (``apt-get download atftpd && dpkg-deb -x atftpd_*.deb /opt/atftpd``).

@@ -144,13 +144,19 @@ class ConfigFileBuilder:
     def warm(self) -> int:
         """Render every modem's file now (e.g. right after start); returns how many. Errors wait for the modem."""
         self._reload()
-        done = 0
+        builds = []
         for row in list(self._rows.values()):
             try:
-                self._stamped(row).result()
-                done += 1
+                builds.append(self._stamped(row))  # all at once: every worker process gets some
             except HfcprovError:
                 pass  # reported to that modem (TFTP error + log line) when it asks
+        done = 0
+        for f in builds:
+            try:
+                f.result()
+                done += 1
+            except HfcprovError:
+                pass
         return done
 
     def _stamped(self, row: dict) -> concurrent.futures.Future:
