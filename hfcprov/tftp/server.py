@@ -12,7 +12,8 @@ reboots. Here:
 - the listening socket gets a large SO_RCVBUF (SO_RCVBUFFORCE as root) so a burst
   of RRQs waits in the kernel instead of being dropped;
 - dynamic files are built by a worker pool; the result is handed back to the loop
-  through a wake-up socket, so the loop never waits for a template;
+  through a wake-up socket, so the loop never waits for a template; a provider with
+  ``submit()`` hands back a future instead, so modems waiting for one build hold no thread;
 - each transfer negotiates blksize, tsize, timeout and windowsize and retransmits
   its window on timeout, at most ``retries`` times in a row.
 """
