@@ -199,7 +199,21 @@ def _addr(text: str, version: int | None = None) -> ipaddress._BaseAddress:
     return a
 
 
-class IPAddr(ValueType):
+class CanonicalText(ValueType):
+    """A value held as its canonical text (an address, a MAC, an OID): text and plain forms are the
+    value itself, and text is read by encoding and decoding it, which also normalises it."""
+
+    def to_text(self, value):
+        return value
+
+    def from_text(self, text):
+        return self.decode(self.encode(unquote(text)))
+
+    def to_plain(self, value):
+        return value
+
+
+class IPAddr(CanonicalText):
     """IPv4 (4 bytes), IPv6 (16 bytes) or either, chosen by length."""
 
     def __init__(self, version: int | None):
@@ -214,14 +228,8 @@ class IPAddr(ValueType):
     def encode(self, value):
         return _addr(value, self.version).packed
 
-    def to_text(self, value):
-        return value
-
     def from_text(self, text):
         return str(_addr(unquote(text), self.version))
-
-    def to_plain(self, value):
-        return value
 
 
 class TypedIP(IPAddr):
@@ -242,7 +250,7 @@ class TypedIP(IPAddr):
         return bytes([1 if len(packed) == 4 else 2]) + packed
 
 
-class IPPort(ValueType):
+class IPPort(CanonicalText):
     """An IPv4 or IPv6 address followed by a 2-byte port: ``1.2.3.4:161`` or ``[::1]:161``."""
 
     name = "ipv4_or_ipv6+port_u16"
@@ -260,17 +268,8 @@ class IPPort(ValueType):
             raise ConfigError(f"bad address:port {value!r}: expected 10.0.0.1:161 or [2001:db8::1]:161")
         return _addr(m.group(1)).packed + int(m.group(2)).to_bytes(2, "big")
 
-    def to_text(self, value):
-        return value
 
-    def from_text(self, text):
-        return self.decode(self.encode(unquote(text)))
-
-    def to_plain(self, value):
-        return value
-
-
-class Mac(ValueType):
+class Mac(CanonicalText):
     name = "mac"
     size = 6
 
@@ -282,15 +281,6 @@ class Mac(ValueType):
         if len(raw) != self.size:
             raise ConfigError(f"bad MAC address {value!r}: expected 6 bytes like 00:11:22:33:44:55")
         return raw
-
-    def to_text(self, value):
-        return value
-
-    def from_text(self, text):
-        return self.decode(self.encode(unquote(text)))
-
-    def to_plain(self, value):
-        return value
 
 
 class MacMask(Mac):
@@ -385,7 +375,7 @@ class IPList(ValueType):
         return self.decode(self.encode(list(x))) if isinstance(x, list) else self.from_text(str(x))
 
 
-class Oid(ValueType):
+class Oid(CanonicalText):
     """A BER-encoded OBJECT IDENTIFIER, shown dotted (SNMPv3 view subtrees, trap filters)."""
 
     name = "ber_oid"
@@ -396,14 +386,8 @@ class Oid(ValueType):
     def encode(self, value):
         return ber.encode_oid(str(value))
 
-    def to_text(self, value):
-        return value
-
     def from_text(self, text):
         return resolve_oid(unquote(text))
-
-    def to_plain(self, value):
-        return value
 
 
 class OidFlag(ValueType):
