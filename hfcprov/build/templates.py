@@ -143,14 +143,12 @@ def rendered_name(template: str | Path, variables: dict) -> str:
     return f"{name} rendered for {variables['mac']}" if "mac" in variables else f"{name} rendered"
 
 
-def template_digest(template: str | Path) -> str:
-    """sha256 over the template's text and every template it includes, imports or extends (recursively).
-
-    Part of a bulk build's input hash: editing a shared ``_common.j2`` rebuilds every file that uses it.
-    """
+def _template_tree(template: str | Path):
+    """(name, source, ast, refs) of the template and of every template it includes, imports or
+    extends, recursively, once each, in a stable order. A missing template or bad syntax raises
+    TemplateError. refs holds None for a dynamic include, which cannot be followed."""
     path = locate(template)
     env = environment(str(path.parent))
-    h = hashlib.sha256()
     seen: set[str] = set()
     todo = [path.name]
     while todo:
@@ -162,14 +160,43 @@ def template_digest(template: str | Path) -> str:
             source, filename, _ = env.loader.get_source(env, name)
         except jinja2.TemplateNotFound:
             raise TemplateError(f"{path}: included template {name!r} not found") from None
-        h.update(name.encode() + b"\0" + source.encode() + b"\0")
         try:
-            refs = jinja2.meta.find_referenced_templates(env.parse(source, name, filename))
+            ast = env.parse(source, name, filename)
         except jinja2.TemplateSyntaxError as err:
             raise TemplateError(f"{filename} line {err.lineno}: template syntax error: {err.message}") from None
-        # A dynamic include (None) cannot be followed; the template's own text still changes the hash.
+        refs = list(jinja2.meta.find_referenced_templates(ast))
+        yield name, source, ast, refs
         todo.extend(sorted(r for r in refs if r))
+
+
+def template_digest(template: str | Path) -> str:
+    """sha256 over the template's text and every template it includes, imports or extends (recursively).
+
+    Part of a bulk build's input hash: editing a shared ``_common.j2`` rebuilds every file that uses it.
+    A dynamic include cannot be followed; the template's own text still changes the hash.
+    """
+    h = hashlib.sha256()
+    for name, source, _, _ in _template_tree(template):
+        h.update(name.encode() + b"\0" + source.encode() + b"\0")
     return h.hexdigest()
+
+
+def template_reads(template: str | Path) -> frozenset | None:
+    """The variable names a template and everything it includes or imports read, found statically.
+
+    None when that cannot be told (a dynamic include, a missing template, bad syntax: the render
+    reports those). Rows equal on these names render the same text, which lets the TFTP server
+    build one file for many modems.
+    """
+    names: set[str] = set()
+    try:
+        for _, _, ast, refs in _template_tree(template):
+            if None in refs:
+                return None
+            names |= jinja2.meta.find_undeclared_variables(ast)
+    except TemplateError:
+        return None
+    return frozenset(names)
 
 
 def _template_frame(tb, fallback: str | None) -> str:

@@ -224,7 +224,9 @@ class ConfigFileBuilder:
     def _key(self, path: Path, row: dict) -> tuple:
         """Rows equal on the variables the template reads render the same text: they share one build."""
         if path not in self._reads:
-            self._reads[path] = _template_reads(path)
+            from hfcprov.build.templates import template_reads
+
+            self._reads[path] = template_reads(path)
         names = self._reads[path]
         items = row.items() if names is None else ((k, row.get(k)) for k in names)
         # None counts as not given (render_text's rule); repr keeps 2 and "2" apart
@@ -369,39 +371,6 @@ def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, mo
     from hfcprov.build import render_tree
 
     return StampedFile(render_tree(template, row), secret, timestamp, modem_address, patch_ok)
-
-
-def _template_reads(path: Path) -> frozenset | None:
-    """Names a template and everything it includes or imports read from the row; None if it cannot be told.
-
-    Static: jinja2's undeclared names of each template (a dynamic include, or a syntax error that the
-    render will report, gives None, and that template's modems are keyed by their whole row).
-    """
-    import jinja2
-    import jinja2.meta
-
-    from hfcprov.build.templates import environment
-
-    env = environment(str(path.parent))
-    names: set[str] = set()
-    seen: set[str] = set()
-    todo = [path.name]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        try:
-            source, filename, _ = env.loader.get_source(env, name)
-            ast = env.parse(source, name, filename)
-        except jinja2.TemplateError:
-            return None
-        names |= jinja2.meta.find_undeclared_variables(ast)
-        refs = list(jinja2.meta.find_referenced_templates(ast))
-        if None in refs:
-            return None
-        todo.extend(refs)
-    return frozenset(names)
 
 
 _POOL: concurrent.futures.ProcessPoolExecutor | None = None

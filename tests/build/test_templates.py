@@ -82,3 +82,15 @@ def test_none_means_tier_default_but_zero_is_a_value():
     text = render_text("res-100x10", {**MAC, "us_rate": None, "network_access": 0, "max_cpe": None})
     assert "MaxRateSustained 10000000;" in text  # the tier's upstream default
     assert "NetworkAccess 0;" in text and "MaxCPE 4;" in text
+
+
+def test_template_reads_follows_includes_and_gives_up_on_dynamic_ones(tmp_path):
+    from hfcprov.build.templates import template_reads
+
+    (tmp_path / "_base.j2").write_text("Main { MaxCPE {{ cpe }}; {{ body }} }\n")
+    (tmp_path / "tier.j2").write_text('{% set body = "" %}{% include "_base.j2" %} {{ us_rate|bps }}\n')
+    (tmp_path / "dyn.j2").write_text("{% include which %}\n")
+    (tmp_path / "broken.j2").write_text("{% if %}\n")
+    assert template_reads(tmp_path / "tier.j2") == {"cpe", "body", "us_rate"}
+    assert template_reads(tmp_path / "dyn.j2") is None  # which file it reads depends on the row
+    assert template_reads(tmp_path / "broken.j2") is None  # the render will report the syntax error
