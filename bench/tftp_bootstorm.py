@@ -44,6 +44,7 @@ sys.path.insert(0, str(REPO))
 
 from hfcprov.results import percentile
 from hfcprov.tftp import fetch_many, raise_fd_limit
+from hfcprov.udpstat import udp_drops
 
 # A tier template padded with SNMP objects so configs are 1-10 KB like real ones with
 # filters, SNMP settings and vendor TLVs.
@@ -116,16 +117,6 @@ def _wait_listening(port: int, timeout: float = 5.0) -> None:
             return
         time.sleep(0.05)
     raise RuntimeError(f"no server listening on UDP {port}")
-
-
-def udp_drops(port: int) -> int | None:
-    with open("/proc/net/udp") as f:
-        next(f)
-        for line in f:
-            cols = line.split()
-            if int(cols[1].split(":")[1], 16) == port:
-                return int(cols[-1])
-    return None
 
 
 def stop_server(proc) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
+from hfcprov.udpstat import udp_sockets
 
 UDP_DOMAIN = "1.3.6.1.6.1.1"  # snmpUDPDomain; snmpsim appends the endpoint number
 
@@ -61,15 +62,7 @@ def write_endpoint_data(data_dir: str | Path, community: str, texts: list[str], 
 
 
 def _udp_bound() -> set[tuple[str, int]]:
-    bound = set()
-    with open("/proc/net/udp") as f:
-        next(f)
-        for line in f:
-            local = line.split()[1]
-            addr_hex, port_hex = local.split(":")
-            addr = ".".join(str(int(addr_hex[i : i + 2], 16)) for i in (6, 4, 2, 0))
-            bound.add((addr, int(port_hex, 16)))
-    return bound
+    return {(sock.address, sock.port) for sock in udp_sockets()}
 
 
 def _die_with_parent() -> None:

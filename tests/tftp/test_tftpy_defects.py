@@ -12,6 +12,7 @@ import pytest
 
 from hfcprov.tftp import TftpServer, fetch, fetch_many, raise_fd_limit
 from hfcprov.tftp.protocol import encode_ack, encode_rrq
+from hfcprov.udpstat import udp_drops
 
 from .helpers import RawClient, abandoning, oack_options, wait_idle
 
@@ -178,11 +179,6 @@ def _count_first_data(clients, within: float) -> int:
 
 
 def _udp_drops(port: int) -> int:
-    """The kernel's drop counter of the UDP socket bound to ``port`` (last column of /proc/net/udp)."""
-    with open("/proc/net/udp") as f:
-        next(f)
-        for line in f:
-            cols = line.split()
-            if int(cols[1].split(":")[1], 16) == port:
-                return int(cols[-1])
-    raise AssertionError(f"no UDP socket on port {port}")
+    drops = udp_drops(port)
+    assert drops is not None, f"no UDP socket on port {port}"
+    return drops
