@@ -17,6 +17,10 @@ MAX_VALUE = 255  # a TLV length byte
 PAD, CM_MIC, CMTS_MIC, END = 0, 6, 7, 255
 # CVC chains: a value may exceed 255 bytes and is split over consecutive TLVs of at most 254.
 FRAGMENTED = {81: 254, 82: 254}
+# Configs built from one tier template repeat most of their values (SNMP objects, filters,
+# service flows), so each spec remembers the values it read from text and the bytes it
+# encoded, up to this many of each; a full memo starts over.
+MEMO_SIZE = 4096
 
 
 @dataclass(eq=False)
@@ -40,6 +44,9 @@ class Spec:
         self.vtype: ValueType | None = None if self.compound else TYPES[self.type]
         self.fixed = int(self.rule[6:]) if self.rule.startswith("fixed:") and not self.lrange else None
         self.free_length = self.rule in ("var", "nul") and not self.lrange
+        # Only immutable (hashable) values are remembered, so two trees never share a mutable value.
+        self._parsed: dict[str, object] = {}  # text -> value
+        self._encoded: dict[tuple, bytes] = {}  # (value's type, value) -> its bytes
 
     def length_ok(self, n: int) -> str | None:
         """None when ``n`` value bytes suit this TLV, else why not."""
@@ -79,6 +86,19 @@ class Spec:
         return value
 
     def encode(self, value) -> bytes:
+        try:
+            key = (type(value), value)
+            return self._encoded[key]
+        except KeyError:
+            raw = self._encode(value)
+            if len(self._encoded) >= MEMO_SIZE:
+                self._encoded.clear()
+            self._encoded[key] = raw
+            return raw
+        except TypeError:  # unhashable: not remembered
+            return self._encode(value)
+
+    def _encode(self, value) -> bytes:
         vrange = self.vrange
         if vrange and type(value) is int and not vrange[0] <= value <= vrange[1]:
             self.check_value(value)  # raises
@@ -91,6 +111,21 @@ class Spec:
 
     def from_text(self, text: str):
         """A value as written in the text form: an enum label or what the value type reads."""
+        try:
+            return self._parsed[text]
+        except KeyError:
+            pass
+        value = self._from_text(text)
+        try:
+            hash(value)
+        except TypeError:
+            return value
+        if len(self._parsed) >= MEMO_SIZE:
+            self._parsed.clear()
+        self._parsed[text] = value
+        return value
+
+    def _from_text(self, text: str):
         if self.enums:
             label = text.strip().lower()
             for value, name in self.enums.items():
