@@ -183,7 +183,7 @@ class ConfigFileBuilder:
 
     def _build(self, key: tuple, path: Path, row: dict, pending: concurrent.futures.Future) -> None:
         checked = self._patch_ok.get(path)
-        args = (str(path), row, self._secret, self.timestamp, self.modem_address, checked)
+        args = (str(path), row, self._secret, self.timestamp, self.modem_address, checked, hash(self._stamp))
         if not self.processes:
             try:
                 self._built(key, path, row["mac"], pending, checked, _prepare(*args), None)
@@ -366,11 +366,20 @@ def _done(value) -> concurrent.futures.Future:
 
 
 def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool,
-             patch_ok: bool | None = None) -> StampedFile:
+             patch_ok: bool | None = None, version: int = 0) -> StampedFile:
     """Render, parse and encode one config ready for stamping (runs in a worker process)."""
     from hfcprov.build import render_tree
 
-    return StampedFile(render_tree(template, row), secret, timestamp, modem_address, patch_ok)
+    if patch_ok is None:  # a cold storm submits many builds before the first one's check returns
+        patch_ok = _PATCH_OK.get((template, version))
+    stamped = StampedFile(render_tree(template, row), secret, timestamp, modem_address, patch_ok)
+    if stamped.checked:
+        _PATCH_OK[(template, version)] = stamped.fast
+    return stamped
+
+
+# In each worker: (template, version of the builder's files) -> the outcome of its first patch check.
+_PATCH_OK: dict[tuple[str, int], bool] = {}
 
 
 _POOL: concurrent.futures.ProcessPoolExecutor | None = None
@@ -378,7 +387,11 @@ _POOL_LOCK = threading.Lock()
 
 
 def _worker_pool(processes: int) -> concurrent.futures.ProcessPoolExecutor:
-    """The process-wide pool of ``processes`` workers (one per process: builders share it)."""
+    """The process-wide pool of ``processes`` workers (one per process: builders share it).
+
+    Returns once every worker is up with the render path imported: a server that says it is
+    serving must not make the first modems of a storm wait for interpreters to start.
+    """
     global _POOL
     with _POOL_LOCK:
         if _POOL is None or _POOL._max_workers != processes:
@@ -389,9 +402,17 @@ def _worker_pool(processes: int) -> concurrent.futures.ProcessPoolExecutor:
             ctx = multiprocessing.get_context(method)
             if method == "forkserver":
                 ctx.set_forkserver_preload(["hfcprov.config", "hfcprov.tftp.dynamic"])
-            _POOL = concurrent.futures.ProcessPoolExecutor(processes, mp_context=ctx, initializer=_init_worker)
+            ready = ctx.Semaphore(0)  # each worker releases it once its imports are done
+            pool = _POOL = concurrent.futures.ProcessPoolExecutor(processes, mp_context=ctx, initializer=_init_worker,
+                                                                  initargs=(ready,))
             for _ in range(processes):
-                _POOL.submit(int)  # start every worker now, not on the first modems
+                pool.submit(int)  # no idle worker yet: each submit starts one
+            up, deadline = 0, time.monotonic() + 60
+            while up < processes and time.monotonic() < deadline:
+                if ready.acquire(timeout=0.1):
+                    up += 1
+                elif any(not p.is_alive() for p in list(pool._processes.values())):
+                    break  # a worker died starting: builds will report the broken pool
         return _POOL
 
 
@@ -413,8 +434,12 @@ def _drop_pool(pool) -> None:
     pool.shutdown(wait=False)
 
 
-def _init_worker() -> None:
-    import hfcprov.config.codec  # noqa: F401 - imported once per worker, not on its first modem
+def _init_worker(ready=None) -> None:
+    import hfcprov.build.templates  # noqa: F401 - the render path, imported once per worker, not on its first modem
+    import hfcprov.config.codec  # noqa: F401
+
+    if ready is not None:
+        ready.release()
 
 
 def _stamp(inventory: Path, templates: Path | None) -> tuple:

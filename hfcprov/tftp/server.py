@@ -539,7 +539,8 @@ class TftpServer:
     def _refuse(self, client, filename, code, message, result, t0, detail: str | None = None) -> None:
         """Answer an RRQ/WRQ with a TFTP ERROR (from the listening socket) and log it."""
         try:
-            self._sock.sendto(P.encode_error(code, message), client)
+            if self._sock is not None:  # None: stopping, the listening socket is closed already
+                self._sock.sendto(P.encode_error(code, message), client)
         except OSError:
             pass
         record = {"time": round(time.time(), 3), "client": f"{client[0]}:{client[1]}", "file": filename,
