@@ -4,8 +4,9 @@ One snmpsim process serves N modems, one UDP endpoint each (127.77.x.y:16161),
 built from config files hfcprov encoded (every 20th modem has a drifted target
 buffer). Both contenders read the same objects from the same agents:
 
-- hfcprov: ``hfcprov.snmp.audit.audit_all`` (asyncio, bounded concurrency, one
-  small GETBULK and one exact GET per modem, lean v2c engine), decoding each modem's expected config and comparing.
+- hfcprov: ``hfcprov.snmp.audit.audit_all`` (asyncio, bounded concurrency, lean v2c
+  engine): one GETBULK per modem, k + 1 repetitions for a file of k flows and only the
+  param-set columns the file sets; decoding each modem's expected config and comparing.
 - script: what operators run today, a loop per modem of ``snmpget`` (sysDescr,
   docsDevServerConfigFile, docsIfCmStatusValue) and two ``snmpbulkwalk``
   processes (docsQosParamSetTable, docsQosServiceFlowBufferSize); it does not

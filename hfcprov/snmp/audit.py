@@ -177,16 +177,16 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
     result = ModemAudit(mac=target.mac, host=target.host, port=target.port, status=ERROR,
                         expected_config=target.config)
     try:
-        # 3 repetitions: two flows and the step past them, in one answer for most modems
+        reps, columns = _request_shape(target, configs)
         scalars, tables = await client.fetch(
             target.host, target.port, [oids.SYS_DESCR, oids.CONFIG_FILE],
-            [oids.SF_DIRECTION, oids.SF_BUFFER_SIZE, *_PARAM_COLUMNS], max_repetitions=3,
+            [oids.SF_DIRECTION, oids.SF_BUFFER_SIZE, *columns], max_repetitions=reps,
             first_rows=[oids.CM_STATUS_VALUE], stop=_past_active_rows)
         name = _check_state(result, target, scalars, configs)
         if name is not None:
             flows = list(tables[oids.SF_DIRECTION])
             params = {f"{column}.{index}": value for column in _PARAM_COLUMNS
-                      for index, value in tables[column].items()}
+                      for index, value in tables.get(column, {}).items()}
             # a flow that is provisioned but not active has no active row: judge its provisioned one
             inactive = [f for f in flows if all(params.get(o) is None
                                                  for o in _param_oids([f], oids.PARAM_SET_ACTIVE))]
@@ -244,6 +244,28 @@ def _check_state(result: ModemAudit, target: AuditTarget, scalars, configs: Expe
 
 
 _PARAM_COLUMNS = tuple(oids.PARAM_SET.values())
+_COMPARED_COLUMNS = tuple(oids.PARAM_SET[key] for key in FIELDS)  # the columns a comparison can use
+
+
+def _request_shape(target: AuditTarget, configs: ExpectedConfigs) -> tuple[int, list[str]]:
+    """GETBULK repetitions and the param-set columns to read for one modem.
+
+    Knowing the config the modem should run (k flows), k + 1 repetitions bring every flow
+    and the step past them (which shows there is no flow the file does not ask for) in one
+    answer, and only the columns of fields the file sets are read: the fewer var-binds, the
+    less work for the agent (a CM's CPU is weak; snmpsim's is what caps a lab's audit rate).
+    Otherwise 3 repetitions (two flows and the step past them) of every compared column.
+    """
+    name = target.config if target.config and not target.guessed else None
+    try:
+        expected = configs.flows(name) if name and configs.has(name) else None
+    except HfcprovError:
+        expected = None  # reported when the flows are compared
+    if not expected:
+        return 3, list(_COMPARED_COLUMNS)
+    columns = [oids.PARAM_SET[key] for key, (_label, get) in FIELDS.items()
+               if any(get(flow) is not None for flow in expected)]
+    return len(expected) + 1, columns
 
 
 def _past_active_rows(column: str, index: str) -> bool:

@@ -7,11 +7,14 @@ Modems (one snmpsim endpoint each, community "public", also SNMPv3 user "auditor
   offline  docsIfCmStatusValue notReady(2)
   dead     a bound UDP socket that never answers
   provonly (PROV_ONLY) an upstream flow with only a provisioned row, at 4 Mbit/s instead of 5
+  extra    (EXTRA_FLOW) a second upstream flow (a voice call's) between its two flows, and its
+           downstream flow at 40 Mbit/s instead of 50: the audit must read past what its file asks
 plus a CMTS whose docsIfCmtsCmStatusTable lists them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +23,7 @@ import pytest
 
 from hfcprov.config import encode, parse_text
 from hfcprov.fileio import atomic_write
-from hfcprov.flows import service_flows
+from hfcprov.flows import BufferControl, service_flows
 from hfcprov.snmp import agentdata
 from hfcprov.snmp.simagent import SnmpSimAgent, write_endpoint_data
 from tests.support import free_udp_port
@@ -44,6 +47,7 @@ MACS = {
 
 
 PROV_ONLY = "0011220000b1"  # served, but not one of the kinds the audit table test expects
+EXTRA_FLOW = "0011220000b2"  # likewise
 
 
 @dataclass
@@ -57,7 +61,7 @@ class Lab:
 
     def inventory(self, names, path: Path | None = None) -> Path:
         path = path or self.tmp / f"inv-{'-'.join(names)}.csv"
-        macs = {**MACS, "provonly": PROV_ONLY}
+        macs = {**MACS, "provonly": PROV_ONLY, "extra": EXTRA_FLOW}
         lines = ["mac,ip,port"] + [f"{macs[n]},127.0.0.1,{self.ports[n]}" for n in names]
         atomic_write(path, "\n".join(lines) + "\n")
         return path
@@ -68,7 +72,7 @@ def lab(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("snmplab")
     configs = tmp / "configs"
     flows = {}
-    for name, mac in [*MACS.items(), ("provonly", PROV_ONLY)]:
+    for name, mac in [*MACS.items(), ("provonly", PROV_ONLY), ("extra", EXTRA_FLOW)]:
         tree = parse_text(TIER.format(us=5_000_000, ds=50_000_000), source=f"{name}.cfg")
         atomic_write(configs / f"{mac}.cm", encode(tree))
         flows[name] = service_flows(tree)
@@ -76,7 +80,9 @@ def lab(tmp_path_factory):
     old = parse_text(TIER.format(us=1_000_000, ds=10_000_000))
     atomic_write(configs / "old-tier.cm", encode(old))
 
-    served = ["insync", "drifted", "wrongcfg", "offline", "provonly"]
+    served = ["insync", "drifted", "wrongcfg", "offline", "provonly", "extra"]
+    us, ds = flows["extra"]
+    voice = dataclasses.replace(us, max_sustained_rate=128_000, max_traffic_burst=None, buffer=BufferControl())
     texts = [
         agentdata.modem_snmprec(flows["insync"], "hfcprov sim modem insync", f"{MACS['insync']}.cm"),
         agentdata.modem_snmprec(flows["drifted"], "hfcprov sim modem drifted", f"{MACS['drifted']}.cm",
@@ -86,6 +92,8 @@ def lab(tmp_path_factory):
         # upstream flow provisioned only (no active row), its max rate not what the file asks
         agentdata.modem_snmprec(flows["insync"], "hfcprov sim modem provonly", f"{PROV_ONLY}.cm",
                                 applied={0: {"param_sets": (3,), "max_sustained_rate": 4_000_000}}),
+        agentdata.modem_snmprec([us, voice, ds], "hfcprov sim modem extra", f"{EXTRA_FLOW}.cm",
+                                applied={2: {"max_sustained_rate": 40_000_000}}),
         agentdata.cmts_snmprec([{"mac": MACS[n], "ip": "127.0.0.1", "status": 2 if n == "offline" else 8}
                                 for n in MACS]),
     ]

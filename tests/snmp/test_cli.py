@@ -284,6 +284,20 @@ def test_set_takes_a_type_name_or_a_pysnmp_value(lab, engine):
     assert run(both())[oids.RESET_NOW] == 1
 
 
+def test_the_audit_reads_past_flows_its_file_does_not_ask_for(lab):
+    # sfids: 1 upstream (asked), 2 upstream (a voice call's, not in the file), 3 downstream (asked,
+    # drifted): reading only as many flows as the file has would miss the downstream one and the extra
+    from tests.snmp.conftest import EXTRA_FLOW
+
+    res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["extra"]), "--configs", lab.configs,
+                  "--format", "json")
+    row = by_mac(res.stdout)[EXTRA_FLOW]
+    assert row["status"] == "drifted", row
+    assert sorted((d["flow"], d["field"], d["expected"], d["actual"]) for d in row["drifts"]) == [
+        ("downstream flow 1 (sfid 3)", "max_sustained_rate", 50_000_000.0, 40_000_000),
+        ("upstream sfid 2", "flow", "not in the config file", "active on the modem")]
+
+
 def test_a_flow_without_active_row_is_judged_by_its_provisioned_row(lab):
     from tests.snmp.conftest import PROV_ONLY
 
