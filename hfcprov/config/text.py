@@ -29,10 +29,36 @@ _TOKEN = re.compile(r'''
 ''', re.DOTALL | re.VERBOSE)
 
 
+# Template-built configs repeat most lines, so a line's tokens are remembered (bounded). Only
+# without block comments: they are the one token-level construct that spans lines.
+_LINE_TOKENS: dict[str, tuple[tuple[str, str], ...]] = {}
+_LINE_MEMO_SIZE = 16384
+
+
 def _tokens(text: str, source: str) -> list[tuple[str, str, int]]:
     """(kind, token, line) for every word, string and punctuation mark, then ("eof", "", last line)."""
+    if "/*" in text:
+        return _scan(text, source, 1)
     out = []
-    line, counted = 1, 0
+    memo = _LINE_TOKENS
+    line = 0
+    for line, text_line in enumerate(text.split("\n"), 1):
+        found = memo.get(text_line)
+        if found is None:
+            found = tuple((kind, tok) for kind, tok, _ in _scan(text_line, source, line)[:-1])
+            if len(memo) >= _LINE_MEMO_SIZE:
+                memo.clear()
+            memo[text_line] = found
+        for kind, tok in found:
+            out.append((kind, tok, line))
+    out.append(("eof", "", line))
+    return out
+
+
+def _scan(text: str, source: str, line: int) -> list[tuple[str, str, int]]:
+    """The tokens of ``text``, whose first line is ``line``, by the regex."""
+    out = []
+    counted = 0
     count = text.count
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup

@@ -1,6 +1,7 @@
 """Each spec remembers values it read from text and bytes it encoded: the memo must never change a result."""
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hfcprov.config import ConfigError, encode, parse_text, render_text
 from hfcprov.config import dictionary
@@ -66,3 +67,22 @@ def test_the_memo_is_bounded(monkeypatch):
     assert len(spec._parsed) <= 8
     parsed = parse_text("Main { SnmpMibObject 1.3.6.1.2.1.1.5.0 Integer 5; }")
     assert parsed.tlvs[0].value.value == 5
+
+
+_CONFIG_CHARS = st.sampled_from(list('abcXYZ019.;{}"\\ \t\r\n#/*-_') + ["é", "Main", "SnmpMibObject", "//", "0x"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_CONFIG_CHARS, max_size=60).map("".join))
+def test_remembered_line_tokens_equal_a_scan_of_the_whole_text(text):
+    from hfcprov.config import text as text_form
+
+    def outcome(scan):
+        try:
+            return scan()
+        except ConfigError as err:
+            return ("error", err.message, err.line)
+
+    whole = outcome(lambda: text_form._scan(text, "<t>", 1))
+    assert outcome(lambda: text_form._tokens(text, "<t>")) == whole
+    assert outcome(lambda: text_form._tokens(text, "<t>")) == whole  # second time: from the memo
