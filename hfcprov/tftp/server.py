@@ -144,6 +144,7 @@ class TftpServer:
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._wake_r = self._wake_w = None
         self._done = collections.deque()  # finished dynamic builds, handed from workers to the loop
+        self._done_signalled = False  # a wake-up for _done is on its way: later builds need not send one
         self._transfers: dict[int, _Transfer] = {}  # by socket fd
         self._clients: set = set()  # (ip, port) with a transfer or a build in progress
         self._timers: list = []  # heap of (deadline, seq, fd)
@@ -280,6 +281,7 @@ class TftpServer:
                     t = self._transfers.get(key.fd)
                     if t is not None:
                         self._on_transfer_readable(t)
+            self._done_signalled = False  # cleared before draining: a build appended later wakes us again
             while self._done:
                 self._on_built(*self._done.popleft())
             self._expire_timers()
@@ -402,7 +404,9 @@ class TftpServer:
     def _built(self, fut, client, pkt, t0) -> None:
         """Worker thread: hand the built file back to the loop."""
         self._done.append((client, pkt, t0, fut))
-        self._wake()
+        if not self._done_signalled:  # in a storm hundreds finish together: one wake-up serves them
+            self._done_signalled = True
+            self._wake()
 
     def _on_built(self, client, pkt, t0, fut) -> None:
         if self._stopping and self._stop_now:
