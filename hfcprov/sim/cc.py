@@ -46,10 +46,16 @@ class Reno(CongestionControl):
 
     name = "reno"
 
+    def __init__(self, options=None) -> None:
+        super().__init__(options)
+        self.whole_bytes = bool(getattr(options, "integer_cwnd", False))
+
     def on_ack(self, s, acked: int, rtt: float | None) -> None:
         mss = s.mss
         if s.cwnd < s.ssthresh:
             s.cwnd += mss
+        elif self.whole_bytes:  # an integer cwnd drops the fraction (ns-3: uint32)
+            s.cwnd += max(1, int(mss * mss / s.cwnd))
         else:
             s.cwnd += max(1.0, mss * mss / s.cwnd)
 

@@ -23,7 +23,7 @@ from hfcprov.sim.engine import Engine
 from hfcprov.sim.link import Link
 from hfcprov.sim.loss import make_loss
 from hfcprov.sim.packet import ECHO, PROBE, Packet
-from hfcprov.sim.scenario import Scenario, ScenarioError
+from hfcprov.sim.scenario import SSTHRESH_FROM, Scenario, ScenarioError
 from hfcprov.sim.tcp import TcpReceiver, TcpSender
 
 # scenario.mac -> factory(engine, scenario, sink, loss) returning a Link-like object
@@ -310,6 +310,8 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("tcp.dupthresh: must be >= 1")
     if sc.tcp.initial_window < 1:
         raise ScenarioError("tcp.initial_window: must be >= 1 segment")
+    if sc.tcp.ssthresh_from not in SSTHRESH_FROM:
+        raise ScenarioError(f"tcp.ssthresh_from: {sc.tcp.ssthresh_from!r} is not one of {', '.join(SSTHRESH_FROM)}")
     if sc.tcp.delack_count < 1:
         raise ScenarioError("tcp.delack_count: must be >= 1")
     if sc.probe_rate < 0:

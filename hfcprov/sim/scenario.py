@@ -24,6 +24,9 @@ class ScenarioError(HfcprovError):
 TIMERS = {"coarse": (0.5, 2.0), "200ms": (0.2, 0.8), "fine": (0.0, 0.2)}
 
 
+SSTHRESH_FROM = ("flightsize", "pipe")  # TcpOptions.ssthresh_from
+
+
 @dataclass
 class TcpOptions:
     variant: str = "newreno"  # reno | newreno | sack, or a CongestionControl name (cubic, fast)
@@ -37,6 +40,19 @@ class TcpOptions:
     min_rto: float = 1.0  # s (RFC 6298)
     initial_rto: float = 1.0  # s
     dupthresh: int = 3  # duplicate ACKs for fast retransmit; 1 = super fast retransmit
+    # new data on the duplicate ACKs before fast retransmit (RFC 3042, which RFC 5681 3.2 says a
+    # TCP SHOULD do; with SACK while pipe < cwnd, RFC 6675 step 3, as ns-3 does); off by
+    # default, as in the stacks the validation papers measured and the MAC calibration used
+    limited_transmit: bool = False
+    # what ssthresh halves on a loss: flightsize (RFC 5681 eq. 4, limited-transmit segments
+    # excluded) or pipe (with SACK: outstanding - SACKed - lost, as ns-3's BytesInFlight)
+    ssthresh_from: str = "flightsize"
+    # cwnd in whole bytes: congestion avoidance adds int(MSS*MSS/cwnd) per ACK (ns-3, integer
+    # stacks); off: the exact fraction, RFC 5681 eq. 3
+    integer_cwnd: bool = False
+    # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
+    # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
+    grow_on_recovery_exit: bool = False
     delayed_ack: bool = True
     delack_count: int = 2
     delack_timeout: float = 0.2  # s
@@ -167,6 +183,7 @@ _CHOICES = {
     "direction": ("upstream", "downstream"),
     "model": ("none", "bernoulli", "gilbert"),
     "recovery": ("reno", "newreno", "sack", None),
+    "ssthresh_from": SSTHRESH_FROM,
 }
 
 

@@ -32,6 +32,7 @@ class TcpSender:
         "dupacks",
         "dupthresh",
         "engine",
+        "exit_grows",
         "fast_retransmits",
         "flow",
         "gran",
@@ -41,6 +42,8 @@ class TcpSender:
         "in_rec",
         "last_payload",
         "link",
+        "lt",
+        "lt_sent",
         "max_rto",
         "min_rto",
         "min_rtt",
@@ -57,6 +60,7 @@ class TcpSender:
         "sacked",
         "srtt",
         "ssthresh",
+        "ssthresh_pipe",
         "started",
         "timeouts",
         "timer_at",
@@ -87,6 +91,10 @@ class TcpSender:
         self.recover = -1
         self.recovery = opts.recovery_mode
         self.dupthresh = opts.dupthresh
+        self.lt = opts.limited_transmit
+        self.lt_sent = 0  # segments limited transmit sent since the duplicate ACKs began
+        self.ssthresh_pipe = opts.ssthresh_from == "pipe"
+        self.exit_grows = opts.grow_on_recovery_exit
         self.srtt = None
         self.rttvar = 0.0
         self.gran = opts.timer_granularity
@@ -118,9 +126,11 @@ class TcpSender:
         self.try_send()
 
     def flight_bytes(self) -> float:
-        if self.in_rec and self.recovery == "sack":
+        """What a loss halves: pipe in SACK recovery (or always, ``ssthresh_from: pipe``),
+        else FlightSize without the segments limited transmit sent (RFC 5681 section 3.2)."""
+        if self.recovery == "sack" and (self.in_rec or self.ssthresh_pipe) and self.sacked:
             return self._pipe() * self.mss
-        return (self.nxt - self.una) * self.mss
+        return (self.nxt - self.una - self.lt_sent) * self.mss
 
     def _tx(self, i: int) -> None:
         if i < self.high:
@@ -140,6 +150,8 @@ class TcpSender:
             if wnd > self.rwnd:  # noqa: PLR1730 (hot path: cheaper than min())
                 wnd = self.rwnd
             limit = self.una + wnd
+            if self.lt and 0 < self.dupacks < self.dupthresh and not self.in_rec:
+                limit = self._limited_transmit(wnd, limit)
             if limit > self.avail:  # noqa: PLR1730
                 limit = self.avail
             nxt = self.nxt
@@ -150,13 +162,27 @@ class TcpSender:
         if self.deadline is None and self.una < self.nxt:
             self._arm()
 
+    def _limited_transmit(self, wnd: int, limit: int) -> int:
+        """Send limit on a duplicate ACK before fast retransmit: one new segment per duplicate ACK
+        beyond cwnd (RFC 3042), or with SACK new data while pipe < cwnd (RFC 6675 section 5 step 3)."""
+        if self.recovery == "sack":
+            lt_limit = self.nxt + wnd - self._pipe()
+        else:
+            lt_limit = limit + self.dupacks
+        if lt_limit <= limit:
+            return limit
+        lt_limit = min(lt_limit, self.una + self.rwnd)
+        self.lt_sent += max(0, min(lt_limit, self.avail) - max(self.nxt, limit))
+        return lt_limit
+
     # -- ACK processing ----------------------------------------------------
     def receive(self, pkt) -> None:
         ack = pkt.seq
         if self.done_at is not None:
             return
+        new_sack = 0
         if pkt.sack is not None and self.recovery == "sack":
-            self._update_scoreboard(pkt.sack)
+            new_sack = self._update_scoreboard(pkt.sack)
         una = self.una
         if ack > una:
             now = self.engine.now
@@ -175,16 +201,20 @@ class TcpSender:
                 if ack > self.recover or self.recovery == "reno":
                     # a full ACK; Reno also leaves recovery on the first partial one
                     self.in_rec = False
-                    self.dupacks = 0
+                    self.dupacks = self.lt_sent = 0
                     self.cc.on_recovery_exit(self)
+                    if self.exit_grows:  # the full ACK also counts for window growth (ns-3)
+                        self.cc.on_ack(self, acked, rtt)
                 elif self.recovery == "newreno":
                     self._tx(ack)  # partial ACK: the next hole
                     self.cwnd = max(self.cwnd - acked * self.mss + self.mss, float(self.mss))
             else:
                 if self.sacked:
                     self._prune_scoreboard()
-                self.dupacks = 0
+                self.dupacks = self.lt_sent = 0
                 self.cc.on_ack(self, acked, rtt)
+                if new_sack:  # RFC 6675 section 5: it SACKs new data, so it is also a duplicate ACK
+                    self.dupacks = 1
             if ack >= self.total:
                 self.done_at = now
                 self.deadline = None
@@ -195,15 +225,27 @@ class TcpSender:
                 self._arm()
             else:
                 self.deadline = None
-            self.try_send()
+            if not (new_sack and not self.in_rec and self._fast_retransmit(ack)):
+                self.try_send()
         elif ack == una and self.nxt > una:
             self.dupacks += 1
             if self.in_rec:
                 if self.recovery != "sack":
                     self.cwnd += self.mss  # window inflation
                 self.try_send()
-            elif self.dupacks == self.dupthresh and (self.recovery == "reno" or ack > self.recover):
-                self._enter_recovery()
+            elif not self._fast_retransmit(ack) and self.lt:
+                self.try_send()
+
+    def _fast_retransmit(self, ack: int) -> bool:
+        """Enter fast recovery on the ``dupthresh``-th duplicate ACK or, with SACK, once
+        ``dupthresh`` segments above the hole are SACKed (RFC 6675 IsLost(HighACK + 1))."""
+        if not (self.dupacks == self.dupthresh
+                or (self.recovery == "sack" and len(self.sacked) >= self.dupthresh)):
+            return False
+        if self.recovery != "reno" and ack <= self.recover:
+            return False  # RFC 6582 / 6675: no new recovery before the last one's point is ACKed
+        self._enter_recovery()
+        return True
 
     def _enter_recovery(self) -> None:
         self.fast_retransmits += 1
@@ -219,9 +261,11 @@ class TcpSender:
         self.try_send()
 
     # -- SACK scoreboard -----------------------------------------------------
-    def _update_scoreboard(self, blocks) -> None:
+    def _update_scoreboard(self, blocks) -> int:
+        """Record SACK blocks; returns how many segments they SACK for the first time."""
         una = self.una
         sacked = self.sacked
+        before = len(sacked)
         for s, e in blocks:
             if e <= una:
                 continue
@@ -229,6 +273,7 @@ class TcpSender:
                 sacked.add(i)
             if e - 1 > self.high_sacked:  # noqa: PLR1730
                 self.high_sacked = e - 1
+        return len(sacked) - before
 
     def _prune_scoreboard(self) -> None:
         una = self.una
@@ -327,7 +372,7 @@ class TcpSender:
         self.cwnd = float(self.mss)
         self.recover = self.high - 1
         self.in_rec = False
-        self.dupacks = 0
+        self.dupacks = self.lt_sent = 0
         self.sacked.clear()
         self.rtxed.clear()
         self.high_sacked = self.una - 1
@@ -349,6 +394,8 @@ class TcpReceiver:
         "flow",
         "hdr",
         "link",
+        "lt",
+        "lt_sent",
         "pending",
         "pending_retx",
         "pending_ts",

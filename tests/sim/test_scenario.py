@@ -37,6 +37,10 @@ def test_units_are_parsed_once_into_plain_numbers():
     ({"rate": "5M", "buffer": "64KiB", "flows": [{"start": "1s", "sise": 3}]}, "f.yaml: flows[0].sise: unknown key"),
     ({"rate": "5M", "buffer": "64KiB", "direction": "sideways"}, "f.yaml: direction: 'sideways' is not one of"),
     ({"rate": "5M", "buffer": "64KiB", "tcp": {"timer": "slow"}}, "f.yaml: tcp.timer: 'slow' is not one of"),
+    ({"rate": "5M", "buffer": "64KiB", "tcp": {"ssthresh_from": "cwnd"}},
+     "f.yaml: tcp.ssthresh_from: 'cwnd' is not one of flightsize, pipe"),
+    ({"rate": "5M", "buffer": "64KiB", "tcp": {"limited_transmit": "maybe"}},
+     "f.yaml: tcp.limited_transmit: expected true or false"),
     ({"buffer": "64KiB"}, "f.yaml: missing key 'rate'"),
 ])
 def test_errors_name_the_file_and_the_key(d, message):

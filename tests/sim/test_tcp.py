@@ -46,7 +46,7 @@ def path(opts, size, drop=(), rate=10e6, rtt=0.04, buffer=None, start=0.0):
     a, b = Host(), Host()
     fwd = DropFirstSend(Link(eng, b, capacity=rate, delay=rtt / 2, buffer=buffer), drop)
     rev = CountAcks(Link(eng, a, capacity=1e9, delay=rtt / 2))
-    s = TcpSender(eng, 0, fwd, opts, congestion_control(opts.variant), size)
+    s = TcpSender(eng, 0, fwd, opts, congestion_control(opts.variant, opts), size)
     r = TcpReceiver(eng, 0, rev, opts)
     a.add(s)
     b.add(r)
@@ -159,3 +159,82 @@ def test_ack_loss_alone_costs_less_than_data_loss():
     ack = [run(base.replace(seed=i, ack_loss=LossSpec("bernoulli", 0.03))).flows[0].goodput_bps for i in range(5)]
     data = [run(base.replace(seed=i, data_loss=LossSpec("bernoulli", 0.03))).flows[0].goodput_bps for i in range(5)]
     assert sum(ack) > 1.5 * sum(data)
+
+
+# -- choices the RFCs leave open (TcpOptions fields; bench/sim.py sets ns-3's) ----------------
+def traced(opts, size, drop=()):
+    """``path`` plus one (in_rec, cwnd, ssthresh, SACKed segments, dupacks, una) row after every
+    ACK, and the sender's state at each fast-retransmit entry."""
+    eng, s, _r, _fwd, rev = path(opts, size, drop)
+    rows, entries = [], []
+    host_receivers = rev.link.route  # the sender host's per-flow list the reverse link delivers to
+
+    def receive(pkt):
+        s.receive(pkt)
+        rows.append((s.in_rec, s.cwnd, s.ssthresh, len(s.sacked), s.dupacks, s.una))
+
+    host_receivers[0] = receive
+    ssthresh = s.cc.ssthresh
+
+    def on_loss(sender):
+        value = ssthresh(sender)
+        entries.append({"outstanding": sender.nxt - sender.una, "lt_sent": sender.lt_sent,
+                        "sacked": len(sender.sacked), "ssthresh": value})
+        return value
+
+    s.cc.ssthresh = on_loss
+    eng.run(30)
+    return s, rows, entries
+
+
+@pytest.mark.parametrize("variant", ["newreno", "sack"])
+def test_limited_transmit_turns_a_small_window_timeout_into_a_fast_retransmit(variant):
+    # RFC 3042's case: the first of 3 segments is lost, so only 2 duplicate ACKs can come back.
+    opts = TcpOptions(variant=variant, initial_window=3, delayed_ack=False)
+    eng, s, *_ = path(opts, 100_000, drop={0})
+    eng.run(30)
+    assert (s.timeouts, s.fast_retransmits) == (1, 0)
+    eng, s, _r, fwd, _ = path(dataclasses.replace(opts, limited_transmit=True), 100_000, drop={0})
+    eng.run(30)
+    assert (s.timeouts, s.fast_retransmits) == (0, 1)
+    assert [seq for _t, seq, _retx in fwd.log[:6]] == [0, 1, 2, 3, 4, 0]  # two new segments, then the hole
+
+
+def test_ssthresh_halves_flightsize_without_limited_transmit_segments_or_pipe():
+    opts = TcpOptions(variant="sack", limited_transmit=True)
+    _s, _rows, (flight,) = traced(opts, 1_000_000, drop={100})
+    assert flight["lt_sent"] >= 1  # limited transmit sent new data on the early duplicate ACKs
+    assert flight["ssthresh"] == (flight["outstanding"] - flight["lt_sent"]) * 1460 / 2  # RFC 5681 eq. 4
+    _s, _rows, (pipe,) = traced(dataclasses.replace(opts, ssthresh_from="pipe"), 1_000_000, drop={100})
+    # pipe: outstanding less the 3 SACKed segments and the hole IsLost() marks
+    assert pipe["ssthresh"] == (pipe["outstanding"] - pipe["sacked"] - 1) * 1460 / 2
+    assert pipe["sacked"] == 3 and pipe["ssthresh"] < flight["ssthresh"]
+
+
+def test_a_cumulative_ack_that_sacks_new_data_counts_as_the_first_duplicate_ack():
+    # With delayed ACKs the segment after the hole is ACKed at once, cumulatively (its
+    # predecessor was pending) and with a SACK block: RFC 6675 counts it as a duplicate ACK,
+    # so limited transmit already answers it, and the third SACKed segment triggers fast retransmit.
+    opts = TcpOptions(variant="sack", limited_transmit=True)
+    both = [traced(opts, 1_000_000, drop={hole}) for hole in (100, 101)]
+    first = [rows[i] for _s, rows, _ in both for i in range(1, len(rows))
+             if rows[i][5] > rows[i - 1][5] and rows[i][3] and not rows[i][0]]
+    assert first and all(row[4] == 1 for row in first)
+    assert all(entry["sacked"] == 3 and entry["lt_sent"] == 2 for _s, _rows, (entry,) in both)
+
+
+def test_integer_cwnd_drops_the_fraction_of_each_congestion_avoidance_step():
+    opts = TcpOptions(variant="newreno", initial_ssthresh=10 * 1460)
+    exact, *_ = traced(opts, 3_000_000)
+    whole, *_ = traced(dataclasses.replace(opts, integer_cwnd=True), 3_000_000)
+    assert whole.cwnd == int(whole.cwnd) and exact.cwnd != int(exact.cwnd)
+    assert exact.cwnd - 1460 < whole.cwnd < exact.cwnd
+
+
+def test_grow_on_recovery_exit_adds_one_congestion_avoidance_step_to_ssthresh():
+    for grow in (False, True):
+        opts = TcpOptions(variant="sack", grow_on_recovery_exit=grow)
+        _s, rows, _ = traced(opts, 1_000_000, drop={100})
+        k = next(i for i in range(1, len(rows)) if rows[i - 1][0] and not rows[i][0])
+        _in_rec, cwnd, ssthresh, *_ = rows[k]
+        assert cwnd == (ssthresh + 1460 * 1460 / ssthresh if grow else ssthresh)
