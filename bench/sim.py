@@ -15,11 +15,23 @@ ns-3 runs in its own venv (``pip install ns3`` into /work/ns3-venv, never the te
 install): this file re-runs itself there with ``--ns3-worker`` and reads JSON back.
 Both simulators get the same scenario: a point-to-point bottleneck of ``rate``, a
 drop-tail device queue of ``buffer`` bytes (ns-3: traffic control removed), 2 bytes
-of framing (PPP), one-way delay rtt/2 each way, MSS 1460 without TCP options
-(no SACK, no timestamps), initial window 10, delayed ACK every 2nd segment / 200 ms,
-minimum RTO 1 s, classic (RFC 6582) recovery, no limited transmit. ns-3 opens the
-connection with a handshake, so hfcprov's flow starts one RTT later; goodput is
-application bytes received over the whole run in both.
+of framing (PPP), one-way delay rtt/2 each way, MSS 1460, SACK on (off with
+``--recovery newreno``), no timestamps, initial window 10, delayed ACK every 2nd
+segment / 200 ms, minimum RTO 1 s, ns-3's TcpClassicRecovery (cwnd = ssthresh, pipe
+with SACK). ns-3 opens the connection with a handshake, so hfcprov's flow starts one
+RTT later; goodput is application bytes received over the whole run in both.
+
+Where the RFCs leave a choice, hfcprov is set to ns-3 3.44's (``NS3_CHOICES``, TcpOptions
+fields; read off ns-3's cwnd/ssthresh/state traces, see docs/sim.md):
+- ``limited_transmit``: with SACK, ns-3 sends new data whenever BytesInFlight (pipe) < cwnd,
+  also on the duplicate ACKs before fast retransmit (RFC 6675 section 5 step 3); its
+  LimitedTransmit attribute (off here) only governs the non-SACK path. On with SACK only.
+- ``ssthresh_from: pipe``: TcpNewReno::GetSsThresh halves BytesInFlight() (pipe: outstanding
+  - SACKed - lost), not RFC 5681's FlightSize.
+- ``integer_cwnd``: ns-3's cwnd is a uint32, so congestion avoidance adds the truncated
+  MSS*MSS/cwnd (up to 6% slower growth at 150-250 KB windows).
+- ``grow_on_recovery_exit``: after ExitRecovery sets cwnd = ssthresh, the same ACK goes
+  through IncreaseWindow.
 """
 
 from __future__ import annotations
@@ -38,6 +50,8 @@ GRID = [(rate, buf, rtt) for rate in (2e6, 5e6, 10e6) for buf in (16384, 65536, 
 SPEED_POINT = (10e6, 65536, 0.04)
 MSS = 1460
 RECOVERY = "sack"  # or "newreno" (--recovery): loss recovery on both sides
+# ns-3 3.44's choices where the RFCs leave room (module docstring); limited_transmit follows RECOVERY
+NS3_CHOICES = {"ssthresh_from": "pipe", "integer_cwnd": True, "grow_on_recovery_exit": True}
 
 
 # -- ns-3 side (runs inside the ns-3 venv) -------------------------------------------
@@ -129,7 +143,8 @@ def scenario(rate: float, buf: int, rtt: float, duration: float, seed: int = 1):
     return Scenario(rate=rate, buffer=buf, rtt=rtt, burst=1 << 30, overhead=2, channel=rate,
                     reverse_channel=rate, flows=[FlowSpec(start=rtt)], duration=duration,
                     sample_interval=None, seed=seed,
-                    tcp=TcpOptions(variant=RECOVERY, mss=MSS, initial_window=10, min_rto=1.0))
+                    tcp=TcpOptions(variant=RECOVERY, mss=MSS, initial_window=10, min_rto=1.0,
+                                   limited_transmit=RECOVERY == "sack", **NS3_CHOICES))
 
 
 def run_hfc(points: list, duration: float) -> list[dict]:
