@@ -7,6 +7,8 @@ NewReno (RFC 6582) or SACK (RFC 6675-style pipe) recovery, and the RTO
 coarse timer, 0.2 s for Cohen-Ramanathan's tuning; expiry falls on tick
 boundaries as the BSD slow timer does). Window growth is delegated to a
 ``hfcprov.sim.cc.CongestionControl``. The window is ``min(cwnd, socket buffer)``.
+Choices the RFCs leave open are ``TcpOptions`` fields: limited transmit, ssthresh
+from FlightSize or pipe, growth on the ACK that ends recovery (docs/sim.md).
 
 The receiver acknowledges every ``delack_count``-th in-order segment or after
 ``delack_timeout``, immediately on out-of-order data or when a hole fills.
