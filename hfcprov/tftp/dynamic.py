@@ -43,6 +43,7 @@ import hashlib
 import ipaddress
 import multiprocessing
 import os
+import socket
 import threading
 import time
 from pathlib import Path
@@ -101,6 +102,7 @@ class ConfigFileBuilder:
         self._shared: dict[tuple, StampedFile] = {}  # (template, the row's values it reads) -> shared file
         self._pending: dict[tuple, concurrent.futures.Future] = {}  # same key -> the build in progress
         self._reads: dict[Path, frozenset | None] = {}  # template -> the variables it reads (None: cannot tell)
+        self._templates: dict[str, Path] = {}  # repr(tier) -> its template
         self._patch_ok: dict[Path, bool] = {}  # template -> whether its files can be patched (see StampedFile)
         self._generation = 0  # bumped when a file changes, so a build started before is not shared after
         self.builds = 0  # parse + encode runs (distinct texts built), for tests and logs
@@ -167,7 +169,10 @@ class ConfigFileBuilder:
         cached = self._cache.get(mac)
         if cached is not None:
             return _done(cached)
-        path = template_for(row, self.templates)
+        tier = repr(row.get("tier"))  # repr: any YAML value can be a key
+        path = self._templates.get(tier)
+        if path is None:  # the rule stats and resolves files: once per tier, not per modem
+            path = self._templates[tier] = template_for(row, self.templates)
         key = self._key(path, row)
         with self._lock:
             stamped = self._shared.get(key)
@@ -242,7 +247,7 @@ class ConfigFileBuilder:
             stamp = _stamp(self.inventory, self.templates)
             if stamp != self._stamp:
                 self._rows = self._index()
-                self._cache, self._shared, self._reads, self._patch_ok = {}, {}, {}, {}
+                self._cache, self._shared, self._reads, self._patch_ok, self._templates = {}, {}, {}, {}, {}
                 self._generation += 1
                 self._stamp = stamp
             self._checked = now
@@ -338,6 +343,8 @@ class StampedFile:
                     return False
                 self.at[code] = pos
             pos = end
+        if self.secret is None:
+            self.spans = []  # only the CMTS MIC needs them: not sent back from the worker for nothing
         return 6 in self.at and (self.secret is None or 7 in self.at)
 
     def _patch(self, stamp: int, address: str) -> bytes:
@@ -349,7 +356,7 @@ class StampedFile:
             out[p:p + 4] = stamp.to_bytes(4, "big")
         if self.stamp20:
             p = self.at[TFTP_MODEM_ADDRESS] + 2
-            out[p:p + 4] = ipaddress.IPv4Address(address).packed
+            out[p:p + 4] = socket.inet_aton(address)
         cm = self.at[6]
         out[cm + 2:cm + 18] = hashlib.md5(out[:cm]).digest()
         if 7 in self.at:
