@@ -103,7 +103,6 @@ class ConfigFileBuilder:
         self._pending: dict[tuple, concurrent.futures.Future] = {}  # same key -> the build in progress
         self._reads: dict[Path, frozenset | None] = {}  # template -> the variables it reads (None: cannot tell)
         self._templates: dict[str, Path] = {}  # repr(tier) -> its template
-        self._patch_ok: dict[Path, bool] = {}  # template -> whether its files can be patched (see StampedFile)
         self._generation = 0  # bumped when a file changes, so a build started before is not shared after
         self.builds = 0  # parse + encode runs (distinct texts built), for tests and logs
         self._reload(force=True)  # a bad inventory is reported at start, not at the first modem
@@ -187,13 +186,12 @@ class ConfigFileBuilder:
         return pending
 
     def _build(self, key: tuple, path: Path, row: dict, pending: concurrent.futures.Future) -> None:
-        checked = self._patch_ok.get(path)
-        args = (str(path), row, self._secret, self.timestamp, self.modem_address, checked, hash(self._stamp))
+        args = (str(path), row, self._secret, self.timestamp, self.modem_address, hash(self._stamp))
         if not self.processes:
             try:
-                self._built(key, path, row["mac"], pending, checked, _prepare(*args), None)
+                self._built(key, row["mac"], pending, _prepare(*args), None)
             except BaseException as err:  # noqa: BLE001 - the modems waiting get the error; nothing is cached
-                self._built(key, path, row["mac"], pending, checked, None, err)
+                self._built(key, row["mac"], pending, None, err)
             return
         pool = _worker_pool(self.processes)
 
@@ -201,15 +199,15 @@ class ConfigFileBuilder:
             err = f.exception()
             if isinstance(err, concurrent.futures.process.BrokenProcessPool):
                 _drop_pool(pool)  # a worker died (OOM killer...): the next build starts a fresh pool
-            self._built(key, path, row["mac"], pending, checked, None if err else f.result(), err)
+            self._built(key, row["mac"], pending, None if err else f.result(), err)
 
         try:
             pool.submit(_prepare, *args).add_done_callback(done)
         except RuntimeError as err:  # a broken or shut-down pool refuses work
             _drop_pool(pool)
-            self._built(key, path, row["mac"], pending, checked, None, err)
+            self._built(key, row["mac"], pending, None, err)
 
-    def _built(self, key, path, mac, pending, checked, stamped, err) -> None:
+    def _built(self, key, mac, pending, stamped, err) -> None:
         with self._lock:
             self._pending.pop(key, None)
             if err is None and key[0] == self._generation:  # not a build from before the last edit
@@ -217,8 +215,6 @@ class ConfigFileBuilder:
                     self._shared.clear()
                 self._shared[key] = stamped
                 self._cache[mac] = stamped
-                if checked is None and stamped.checked:
-                    self._patch_ok[path] = stamped.fast
             if err is None:
                 self.builds += 1
         if err is None:
@@ -247,7 +243,7 @@ class ConfigFileBuilder:
             stamp = _stamp(self.inventory, self.templates)
             if stamp != self._stamp:
                 self._rows = self._index()
-                self._cache, self._shared, self._reads, self._patch_ok, self._templates = {}, {}, {}, {}, {}
+                self._cache, self._shared, self._reads, self._templates = {}, {}, {}, {}
                 self._generation += 1
                 self._stamp = stamp
             self._checked = now
@@ -373,12 +369,15 @@ def _done(value) -> concurrent.futures.Future:
 
 
 def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool,
-             patch_ok: bool | None = None, version: int = 0) -> StampedFile:
-    """Render, parse and encode one config ready for stamping (runs in a worker process)."""
+             version: int = 0) -> StampedFile:
+    """Render, parse and encode one config ready for stamping (runs in a worker process).
+
+    ``version`` changes with any edit of the builder's files; each worker checks the patch once
+    per (template, version), remembered here rather than in the server, whose answer would come
+    too late in a cold storm (every build is submitted before the first check returns)."""
     from hfcprov.build import render_tree
 
-    if patch_ok is None:  # a cold storm submits many builds before the first one's check returns
-        patch_ok = _PATCH_OK.get((template, version))
+    patch_ok = _PATCH_OK.get((template, version))
     stamped = StampedFile(render_tree(template, row), secret, timestamp, modem_address, patch_ok)
     if stamped.checked:
         _PATCH_OK[(template, version)] = stamped.fast
