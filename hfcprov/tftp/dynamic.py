@@ -117,17 +117,34 @@ class ConfigFileBuilder:
         """The file without waiting for it: a future of its bytes (None: no such modem).
 
         The TFTP server asks through this, so a modem waiting for a build holds no thread.
+        It may still read files first (the inventory after an edit, a template's variables).
         """
+        return self._submit(filename, client_ip, may_block=True)
+
+    def submit_nowait(self, filename: str, client_ip: str) -> concurrent.futures.Future | None:
+        """``submit`` if it can answer from memory, without touching a file; else None.
+
+        The server's loop asks this first and hands only the None cases to a thread, so a
+        storm's requests skip a thread hop while an inventory reload still never stalls it.
+        """
+        return self._submit(filename, client_ip, may_block=False)
+
+    def _submit(self, filename: str, client_ip: str, may_block: bool) -> concurrent.futures.Future | None:
         out = concurrent.futures.Future()
         try:
-            self._reload()
+            if may_block:
+                self._reload()
+            elif time.monotonic() - self._checked >= 1.0:
+                return None  # the files are due a check
             row = self._rows.get(client_ip if self.key == "ip" else filename)
             if row is None and self.key == "filename":
                 row = self._rows.get(filename.lower())
             if row is None:
                 out.set_result(None)
                 return out
-            built = self._stamped(row)
+            built = self._stamped(row, may_block)
+            if built is None:
+                return None
         except BaseException as err:  # noqa: BLE001 - handed to whoever waits, as a call would raise it
             out.set_exception(err)
             return out
@@ -160,8 +177,9 @@ class ConfigFileBuilder:
                 pass
         return done
 
-    def _stamped(self, row: dict) -> concurrent.futures.Future:
-        """A future of the row's StampedFile: done if built, the build in progress, or a new build."""
+    def _stamped(self, row: dict, may_block: bool = True) -> concurrent.futures.Future | None:
+        """A future of the row's StampedFile: done if built, the build in progress, or a new build.
+        None when that needs a file read (or a worker pool started) and ``may_block`` is False."""
         from hfcprov.build import template_for  # the bulk build's tier -> template rule
 
         mac = row["mac"]
@@ -171,7 +189,13 @@ class ConfigFileBuilder:
         tier = repr(row.get("tier"))  # repr: any YAML value can be a key
         path = self._templates.get(tier)
         if path is None:  # the rule stats and resolves files: once per tier, not per modem
+            if not may_block:
+                return None
             path = self._templates[tier] = template_for(row, self.templates)
+        if path not in self._reads and not may_block:
+            return None
+        if self.processes and not may_block and (_POOL is None or _POOL._max_workers != self.processes):
+            return None  # the pool would have to start first
         key = self._key(path, row)
         with self._lock:
             stamped = self._shared.get(key)

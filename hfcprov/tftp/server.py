@@ -13,7 +13,9 @@ reboots. Here:
   of RRQs waits in the kernel instead of being dropped;
 - dynamic files are built by a worker pool; the result is handed back to the loop
   through a wake-up socket, so the loop never waits for a template; a provider with
-  ``submit()`` hands back a future instead, so modems waiting for one build hold no thread;
+  ``submit()`` hands back a future instead, so modems waiting for one build hold no thread,
+  and one with ``submit_nowait()`` is asked from the loop itself when it can answer from
+  memory (a thread hop per request was the largest cost of a cold storm);
 - each transfer negotiates blksize, tsize, timeout and windowsize and retransmits
   its window on timeout, at most ``retries`` times in a row.
 """
@@ -106,8 +108,9 @@ class TftpServer:
     no static file matches; it runs on a worker thread. It may raise ``FileNotFoundError``
     (answered as file not found) or any error (answered with a TFTP error and a log line).
     A provider with a ``submit(filename, client_ip)`` method returning a ``concurrent.futures.Future``
-    is asked through it instead, so a modem waiting for its build holds no worker thread
-    (``hfcprov.tftp.dynamic.ConfigFileBuilder`` does this).
+    is asked through it instead, so a modem waiting for its build holds no worker thread;
+    with a ``submit_nowait`` method too, that is tried first from the loop, and must return
+    None rather than read a file or wait (``hfcprov.tftp.dynamic.ConfigFileBuilder`` does both).
     ``log``: a path, an open text stream or None for the JSON transfer log.
     ``timeout``: default retransmission timeout in seconds (a client's ``timeout`` option overrides it).
     ``retries``: consecutive timeouts after which a transfer is abandoned.
@@ -371,7 +374,12 @@ class TftpServer:
         data = self._read_static(path)
         if data is None and self.dynamic is not None:
             self._clients.add(client)
-            fut = self._pool.submit(_call_provider, self.dynamic, filename, client[0])
+            # a provider that can answer from memory does so here; anything that may read files
+            # or wait goes to a thread, so it never stalls the loop
+            nowait = getattr(self.dynamic, "submit_nowait", None)
+            fut = nowait(filename, client[0]) if nowait is not None else None
+            if fut is None:
+                fut = self._pool.submit(_call_provider, self.dynamic, filename, client[0])
             fut.add_done_callback(lambda f, c=client, p=pkt, t0=now: self._built(f, c, p, t0))
             return
         if data is None:

@@ -185,3 +185,52 @@ def test_stamped_file_patch_equals_full_encode(site, tier, secret):
 def test_warm_renders_every_modem_and_skips_broken_ones(site):
     b = load_dynamic(site / "dyn.yaml")
     assert b.warm() == 2  # the 'broken' tier is left for its modem to be told about
+
+
+def test_submit_nowait_answers_only_from_memory(site):
+    builder = load_dynamic(site / "dyn.yaml")
+    name, ip = "001095000001.cm", "127.0.0.21"
+    assert builder.submit_nowait(name, ip) is None  # its tier's template not looked up yet: a file read
+    first = builder.submit(name, ip).result()
+    again = builder.submit_nowait(name, ip)
+    assert again is not None and decode(again.result(), SECRET).find("20")[0].value == ip
+    verify(again.result(), SECRET)  # raises if a MIC is wrong
+    assert len(again.result()) == len(first)
+    assert builder.submit_nowait("00109500ffff.cm", ip).result() is None  # no such modem: known from memory
+    builder._checked -= 2.0  # the inventory and templates are due their once-a-second check
+    assert builder.submit_nowait(name, ip) is None
+
+
+class _MemoryProvider:
+    """Answers only through submit_nowait (or only through submit when ``memory`` is False)."""
+
+    def __init__(self, memory: bool):
+        self.memory = memory
+        self.calls = []
+
+    def submit_nowait(self, filename, client_ip):
+        self.calls.append("nowait")
+        if not self.memory:
+            return None
+        import concurrent.futures
+
+        f = concurrent.futures.Future()
+        f.set_result(filename.encode() * 100)
+        return f
+
+    def __call__(self, filename, client_ip):
+        return self.submit(filename, client_ip).result()
+
+    def submit(self, filename, client_ip):
+        self.calls.append("submit")
+        if self.memory:
+            raise AssertionError("asked through a thread although it answered from memory")
+        return self.submit_nowait.__func__(_MemoryProvider(True), filename, client_ip)
+
+
+@pytest.mark.parametrize("memory", [True, False])
+def test_server_asks_from_its_loop_first_and_a_thread_otherwise(tmp_path, memory):
+    provider = _MemoryProvider(memory)
+    with TftpServer(tmp_path, dynamic=provider) as srv:
+        assert fetch("127.0.0.1", srv.port, "a.cm") == b"a.cm" * 100
+    assert provider.calls == (["nowait"] if memory else ["nowait", "submit"])
