@@ -179,7 +179,8 @@ class ConfigFileBuilder:
 
     def _stamped(self, row: dict, may_block: bool = True) -> concurrent.futures.Future | None:
         """A future of the row's StampedFile: done if built, the build in progress, or a new build.
-        None when that needs a file read (or a worker pool started) and ``may_block`` is False."""
+        None when that needs a file read, a worker pool started or (``processes: 0``) a build in
+        this thread, and ``may_block`` is False."""
         from hfcprov.build import template_for  # the bulk build's tier -> template rule
 
         mac = row["mac"]
@@ -205,6 +206,8 @@ class ConfigFileBuilder:
             pending = self._pending.get(key)
             if pending is not None:  # another modem's build of the same file: wait for that one
                 return pending
+            if not self.processes and not may_block:
+                return None  # the build would run right here
             pending = self._pending[key] = concurrent.futures.Future()
         self._build(key, path, row, pending)
         return pending

@@ -234,3 +234,18 @@ def test_server_asks_from_its_loop_first_and_a_thread_otherwise(tmp_path, memory
     with TftpServer(tmp_path, dynamic=provider) as srv:
         assert fetch("127.0.0.1", srv.port, "a.cm") == b"a.cm" * 100
     assert provider.calls == (["nowait"] if memory else ["nowait", "submit"])
+
+
+def test_submit_nowait_never_builds_in_the_callers_thread(site):
+    """With in-thread builds (processes: 0) a build would run in the server's loop: nowait declines it."""
+    inv = site / "inventory.csv"
+    inv.write_text(inv.read_text() + "00:10:95:00:00:04,res-50x5,127.0.0.24,3\n")  # same tier, other MaxCPE
+    yaml_path = site / "inthread.yaml"
+    yaml_path.write_text((site / "dyn.yaml").read_text() + "processes: 0\n")
+    builder = load_dynamic(yaml_path)
+    name, ip = "001095000001.cm", "127.0.0.21"
+    builder.submit(name, ip).result()  # the tier's template and variables are known now
+    assert builder.builds == 1
+    assert builder.submit_nowait("001095000004.cm", "127.0.0.24") is None  # its own file: a new build
+    assert builder.builds == 1
+    assert builder.submit_nowait(name, ip).result()  # built already: answered from memory
