@@ -46,18 +46,8 @@ from hfcprov.results import percentile
 from hfcprov.tftp import fetch_many, raise_fd_limit
 from hfcprov.udpstat import udp_drops
 
-# A tier template padded with SNMP objects so configs are 1-10 KB like real ones with
-# filters, SNMP settings and vendor TLVs.
-BENCH_TEMPLATE = """{% import "_flows.j2" as sf with context %}
-Main {
-{% include "_common.j2" %}
-{{ sf.upstream(1, "10M", "30K", "64K") }}
-{{ sf.downstream(2, "100M", "80K", "256K") }}
-{% for i in range(filler|int) %}
-  SnmpMibObject 1.3.6.1.4.1.4491.2.1.20.1.1.{{ i }}.0 Integer {{ i }};
-{% endfor %}
-}
-"""
+BENCH_TEMPLATE = (REPO / "bench" / "padded-tier.j2").read_text()  # configs of 1-10 KB
+
 
 def make_site(folder: Path, n: int, seed: int = 7) -> tuple[Path, Path, Path]:
     """Inventory of n modems, template folder, and a root with their files prebuilt (static)."""

@@ -28,16 +28,7 @@ TIERS = ("res-50x5", "res-100x10", "business-voice")
 SLOW = 0.25  # seconds per parse + encode: 300 modems one by one on 4 threads would take ~19 s
 
 # Configs of 1-3 KB, one per 'filler' value, like a site's tiers with a few override sets.
-FILLER_TIER = """{% import "_flows.j2" as sf with context %}
-Main {
-{% include "_common.j2" %}
-{{ sf.upstream(1, "10M", "30K", "64K") }}
-{{ sf.downstream(2, "100M", "80K", "256K") }}
-{% for i in range(filler|int) %}
-  SnmpMibObject 1.3.6.1.4.1.4491.2.1.20.1.1.{{ i }}.0 Integer {{ i }};
-{% endfor %}
-}
-"""
+FILLER_TIER = (REPO / "bench" / "padded-tier.j2").read_text()
 
 
 def _mac(i: int) -> str:
