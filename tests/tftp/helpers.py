@@ -7,8 +7,11 @@ import json
 import socket
 import struct
 import time
+from pathlib import Path
 
 from hfcprov.tftp import protocol as P
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 class RawClient:
@@ -69,3 +72,13 @@ def abandoning(server):
         yield server
     finally:
         server.stop(graceful=False)
+
+
+def shipped_tiers(folder: Path, **extra: str) -> Path:
+    """``folder`` (created) holding a copy of the shipped tier templates plus ``extra`` name -> text."""
+    folder.mkdir()
+    for t in (REPO / "templates").glob("*.j2"):
+        (folder / t.name).write_text(t.read_text())
+    for name, text in extra.items():
+        (folder / f"{name}.j2").write_text(text)
+    return folder

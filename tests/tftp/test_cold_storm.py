@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import socket
 import time
-from pathlib import Path
 
 import pytest
 
@@ -21,9 +20,8 @@ from hfcprov.tftp import TftpServer, dynamic, fetch_many
 from hfcprov.tftp.dynamic import ConfigFileBuilder, load_dynamic
 from hfcprov.tftp.protocol import TftpErrors
 
-from .helpers import RawClient, records, wait_idle
+from .helpers import REPO, RawClient, records, shipped_tiers, wait_idle
 
-REPO = Path(__file__).resolve().parents[2]
 TIERS = ("res-50x5", "res-100x10", "business-voice")
 SLOW = 0.25  # seconds per parse + encode: 300 modems one by one on 4 threads would take ~19 s
 
@@ -41,12 +39,8 @@ def _name(i: int) -> str:
 
 @pytest.fixture
 def tiers(tmp_path):
-    folder = tmp_path / "tiers"
-    folder.mkdir()
-    for t in (REPO / "templates").glob("*.j2"):
-        (folder / t.name).write_text(t.read_text())
-    (folder / "filler.j2").write_text(FILLER_TIER)
-    (folder / "bogus.j2").write_text("Main {\n  NetworkAccess 1;\n  NoSuchTlv 7;\n}\n")
+    folder = shipped_tiers(tmp_path / "tiers", filler=FILLER_TIER,
+                           bogus="Main {\n  NetworkAccess 1;\n  NoSuchTlv 7;\n}\n")
     (tmp_path / "root").mkdir()
     return folder
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import time
-from pathlib import Path
 
 import pytest
 
@@ -20,9 +19,8 @@ from hfcprov.tftp.dynamic import (
 )
 from hfcprov.tftp.protocol import TftpErrors
 
-from .helpers import records, wait_idle
+from .helpers import records, shipped_tiers, wait_idle
 
-REPO = Path(__file__).resolve().parents[2]
 SECRET = b"hfc-shared-secret"
 
 BROKEN_TIER = """Main {
@@ -35,11 +33,7 @@ BROKEN_TIER = """Main {
 @pytest.fixture
 def site(tmp_path):
     """An inventory over the shipped tiers plus a site template that is broken on purpose."""
-    tiers = tmp_path / "tiers"
-    tiers.mkdir()
-    for t in (REPO / "templates").glob("*.j2"):
-        (tiers / t.name).write_text(t.read_text())
-    (tiers / "broken.j2").write_text(BROKEN_TIER)
+    shipped_tiers(tmp_path / "tiers", broken=BROKEN_TIER)
     inv = tmp_path / "inventory.csv"
     inv.write_text("mac,tier,ip,max_cpe\n"
                    "00:10:95:00:00:01,res-50x5,127.0.0.21,\n"
