@@ -468,8 +468,9 @@ def _drop_pool(pool) -> None:
 
 
 def _init_worker(ready=None) -> None:
-    import hfcprov.build.templates  # noqa: F401 - the render path, imported once per worker, not on its first modem
-    import hfcprov.config.codec  # noqa: F401
+    # the render path, imported once per worker, not on its first modem
+    import hfcprov.build.templates
+    import hfcprov.config.codec  # noqa: F401 - both bind the name hfcprov, used by neither
 
     if ready is not None:
         ready.release()
