@@ -8,15 +8,15 @@ text (``Main { ... }``), YAML and JSON forms.
 """
 
 from hfcprov.config.ber import VarBind
-from hfcprov.config.codec import decode, encode, read_secret, verify, verify_cm_mic
+from hfcprov.config.codec import content_items, decode, encode, read_secret, verify, verify_cm_mic
 from hfcprov.config.dictionary import ROOT, Spec, lookup
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.forms import parse_any, parse_json, parse_yaml, read_config, render_json, render_yaml
-from hfcprov.config.text import parse_text, render_text
+from hfcprov.config.text import encode_text, parse_text, render_text, text_items
 from hfcprov.config.tree import ConfigTree, Layout, Tlv
 
 __all__ = [
     "ConfigTree", "Tlv", "Layout", "ConfigError", "VarBind", "Spec", "ROOT", "lookup",
-    "decode", "encode", "verify", "verify_cm_mic", "read_secret", "parse_text", "render_text",
+    "decode", "encode", "content_items", "verify", "verify_cm_mic", "read_secret", "parse_text", "encode_text", "text_items", "render_text",
     "read_config", "parse_yaml", "parse_json", "render_yaml", "render_json", "parse_any",
 ]

@@ -203,16 +203,28 @@ def _long_or_bad(spec: Spec | None, node: Tlv, raw: bytes, prefix: str) -> bytes
 def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:
     """Binary config file: the TLVs, CM MIC, CMTS MIC (computed with ``secret``, else the
     decoded one if any), end marker and padding, in the tree's layout or the standard one."""
+    return assemble(content_items(tree.tlvs), secret, layout=tree.layout, decoded_cmts_mic=tree.cmts_mic)
+
+
+def content_items(tlvs) -> list[tuple[int, bytes]]:
+    """(code, whole encoded TLV) of each top-level TLV in file order: the content ``assemble`` frames.
+    A CVC chain (81/82) longer than one TLV is one item holding all its fragments."""
     items = []
-    for t in tree.tlvs:
+    for t in tlvs:
         if t.code in (PAD, CM_MIC, CMTS_MIC, END):
             raise ConfigError("pad, MICs and end marker are computed by the encoder, not content",
                               path=str(t.code))
         items.append((t.code, encode_tlv(ROOT.children.get(t.code), t)))
+    return items
+
+
+def assemble(items: list[tuple[int, bytes]], secret: bytes | None = None, *, layout: Layout | None = None,
+             decoded_cmts_mic: bytes | None = None) -> bytes:
+    """The file around ``content_items``: CM MIC, CMTS MIC (from ``secret``, else ``decoded_cmts_mic``),
+    end marker and padding, where ``layout`` puts them (None: the standard trailer)."""
     n = len(items)
-    layout = tree.layout
     if layout is None:
-        marks = [(n, CM_MIC)] + ([(n, CMTS_MIC)] if secret is not None or tree.cmts_mic else [])
+        marks = [(n, CM_MIC)] + ([(n, CMTS_MIC)] if secret is not None or decoded_cmts_mic else [])
         end_marker, tail = True, None
     else:
         marks, end_marker, tail = [(min(i, n), c) for i, c in layout.marks], layout.end_marker, layout.tail
@@ -230,8 +242,8 @@ def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:
                 digest = hashlib.md5(out).digest()
             elif secret is not None:
                 digest = cmts_mic(emitted, secret)
-            elif tree.cmts_mic is not None:
-                digest = tree.cmts_mic
+            elif decoded_cmts_mic is not None:
+                digest = decoded_cmts_mic
             else:
                 raise ConfigError("the CMTS MIC needs the shared secret (--secret-file)")
             whole = bytes([code, 16]) + digest
@@ -329,4 +341,4 @@ def read_secret(path) -> bytes:
     return data
 
 
-__all__ = ["decode", "encode", "verify", "verify_cm_mic", "cmts_mic", "read_secret", "CMTS_MIC_ORDER", "RAW"]
+__all__ = ["decode", "encode", "content_items", "assemble", "verify", "verify_cm_mic", "cmts_mic", "read_secret", "CMTS_MIC_ORDER", "RAW"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value
+from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value, assemble, content_items
 from hfcprov.config.dictionary import ROOT, Spec
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
@@ -35,24 +35,28 @@ _LINE_TOKENS: dict[str, tuple[tuple[str, str], ...]] = {}
 _LINE_MEMO_SIZE = 16384
 
 
-def _tokens(text: str, source: str) -> list[tuple[str, str, int]]:
+def _tokens(text: str, source: str, first_line: int = 1) -> list[tuple[str, str, int]]:
     """(kind, token, line) for every word, string and punctuation mark, then ("eof", "", last line)."""
     if "/*" in text:
-        return _scan(text, source, 1)
+        return _scan(text, source, first_line)
     out = []
-    memo = _LINE_TOKENS
-    line = 0
-    for line, text_line in enumerate(text.split("\n"), 1):
-        found = memo.get(text_line)
-        if found is None:
-            found = tuple((kind, tok) for kind, tok, _ in _scan(text_line, source, line)[:-1])
-            if len(memo) >= _LINE_MEMO_SIZE:
-                memo.clear()
-            memo[text_line] = found
-        for kind, tok in found:
+    line = first_line - 1
+    for line, text_line in enumerate(text.split("\n"), first_line):
+        for kind, tok in _line_tokens(text_line, source, line):
             out.append((kind, tok, line))
     out.append(("eof", "", line))
     return out
+
+
+def _line_tokens(text_line: str, source: str, line: int) -> tuple[tuple[str, str], ...]:
+    """(kind, token) of one line without block comments, remembered; errors name ``line``."""
+    found = _LINE_TOKENS.get(text_line)
+    if found is None:
+        found = tuple((kind, tok) for kind, tok, _ in _scan(text_line, source, line)[:-1])
+        if len(_LINE_TOKENS) >= _LINE_MEMO_SIZE:
+            _LINE_TOKENS.clear()
+        _LINE_TOKENS[text_line] = found
+    return found
 
 
 def _scan(text: str, source: str, line: int) -> list[tuple[str, str, int]]:
@@ -78,9 +82,9 @@ def _scan(text: str, source: str, line: int) -> list[tuple[str, str, int]]:
 
 
 class _Parser:
-    def __init__(self, text: str, source: str):
+    def __init__(self, text: str, source: str, first_line: int = 1):
         self.source = source
-        self.toks = _tokens(text, source)
+        self.toks = _tokens(text, source, first_line)
         self.i = 0
 
     def peek(self):
@@ -217,6 +221,114 @@ class _Parser:
 def parse_text(text: str, source: str = "<text>") -> ConfigTree:
     """Parse the ``Main { ... }`` form (the ``Main`` wrapper is optional)."""
     return _Parser(text, source).parse()
+
+
+def encode_text(text: str, secret: bytes | None = None, source: str = "<text>") -> bytes:
+    """``encode(parse_text(text, source), secret)``, with each top-level statement's TLVs remembered.
+
+    Configs built from templates repeat most statements: a modem's 200 SNMP objects are
+    mostly another modem's. The text is cut, at line ends, into top-level statements (one
+    line, or a compound block over several); a statement seen before is a lookup of its
+    encoded TLVs, a new one is parsed and encoded by the parser and codec and remembered.
+    Anything else (block comments, a brace where a statement should end, any error) takes
+    ``parse_text`` and ``encode`` whole, so results and errors are theirs exactly.
+    """
+    return assemble(text_items(text, source), secret)
+
+
+def text_items(text: str, source: str = "<text>") -> list[tuple[int, bytes]]:
+    """``content_items(parse_text(text, source).tlvs)``: each top-level TLV, encoded, statements remembered
+    (see ``encode_text``); for whoever frames the file itself (the TFTP server stamps TLV 19/20)."""
+    items = _statement_items(text, source)
+    return items if items is not None else content_items(parse_text(text, source).tlvs)
+
+
+# Top-level statement text (its lines, joined) -> (code, whole TLV) of what it encodes to, bounded.
+_STATEMENTS: dict[str, tuple[tuple[int, bytes], ...]] = {}
+_STATEMENT_MEMO_SIZE = 16384
+# Line -> (brace depth change, ends with ';' or '}'), or None for a line without tokens. Only where
+# statements end is read from it: a brace out of place is the parser's to report.
+_LINE_SHAPES: dict[str, tuple[int, bool] | None] = {}
+_ONE_STATEMENT = (0, True)  # the common line: whole statements, braces balanced
+
+
+def _statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
+    """Top-level content items of ``text`` statement by statement; None: the whole parse must decide."""
+    if "/*" in text:
+        return None  # the one construct that spans lines
+    try:
+        lines = text.split("\n")
+        shapes = [_line_shape(line, source, n) for n, line in enumerate(lines, 1)]
+        body = [n for n, shape in enumerate(shapes) if shape is not None]  # lines with tokens
+        if not body:
+            return None
+        first, last = body[0], body[-1]
+        head = _line_tokens(lines[first], source, first + 1)
+        if head[0] == ("word", "Main"):  # "Main {" or "Main" then "{"; the closing "}" alone last
+            if head == (("word", "Main"), ("punct", "{")):
+                start = first + 1
+            elif len(head) == 1 and len(body) > 1 and _line_tokens(lines[body[1]], source, body[1] + 1) == (("punct", "{"),):
+                start = body[1] + 1
+            else:
+                return None
+            if _line_tokens(lines[last], source, last + 1) != (("punct", "}"),) or last < start:
+                return None
+            end = last
+        else:
+            start, end = 0, len(lines)
+        out: list[tuple[int, bytes]] = []
+        memo = _STATEMENTS
+        at, depth = None, 0  # first line of the statement being gathered, its brace depth
+        for n in range(start, end):
+            shape = shapes[n]
+            if shape is None:
+                continue  # blank or comment only: between statements, or inside one
+            if at is None:
+                if shape is _ONE_STATEMENT:  # the common case, one lookup
+                    items = memo.get(lines[n])
+                    if items is None:
+                        items = _parse_statement(lines[n], source, n + 1)
+                    out += items
+                    continue
+                at = n
+            depth += shape[0]
+            if depth == 0 and shape[1]:
+                key = "\n".join(lines[at:n + 1])
+                items = memo.get(key)
+                if items is None:
+                    items = _parse_statement(key, source, at + 1)
+                out += items
+                at = None
+        return None if at is not None else out
+    except ConfigError:
+        return None  # the whole parse reports it, with its own words
+
+
+def _line_shape(line: str, source: str, number: int) -> tuple[int, bool] | None:
+    shape = _LINE_SHAPES.get(line, False)
+    if shape is not False:
+        return shape
+    toks = _line_tokens(line, source, number)
+    if not toks:
+        shape = None
+    else:
+        depth = sum((tok == "{") - (tok == "}") for kind, tok in toks if kind == "punct")
+        shape = (depth, toks[-1][0] == "punct")
+        if shape == _ONE_STATEMENT:
+            shape = _ONE_STATEMENT  # one object, so the loop can test it with 'is'
+    if len(_LINE_SHAPES) >= _LINE_MEMO_SIZE:
+        _LINE_SHAPES.clear()
+    _LINE_SHAPES[line] = shape
+    return shape
+
+
+def _parse_statement(text: str, source: str, first_line: int) -> tuple[tuple[int, bytes], ...]:
+    """A whole top-level statement (or several on one line), parsed, encoded and remembered."""
+    items = tuple(content_items(_Parser(text, source, first_line).block(ROOT, "", closing=False)))
+    if len(_STATEMENTS) >= _STATEMENT_MEMO_SIZE:
+        _STATEMENTS.clear()
+    _STATEMENTS[text] = items
+    return items
 
 
 def render_text(tree: ConfigTree, indent: str = "\t", names: bool = False) -> str:
