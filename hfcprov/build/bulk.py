@@ -135,7 +135,7 @@ class _Task:
 
 def _run(task: _Task) -> tuple[str, Entry | None, str | None]:
     """('built'|'unchanged'|'failed', entry, error message)."""
-    from hfcprov.config import encode, parse_text
+    from hfcprov.config import encode_text
 
     out: Path = _WORKER["out"]
     target = out / task.file
@@ -146,7 +146,7 @@ def _run(task: _Task) -> tuple[str, Entry | None, str | None]:
         text = render_text(task.template, task.variables)
         data = _built.get(text)
         if data is None:
-            data = encode(parse_text(text, source=rendered_name(task.template, task.variables)), _WORKER["secret"])
+            data = encode_text(text, _WORKER["secret"], source=rendered_name(task.template, task.variables))
             if len(_built) >= MAX_BUILT:
                 _built.clear()
             _built[text] = data
