@@ -38,10 +38,9 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
-import dataclasses
 import hashlib
+import hmac
 import ipaddress
-import multiprocessing
 import os
 import socket
 import threading
@@ -51,6 +50,7 @@ from pathlib import Path
 import yaml
 
 from hfcprov.errors import HfcprovError
+from hfcprov.tftp.workers import WorkerPool
 
 # RFC 868 time (seconds since 1900-01-01), which is what DOCSIS TLV 19 carries.
 RFC868_OFFSET = 2_208_988_800
@@ -195,7 +195,7 @@ class ConfigFileBuilder:
             path = self._templates[tier] = template_for(row, self.templates)
         if path not in self._reads and not may_block:
             return None
-        if self.processes and not may_block and (_POOL is None or _POOL._max_workers != self.processes):
+        if self.processes and not may_block and (_POOL is None or _POOL.processes != self.processes or _POOL.broken):
             return None  # the pool would have to start first
         key = self._key(path, row)
         with self._lock:
@@ -213,25 +213,20 @@ class ConfigFileBuilder:
         return pending
 
     def _build(self, key: tuple, path: Path, row: dict, pending: concurrent.futures.Future) -> None:
-        args = (str(path), row, self._secret, self.timestamp, self.modem_address, hash(self._stamp))
+        args = (str(path), row, self._secret, self.timestamp, self.modem_address)
         if not self.processes:
             try:
                 self._built(key, row["mac"], pending, _prepare(*args), None)
             except BaseException as err:  # noqa: BLE001 - the modems waiting get the error; nothing is cached
                 self._built(key, row["mac"], pending, None, err)
             return
-        pool = _worker_pool(self.processes)
-
-        def done(f):
+        def done(f):  # a dead worker breaks the pool: the next build starts a fresh one
             err = f.exception()
-            if isinstance(err, concurrent.futures.process.BrokenProcessPool):
-                _drop_pool(pool)  # a worker died (OOM killer...): the next build starts a fresh pool
             self._built(key, row["mac"], pending, None if err else f.result(), err)
 
         try:
-            pool.submit(_prepare, *args).add_done_callback(done)
+            _worker_pool(self.processes).submit(_prepare, *args).add_done_callback(done)
         except RuntimeError as err:  # a broken or shut-down pool refuses work
-            _drop_pool(pool)
             self._built(key, row["mac"], pending, None, err)
 
     def _built(self, key, mac, pending, stamped, err) -> None:
@@ -271,9 +266,30 @@ class ConfigFileBuilder:
             if stamp != self._stamp:
                 self._rows = self._index()
                 self._cache, self._shared, self._reads, self._templates = {}, {}, {}, {}
+                self._learn_templates()
                 self._generation += 1
                 self._stamp = stamp
             self._checked = now
+
+    def _learn_templates(self) -> None:
+        """Each tier's template and the variables it reads, now: the files are being read anyway, and a
+        storm's first modems then find them in memory instead of each asking a thread. A tier whose
+        template is missing or broken is left for its modems' requests to report."""
+        from hfcprov.build import template_for
+        from hfcprov.build.templates import template_reads
+        from hfcprov.errors import HfcprovError
+
+        for row in self._rows.values():
+            tier = repr(row.get("tier"))
+            if tier in self._templates:
+                continue
+            try:
+                path = template_for(row, self.templates)
+            except HfcprovError:
+                continue
+            self._templates[tier] = path
+            if path not in self._reads:
+                self._reads[path] = template_reads(path)
 
     def _index(self) -> dict[str, dict]:
         from hfcprov.build import load_inventory
@@ -299,94 +315,79 @@ class ConfigFileBuilder:
 
 
 class StampedFile:
-    """One modem's rendered config, re-stamped per request with TLV 19/20 and fresh MICs.
+    """One modem's config, framed once, stamped per request with TLV 19/20 and fresh MICs.
 
-    Encoding a config with a few hundred TLVs costs milliseconds, a boot storm cannot
-    afford that per request. The file is encoded once by the codec with placeholder
-    values; a request patches the two fixed-size values in place and recomputes the CM
-    MIC (MD5 of what precedes TLV 6) and the CMTS MIC (the codec's ``cmts_mic``). The
-    patch is checked against a full ``encode`` with other values; if it differed (an
-    unusual layout), every request takes the full encode instead. ``patch_ok``: that
-    check's outcome for an earlier file of the same template (None: check this one);
-    the check is a third of a build's cost, and the codec lays out TLV 19/20 and the
-    MICs by their codes, not by the values around them, so one file per template tells.
+    Encoding a config with a few hundred TLVs costs far more than a boot storm can spend per
+    request. The content (``hfcprov.config.text_items``: each top-level TLV, encoded) is
+    framed once by the codec's ``assemble`` with placeholder TLV 19/20 where
+    ``ConfigTree.set_top`` puts them (in place of the first of that code, others dropped;
+    else last). A request writes the two 4-byte values in place and recomputes the CM MIC
+    (MD5 of what precedes TLV 6) and the CMTS MIC. The trailer is the codec's standard one,
+    so every offset follows from the item lengths.
     """
 
-    def __init__(self, tree, secret: bytes | None, timestamp: bool, modem_address: bool,
-                 patch_ok: bool | None = None):
-        self.tree = tree
+    def __init__(self, items, secret: bytes | None, timestamp: bool, modem_address: bool):
+        from hfcprov.config.codec import CMTS_MIC_ORDER, assemble
+
+        items = list(items)
         self.secret = secret
         self.stamp19 = timestamp
         self.stamp20 = modem_address
-        self.data = bytearray(self._encode(0, "0.0.0.0"))
-        plain = self._index()  # this file's own layout: each of TLV 6/7/19/20 once, where expected
-        self.checked = plain and patch_ok is None  # the patch was compared with a full encode here
-        if self.checked:
-            self.fast = self._patch(1_234_567, "192.0.2.77") == self._encode(1_234_567, "192.0.2.77")
-        else:
-            self.fast = plain and bool(patch_ok)
-
-    def __getstate__(self):  # sent back from a worker process: the tree is only needed when not fast
-        state = dict(self.__dict__)
-        if self.fast:
-            state["tree"] = None
-        return state
+        stamped = {code for code, on in ((TFTP_TIMESTAMP, timestamp), (TFTP_MODEM_ADDRESS, modem_address)) if on}
+        for code in sorted(stamped):
+            _set_top(items, code, bytes((code, 4, 0, 0, 0, 0)))
+        self.data = assemble(items, secret)
+        self.at: dict[int, int] = {}  # code -> offset of the TLV rewritten per request (6, 19, 20)
+        pos = 0
+        for code, whole in items:
+            if code in stamped:
+                self.at[code] = pos
+            pos += len(whole)
+        self.at[6] = pos  # the CM MIC follows the content, then the CMTS MIC
+        # The CMTS MIC's input in CMTS_MIC_ORDER: fixed bytes, and (offset, length) of the stamped TLVs.
+        self.mic_parts: list = []
+        if secret is not None:
+            fixed = []
+            for code in CMTS_MIC_ORDER:
+                if code in self.at:
+                    if fixed:
+                        self.mic_parts.append(b"".join(fixed))
+                        fixed = []
+                    self.mic_parts.append((self.at[code], 18 if code == 6 else 6))
+                else:
+                    fixed.extend(whole for c, whole in items if c == code)
+            if fixed:
+                self.mic_parts.append(b"".join(fixed))
 
     def build(self, stamp: int | None, address: str | None) -> bytes:
-        if self.fast:
-            return self._patch(stamp or 0, address or "0.0.0.0")
-        return self._encode(stamp, address)
-
-    def _encode(self, stamp, address) -> bytes:
-        from hfcprov.config import encode
-
-        tree = dataclasses.replace(self.tree, tlvs=list(self.tree.tlvs))  # set_top replaces list items only
-        if self.stamp19:
-            tree.set_top(TFTP_TIMESTAMP, stamp)
-        if self.stamp20:
-            tree.set_top(TFTP_MODEM_ADDRESS, address)
-        return encode(tree, self.secret)
-
-    def _index(self) -> bool:
-        """Top-level TLV spans of the placeholder file; False if it is not the plain layout we can patch."""
-        data = self.data
-        self.spans, self.at = [], {}
-        pos = 0
-        while pos < len(data) and data[pos] != 0xFF:
-            code = data[pos]
-            if code == 0:
-                pos += 1
-                continue
-            if pos + 2 > len(data):
-                return False
-            end = pos + 2 + data[pos + 1]
-            self.spans.append((code, pos, end))
-            if code in (6, 7, TFTP_TIMESTAMP, TFTP_MODEM_ADDRESS):
-                if code in self.at:
-                    return False
-                self.at[code] = pos
-            pos = end
-        if self.secret is None:
-            self.spans = []  # only the CMTS MIC needs them: not sent back from the worker for nothing
-        return 6 in self.at and (self.secret is None or 7 in self.at)
-
-    def _patch(self, stamp: int, address: str) -> bytes:
-        from hfcprov.config.codec import cmts_mic
-
         out = bytearray(self.data)
         if self.stamp19:
             p = self.at[TFTP_TIMESTAMP] + 2
-            out[p:p + 4] = stamp.to_bytes(4, "big")
+            out[p:p + 4] = (stamp or 0).to_bytes(4, "big")
         if self.stamp20:
             p = self.at[TFTP_MODEM_ADDRESS] + 2
-            out[p:p + 4] = socket.inet_aton(address)
+            out[p:p + 4] = socket.inet_aton(address or "0.0.0.0")
         cm = self.at[6]
-        out[cm + 2:cm + 18] = hashlib.md5(out[:cm]).digest()
-        if 7 in self.at:
-            items = [(code, bytes(out[a:b])) for code, a, b in self.spans if code != 7]
-            p = self.at[7] + 2
-            out[p:p + 16] = cmts_mic(items, self.secret)
+        view = memoryview(out)
+        out[cm + 2:cm + 18] = hashlib.md5(view[:cm]).digest()
+        if self.secret is not None:
+            mac = hmac.new(self.secret, digestmod=hashlib.md5)
+            for part in self.mic_parts:
+                mac.update(part if isinstance(part, bytes) else view[part[0]:part[0] + part[1]])
+            out[cm + 20:cm + 36] = mac.digest()
+        view.release()
         return bytes(out)
+
+
+def _set_top(items: list, code: int, whole: bytes) -> None:
+    """``ConfigTree.set_top`` on encoded items: the first TLV of ``code`` becomes ``whole``, the others go."""
+    positions = [i for i, (c, _) in enumerate(items) if c == code]
+    if not positions:
+        items.append((code, whole))
+        return
+    items[positions[0]] = (code, whole)
+    for i in reversed(positions[1:]):
+        del items[i]
 
 
 def _done(value) -> concurrent.futures.Future:
@@ -395,85 +396,49 @@ def _done(value) -> concurrent.futures.Future:
     return f
 
 
-def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool,
-             version: int = 0) -> StampedFile:
-    """Render, parse and encode one config ready for stamping (runs in a worker process).
+def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool) -> StampedFile:
+    """Render and encode one config ready for stamping (runs in a worker process)."""
+    from hfcprov.build.templates import rendered_name, render_text
+    from hfcprov.config import text_items
 
-    ``version`` changes with any edit of the builder's files; each worker checks the patch once
-    per (template, version), remembered here rather than in the server, whose answer would come
-    too late in a cold storm (every build is submitted before the first check returns)."""
-    from hfcprov.build import render_tree
-
-    patch_ok = _PATCH_OK.get((template, version))
-    stamped = StampedFile(render_tree(template, row), secret, timestamp, modem_address, patch_ok)
-    if stamped.checked:
-        _PATCH_OK[(template, version)] = stamped.fast
-    return stamped
+    text = render_text(template, row)
+    return StampedFile(text_items(text, rendered_name(template, row)), secret, timestamp, modem_address)
 
 
-# In each worker: (template, version of the builder's files) -> the outcome of its first patch check.
-_PATCH_OK: dict[tuple[str, int], bool] = {}
-
-
-_POOL: concurrent.futures.ProcessPoolExecutor | None = None
+_POOL: WorkerPool | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def _worker_pool(processes: int) -> concurrent.futures.ProcessPoolExecutor:
-    """The process-wide pool of ``processes`` workers (one per process: builders share it).
+def _worker_pool(processes: int) -> WorkerPool:
+    """The process-wide pool of ``processes`` build workers (one per process: builders share it).
 
     Returns once every worker is up with the render path imported: a server that says it is
     serving must not make the first modems of a storm wait for interpreters to start.
     """
     global _POOL
     with _POOL_LOCK:
-        if _POOL is None or _POOL._max_workers != processes:
+        if _POOL is None or _POOL.processes != processes or _POOL.broken:
             if _POOL is not None:
-                _POOL.shutdown(wait=False)
-            # forkserver: the server process has threads, which fork() must not copy mid-lock.
-            method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-            ctx = multiprocessing.get_context(method)
-            if method == "forkserver":
-                ctx.set_forkserver_preload(["hfcprov.config", "hfcprov.tftp.dynamic"])
-            ready = ctx.Semaphore(0)  # each worker releases it once its imports are done
-            pool = _POOL = concurrent.futures.ProcessPoolExecutor(processes, mp_context=ctx, initializer=_init_worker,
-                                                                  initargs=(ready,))
-            for _ in range(processes):
-                pool.submit(int)  # no idle worker yet: each submit starts one
-            up, deadline = 0, time.monotonic() + 60
-            while up < processes and time.monotonic() < deadline:
-                if ready.acquire(timeout=0.1):
-                    up += 1
-                elif any(not p.is_alive() for p in list(pool._processes.values())):
-                    break  # a worker died starting: builds will report the broken pool
+                _POOL.shutdown()
+            _POOL = WorkerPool(processes, preload=("hfcprov.config", "hfcprov.build.templates", "hfcprov.tftp.dynamic"),
+                               initializer=_init_worker)
         return _POOL
 
 
 @atexit.register
 def _shutdown_pool() -> None:
-    """Stop the workers before the interpreter tears its modules down (else a noisy weakref callback)."""
+    """Stop the workers before the interpreter tears its modules down."""
     global _POOL
     with _POOL_LOCK:
         pool, _POOL = _POOL, None
     if pool is not None:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown()
 
 
-def _drop_pool(pool) -> None:
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is pool:
-            _POOL = None
-    pool.shutdown(wait=False)
-
-
-def _init_worker(ready=None) -> None:
+def _init_worker() -> None:
     # the render path, imported once per worker, not on its first modem
     import hfcprov.build.templates
     import hfcprov.config.codec  # noqa: F401 - both bind the name hfcprov, used by neither
-
-    if ready is not None:
-        ready.release()
 
 
 def _stamp(inventory: Path, templates: Path | None) -> tuple:

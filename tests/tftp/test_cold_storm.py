@@ -145,13 +145,3 @@ def test_resent_rrq_while_building_joins_the_pending_build(tiers, slow_builds):
         wait_idle(srv)
     assert builder.builds == 1
     assert [r["result"] for r in records(log.getvalue())] == ["ok"]
-
-
-def test_a_template_whose_patch_failed_its_check_sends_full_encodes(tiers):
-    """The check's outcome for a template's first file rules its later files: False means full encodes."""
-    from hfcprov.tftp.dynamic import StampedFile
-
-    tree = render_tree(tiers / "res-50x5.j2", {"mac": "001095000001"})
-    slow, trusted = StampedFile(tree, b"s", True, True, patch_ok=False), StampedFile(tree, b"s", True, True, True)
-    assert not slow.fast and not slow.checked and trusted.fast and not trusted.checked
-    assert slow.build(77, "10.1.2.3") == trusted.build(77, "10.1.2.3") == slow._encode(77, "10.1.2.3")

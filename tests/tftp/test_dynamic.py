@@ -157,21 +157,23 @@ def test_tftp_timestamp_is_rfc868():
 
 @pytest.mark.parametrize("secret", [SECRET, None])
 @pytest.mark.parametrize("tier", ["res-50x5", "business-voice", "docsis10-cos"])
-def test_stamped_file_patch_equals_full_encode(site, tier, secret):
-    """The per-request patch (TLV 19/20 + both MICs) is byte-identical to the codec's encode."""
+def test_stamped_file_equals_set_top_then_encode(site, tier, secret):
+    """The per-request stamp (TLV 19/20 + both MICs) is byte-identical to the codec's encode."""
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
+    from hfcprov.config import content_items
     from hfcprov.tftp.dynamic import StampedFile
 
     tree = render_tree(site / "tiers" / f"{tier}.j2", {"mac": "001095000001"})
-    f = StampedFile(tree, secret, True, True)
-    assert f.fast
+    f = StampedFile(content_items(tree.tlvs), secret, True, True)
 
     @settings(max_examples=40, deadline=None)
     @given(st.integers(0, 2**32 - 1), st.ip_addresses(v=4).map(str))
     def check(stamp, ip):
-        assert f.build(stamp, ip) == f._encode(stamp, ip)
+        tree.set_top(19, stamp)
+        tree.set_top(20, ip)
+        assert f.build(stamp, ip) == encode(tree, secret)
 
     check()
 
@@ -182,17 +184,34 @@ def test_warm_renders_every_modem_and_skips_broken_ones(site):
 
 
 def test_submit_nowait_answers_only_from_memory(site):
+    inv = site / "inventory.csv"
+    inv.write_text(inv.read_text() + "00:10:95:00:00:09,no-such-tier,127.0.0.29,\n")
     builder = load_dynamic(site / "dyn.yaml")
     name, ip = "001095000001.cm", "127.0.0.21"
-    assert builder.submit_nowait(name, ip) is None  # its tier's template not looked up yet: a file read
-    first = builder.submit(name, ip).result()
+    # every tier's template and variables were learned with the inventory: a cold storm's first modem is
+    # answered from the loop, not handed to a thread
+    first = builder.submit_nowait(name, ip)
+    assert first is not None
     again = builder.submit_nowait(name, ip)
-    assert again is not None and decode(again.result(), SECRET).find("20")[0].value == ip
+    assert decode(again.result(), SECRET).find("20")[0].value == ip
     verify(again.result(), SECRET)  # raises if a MIC is wrong
-    assert len(again.result()) == len(first)
+    assert len(again.result()) == len(first.result())
     assert builder.submit_nowait("00109500ffff.cm", ip).result() is None  # no such modem: known from memory
+    assert builder.submit_nowait("001095000009.cm", ip) is None  # no template for its tier: a thread reports it
+    with pytest.raises(Exception, match="no template for tier 'no-such-tier'"):
+        builder.submit("001095000009.cm", ip).result()
     builder._checked -= 2.0  # the inventory and templates are due their once-a-second check
     assert builder.submit_nowait(name, ip) is None
+
+
+def test_a_tier_added_by_an_inventory_edit_is_learned_at_reload(site):
+    builder = load_dynamic(site / "dyn.yaml")
+    inv = site / "inventory.csv"
+    inv.write_text(inv.read_text() + "00:10:95:00:00:05,business-voice,127.0.0.25,\n")
+    os.utime(inv, (time.time() + 5, time.time() + 5))
+    builder._checked -= 2.0
+    assert builder.submit("001095000001.cm", "127.0.0.21").result()  # reloads: the edit is read
+    assert builder.submit_nowait("001095000005.cm", "127.0.0.25").result()
 
 
 class _MemoryProvider:
@@ -243,3 +262,36 @@ def test_submit_nowait_never_builds_in_the_callers_thread(site):
     assert builder.submit_nowait("001095000004.cm", "127.0.0.24") is None  # its own file: a new build
     assert builder.builds == 1
     assert builder.submit_nowait(name, ip).result()  # built already: answered from memory
+
+
+def test_stamping_any_tree_equals_set_top_then_encode():
+    """Whatever the content (TLV 19/20 absent, once or repeated, any TLVs around them), the stamped
+    file is the codec's file for the tree with set_top(19), set_top(20)."""
+    from hypothesis import HealthCheck, assume, given, settings
+    from hypothesis import strategies as st
+
+    from hfcprov.config import Tlv, content_items
+    from hfcprov.tftp.dynamic import StampedFile
+    from tests.config.strategies import trees
+
+    stamps = st.lists(st.sampled_from([Tlv(19, 5), Tlv(20, "10.0.0.9"), Tlv(19, 7)]), max_size=3)
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(trees(), stamps, st.data(), st.one_of(st.none(), st.binary(min_size=1, max_size=8)),
+           st.booleans(), st.booleans())
+    def check(tree, extra, data, secret, ts, ma):
+        for node in extra:
+            tree.tlvs.insert(data.draw(st.integers(0, len(tree.tlvs))), node)
+        try:
+            items = content_items(tree.tlvs)
+        except ConfigError:
+            assume(False)  # a drawn value too big for one TLV
+        f = StampedFile(items, secret, ts, ma)
+        stamp, ip = data.draw(st.integers(0, 2**32 - 1)), data.draw(st.ip_addresses(v=4).map(str))
+        if ts:
+            tree.set_top(19, stamp)
+        if ma:
+            tree.set_top(20, ip)
+        assert f.build(stamp if ts else None, ip if ma else None) == encode(tree, secret)
+
+    check()

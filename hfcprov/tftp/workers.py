@@ -1,0 +1,178 @@
+"""Worker processes for dynamic config files: one pipe per worker, one reader thread.
+
+Why not ``concurrent.futures.ProcessPoolExecutor``: each task goes through a manager
+thread and a queue-feeder thread in the calling process, three threads trading the GIL
+with the TFTP loop for every build. In a cold boot storm that cost the server process
+more than the builds cost the workers. Here ``submit`` writes the call into the least busy
+worker's pipe from the caller's own thread, and a single reader thread, asleep in
+``wait()`` until a result arrives, completes the futures.
+
+A worker that dies (the OOM killer...) fails the builds it held with ``WorkerDied``, and
+the pool refuses further work; its owner starts a new one.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import multiprocessing
+import multiprocessing.connection
+import pickle
+import signal
+import threading
+import time
+
+
+class WorkerDied(RuntimeError):
+    """A build worker process ended with builds in hand."""
+
+
+class _Worker:
+    __slots__ = ("conn", "jobs", "process")
+
+    def __init__(self, process, conn):
+        self.process = process
+        self.conn = conn
+        self.jobs: dict[int, concurrent.futures.Future] = {}
+
+
+class WorkerPool:
+    """``processes`` worker processes running ``fn(*args)`` for ``submit``; ``preload``: modules the
+    forkserver imports once, so each worker starts warm; ``initializer`` runs in each worker before
+    the pool is returned, so the first build does not wait for a worker to start."""
+
+    def __init__(self, processes: int, preload: tuple[str, ...] = (), initializer=None, start_timeout: float = 60):
+        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        ctx = multiprocessing.get_context(method)  # not fork: the server process has threads
+        if method == "forkserver" and preload:
+            ctx.set_forkserver_preload(list(preload))
+        self.processes = processes
+        self.broken: str | None = None
+        self._lock = threading.Lock()
+        self._ids = itertools.count()
+        self._workers: list[_Worker] = []
+        self._closed = False
+        for _ in range(processes):
+            ours, theirs = ctx.Pipe(duplex=True)
+            proc = ctx.Process(target=_serve, args=(theirs, initializer), daemon=True, name="hfcprov-build")
+            proc.start()
+            theirs.close()
+            self._workers.append(_Worker(proc, ours))
+        deadline = time.monotonic() + start_timeout
+        for w in self._workers:  # each says "ready" once its imports and initializer are done
+            if not w.conn.poll(max(0.0, deadline - time.monotonic())) or _recv(w.conn) != "ready":
+                self.broken = "a build worker did not start"
+                break
+        self._stop_r, self._stop_w = ctx.Pipe(duplex=False)
+        self._reader = threading.Thread(target=self._read, name="build-results", daemon=True)
+        self._reader.start()
+
+    def submit(self, fn, *args) -> concurrent.futures.Future:
+        """``fn(*args)`` in a worker; ``fn`` and ``args`` must pickle (a module-level function)."""
+        fut = concurrent.futures.Future()
+        with self._lock:  # one writer per pipe at a time; the write itself releases the GIL
+            if self.broken or self._closed:
+                raise RuntimeError(self.broken or "worker pool is shut down")
+            w = min(self._workers, key=lambda w: len(w.jobs))
+            job = next(self._ids)
+            w.jobs[job] = fut
+            try:
+                w.conn.send((job, fn, args))
+            except (OSError, ValueError) as err:
+                del w.jobs[job]
+                self._break(f"build worker pipe: {err}")
+                raise RuntimeError(self.broken) from None
+        return fut
+
+    def _read(self) -> None:
+        conns = {w.conn: w for w in self._workers}
+        while conns:
+            for conn in multiprocessing.connection.wait([*conns, self._stop_r]):
+                if conn is self._stop_r:
+                    return
+                w = conns[conn]
+                try:
+                    job, ok, value = _recv(conn)
+                except (EOFError, OSError):
+                    del conns[conn]
+                    self._died(w)
+                    continue
+                fut = w.jobs.pop(job, None)
+                if fut is not None:
+                    (fut.set_result if ok else fut.set_exception)(value)
+
+    def _died(self, w: _Worker) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            jobs, w.jobs = w.jobs, {}
+            self._break(f"build worker {w.process.pid} ended (exit code {w.process.exitcode})")
+        for fut in jobs.values():
+            fut.set_exception(WorkerDied(self.broken))
+
+    def _break(self, why: str) -> None:
+        self.broken = self.broken or why
+
+    def shutdown(self) -> None:
+        """Stop the workers (builds in hand are cancelled) and the reader."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            jobs = [f for w in self._workers for f in w.jobs.values()]
+            for w in self._workers:
+                w.jobs = {}
+                try:
+                    w.conn.send(None)
+                except (OSError, ValueError):
+                    pass
+        for fut in jobs:
+            fut.set_exception(RuntimeError("worker pool is shut down"))
+        try:
+            self._stop_w.send(None)
+        except (OSError, ValueError):
+            pass
+        if threading.current_thread() is not self._reader:
+            self._reader.join(5)
+        for w in self._workers:
+            w.process.join(5)
+            if w.process.is_alive():
+                w.process.kill()
+                w.process.join()
+            w.conn.close()
+        self._stop_r.close()
+        self._stop_w.close()
+
+
+def _recv(conn):
+    return conn.recv()
+
+
+def _serve(conn, initializer) -> None:
+    """A worker: run each (job, fn, args) it is sent and send back (job, ok, result or error)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server, which stops us
+    if initializer is not None:
+        initializer()
+    conn.send("ready")
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        job, fn, args = msg
+        try:
+            reply = (job, True, fn(*args))
+        except BaseException as err:  # noqa: BLE001 - the build's error is the caller's answer
+            reply = (job, False, _portable(err))
+        conn.send(reply)
+
+
+def _portable(err: BaseException) -> BaseException:
+    """The error itself if it survives pickling, else a RuntimeError with its text."""
+    try:
+        pickle.loads(pickle.dumps(err))
+        return err
+    except Exception:  # noqa: BLE001 - any exception class that cannot be rebuilt
+        return RuntimeError(f"{type(err).__name__}: {err}")
