@@ -199,6 +199,19 @@ def template_reads(template: str | Path) -> frozenset | None:
     return frozenset(names)
 
 
+def preload(template: str | Path) -> None:
+    """Compile a template and every template it includes, imports or extends now, as its first render
+    would: a TFTP build worker does this before the first modem of a storm asks."""
+    path = locate(template)
+    env = environment(str(path.parent))
+    for name, _, _, _ in _template_tree(path):
+        try:
+            env.get_template(name)
+        except jinja2.TemplateSyntaxError as err:
+            raise TemplateError(f"{err.filename or name} line {err.lineno}: template syntax error: {err.message}") \
+                from None
+
+
 def _template_frame(tb, fallback: str | None) -> str:
     """'file line N' of the innermost template frame in a jinja2-rewritten traceback."""
     where = None

@@ -223,11 +223,18 @@ def assemble(items: list[tuple[int, bytes]], secret: bytes | None = None, *, lay
     """The file around ``content_items``: CM MIC, CMTS MIC (from ``secret``, else ``decoded_cmts_mic``),
     end marker and padding, where ``layout`` puts them (None: the standard trailer)."""
     n = len(items)
-    if layout is None:
-        marks = [(n, CM_MIC)] + ([(n, CMTS_MIC)] if secret is not None or decoded_cmts_mic else [])
-        end_marker, tail = True, None
-    else:
-        marks, end_marker, tail = [(min(i, n), c) for i, c in layout.marks], layout.end_marker, layout.tail
+    if layout is None:  # the standard trailer, every file built from text: no marks to walk
+        out = bytearray().join([whole for _, whole in items])
+        cm = bytes((CM_MIC, 16)) + hashlib.md5(out).digest()
+        out += cm
+        if secret is not None:
+            out += bytes((CMTS_MIC, 16)) + cmts_mic([*items, (CM_MIC, cm)], secret)
+        elif decoded_cmts_mic:
+            out += bytes((CMTS_MIC, 16)) + decoded_cmts_mic
+        out.append(END)
+        out += b"\0" * _pad(len(out))
+        return bytes(out)
+    marks, end_marker, tail = [(min(i, n), c) for i, c in layout.marks], layout.end_marker, layout.tail
     out = bytearray()
     emitted: list[tuple[int, bytes]] = []  # (code, whole TLV) in file order, for the CMTS MIC
     mark_at = 0

@@ -258,46 +258,46 @@ def _statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
         return None  # the one construct that spans lines
     try:
         lines = text.split("\n")
-        shapes = [_line_shape(line, source, n) for n, line in enumerate(lines, 1)]
-        body = [n for n, shape in enumerate(shapes) if shape is not None]  # lines with tokens
-        if not body:
+        first = next((n for n, line in enumerate(lines) if _line_shape(line, source, n + 1) is not None), None)
+        if first is None:
             return None
-        first, last = body[0], body[-1]
+        start, end = first, len(lines)
         head = _line_tokens(lines[first], source, first + 1)
         if head[0] == ("word", "Main"):  # "Main {" or "Main" then "{"; the closing "}" alone last
             if head == (("word", "Main"), ("punct", "{")):
                 start = first + 1
-            elif len(head) == 1 and len(body) > 1 and _line_tokens(lines[body[1]], source, body[1] + 1) == (("punct", "{"),):
-                start = body[1] + 1
+            elif len(head) == 1:
+                brace = next((n for n in range(first + 1, len(lines))
+                              if _line_shape(lines[n], source, n + 1) is not None), None)
+                if brace is None or _line_tokens(lines[brace], source, brace + 1) != (("punct", "{"),):
+                    return None
+                start = brace + 1
             else:
                 return None
-            if _line_tokens(lines[last], source, last + 1) != (("punct", "}"),) or last < start:
+            end = next(n for n in range(len(lines) - 1, -1, -1) if _line_shape(lines[n], source, n + 1) is not None)
+            if end < start or _line_tokens(lines[end], source, end + 1) != (("punct", "}"),):
                 return None
-            end = last
-        else:
-            start, end = 0, len(lines)
         out: list[tuple[int, bytes]] = []
-        memo = _STATEMENTS
+        remembered, shape_of = _STATEMENTS.get, _LINE_SHAPES.get
         at, depth = None, 0  # first line of the statement being gathered, its brace depth
         for n in range(start, end):
-            shape = shapes[n]
+            line = lines[n]
+            shape = shape_of(line, False)
+            if shape is False:
+                shape = _line_shape(line, source, n + 1)
             if shape is None:
                 continue  # blank or comment only: between statements, or inside one
             if at is None:
-                if shape is _ONE_STATEMENT:  # the common case, one lookup
-                    items = memo.get(lines[n])
-                    if items is None:
-                        items = _parse_statement(lines[n], source, n + 1)
-                    out += items
+                if shape is _ONE_STATEMENT:  # the common case: one lookup
+                    items = remembered(line)
+                    out += items if items is not None else _parse_statement(line, source, n + 1)
                     continue
                 at = n
             depth += shape[0]
             if depth == 0 and shape[1]:
                 key = "\n".join(lines[at:n + 1])
-                items = memo.get(key)
-                if items is None:
-                    items = _parse_statement(key, source, at + 1)
-                out += items
+                items = remembered(key)
+                out += items if items is not None else _parse_statement(key, source, at + 1)
                 at = None
         return None if at is not None else out
     except ConfigError:

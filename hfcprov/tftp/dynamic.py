@@ -29,7 +29,7 @@ The YAML file that configures it::
     secret_file: cmts.key        # CMTS MIC shared secret; optional, never logged
     timestamp: true              # insert TLV 19
     modem_address: true          # insert TLV 20
-    processes: 2                 # worker processes parsing + encoding (default: one per core; 0: in-thread)
+    processes: 2                 # build worker processes (default: one per core but the loop's, at most 4; 0: in-thread)
 
 Edits to the inventory or to a template are picked up (checked at most once a second).
 """
@@ -91,8 +91,8 @@ class ConfigFileBuilder:
         self._stamp = None
         self._checked = 0.0
         self._rows: dict[str, dict] = {}
-        if processes is None:
-            processes = min(os.cpu_count() or 1, 4) if (os.cpu_count() or 1) > 1 else 0
+        if processes is None:  # one core stays with the server's loop, which every transfer needs
+            processes = min((os.cpu_count() or 1) - 1, 4)
         if processes < 0:
             raise DynamicConfigError(f"processes must be 0 or more, not {processes}")
         self.processes = processes
@@ -105,7 +105,9 @@ class ConfigFileBuilder:
         self._templates: dict[str, Path] = {}  # repr(tier) -> its template
         self._generation = 0  # bumped when a file changes, so a build started before is not shared after
         self.builds = 0  # parse + encode runs (distinct texts built), for tests and logs
+        self._preloads: list[concurrent.futures.Future] = []
         self._reload(force=True)  # a bad inventory is reported at start, not at the first modem
+        concurrent.futures.wait(self._preloads, timeout=60)  # every worker has compiled every tier's template
 
     def __repr__(self):  # the secret stays out of any log or traceback
         return f"ConfigFileBuilder({str(self.inventory)!r}, key={self.key!r})"
@@ -279,6 +281,7 @@ class ConfigFileBuilder:
         from hfcprov.build.templates import template_reads
         from hfcprov.errors import HfcprovError
 
+        self._preloads = []
         for row in self._rows.values():
             tier = repr(row.get("tier"))
             if tier in self._templates:
@@ -290,6 +293,11 @@ class ConfigFileBuilder:
             self._templates[tier] = path
             if path not in self._reads:
                 self._reads[path] = template_reads(path)
+                if self.processes:  # compiled in each worker now, not by a storm's first builds
+                    try:
+                        self._preloads += _worker_pool(self.processes).broadcast(_preload, str(path))
+                    except RuntimeError:
+                        pass  # a broken pool: the next build starts a fresh one and compiles then
 
     def _index(self) -> dict[str, dict]:
         from hfcprov.build import load_inventory
@@ -394,6 +402,16 @@ def _done(value) -> concurrent.futures.Future:
     f = concurrent.futures.Future()
     f.set_result(value)
     return f
+
+
+def _preload(template: str) -> None:
+    """Compile a tier's templates in this worker (a broken one is reported to its modems instead)."""
+    from hfcprov.build.templates import preload
+
+    try:
+        preload(template)
+    except HfcprovError:
+        pass
 
 
 def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool) -> StampedFile:

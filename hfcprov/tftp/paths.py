@@ -11,6 +11,7 @@ inside the root cannot escape it.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from hfcprov.errors import HfcprovError
@@ -36,6 +37,15 @@ def resolve_in_root(root: Path, filename: str) -> Path:
             raise AccessViolation(f"absolute path {filename!r} is outside the root")
     if any(part == ".." for part in name.split("/")):
         raise AccessViolation(f"'..' in {filename!r}")
+    if name and "/" not in name and name != ".":
+        # A name in the root itself (what modems ask for): it can only leave the root through a
+        # symlink, which one lstat tells, instead of realpath's lstat of every folder above it.
+        candidate = root / name
+        try:
+            if not stat.S_ISLNK(os.lstat(candidate).st_mode):
+                return candidate
+        except OSError:
+            return candidate  # no such file: it is nowhere but here
     candidate = Path(os.path.realpath(root / name))
     if candidate != root and root not in candidate.parents:
         raise AccessViolation(f"{filename!r} resolves outside the root")

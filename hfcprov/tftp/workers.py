@@ -23,6 +23,9 @@ import threading
 import time
 
 
+BATCH = 16  # results a busy worker sends back in one message, at most
+
+
 class WorkerDied(RuntimeError):
     """A build worker process ended with builds in hand."""
 
@@ -69,19 +72,26 @@ class WorkerPool:
 
     def submit(self, fn, *args) -> concurrent.futures.Future:
         """``fn(*args)`` in a worker; ``fn`` and ``args`` must pickle (a module-level function)."""
-        fut = concurrent.futures.Future()
         with self._lock:  # one writer per pipe at a time; the write itself releases the GIL
-            if self.broken or self._closed:
-                raise RuntimeError(self.broken or "worker pool is shut down")
-            w = min(self._workers, key=lambda w: len(w.jobs))
-            job = next(self._ids)
-            w.jobs[job] = fut
-            try:
-                w.conn.send((job, fn, args))
-            except (OSError, ValueError) as err:
-                del w.jobs[job]
-                self._break(f"build worker pipe: {err}")
-                raise RuntimeError(self.broken) from None
+            return self._send(min(self._workers, key=lambda w: len(w.jobs)), fn, args)
+
+    def broadcast(self, fn, *args) -> list[concurrent.futures.Future]:
+        """``fn(*args)`` once in every worker (to load something each of them will need)."""
+        with self._lock:
+            return [self._send(w, fn, args) for w in self._workers]
+
+    def _send(self, w: _Worker, fn, args) -> concurrent.futures.Future:
+        if self.broken or self._closed:
+            raise RuntimeError(self.broken or "worker pool is shut down")
+        fut = concurrent.futures.Future()
+        job = next(self._ids)
+        w.jobs[job] = fut
+        try:
+            w.conn.send_bytes(pickle.dumps((job, fn, args), pickle.HIGHEST_PROTOCOL))
+        except (OSError, ValueError) as err:
+            del w.jobs[job]
+            self._break(f"build worker pipe: {err}")
+            raise RuntimeError(self.broken) from None
         return fut
 
     def _read(self) -> None:
@@ -92,14 +102,15 @@ class WorkerPool:
                     return
                 w = conns[conn]
                 try:
-                    job, ok, value = _recv(conn)
+                    replies = _recv(conn)
                 except (EOFError, OSError):
                     del conns[conn]
                     self._died(w)
                     continue
-                fut = w.jobs.pop(job, None)
-                if fut is not None:
-                    (fut.set_result if ok else fut.set_exception)(value)
+                for job, ok, value in replies:
+                    fut = w.jobs.pop(job, None)
+                    if fut is not None:
+                        (fut.set_result if ok else fut.set_exception)(value)
 
     def _died(self, w: _Worker) -> None:
         with self._lock:
@@ -123,7 +134,7 @@ class WorkerPool:
             for w in self._workers:
                 w.jobs = {}
                 try:
-                    w.conn.send(None)
+                    w.conn.send_bytes(pickle.dumps(None))
                 except (OSError, ValueError):
                     pass
         for fut in jobs:
@@ -145,7 +156,8 @@ class WorkerPool:
 
 
 def _recv(conn):
-    return conn.recv()
+    # plain pickle: only data crosses (multiprocessing's own pickler sets up reducers for each message)
+    return pickle.loads(conn.recv_bytes())
 
 
 def _serve(conn, initializer) -> None:
@@ -153,20 +165,25 @@ def _serve(conn, initializer) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server, which stops us
     if initializer is not None:
         initializer()
-    conn.send("ready")
+    conn.send_bytes(pickle.dumps("ready"))
+    replies = []
     while True:
         try:
-            msg = conn.recv()
+            msg = _recv(conn)
         except (EOFError, OSError):
             return
         if msg is None:
             return
         job, fn, args = msg
         try:
-            reply = (job, True, fn(*args))
+            replies.append((job, True, fn(*args)))
         except BaseException as err:  # noqa: BLE001 - the build's error is the caller's answer
-            reply = (job, False, _portable(err))
-        conn.send(reply)
+            replies.append((job, False, _portable(err)))
+        # While more work waits, results go back together: one wake-up of the caller's reader for
+        # several builds. Never more than BATCH, so the first modems of a storm are not held back.
+        if len(replies) >= BATCH or not conn.poll(0):
+            conn.send_bytes(pickle.dumps(replies, pickle.HIGHEST_PROTOCOL))
+            replies = []
 
 
 def _portable(err: BaseException) -> BaseException:
