@@ -12,7 +12,7 @@ static files only.
 Arrival patterns: ``burst`` (all RRQs back to back) and ``staggered`` (one RRQ every
 ``--stagger`` seconds). The load generator is ``hfcprov.tftp.fetch_many`` (one
 socket per modem, 1 s retransmission timeout, 5 retries, as modems do). Reported
-per cell, median of ``--repeats`` runs: completed transfers/s (from first RRQ to
+per cell, median of ``--repeats`` runs (the servers' runs interleaved): completed transfers/s (from first RRQ to
 last file), failures, client retransmissions, p50/p99 transfer time, and the
 listening socket's kernel drop count (``/proc/net/udp``).
 
@@ -181,9 +181,11 @@ def main(argv=None) -> int:
         for n in args.n:
             names = all_names[:n]
             for pattern in args.arrival:
-                for kind, files in servers:
-                    runs = []
-                    for _ in range(args.repeats):
+                # Interleaved (one run of each server, then again): the machine's drift from minute to
+                # minute falls on every server alike instead of on whichever ran last.
+                runs = {server: [] for server in servers}
+                for _ in range(args.repeats):
+                    for kind, files in servers:
                         if files == "dynamic":
                             port, proc = warm_port, warm_server
                         else:
@@ -191,11 +193,12 @@ def main(argv=None) -> int:
                             proc = start_server(kind, tmp / "site" / "empty" if files != "static" else root,
                                                 dyn if files != "static" else None, port, n, args.atftpd, tmp)
                         try:
-                            runs.append(one_run(port, names, pattern, args.stagger))
+                            runs[kind, files].append(one_run(port, names, pattern, args.stagger))
                         finally:
                             if proc is not warm_server:
                                 stop_server(proc)
-                    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+                for (kind, files), done in runs.items():
+                    med = {k: statistics.median(r[k] for r in done) for k in done[0]}
                     rows.append((n, pattern, kind, files, med))
                     print(f"# n={n} {pattern} {kind} {files}: {med['rate']:.0f}/s fail={med['failures']:.0f}",
                           file=sys.stderr)

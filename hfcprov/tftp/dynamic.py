@@ -103,9 +103,11 @@ class ConfigFileBuilder:
         self._pending: dict[tuple, concurrent.futures.Future] = {}  # same key -> the build in progress
         self._reads: dict[Path, frozenset | None] = {}  # template -> the variables it reads (None: cannot tell)
         self._templates: dict[str, Path] = {}  # repr(tier) -> its template
+        self._keys: dict[str, tuple] = {}  # mac -> its build key (_key), computed with the inventory
         self._generation = 0  # bumped when a file changes, so a build started before is not shared after
         self.builds = 0  # parse + encode runs (distinct texts built), for tests and logs
         self._preloads: list[concurrent.futures.Future] = []
+        self._deliver = None  # a server loop's call_soon: builds complete in its thread (attach_loop)
         self._reload(force=True)  # a bad inventory is reported at start, not at the first modem
         concurrent.futures.wait(self._preloads, timeout=60)  # every worker has compiled every tier's template
 
@@ -147,6 +149,10 @@ class ConfigFileBuilder:
             built = self._stamped(row, may_block)
             if built is None:
                 return None
+            if isinstance(built, StampedFile):  # built already: stamped now, no future to wait on
+                out.set_result(built.build(tftp_timestamp() if self.timestamp else None,
+                                           client_ip if self.modem_address else None))
+                return out
         except BaseException as err:  # noqa: BLE001 - handed to whoever waits, as a call would raise it
             out.set_exception(err)
             return out
@@ -161,6 +167,12 @@ class ConfigFileBuilder:
         built.add_done_callback(stamp)
         return out
 
+    def attach_loop(self, call_soon) -> None:
+        """Complete builds through ``call_soon`` (a TFTP server's loop), or inline again with None.
+        Their callbacks stamp each waiting modem's file: done in the loop that sends it, they do not
+        trade the GIL with it."""
+        self._deliver = call_soon
+
     def warm(self) -> int:
         """Render every modem's file now (e.g. right after start); returns how many. Errors wait for the modem."""
         self._reload()
@@ -173,38 +185,39 @@ class ConfigFileBuilder:
         done = 0
         for f in builds:
             try:
-                f.result()
+                if not isinstance(f, StampedFile):
+                    f.result()
                 done += 1
             except HfcprovError:
                 pass
         return done
 
-    def _stamped(self, row: dict, may_block: bool = True) -> concurrent.futures.Future | None:
-        """A future of the row's StampedFile: done if built, the build in progress, or a new build.
+    def _stamped(self, row: dict, may_block: bool = True) -> StampedFile | concurrent.futures.Future | None:
+        """The row's StampedFile if built, else a future of it: the build in progress or a new one.
         None when that needs a file read, a worker pool started or (``processes: 0``) a build in
         this thread, and ``may_block`` is False."""
-        from hfcprov.build import template_for  # the bulk build's tier -> template rule
-
         mac = row["mac"]
         cached = self._cache.get(mac)
         if cached is not None:
-            return _done(cached)
+            return cached
         tier = repr(row.get("tier"))  # repr: any YAML value can be a key
         path = self._templates.get(tier)
         if path is None:  # the rule stats and resolves files: once per tier, not per modem
             if not may_block:
                 return None
+            from hfcprov.build import template_for  # the bulk build's tier -> template rule
+
             path = self._templates[tier] = template_for(row, self.templates)
         if path not in self._reads and not may_block:
             return None
         if self.processes and not may_block and (_POOL is None or _POOL.processes != self.processes or _POOL.broken):
             return None  # the pool would have to start first
-        key = self._key(path, row)
+        key = self._keys.get(mac) or self._key(path, row)
         with self._lock:
             stamped = self._shared.get(key)
             if stamped is not None:
                 self._cache[mac] = stamped
-                return _done(stamped)
+                return stamped
             pending = self._pending.get(key)
             if pending is not None:  # another modem's build of the same file: wait for that one
                 return pending
@@ -227,9 +240,9 @@ class ConfigFileBuilder:
             self._built(key, row["mac"], pending, None if err else f.result(), err)
 
         try:
-            _worker_pool(self.processes).submit(_prepare, *args).add_done_callback(done)
-        except RuntimeError as err:  # a broken or shut-down pool refuses work
-            self._built(key, row["mac"], pending, None, err)
+            _worker_pool(self.processes).submit(_prepare, *args, deliver=self._deliver).add_done_callback(done)
+        except BaseException as err:  # noqa: BLE001 - a refused build (broken pool...) must still answer
+            self._built(key, row["mac"], pending, None, err)  # every modem waiting for it, not leave them hanging
 
     def _built(self, key, mac, pending, stamped, err) -> None:
         with self._lock:
@@ -267,16 +280,17 @@ class ConfigFileBuilder:
             stamp = _stamp(self.inventory, self.templates)
             if stamp != self._stamp:
                 self._rows = self._index()
-                self._cache, self._shared, self._reads, self._templates = {}, {}, {}, {}
-                self._learn_templates()
+                self._cache, self._shared, self._reads, self._templates, self._keys = {}, {}, {}, {}, {}
                 self._generation += 1
+                self._learn_templates()
                 self._stamp = stamp
             self._checked = now
 
     def _learn_templates(self) -> None:
-        """Each tier's template and the variables it reads, now: the files are being read anyway, and a
-        storm's first modems then find them in memory instead of each asking a thread. A tier whose
-        template is missing or broken is left for its modems' requests to report."""
+        """Each tier's template, the variables it reads and each modem's build key, now: the files are
+        being read anyway, and a storm's first modems then find all that in memory instead of each
+        asking a thread. A tier whose template is missing or broken is left for its modems' requests
+        to report."""
         from hfcprov.build import template_for
         from hfcprov.build.templates import template_reads
         from hfcprov.errors import HfcprovError
@@ -285,6 +299,7 @@ class ConfigFileBuilder:
         for row in self._rows.values():
             tier = repr(row.get("tier"))
             if tier in self._templates:
+                self._keys[row["mac"]] = self._key(self._templates[tier], row)
                 continue
             try:
                 path = template_for(row, self.templates)
@@ -298,6 +313,7 @@ class ConfigFileBuilder:
                         self._preloads += _worker_pool(self.processes).broadcast(_preload, str(path))
                     except RuntimeError:
                         pass  # a broken pool: the next build starts a fresh one and compiles then
+            self._keys[row["mac"]] = self._key(path, row)
 
     def _index(self) -> dict[str, dict]:
         from hfcprov.build import load_inventory
@@ -352,6 +368,10 @@ class StampedFile:
                 self.at[code] = pos
             pos += len(whole)
         self.at[6] = pos  # the CM MIC follows the content, then the CMTS MIC
+        # Nothing before the first stamped TLV changes per request: its digest is taken once (lazily,
+        # in the process that stamps: digest objects do not cross to it) and copied for each request.
+        self.fixed = min(self.at.values())
+        self._md5 = self._hmac = None
         # The CMTS MIC's input in CMTS_MIC_ORDER: fixed bytes, and (offset, length) of the stamped TLVs.
         self.mic_parts: list = []
         if secret is not None:
@@ -367,6 +387,9 @@ class StampedFile:
             if fixed:
                 self.mic_parts.append(b"".join(fixed))
 
+    def __getstate__(self):  # sent from a worker before any request: no digest objects yet
+        return {**self.__dict__, "_md5": None, "_hmac": None}
+
     def build(self, stamp: int | None, address: str | None) -> bytes:
         out = bytearray(self.data)
         if self.stamp19:
@@ -377,10 +400,17 @@ class StampedFile:
             out[p:p + 4] = socket.inet_aton(address or "0.0.0.0")
         cm = self.at[6]
         view = memoryview(out)
-        out[cm + 2:cm + 18] = hashlib.md5(view[:cm]).digest()
+        if self._md5 is None:
+            self._md5 = hashlib.md5(view[:self.fixed])
+        md5 = self._md5.copy()
+        md5.update(view[self.fixed:cm])
+        out[cm + 2:cm + 18] = md5.digest()
         if self.secret is not None:
-            mac = hmac.new(self.secret, digestmod=hashlib.md5)
-            for part in self.mic_parts:
+            parts = self.mic_parts
+            if self._hmac is None:  # the CMTS MIC's input up to its first stamped TLV
+                self._hmac = hmac.new(self.secret, parts[0] if isinstance(parts[0], bytes) else b"", hashlib.md5)
+            mac = self._hmac.copy()
+            for part in parts[1:] if isinstance(parts[0], bytes) else parts:
                 mac.update(part if isinstance(part, bytes) else view[part[0]:part[0] + part[1]])
             out[cm + 20:cm + 36] = mac.digest()
         view.release()
@@ -396,12 +426,6 @@ def _set_top(items: list, code: int, whole: bytes) -> None:
     items[positions[0]] = (code, whole)
     for i in reversed(positions[1:]):
         del items[i]
-
-
-def _done(value) -> concurrent.futures.Future:
-    f = concurrent.futures.Future()
-    f.set_result(value)
-    return f
 
 
 def _preload(template: str) -> None:

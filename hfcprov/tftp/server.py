@@ -147,7 +147,10 @@ class TftpServer:
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._wake_r = self._wake_w = None
         self._done = collections.deque()  # finished dynamic builds, handed from workers to the loop
-        self._done_signalled = False  # a wake-up for _done is on its way: later builds need not send one
+        self._calls = collections.deque()  # call_soon's callables, run by the loop
+        self._calls_lock = threading.Lock()
+        self._calls_closed = False  # the loop has ended: call_soon runs callables in the caller's thread
+        self._signalled = False  # a wake-up for _done/_calls is on its way: later ones need not send one
         self._transfers: dict[int, _Transfer] = {}  # by socket fd
         self._clients: set = set()  # (ip, port) with a transfer or a build in progress
         self._timers: list = []  # heap of (deadline, seq, fd)
@@ -186,10 +189,27 @@ class TftpServer:
         if self._thread is not None:
             raise TftpServerError("server already started")
         self._bind()
+        attach = getattr(self.dynamic, "attach_loop", None)
+        if attach is not None:  # the provider completes its builds in this loop's thread
+            attach(self.call_soon)
         self._thread = threading.Thread(target=self._run, name=f"tftp-{self.port}", daemon=True)
         self._thread.start()
         self._ready.wait()
         return self
+
+    def call_soon(self, fn: Callable[[], object]) -> None:
+        """Run ``fn()`` in the loop's thread soon; safe from any thread. A provider completes its
+        futures through this, so their callbacks (stamping a file) run here instead of trading the
+        GIL with the loop at each of its system calls. After the loop has ended, ``fn`` runs at once."""
+        with self._calls_lock:
+            if not self._calls_closed:
+                self._calls.append(fn)
+                fn = None
+        if fn is not None:
+            fn()
+        elif not self._signalled:
+            self._signalled = True
+            self._wake()
 
     def stop(self, graceful: bool = True, timeout: float | None = None) -> None:
         """Stop taking requests; with ``graceful`` let in-flight transfers finish (or time out)."""
@@ -284,7 +304,8 @@ class TftpServer:
                     t = self._transfers.get(key.fd)
                     if t is not None:
                         self._on_transfer_readable(t)
-            self._done_signalled = False  # cleared before draining: a build appended later wakes us again
+            self._signalled = False  # cleared before draining: anything appended later wakes us again
+            self._run_calls()
             while self._done:
                 self._on_built(*self._done.popleft())
             self._expire_timers()
@@ -410,11 +431,19 @@ class TftpServer:
         return data
 
     def _built(self, fut, client, pkt, t0) -> None:
-        """Worker thread: hand the built file back to the loop."""
+        """Any thread: hand the built file back to the loop."""
         self._done.append((client, pkt, t0, fut))
-        if not self._done_signalled:  # in a storm hundreds finish together: one wake-up serves them
-            self._done_signalled = True
+        if not self._signalled and threading.current_thread() is not self._thread:
+            self._signalled = True  # in a storm hundreds finish together: one wake-up serves them
             self._wake()
+
+    def _run_calls(self) -> None:
+        calls = self._calls
+        while calls:
+            try:
+                calls.popleft()()
+            except Exception as err:  # noqa: BLE001 - a provider's bug must not end the loop
+                self.log.error(f"dynamic provider callback failed: {_describe(err)}")
 
     def _on_built(self, client, pkt, t0, fut) -> None:
         if self._stopping and self._stop_now:
@@ -562,6 +591,12 @@ class TftpServer:
         self.log.transfer(record)
 
     def _shutdown(self) -> None:
+        with self._calls_lock:
+            self._calls_closed = True
+        self._run_calls()  # builds that finished as we stopped: their futures complete for other waiters
+        attach = getattr(self.dynamic, "attach_loop", None)
+        if attach is not None:
+            attach(None)
         for t in list(self._transfers.values()):
             self._finish(t, "aborted")
         if self._pool is not None:

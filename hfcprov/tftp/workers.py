@@ -5,7 +5,8 @@ thread and a queue-feeder thread in the calling process, three threads trading t
 with the TFTP loop for every build. In a cold boot storm that cost the server process
 more than the builds cost the workers. Here ``submit`` writes the call into the least busy
 worker's pipe from the caller's own thread, and a single reader thread, asleep in
-``wait()`` until a result arrives, completes the futures.
+``wait()`` until a result arrives, completes the futures, or hands them to the event loop
+that asked (``deliver``), so their callbacks run there and do not trade the GIL with it.
 
 A worker that dies (the OOM killer...) fails the builds it held with ``WorkerDied``, and
 the pool refuses further work; its owner starts a new one.
@@ -14,6 +15,7 @@ the pool refuses further work; its owner starts a new one.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import itertools
 import multiprocessing
 import multiprocessing.connection
@@ -36,7 +38,7 @@ class _Worker:
     def __init__(self, process, conn):
         self.process = process
         self.conn = conn
-        self.jobs: dict[int, concurrent.futures.Future] = {}
+        self.jobs: dict[int, tuple] = {}  # job -> (future, deliver or None)
 
 
 class WorkerPool:
@@ -70,22 +72,25 @@ class WorkerPool:
         self._reader = threading.Thread(target=self._read, name="build-results", daemon=True)
         self._reader.start()
 
-    def submit(self, fn, *args) -> concurrent.futures.Future:
-        """``fn(*args)`` in a worker; ``fn`` and ``args`` must pickle (a module-level function)."""
+    def submit(self, fn, *args, deliver=None) -> concurrent.futures.Future:
+        """``fn(*args)`` in a worker; ``fn`` and ``args`` must pickle (a module-level function).
+
+        ``deliver``: a thread-safe ``call_soon(callable)`` of an event loop; the future is then
+        completed (and its callbacks run) in that loop's thread instead of the pool's reader."""
         with self._lock:  # one writer per pipe at a time; the write itself releases the GIL
-            return self._send(min(self._workers, key=lambda w: len(w.jobs)), fn, args)
+            return self._send(min(self._workers, key=lambda w: len(w.jobs)), fn, args, deliver)
 
     def broadcast(self, fn, *args) -> list[concurrent.futures.Future]:
         """``fn(*args)`` once in every worker (to load something each of them will need)."""
         with self._lock:
-            return [self._send(w, fn, args) for w in self._workers]
+            return [self._send(w, fn, args, None) for w in self._workers]
 
-    def _send(self, w: _Worker, fn, args) -> concurrent.futures.Future:
+    def _send(self, w: _Worker, fn, args, deliver) -> concurrent.futures.Future:
         if self.broken or self._closed:
             raise RuntimeError(self.broken or "worker pool is shut down")
         fut = concurrent.futures.Future()
         job = next(self._ids)
-        w.jobs[job] = fut
+        w.jobs[job] = (fut, deliver)
         try:
             w.conn.send_bytes(pickle.dumps((job, fn, args), pickle.HIGHEST_PROTOCOL))
         except (OSError, ValueError) as err:
@@ -107,10 +112,17 @@ class WorkerPool:
                     del conns[conn]
                     self._died(w)
                     continue
+                by_loop: dict = {}
                 for job, ok, value in replies:
-                    fut = w.jobs.pop(job, None)
-                    if fut is not None:
-                        (fut.set_result if ok else fut.set_exception)(value)
+                    fut, deliver = w.jobs.pop(job, (None, None))
+                    if fut is None:
+                        continue
+                    if deliver is None:
+                        _settle(((fut, ok, value),))
+                    else:
+                        by_loop.setdefault(deliver, []).append((fut, ok, value))
+                for deliver, settled in by_loop.items():  # one hand-over per loop and message
+                    deliver(functools.partial(_settle, settled))
 
     def _died(self, w: _Worker) -> None:
         with self._lock:
@@ -118,7 +130,7 @@ class WorkerPool:
                 return
             jobs, w.jobs = w.jobs, {}
             self._break(f"build worker {w.process.pid} ended (exit code {w.process.exitcode})")
-        for fut in jobs.values():
+        for fut, _ in jobs.values():
             fut.set_exception(WorkerDied(self.broken))
 
     def _break(self, why: str) -> None:
@@ -130,7 +142,7 @@ class WorkerPool:
             if self._closed:
                 return
             self._closed = True
-            jobs = [f for w in self._workers for f in w.jobs.values()]
+            jobs = [f for w in self._workers for f, _ in w.jobs.values()]
             for w in self._workers:
                 w.jobs = {}
                 try:
@@ -153,6 +165,11 @@ class WorkerPool:
             w.conn.close()
         self._stop_r.close()
         self._stop_w.close()
+
+
+def _settle(settled) -> None:
+    for fut, ok, value in settled:
+        (fut.set_result if ok else fut.set_exception)(value)
 
 
 def _recv(conn):

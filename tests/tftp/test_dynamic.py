@@ -295,3 +295,26 @@ def test_stamping_any_tree_equals_set_top_then_encode():
         assert f.build(stamp if ts else None, ip if ma else None) == encode(tree, secret)
 
     check()
+
+
+def test_a_build_the_pool_refuses_answers_every_waiting_modem(site, monkeypatch):
+    """Whatever the pool raises when handed a build, the modems waiting for that build get the error
+    at once; none is left waiting (a graceful stop would wait for them forever)."""
+    from hfcprov.tftp import dynamic
+
+    builder = load_dynamic(site / "dyn.yaml")
+
+    class Refusing:
+        processes, broken = builder.processes, None
+
+        def submit(self, *args, **kwargs):
+            raise TypeError("refused")
+
+    monkeypatch.setattr(dynamic, "_POOL", Refusing())
+    monkeypatch.setattr(dynamic, "_worker_pool", lambda processes: dynamic._POOL)
+    builder.processes = builder.processes or 1
+    futures = [builder.submit("001095000001.cm", "127.0.0.21") for _ in range(3)]
+    for f in futures:
+        with pytest.raises(TypeError, match="refused"):
+            f.result(timeout=5)
+    assert not builder._pending
