@@ -282,15 +282,19 @@ def _statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
         at, depth = None, 0  # first line of the statement being gathered, its brace depth
         for n in range(start, end):
             line = lines[n]
+            if at is None:  # between statements: a remembered line is a whole statement (the common case)
+                items = remembered(line)
+                if items is not None:
+                    out += items
+                    continue
             shape = shape_of(line, False)
             if shape is False:
                 shape = _line_shape(line, source, n + 1)
             if shape is None:
                 continue  # blank or comment only: between statements, or inside one
             if at is None:
-                if shape is _ONE_STATEMENT:  # the common case: one lookup
-                    items = remembered(line)
-                    out += items if items is not None else _parse_statement(line, source, n + 1)
+                if shape is _ONE_STATEMENT:
+                    out += _parse_statement(line, source, n + 1)
                     continue
                 at = n
             depth += shape[0]

@@ -353,29 +353,35 @@ class StampedFile:
     def __init__(self, items, secret: bytes | None, timestamp: bool, modem_address: bool):
         from hfcprov.config.codec import CMTS_MIC_ORDER, assemble
 
-        items = list(items)
         self.secret = secret
         self.stamp19 = timestamp
         self.stamp20 = modem_address
         stamped = {code for code, on in ((TFTP_TIMESTAMP, timestamp), (TFTP_MODEM_ADDRESS, modem_address)) if on}
-        for code in sorted(stamped):
-            _set_top(items, code, bytes((code, 4, 0, 0, 0, 0)))
-        self.data = assemble(items, secret)
+        # One pass: ConfigTree.set_top of a placeholder for each stamped code (the first TLV of that code
+        # becomes it, the others go; else it comes last, in code order), and where each TLV lands.
         self.at: dict[int, int] = {}  # code -> offset of the TLV rewritten per request (6, 19, 20)
-        pos = 0
+        by_code: dict[int, list[bytes]] = {}  # for the CMTS MIC
+        framed, pos = [], 0
         for code, whole in items:
             if code in stamped:
+                if code in self.at:
+                    continue
                 self.at[code] = pos
+                whole = bytes((code, 4, 0, 0, 0, 0))
+            elif secret is not None:
+                by_code.setdefault(code, []).append(whole)
+            framed.append((code, whole))
             pos += len(whole)
+        for code in sorted(stamped - self.at.keys()):
+            self.at[code] = pos
+            framed.append((code, bytes((code, 4, 0, 0, 0, 0))))
+            pos += 6
+        self.data = assemble(framed, secret)
         self.at[6] = pos  # the CM MIC follows the content, then the CMTS MIC
-        # Nothing before the first stamped TLV changes per request: its digest is taken once (lazily,
-        # in the process that stamps: digest objects do not cross to it) and copied for each request.
-        self.fixed = min(self.at.values())
-        self._md5 = self._hmac = None
         # The CMTS MIC's input in CMTS_MIC_ORDER: fixed bytes, and (offset, length) of the stamped TLVs.
         self.mic_parts: list = []
         if secret is not None:
-            fixed = []
+            fixed: list[bytes] = []
             for code in CMTS_MIC_ORDER:
                 if code in self.at:
                     if fixed:
@@ -383,9 +389,13 @@ class StampedFile:
                         fixed = []
                     self.mic_parts.append((self.at[code], 18 if code == 6 else 6))
                 else:
-                    fixed.extend(whole for c, whole in items if c == code)
+                    fixed += by_code.get(code, ())
             if fixed:
                 self.mic_parts.append(b"".join(fixed))
+        # Nothing before the first stamped TLV changes per request: its digest is taken once (lazily,
+        # in the process that stamps: digest objects do not cross to it) and copied for each request.
+        self.fixed = min(self.at.values())
+        self._md5 = self._hmac = None
 
     def __getstate__(self):  # sent from a worker before any request: no digest objects yet
         return {**self.__dict__, "_md5": None, "_hmac": None}
@@ -415,17 +425,6 @@ class StampedFile:
             out[cm + 20:cm + 36] = mac.digest()
         view.release()
         return bytes(out)
-
-
-def _set_top(items: list, code: int, whole: bytes) -> None:
-    """``ConfigTree.set_top`` on encoded items: the first TLV of ``code`` becomes ``whole``, the others go."""
-    positions = [i for i, (c, _) in enumerate(items) if c == code]
-    if not positions:
-        items.append((code, whole))
-        return
-    items[positions[0]] = (code, whole)
-    for i in reversed(positions[1:]):
-        del items[i]
 
 
 def _preload(template: str) -> None:
