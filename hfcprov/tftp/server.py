@@ -109,8 +109,9 @@ class TftpServer:
     (answered as file not found) or any error (answered with a TFTP error and a log line).
     A provider with a ``submit(filename, client_ip)`` method returning a ``concurrent.futures.Future``
     is asked through it instead, so a modem waiting for its build holds no worker thread;
-    with a ``submit_nowait`` method too, that is tried first from the loop, and must return
-    None rather than read a file or wait (``hfcprov.tftp.dynamic.ConfigFileBuilder`` does both).
+    with a ``submit_nowait`` method too, that is tried first from the loop: it returns the bytes
+    when it has them, a future while they are being made, and None rather than read a file or
+    wait (``hfcprov.tftp.dynamic.ConfigFileBuilder`` does all of this).
     ``log``: a path, an open text stream or None for the JSON transfer log.
     ``timeout``: default retransmission timeout in seconds (a client's ``timeout`` option overrides it).
     ``retries``: consecutive timeouts after which a transfer is abandoned.
@@ -394,15 +395,19 @@ class TftpServer:
             return
         data = self._read_static(path)
         if data is None and self.dynamic is not None:
-            self._clients.add(client)
-            # a provider that can answer from memory does so here; anything that may read files
-            # or wait goes to a thread, so it never stalls the loop
+            # a provider that can answer from memory does so here (the bytes, or a future of a build
+            # in progress); anything that may read files or wait goes to a thread, so it never
+            # stalls the loop
             nowait = getattr(self.dynamic, "submit_nowait", None)
             fut = nowait(filename, client[0]) if nowait is not None else None
-            if fut is None:
-                fut = self._pool.submit(_call_provider, self.dynamic, filename, client[0])
-            fut.add_done_callback(lambda f, c=client, p=pkt, t0=now: self._built(f, c, p, t0))
-            return
+            if isinstance(fut, bytes):
+                data = fut  # built already: served at once, like a static file
+            else:
+                self._clients.add(client)
+                if fut is None:
+                    fut = self._pool.submit(_call_provider, self.dynamic, filename, client[0])
+                fut.add_done_callback(lambda f, c=client, p=pkt, t0=now: self._built(f, c, p, t0))
+                return
         if data is None:
             self._refuse(client, filename, _E.FileNotFound, "file not found", "not-found", now)
             return

@@ -19,6 +19,7 @@ import functools
 import itertools
 import multiprocessing
 import multiprocessing.connection
+import os
 import pickle
 import signal
 import threading
@@ -44,9 +45,11 @@ class _Worker:
 class WorkerPool:
     """``processes`` worker processes running ``fn(*args)`` for ``submit``; ``preload``: modules the
     forkserver imports once, so each worker starts warm; ``initializer`` runs in each worker before
-    the pool is returned, so the first build does not wait for a worker to start."""
+    the pool is returned, so the first build does not wait for a worker to start; ``niceness``: how
+    much lower than the calling process the workers run (``os.nice``)."""
 
-    def __init__(self, processes: int, preload: tuple[str, ...] = (), initializer=None, start_timeout: float = 60):
+    def __init__(self, processes: int, preload: tuple[str, ...] = (), initializer=None, start_timeout: float = 60,
+                 niceness: int = 0):
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         ctx = multiprocessing.get_context(method)  # not fork: the server process has threads
         if method == "forkserver" and preload:
@@ -59,7 +62,7 @@ class WorkerPool:
         self._closed = False
         for _ in range(processes):
             ours, theirs = ctx.Pipe(duplex=True)
-            proc = ctx.Process(target=_serve, args=(theirs, initializer), daemon=True, name="hfcprov-build")
+            proc = ctx.Process(target=_serve, args=(theirs, initializer, niceness), daemon=True, name="hfcprov-build")
             proc.start()
             theirs.close()
             self._workers.append(_Worker(proc, ours))
@@ -177,9 +180,11 @@ def _recv(conn):
     return pickle.loads(conn.recv_bytes())
 
 
-def _serve(conn, initializer) -> None:
+def _serve(conn, initializer, niceness: int = 0) -> None:
     """A worker: run each (job, fn, args) it is sent and send back (job, ok, result or error)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server, which stops us
+    if niceness:
+        os.nice(niceness)  # relative to the process that started us
     if initializer is not None:
         initializer()
     conn.send_bytes(pickle.dumps("ready"))

@@ -191,11 +191,13 @@ def test_submit_nowait_answers_only_from_memory(site):
     # every tier's template and variables were learned with the inventory: a cold storm's first modem is
     # answered from the loop, not handed to a thread
     first = builder.submit_nowait(name, ip)
-    assert first is not None
-    again = builder.submit_nowait(name, ip)
-    assert decode(again.result(), SECRET).find("20")[0].value == ip
-    verify(again.result(), SECRET)  # raises if a MIC is wrong
-    assert len(again.result()) == len(first.result())
+    assert first is not None and not isinstance(first, bytes)  # a future: its build is on its way
+    built = first.result()
+    again = builder.submit_nowait(name, ip)  # built now: the bytes themselves, nothing to wait on
+    assert isinstance(again, bytes)
+    assert decode(again, SECRET).find("20")[0].value == ip
+    verify(again, SECRET)  # raises if a MIC is wrong
+    assert len(again) == len(built)
     assert builder.submit_nowait("00109500ffff.cm", ip).result() is None  # no such modem: known from memory
     assert builder.submit_nowait("001095000009.cm", ip) is None  # no template for its tier: a thread reports it
     with pytest.raises(Exception, match="no template for tier 'no-such-tier'"):
@@ -215,9 +217,10 @@ def test_a_tier_added_by_an_inventory_edit_is_learned_at_reload(site):
 
 
 class _MemoryProvider:
-    """Answers only through submit_nowait (or only through submit when ``memory`` is False)."""
+    """Answers only through submit_nowait (or only through submit when ``memory`` is False); from memory,
+    with the bytes themselves or with a future of them (``memory == "future"``)."""
 
-    def __init__(self, memory: bool):
+    def __init__(self, memory):
         self.memory = memory
         self.calls = []
 
@@ -225,6 +228,8 @@ class _MemoryProvider:
         self.calls.append("nowait")
         if not self.memory:
             return None
+        if self.memory != "future":
+            return filename.encode() * 100
         import concurrent.futures
 
         f = concurrent.futures.Future()
@@ -238,10 +243,10 @@ class _MemoryProvider:
         self.calls.append("submit")
         if self.memory:
             raise AssertionError("asked through a thread although it answered from memory")
-        return self.submit_nowait.__func__(_MemoryProvider(True), filename, client_ip)
+        return self.submit_nowait.__func__(_MemoryProvider("future"), filename, client_ip)
 
 
-@pytest.mark.parametrize("memory", [True, False])
+@pytest.mark.parametrize("memory", [True, "future", False])
 def test_server_asks_from_its_loop_first_and_a_thread_otherwise(tmp_path, memory):
     provider = _MemoryProvider(memory)
     with TftpServer(tmp_path, dynamic=provider) as srv:
@@ -261,7 +266,7 @@ def test_submit_nowait_never_builds_in_the_callers_thread(site):
     assert builder.builds == 1
     assert builder.submit_nowait("001095000004.cm", "127.0.0.24") is None  # its own file: a new build
     assert builder.builds == 1
-    assert builder.submit_nowait(name, ip).result()  # built already: answered from memory
+    assert isinstance(builder.submit_nowait(name, ip), bytes)  # built already: answered from memory
 
 
 def test_stamping_any_tree_equals_set_top_then_encode():

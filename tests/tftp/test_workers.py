@@ -1,0 +1,93 @@
+"""The build worker pool: real processes, real pipes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from hfcprov.tftp.workers import WorkerDied, WorkerPool
+
+
+def _pid_and_nice(_=None):
+    return os.getpid(), os.nice(0)
+
+
+def _echo(x):
+    return x
+
+
+def _boom(message):
+    raise ValueError(message)
+
+
+class _Unpicklable(Exception):
+    def __init__(self, a, b):  # pickle rebuilds exceptions from .args: (a,) alone fails
+        super().__init__(a)
+
+
+def _unpicklable():
+    raise _Unpicklable("no way back", 2)
+
+
+def _sleep(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+@pytest.fixture
+def pool():
+    p = WorkerPool(2, niceness=5)
+    yield p
+    p.shutdown()
+
+
+def test_results_and_errors_come_back(pool):
+    assert [f.result(10) for f in [pool.submit(_echo, i) for i in range(50)]] == list(range(50))
+    with pytest.raises(ValueError, match="bad rate"):
+        pool.submit(_boom, "bad rate").result(10)
+    with pytest.raises(RuntimeError, match="_Unpicklable: no way back"):  # its text, not a dead reader
+        pool.submit(_unpicklable).result(10)
+    assert pool.submit(_echo, "still here").result(10) == "still here"
+
+
+def test_broadcast_reaches_every_worker_and_they_run_niced(pool):
+    answers = [f.result(10) for f in pool.broadcast(_pid_and_nice)]
+    assert len({pid for pid, _ in answers}) == 2
+    assert {nice for _, nice in answers} == {os.nice(0) + 5}
+
+
+def test_deliver_completes_futures_in_the_callers_loop(pool):
+    calls, ran_in = [], []
+
+    def call_soon(fn):
+        calls.append(fn)
+
+    f = pool.submit(_echo, 7, deliver=call_soon)
+    f.add_done_callback(lambda _: ran_in.append(threading.current_thread()))
+    deadline = time.monotonic() + 10
+    while not calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not f.done()  # handed over, not completed by the pool's reader
+    for fn in calls:
+        fn()
+    assert f.result(0) == 7 and ran_in == [threading.current_thread()]
+
+
+def test_a_worker_that_dies_fails_its_builds_and_breaks_the_pool(pool):
+    (pid, _), _ = [f.result(10) for f in pool.broadcast(_pid_and_nice)]
+    held = [pool.submit(_sleep, 1) for _ in range(4)]  # two per worker
+    os.kill(pid, signal.SIGKILL)
+    failed, done = [], []
+    for f in held:
+        try:
+            done.append(f.result(10))  # the other worker's builds finish as usual
+        except WorkerDied as err:
+            failed.append(str(err))
+    assert len(failed) == 2 and all(f"build worker {pid} ended" in m for m in failed) and done == [1, 1]
+    assert pool.broken
+    with pytest.raises(RuntimeError, match="ended"):
+        pool.submit(_echo, 1)
