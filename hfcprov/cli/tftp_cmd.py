@@ -35,7 +35,7 @@ def tftp():
 @click.option("--timeout", default="1s", show_default=True, help="Retransmission timeout (a client's option wins).")
 @click.option("--retries", default=5, show_default=True, help="Consecutive timeouts before a transfer is dropped.")
 @click.option("--rcvbuf", default="16M", show_default=True, help="Receive buffer of the listening socket.")
-@click.option("--workers", default=4, show_default=True, help="Threads that look up inventory rows for dynamic files (builds run in the process pool set by the dynamic YAML's processes: key).")
+@click.option("--workers", default=4, show_default=True, help="Threads for dynamic-file requests that must read a file first (an edited inventory); builds run in the worker processes set by the dynamic YAML's processes: key.")
 @click.option("--summary-every", default="60s", show_default=True, help="Interval of the summary log line.")
 @click.option("--warm", is_flag=True, help="Build every modem's dynamic file in the background right after start (optional: cold builds are shared and pooled).")
 def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every, warm):

@@ -8,16 +8,21 @@ inventory column. Per request only TLV 19 (TFTP server timestamp) and TLV 20
 DOCSIS provisioning server does.
 
 A cold boot storm (a fresh server, a whole node rebooting) must not depend on a
-pre-warmed cache, so the expensive part is shared and taken off the GIL:
+pre-warmed cache, so the expensive part is shared, made cheap and kept off the loop:
 
-- a file is rendered, parsed and encoded once per (template, values of the variables
-  the template reads, found by jinja2's static analysis): modems of one tier with the
-  same overrides share one encoded body, only TLV 19/20 and the MICs differ;
-- a modem whose file is already being built waits for that build instead of
-  starting a second one;
-- builds run in a process pool (``processes``, default one per core, shared by every
-  builder in the process), so the server's loop keeps draining the listening socket
-  while both cores build.
+- a file is rendered and encoded once per (template, values of the variables the
+  template reads, found by jinja2's static analysis): modems of one tier with the same
+  overrides share one encoded body, only TLV 19/20 and the MICs differ; a modem whose
+  file is already being built waits for that build instead of starting a second one;
+- the rendered text is encoded by ``config.text_items``, which remembers each top-level
+  statement's TLVs: files of one template repeat most statements;
+- reading the inventory resolves each tier's template, the variables it reads and each
+  modem's build key, and every worker compiles the templates before the server serves;
+- builds run in worker processes (``hfcprov.tftp.workers``; ``processes``, default one
+  per core, shared by every builder in the process) niced below the server, so the
+  loop serving every transfer in flight comes first and builds take what it leaves;
+  finished builds are handed to the server's loop (``attach_loop``), where each waiting
+  modem's file is stamped.
 
 The YAML file that configures it::
 

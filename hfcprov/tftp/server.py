@@ -11,11 +11,11 @@ reboots. Here:
   but RLIMIT_NOFILE, no lock around the per-transfer state;
 - the listening socket gets a large SO_RCVBUF (SO_RCVBUFFORCE as root) so a burst
   of RRQs waits in the kernel instead of being dropped;
-- dynamic files are built by a worker pool; the result is handed back to the loop
-  through a wake-up socket, so the loop never waits for a template; a provider with
-  ``submit()`` hands back a future instead, so modems waiting for one build hold no thread,
-  and one with ``submit_nowait()`` is asked from the loop itself when it can answer from
-  memory (a thread hop per request was the largest cost of a cold storm);
+- dynamic files come from a provider: one with ``submit_nowait()`` is asked from the loop
+  itself and answers from memory (the bytes, or a future of a build in progress), anything
+  that may read a file goes to a thread, so the loop never waits for a template; a future
+  holds no thread while its build runs, and a provider with ``attach_loop()`` completes
+  its futures in the loop (``call_soon``) instead of trading the GIL with it;
 - each transfer negotiates blksize, tsize, timeout and windowsize and retransmits
   its window on timeout, at most ``retries`` times in a row.
 """
