@@ -221,7 +221,8 @@ class ConfigFileBuilder:
         if path is None:  # the rule stats and resolves files: once per tier, not per modem
             if not may_block:
                 return None
-            from hfcprov.build import template_for  # the bulk build's tier -> template rule
+            # the bulk build's tier -> template rule
+            from hfcprov.build import template_for
 
             path = self._templates[tier] = template_for(row, self.templates)
         if path not in self._reads and not may_block:
@@ -455,7 +456,7 @@ def _preload(template: str) -> None:
 
 def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool) -> StampedFile:
     """Render and encode one config ready for stamping (runs in a worker process)."""
-    from hfcprov.build.templates import rendered_name, render_text
+    from hfcprov.build.templates import render_text, rendered_name
     from hfcprov.config import text_items
 
     text = render_text(template, row)

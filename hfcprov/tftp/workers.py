@@ -25,7 +25,6 @@ import signal
 import threading
 import time
 
-
 BATCH = 16  # results a busy worker sends back in one message, at most
 
 
