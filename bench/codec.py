@@ -6,7 +6,9 @@ The file is a realistic ~2 KB DOCSIS 3.0 config: 16 service flows (8 up, 8 down)
 Buffer Control, 16 classifiers, 20 SNMP MIB objects, BPI settings. Figures are medians
 of ``--runs`` repetitions; "ratio" is hfcprov's rate over pydocsis's (>1: hfcprov faster).
 The bulk run encodes 10,000 distinct per-modem files to disk (atomic writes) and decodes
-them back, as a provisioning system rebuilding its TFTP tree would.
+them back, as a provisioning system rebuilding its TFTP tree would, and turns 1,000
+distinct per-modem texts into binary both by ``parse_text`` + ``encode`` and by
+``encode_text`` (which remembers top-level statements; the TFTP server's path).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hfcprov.config import decode, encode, parse_text
+from hfcprov.config import decode, encode, encode_text, parse_text
 from hfcprov.fileio import atomic_write
 
 SECRET = b"bench-shared-secret"
@@ -137,6 +139,11 @@ def main() -> None:
     t0 = time.perf_counter()
     trees = [parse_text(t) for t in texts]
     t_parse = (time.perf_counter() - t0) / len(texts)
+    # Text to binary for the same distinct texts, both ways (encode_text remembers statements: per-modem
+    # files repeat most of them); each the median of --runs passes over all the texts.
+    assert all(encode_text(t, SECRET) == encode(parse_text(t), SECRET) for t in texts)
+    t_whole = statistics.median(_per_file(lambda t: encode(parse_text(t), SECRET), texts) for _ in range(args.runs))
+    t_statements = statistics.median(_per_file(lambda t: encode_text(t, SECRET), texts) for _ in range(args.runs))
     trees = [trees[i % len(trees)] for i in range(args.bulk)]  # 1,000 distinct modems, cycled
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
@@ -154,6 +161,15 @@ def main() -> None:
     print(f"{'encode+MICs+atomic write':<28}{t_enc:>8.1f} s{args.bulk / t_enc:>10.0f} files/s{total / t_enc / 1e6:>8.2f} MB/s")
     print(f"{'read+decode+verify':<28}{t_dec:>8.1f} s{args.bulk / t_dec:>10.0f} files/s{total / t_dec / 1e6:>8.2f} MB/s")
     print(f"{'parse text form (per file)':<28}{t_parse * 1e3:>8.2f} ms")
+    print(f"{'text -> binary, parse_text + encode':<40}{t_whole * 1e3:>8.3f} ms per file")
+    print(f"{'text -> binary, encode_text':<40}{t_statements * 1e3:>8.3f} ms per file ({t_whole / t_statements:.1f}x)")
+
+
+def _per_file(fn, texts) -> float:
+    t0 = time.perf_counter()
+    for t in texts:
+        fn(t)
+    return (time.perf_counter() - t0) / len(texts)
 
 
 if __name__ == "__main__":
