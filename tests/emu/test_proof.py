@@ -5,8 +5,10 @@ the RTT under load exceeds the idle RTT by about buffer/rate (p99, within 20%),
 and goodput fills the shaped rate. tbf counts whole Ethernet frames (1514 B
 for 1448 B of TCP payload with timestamps), as a DOCSIS rate counts the frame,
 so a saturated flow's goodput is 1448/1514 = 95.6% of the rate: the goodput
-check is against that payload capacity (within 5%), and also that it is
-within 5.5% of the raw rate.
+check is against that payload capacity (within 5%), which is the issue's
+"within 5% of the shaped rate" with both counted in frames. (A second check,
+payload goodput within 5.5% of the raw rate, left 1.1% below capacity and
+failed about one full run in four on an ordinary 1.4% shortfall.)
 """
 
 import pytest
@@ -56,7 +58,6 @@ def test_latency_under_load_is_idle_plus_buffer_over_rate_and_goodput_fills_the_
     # a queue that holds less than the buffer shows less delay: the check can fail
     assert r.latency_loaded.p50 > r.latency_idle.p50 + 0.5 * expected
     assert abs(r.goodput_bps - rate * PAYLOAD_SHARE) <= 0.05 * rate * PAYLOAD_SHARE, r.goodput_bps
-    assert abs(r.goodput_bps - rate) <= 0.055 * rate
     assert r.extra["congestion_control"] == "cubic"
     assert [p for _, p in r.series["goodput_bps"]], "per-second goodput series"
 
