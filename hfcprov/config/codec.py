@@ -223,42 +223,34 @@ def assemble(items: list[tuple[int, bytes]], secret: bytes | None = None, *, lay
     """The file around ``content_items``: CM MIC, CMTS MIC (from ``secret``, else ``decoded_cmts_mic``),
     end marker and padding, where ``layout`` puts them (None: the standard trailer)."""
     n = len(items)
-    if layout is None:  # the standard trailer, every file built from text: no marks to walk
-        out = bytearray().join([whole for _, whole in items])
-        cm = bytes((CM_MIC, 16)) + hashlib.md5(out).digest()
-        out += cm
-        if secret is not None:
-            out += bytes((CMTS_MIC, 16)) + cmts_mic([*items, (CM_MIC, cm)], secret)
-        elif decoded_cmts_mic:
-            out += bytes((CMTS_MIC, 16)) + decoded_cmts_mic
-        out.append(END)
-        out += b"\0" * _pad(len(out))
-        return bytes(out)
-    marks, end_marker, tail = [(min(i, n), c) for i, c in layout.marks], layout.end_marker, layout.tail
+    if layout is None:  # after the content: CM MIC, CMTS MIC (when there is one), 0xFF, padding
+        marks = [(n, CM_MIC)] + ([(n, CMTS_MIC)] if secret is not None or decoded_cmts_mic else [])
+        end_marker, tail = True, None
+    else:
+        marks, end_marker, tail = [(min(i, n), c) for i, c in layout.marks], layout.end_marker, layout.tail
     out = bytearray()
     emitted: list[tuple[int, bytes]] = []  # (code, whole TLV) in file order, for the CMTS MIC
-    mark_at = 0
-    for i in range(n + 1):
-        while mark_at < len(marks) and marks[mark_at][0] == i:
-            code = marks[mark_at][1]
-            mark_at += 1
-            if code == PAD:
-                out.append(0)
-                continue
-            if code == CM_MIC:
-                digest = hashlib.md5(out).digest()
-            elif secret is not None:
-                digest = cmts_mic(emitted, secret)
-            elif decoded_cmts_mic is not None:
-                digest = decoded_cmts_mic
-            else:
-                raise ConfigError("the CMTS MIC needs the shared secret (--secret-file)")
-            whole = bytes([code, 16]) + digest
-            out += whole
-            emitted.append((code, whole))
-        if i < n:
-            out += items[i][1]
-            emitted.append(items[i])
+    written = 0  # items already in out
+    for at, code in marks:
+        if at > written:  # the content up to this mark in one join: a template's file has hundreds of TLVs
+            out += b"".join([whole for _, whole in items[written:at]])
+            emitted += items[written:at]
+            written = at
+        if code == PAD:
+            out.append(0)
+            continue
+        if code == CM_MIC:
+            digest = hashlib.md5(out).digest()
+        elif secret is not None:
+            digest = cmts_mic(emitted, secret)
+        elif decoded_cmts_mic is not None:
+            digest = decoded_cmts_mic
+        else:
+            raise ConfigError("the CMTS MIC needs the shared secret (--secret-file)")
+        whole = bytes([code, 16]) + digest
+        out += whole
+        emitted.append((code, whole))
+    out += b"".join([whole for _, whole in items[written:]])
     if end_marker:
         out.append(END)
     out += b"\0" * _pad(len(out)) if tail is None else tail
