@@ -29,10 +29,12 @@ _TOKEN = re.compile(r'''
 ''', re.DOTALL | re.VERBOSE)
 
 
-# Template-built configs repeat most lines, so a line's tokens are remembered (bounded). Only
-# without block comments: they are the one token-level construct that spans lines.
-_LINE_TOKENS: dict[str, tuple[tuple[str, str], ...]] = {}
+# Template-built configs repeat most lines, so each line's tokens are remembered (bounded), with
+# its shape for encode_text: (brace depth change, ends with ';' or '}'), or None when it has no
+# tokens. Only lines without block comments: they are the one token-level construct that spans lines.
+_LINES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[int, bool] | None]] = {}
 _LINE_MEMO_SIZE = 16384
+_ONE_STATEMENT = (0, True)  # the common line's shape: whole statements, braces balanced
 
 
 def _tokens(text: str, source: str, first_line: int = 1) -> list[tuple[str, str, int]]:
@@ -50,13 +52,23 @@ def _tokens(text: str, source: str, first_line: int = 1) -> list[tuple[str, str,
 
 def _line_tokens(text_line: str, source: str, line: int) -> tuple[tuple[str, str], ...]:
     """(kind, token) of one line without block comments, remembered; errors name ``line``."""
-    found = _LINE_TOKENS.get(text_line)
-    if found is None:
-        found = tuple((kind, tok) for kind, tok, _ in _scan(text_line, source, line)[:-1])
-        if len(_LINE_TOKENS) >= _LINE_MEMO_SIZE:
-            _LINE_TOKENS.clear()
-        _LINE_TOKENS[text_line] = found
-    return found
+    return _line(text_line, source, line)[0]
+
+
+def _line(text_line: str, source: str, line: int):
+    """The remembered (tokens, shape) of one line (see ``_LINES``)."""
+    entry = _LINES.get(text_line)
+    if entry is None:
+        toks = tuple((kind, tok) for kind, tok, _ in _scan(text_line, source, line)[:-1])
+        shape = None
+        if toks:
+            shape = (sum((tok == "{") - (tok == "}") for kind, tok in toks if kind == "punct"), toks[-1][0] == "punct")
+            if shape == _ONE_STATEMENT:
+                shape = _ONE_STATEMENT  # one object, so encode_text's loop can test it with 'is'
+        if len(_LINES) >= _LINE_MEMO_SIZE:
+            _LINES.clear()
+        entry = _LINES[text_line] = (toks, shape)
+    return entry
 
 
 def _scan(text: str, source: str, line: int) -> list[tuple[str, str, int]]:
@@ -246,10 +258,6 @@ def text_items(text: str, source: str = "<text>") -> list[tuple[int, bytes]]:
 # Top-level statement text (its lines, joined) -> (code, whole TLV) of what it encodes to, bounded.
 _STATEMENTS: dict[str, tuple[tuple[int, bytes], ...]] = {}
 _STATEMENT_MEMO_SIZE = 16384
-# Line -> (brace depth change, ends with ';' or '}'), or None for a line without tokens. Only where
-# statements end is read from it: a brace out of place is the parser's to report.
-_LINE_SHAPES: dict[str, tuple[int, bool] | None] = {}
-_ONE_STATEMENT = (0, True)  # the common line: whole statements, braces balanced
 
 
 def _statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
@@ -258,7 +266,7 @@ def _statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
         return None  # the one construct that spans lines
     try:
         lines = text.split("\n")
-        first = next((n for n, line in enumerate(lines) if _line_shape(line, source, n + 1) is not None), None)
+        first = next((n for n, line in enumerate(lines) if _line(line, source, n + 1)[1] is not None), None)
         if first is None:
             return None
         start, end = first, len(lines)
@@ -268,17 +276,17 @@ def _statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
                 start = first + 1
             elif len(head) == 1:
                 brace = next((n for n in range(first + 1, len(lines))
-                              if _line_shape(lines[n], source, n + 1) is not None), None)
+                              if _line(lines[n], source, n + 1)[1] is not None), None)
                 if brace is None or _line_tokens(lines[brace], source, brace + 1) != (("punct", "{"),):
                     return None
                 start = brace + 1
             else:
                 return None
-            end = next(n for n in range(len(lines) - 1, -1, -1) if _line_shape(lines[n], source, n + 1) is not None)
+            end = next(n for n in range(len(lines) - 1, -1, -1) if _line(lines[n], source, n + 1)[1] is not None)
             if end < start or _line_tokens(lines[end], source, end + 1) != (("punct", "}"),):
                 return None
         out: list[tuple[int, bytes]] = []
-        remembered, shape_of = _STATEMENTS.get, _LINE_SHAPES.get
+        remembered, line_of = _STATEMENTS.get, _LINES.get
         at, depth = None, 0  # first line of the statement being gathered, its brace depth
         for n in range(start, end):
             line = lines[n]
@@ -287,9 +295,8 @@ def _statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
                 if items is not None:
                     out += items
                     continue
-            shape = shape_of(line, False)
-            if shape is False:
-                shape = _line_shape(line, source, n + 1)
+            entry = line_of(line) or _line(line, source, n + 1)
+            shape = entry[1]  # where statements end; a brace out of place is the parser's to report
             if shape is None:
                 continue  # blank or comment only: between statements, or inside one
             if at is None:
@@ -306,24 +313,6 @@ def _statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
         return None if at is not None else out
     except ConfigError:
         return None  # the whole parse reports it, with its own words
-
-
-def _line_shape(line: str, source: str, number: int) -> tuple[int, bool] | None:
-    shape = _LINE_SHAPES.get(line, False)
-    if shape is not False:
-        return shape
-    toks = _line_tokens(line, source, number)
-    if not toks:
-        shape = None
-    else:
-        depth = sum((tok == "{") - (tok == "}") for kind, tok in toks if kind == "punct")
-        shape = (depth, toks[-1][0] == "punct")
-        if shape == _ONE_STATEMENT:
-            shape = _ONE_STATEMENT  # one object, so the loop can test it with 'is'
-    if len(_LINE_SHAPES) >= _LINE_MEMO_SIZE:
-        _LINE_SHAPES.clear()
-    _LINE_SHAPES[line] = shape
-    return shape
 
 
 def _parse_statement(text: str, source: str, first_line: int) -> tuple[tuple[int, bytes], ...]:

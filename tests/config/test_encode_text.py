@@ -27,8 +27,7 @@ def remembered(text, secret=None):
 
 def forget():
     text_form._STATEMENTS.clear()
-    text_form._LINE_SHAPES.clear()
-    text_form._LINE_TOKENS.clear()
+    text_form._LINES.clear()
 
 
 @SETTINGS
