@@ -147,11 +147,10 @@ class TftpServer:
         self._thread: threading.Thread | None = None
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._wake_r = self._wake_w = None
-        self._done = collections.deque()  # finished dynamic builds, handed from workers to the loop
-        self._calls = collections.deque()  # call_soon's callables, run by the loop
+        self._calls = collections.deque()  # call_soon's callables (finished builds among them), run by the loop
         self._calls_lock = threading.Lock()
         self._calls_closed = False  # the loop has ended: call_soon runs callables in the caller's thread
-        self._signalled = False  # a wake-up for _done/_calls is on its way: later ones need not send one
+        self._signalled = False  # a wake-up for _calls is on its way: later ones need not send one
         self._transfers: dict[int, _Transfer] = {}  # by socket fd
         self._clients: set = set()  # (ip, port) with a transfer or a build in progress
         self._timers: list = []  # heap of (deadline, seq, fd)
@@ -208,8 +207,8 @@ class TftpServer:
                 fn = None
         if fn is not None:
             fn()
-        elif not self._signalled:
-            self._signalled = True
+        elif not self._signalled and threading.current_thread() is not self._thread:
+            self._signalled = True  # in a storm hundreds finish together: one wake-up serves them
             self._wake()
 
     def stop(self, graceful: bool = True, timeout: float | None = None) -> None:
@@ -307,8 +306,6 @@ class TftpServer:
                         self._on_transfer_readable(t)
             self._signalled = False  # cleared before draining: anything appended later wakes us again
             self._run_calls()
-            while self._done:
-                self._on_built(*self._done.popleft())
             self._expire_timers()
             self.log.tick()
             self.log.flush()
@@ -437,10 +434,7 @@ class TftpServer:
 
     def _built(self, fut, client, pkt, t0) -> None:
         """Any thread: hand the built file back to the loop."""
-        self._done.append((client, pkt, t0, fut))
-        if not self._signalled and threading.current_thread() is not self._thread:
-            self._signalled = True  # in a storm hundreds finish together: one wake-up serves them
-            self._wake()
+        self.call_soon(lambda: self._on_built(client, pkt, t0, fut))
 
     def _run_calls(self) -> None:
         calls = self._calls
@@ -451,7 +445,7 @@ class TftpServer:
                 self.log.error(f"dynamic provider callback failed: {_describe(err)}")
 
     def _on_built(self, client, pkt, t0, fut) -> None:
-        if self._stopping and self._stop_now:
+        if self._calls_closed or (self._stopping and self._stop_now):  # nothing more is sent
             self._clients.discard(client)
             return
         try:
@@ -599,6 +593,7 @@ class TftpServer:
         with self._calls_lock:
             self._calls_closed = True
         self._run_calls()  # builds that finished as we stopped: their futures complete for other waiters
+        # (a modem's own file is not sent any more: _on_built sees the loop has ended)
         attach = getattr(self.dynamic, "attach_loop", None)
         if attach is not None:
             attach(None)
