@@ -117,10 +117,11 @@ class ConfigFileBuilder:
         self._keys: dict[str, tuple] = {}  # mac -> its build key (_key), computed with the inventory
         self._generation = 0  # bumped when a file changes, so a build started before is not shared after
         self.builds = 0  # parse + encode runs (distinct texts built), for tests and logs
-        self._preloads: list[concurrent.futures.Future] = []
         self._deliver = None  # a server loop's call_soon: builds complete in its thread (attach_loop)
-        self._reload(force=True)  # a bad inventory is reported at start, not at the first modem
-        concurrent.futures.wait(self._preloads, timeout=60)  # every worker has compiled every tier's template
+        self._reload_lock = threading.Lock()
+        # A bad inventory is reported at start, not at the first modem; the server says it is serving
+        # once every worker has compiled every tier's template.
+        concurrent.futures.wait(self._reload(force=True), timeout=60)
 
     def __repr__(self):  # the secret stays out of any log or traceback
         return f"ConfigFileBuilder({str(self.inventory)!r}, key={self.key!r})"
@@ -147,7 +148,6 @@ class ConfigFileBuilder:
         return self._submit(filename, client_ip, may_block=False)
 
     def _submit(self, filename: str, client_ip: str, may_block: bool) -> bytes | concurrent.futures.Future | None:
-        out = concurrent.futures.Future()
         try:
             if may_block:
                 self._reload()
@@ -157,31 +157,30 @@ class ConfigFileBuilder:
             if row is None and self.key == "filename":
                 row = self._rows.get(filename.lower())
             if row is None:
-                out.set_result(None)
-                return out
+                return _resolved(None)
             built = self._stamped(row, may_block)
             if built is None:
                 return None
             if isinstance(built, StampedFile):  # built already: stamped now, no future to wait on
-                data = built.build(tftp_timestamp() if self.timestamp else None,
-                                   client_ip if self.modem_address else None)
-                if not may_block:
-                    return data
-                out.set_result(data)
-                return out
+                data = self._stamp_for(built, client_ip)
+                return data if not may_block else _resolved(data)
         except BaseException as err:  # noqa: BLE001 - handed to whoever waits, as a call would raise it
+            out = concurrent.futures.Future()
             out.set_exception(err)
             return out
+        out = concurrent.futures.Future()
 
         def stamp(f):  # when the file is ready: TLV 19 is the time it is sent, not when it was asked for
             try:
-                out.set_result(f.result().build(tftp_timestamp() if self.timestamp else None,
-                                                client_ip if self.modem_address else None))
+                out.set_result(self._stamp_for(f.result(), client_ip))
             except BaseException as err:  # noqa: BLE001
                 out.set_exception(err)
 
         built.add_done_callback(stamp)
         return out
+
+    def _stamp_for(self, built: StampedFile, client_ip: str) -> bytes:
+        return built.build(tftp_timestamp() if self.timestamp else None, client_ip if self.modem_address else None)
 
     def attach_loop(self, call_soon) -> None:
         """Complete builds through ``call_soon`` (a TFTP server's loop), or inline again with None.
@@ -252,6 +251,7 @@ class ConfigFileBuilder:
             except BaseException as err:  # noqa: BLE001 - the modems waiting get the error; nothing is cached
                 self._built(key, row["mac"], pending, None, err)
             return
+
         def done(f):  # a dead worker breaks the pool: the next build starts a fresh one
             err = f.exception()
             self._built(key, row["mac"], pending, None if err else f.result(), err)
@@ -277,60 +277,71 @@ class ConfigFileBuilder:
             pending.set_exception(err)
 
     def _key(self, path: Path, row: dict) -> tuple:
-        """Rows equal on the variables the template reads render the same text: they share one build."""
         if path not in self._reads:
             from hfcprov.build.templates import template_reads
 
             self._reads[path] = template_reads(path)
-        names = self._reads[path]
-        items = row.items() if names is None else ((k, row.get(k)) for k in names)
-        # None counts as not given (render_text's rule); repr keeps 2 and "2" apart
-        return (self._generation, str(path), tuple(sorted((k, repr(v)) for k, v in items if v is not None)))
+        return _build_key(self._generation, path, self._reads[path], row)
 
-    def _reload(self, force: bool = False) -> None:
+    def _reload(self, force: bool = False) -> list[concurrent.futures.Future]:
+        """Re-read the inventory and templates if they changed (checked at most once a second).
+
+        The new state is prepared outside ``_lock``, which the loop's requests take, and swapped in:
+        an edit during a storm does not stall the loop. Returns the workers' template compilations.
+        """
         now = time.monotonic()
         if not force and now - self._checked < 1.0:
-            return
-        with self._lock:
+            return []
+        with self._reload_lock:  # one reload at a time; requests that find one under way go to threads
             if not force and now - self._checked < 1.0:
-                return
+                return []
+            preloads: list[concurrent.futures.Future] = []
             stamp = _stamp(self.inventory, self.templates)
             if stamp != self._stamp:
-                self._rows = self._index()
-                self._cache, self._shared, self._reads, self._templates, self._keys = {}, {}, {}, {}, {}
-                self._generation += 1
-                self._learn_templates()
-                self._stamp = stamp
+                generation = self._generation + 1
+                rows = self._index()
+                templates, reads, keys, preloads = self._learn(rows, generation)
+                with self._lock:
+                    self._rows, self._templates, self._reads, self._keys = rows, templates, reads, keys
+                    self._cache, self._shared = {}, {}
+                    self._generation = generation
+                    self._stamp = stamp
             self._checked = now
+            return preloads
 
-    def _learn_templates(self) -> None:
-        """Each tier's template, the variables it reads and each modem's build key, now: the files are
-        being read anyway, and a storm's first modems then find all that in memory instead of each
-        asking a thread. A tier whose template is missing or broken is left for its modems' requests
-        to report."""
+    def _learn(self, rows: dict, generation: int) -> tuple[dict, dict, dict, list]:
+        """Each tier's template, the variables it reads and each modem's build key, with the inventory:
+        a storm's first modems then find all that in memory instead of each asking a thread. Every
+        worker is asked to compile each template now (the futures are returned). A tier whose template
+        is missing or broken is left for its modems' requests to report."""
         from hfcprov.build import template_for
         from hfcprov.build.templates import template_reads
-        from hfcprov.errors import HfcprovError
 
-        self._preloads = []
-        for row in self._rows.values():
+        templates: dict[str, Path] = {}
+        reads: dict[Path, frozenset | None] = {}
+        keys: dict[str, tuple] = {}
+        preloads: list[concurrent.futures.Future] = []
+        missing: set[str] = set()
+        for row in rows.values():
             tier = repr(row.get("tier"))
-            if tier in self._templates:
-                self._keys[row["mac"]] = self._key(self._templates[tier], row)
-                continue
-            try:
-                path = template_for(row, self.templates)
-            except HfcprovError:
-                continue
-            self._templates[tier] = path
-            if path not in self._reads:
-                self._reads[path] = template_reads(path)
-                if self.processes:  # compiled in each worker now, not by a storm's first builds
-                    try:
-                        self._preloads += _worker_pool(self.processes).broadcast(_preload, str(path))
-                    except RuntimeError:
-                        pass  # a broken pool: the next build starts a fresh one and compiles then
-            self._keys[row["mac"]] = self._key(path, row)
+            path = templates.get(tier)
+            if path is None:
+                if tier in missing:
+                    continue
+                try:
+                    path = templates[tier] = template_for(row, self.templates)
+                except HfcprovError:
+                    missing.add(tier)
+                    continue
+                if path not in reads:
+                    reads[path] = template_reads(path)
+                    if self.processes:  # compiled in each worker now, not by a storm's first builds
+                        try:
+                            preloads += _worker_pool(self.processes).broadcast(_preload, str(path))
+                        except RuntimeError:
+                            pass  # a broken pool: the next build starts a fresh one and compiles then
+            keys[row["mac"]] = _build_key(generation, path, reads[path], row)
+        return templates, reads, keys, preloads
 
     def _index(self) -> dict[str, dict]:
         from hfcprov.build import load_inventory
@@ -442,6 +453,20 @@ class StampedFile:
             out[cm + 20:cm + 36] = mac.digest()
         view.release()
         return bytes(out)
+
+
+def _resolved(value) -> concurrent.futures.Future:
+    f = concurrent.futures.Future()
+    f.set_result(value)
+    return f
+
+
+def _build_key(generation: int, path: Path, names: frozenset | None, row: dict) -> tuple:
+    """Rows equal on the variables the template reads (``names``; None: cannot tell, so all of them)
+    render the same text: they share one build. None counts as not given (render_text's rule);
+    repr keeps 2 and "2" apart."""
+    items = row.items() if names is None else ((k, row.get(k)) for k in names)
+    return (generation, str(path), tuple(sorted((k, repr(v)) for k, v in items if v is not None)))
 
 
 def _preload(template: str) -> None:

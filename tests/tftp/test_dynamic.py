@@ -323,3 +323,28 @@ def test_a_build_the_pool_refuses_answers_every_waiting_modem(site, monkeypatch)
         with pytest.raises(TypeError, match="refused"):
             f.result(timeout=5)
     assert not builder._pending
+
+
+def test_a_slow_inventory_reload_does_not_hold_up_the_loops_requests(site, monkeypatch):
+    """The loop asks submit_nowait while a thread re-reads an edited (here: slow, 3 s) inventory: the
+    answer comes at once; the new state is prepared outside the lock the loop's requests take."""
+    import threading
+
+    builder = load_dynamic(site / "dyn.yaml")
+    real_index = builder._index
+
+    def slow_index():
+        time.sleep(3)
+        return real_index()
+
+    monkeypatch.setattr(builder, "_index", slow_index)
+    builder._stamp = None  # the files "changed": the next reload re-reads them
+    reload = threading.Thread(target=builder._reload, kwargs={"force": True})
+    reload.start()
+    time.sleep(0.3)  # the reload is reading the inventory now
+    builder._checked = time.monotonic()  # a request that got past the once-a-second check
+    t0 = time.monotonic()
+    answer = builder.submit_nowait("001095000002.cm", "127.0.0.22")  # not built yet: a build is started
+    waited = time.monotonic() - t0
+    reload.join()
+    assert answer is not None and waited < 1.0, waited
