@@ -8,8 +8,9 @@ worker's pipe from the caller's own thread, and a single reader thread, asleep i
 ``wait()`` until a result arrives, completes the futures, or hands them to the event loop
 that asked (``deliver``), so their callbacks run there and do not trade the GIL with it.
 
-A worker that dies (the OOM killer...) fails the builds it held with ``WorkerDied``, and
-the pool refuses further work; its owner starts a new one.
+A worker that dies (the OOM killer...) or sends a reply this process cannot read fails the
+builds it held with ``WorkerDied``, and the pool refuses further work; its owner starts a
+new one.
 """
 
 from __future__ import annotations
@@ -112,7 +113,11 @@ class WorkerPool:
                     replies = _recv(conn)
                 except (EOFError, OSError):
                     del conns[conn]
-                    self._died(w)
+                    self._died(w, f"build worker {w.process.pid} ended (exit code {w.process.exitcode})")
+                    continue
+                except Exception as err:  # noqa: BLE001 - its builds cannot be told apart: all of them fail
+                    del conns[conn]
+                    self._died(w, f"unreadable reply from build worker {w.process.pid}: {type(err).__name__}: {err}")
                     continue
                 by_loop: dict = {}
                 for job, ok, value in replies:
@@ -126,20 +131,21 @@ class WorkerPool:
                 for deliver, settled in by_loop.items():  # one hand-over per loop and message
                     deliver(functools.partial(_settle, settled))
 
-    def _died(self, w: _Worker) -> None:
+    def _died(self, w: _Worker, why: str) -> None:
+        """The worker is lost to us: the builds it held fail with ``why`` and the pool takes no more."""
         with self._lock:
             if self._closed:
                 return
             jobs, w.jobs = w.jobs, {}
-            self._break(f"build worker {w.process.pid} ended (exit code {w.process.exitcode})")
+            self._break(why)
         for fut, _ in jobs.values():
-            fut.set_exception(WorkerDied(self.broken))
+            fut.set_exception(WorkerDied(why))
 
     def _break(self, why: str) -> None:
         self.broken = self.broken or why
 
     def shutdown(self) -> None:
-        """Stop the workers (builds in hand are cancelled) and the reader."""
+        """Stop the workers and the reader; builds still in hand fail with "worker pool is shut down"."""
         with self._lock:
             if self._closed:
                 return

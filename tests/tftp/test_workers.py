@@ -33,6 +33,21 @@ def _unpicklable():
     raise _Unpicklable("no way back", 2)
 
 
+def _cannot_be_rebuilt_here():
+    raise ValueError("not here")
+
+
+class _OneWay:
+    """Pickles in the worker; rebuilding it in the caller raises."""
+
+    def __reduce__(self):
+        return (_cannot_be_rebuilt_here, ())
+
+
+def _one_way():
+    return _OneWay()
+
+
 def _sleep(seconds):
     time.sleep(seconds)
     return seconds
@@ -91,3 +106,10 @@ def test_a_worker_that_dies_fails_its_builds_and_breaks_the_pool(pool):
     assert pool.broken
     with pytest.raises(RuntimeError, match="ended"):
         pool.submit(_echo, 1)
+
+
+def test_a_reply_the_caller_cannot_read_fails_that_workers_builds_instead_of_hanging(pool):
+    f = pool.submit(_one_way)
+    with pytest.raises(WorkerDied, match="unreadable reply .*ValueError: not here"):
+        f.result(10)
+    assert pool.broken  # its owner starts a fresh pool for the next build
