@@ -204,12 +204,8 @@ def preload(template: str | Path) -> None:
     would: a TFTP build worker does this before the first modem of a storm asks."""
     path = locate(template)
     env = environment(str(path.parent))
-    for name, _, _, _ in _template_tree(path):
-        try:
-            env.get_template(name)
-        except jinja2.TemplateSyntaxError as err:
-            raise TemplateError(f"{err.filename or name} line {err.lineno}: template syntax error: {err.message}") \
-                from None
+    for name, _, _, _ in _template_tree(path):  # a syntax error is its TemplateError already
+        env.get_template(name)
 
 
 def _template_frame(tb, fallback: str | None) -> str:
