@@ -574,12 +574,13 @@ def load_dynamic(path: str | Path) -> ConfigFileBuilder:
         return None if p in (None, "") else (base / str(p))
 
     secret = read_secret(rel(spec["secret_file"])) if spec.get("secret_file") else None
+    processes = _processes(path, spec.get("processes"))  # names the file itself
     try:
         return ConfigFileBuilder(rel(spec["inventory"]), rel(spec.get("templates")), key=spec.get("key", "filename"),
                                  filename=str(spec.get("filename", "{mac}.cm")),
                                  ip_column=str(spec.get("ip_column", "ip")), secret=secret,
                                  timestamp=bool(spec.get("timestamp", True)),
                                  modem_address=bool(spec.get("modem_address", True)),
-                                 processes=_processes(path, spec.get("processes")))
+                                 processes=processes)
     except DynamicConfigError as err:
         raise DynamicConfigError(f"{path}: {err}") from None

@@ -348,3 +348,13 @@ def test_a_slow_inventory_reload_does_not_hold_up_the_loops_requests(site, monke
     waited = time.monotonic() - t0
     reload.join()
     assert answer is not None and waited < 1.0, waited
+
+
+def test_a_bad_processes_value_names_the_file_once(site):
+    from hfcprov.errors import HfcprovError
+
+    p = site / "bad.yaml"
+    p.write_text("inventory: inventory.csv\nprocesses: -2\n")
+    with pytest.raises(HfcprovError) as err:
+        load_dynamic(p)
+    assert str(err.value) == f"{p}: processes must be a whole number 0 or more, not -2"
