@@ -351,8 +351,10 @@ class TftpServer:
     # -- requests on the listening socket -----------------------------------------------------
 
     def _on_requests(self) -> None:
-        sock = self._sock
+        sock, calls = self._sock, self._calls
         for _ in range(512):  # bounded so established transfers get their turn in a burst
+            if calls:  # builds finished meanwhile: their modems asked first, and the storm's intake
+                self._run_calls()  # is when the loop has time to start their transfers
             try:
                 datagram, client = sock.recvfrom(65536)
             except (BlockingIOError, InterruptedError):

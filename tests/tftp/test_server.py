@@ -181,3 +181,36 @@ def test_start_reports_bound_port_and_refuses_bad_root(tmp_path):
             TftpServer(tmp_path, port=holder.getsockname()[1]).start()
     finally:
         holder.close()
+
+
+def test_a_build_finished_during_a_burst_starts_before_the_next_request(tmp_path):
+    """In a storm the listening socket does not empty for a while: a dynamic file that finished
+    building meanwhile starts its transfer at once, not after the whole intake round."""
+    order = []
+
+    class Provider:
+        srv = None
+
+        def __call__(self, filename, client_ip):
+            return b"x"
+
+        def submit_nowait(self, filename, client_ip):
+            order.append(filename)
+            if filename == "a.cm":  # another modem's build completes while a.cm is being asked for
+                self.srv.call_soon(lambda: order.append("built"))
+            return b"x"
+
+    provider = Provider()
+    srv = provider.srv = TftpServer(tmp_path, dynamic=provider)
+    srv._bind()  # the loop's own steps, driven here so the order is certain
+    try:
+        modems = [RawClient(srv.port) for _ in range(3)]
+        for modem, name in zip(modems, ("a.cm", "b.cm", "c.cm")):
+            modem.rrq(name)
+        time.sleep(0.05)  # all three queued on the listening socket
+        srv._on_requests()
+        assert order == ["a.cm", "built", "b.cm", "c.cm"]
+        for modem in modems:
+            modem.close()
+    finally:
+        srv._shutdown()
