@@ -219,9 +219,11 @@ def content_items(tlvs) -> list[tuple[int, bytes]]:
 
 
 def assemble(items: list[tuple[int, bytes]], secret: bytes | None = None, *, layout: Layout | None = None,
-             decoded_cmts_mic: bytes | None = None) -> bytes:
+             decoded_cmts_mic: bytes | None = None, digests: bool = True) -> bytes:
     """The file around ``content_items``: CM MIC, CMTS MIC (from ``secret``, else ``decoded_cmts_mic``),
-    end marker and padding, where ``layout`` puts them (None: the standard trailer)."""
+    end marker and padding, where ``layout`` puts them (None: the standard trailer).
+    ``digests=False``: both MICs are zeros, for a caller that writes them itself (the TFTP server,
+    which stamps each request's copy)."""
     n = len(items)
     if layout is None:  # after the content: CM MIC, CMTS MIC (when there is one), 0xFF, padding
         marks = [(n, CM_MIC)] + ([(n, CMTS_MIC)] if secret is not None or decoded_cmts_mic else [])
@@ -239,7 +241,9 @@ def assemble(items: list[tuple[int, bytes]], secret: bytes | None = None, *, lay
         if code == PAD:
             out.append(0)
             continue
-        if code == CM_MIC:
+        if not digests:
+            digest = bytes(16)
+        elif code == CM_MIC:
             digest = hashlib.md5(out).digest()
         elif secret is not None:
             digest = cmts_mic(emitted, secret)

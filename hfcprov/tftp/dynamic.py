@@ -47,6 +47,7 @@ import concurrent.futures
 import hashlib
 import hmac
 import ipaddress
+import operator
 import os
 import socket
 import threading
@@ -373,7 +374,7 @@ class StampedFile:
     request. The content (``hfcprov.config.text_items``: each top-level TLV, encoded) is
     framed once by the codec's ``assemble`` with placeholder TLV 19/20 where
     ``ConfigTree.set_top`` puts them (in place of the first of that code, others dropped;
-    else last). A request writes the two 4-byte values in place and recomputes the CM MIC
+    else last) and zeros for the MICs. A request writes the two 4-byte values in place and recomputes the CM MIC
     (MD5 of what precedes TLV 6) and the CMTS MIC. The trailer is the codec's standard one,
     so every offset follows from the item lengths.
     """
@@ -385,30 +386,34 @@ class StampedFile:
         self.stamp19 = timestamp
         self.stamp20 = modem_address
         stamped = {code for code, on in ((TFTP_TIMESTAMP, timestamp), (TFTP_MODEM_ADDRESS, modem_address)) if on}
-        # One pass: ConfigTree.set_top of a placeholder for each stamped code (the first TLV of that code
-        # becomes it, the others go; else it comes last, in code order), and where each TLV lands.
+        # ConfigTree.set_top of a placeholder for each stamped code: the first TLV of that code becomes
+        # it, the others go; else it comes last, in code order. Where each stamped TLV lands.
         self.at: dict[int, int] = {}  # code -> offset of the TLV rewritten per request (6, 19, 20)
-        by_code: dict[int, list[bytes]] = {}  # for the CMTS MIC
-        framed, pos = [], 0
-        for code, whole in items:
-            if code in stamped:
-                if code in self.at:
-                    continue
-                self.at[code] = pos
-                whole = bytes((code, 4, 0, 0, 0, 0))
-            elif secret is not None:
-                by_code.setdefault(code, []).append(whole)
-            framed.append((code, whole))
-            pos += len(whole)
+        if stamped.isdisjoint(dict(items)):  # the usual: the template writes no TLV 19/20 itself
+            framed, pos = list(items), sum(map(len, map(operator.itemgetter(1), items)))
+        else:
+            framed, pos = [], 0
+            for code, whole in items:
+                if code in stamped:
+                    if code in self.at:
+                        continue
+                    self.at[code] = pos
+                    whole = bytes((code, 4, 0, 0, 0, 0))
+                framed.append((code, whole))
+                pos += len(whole)
         for code in sorted(stamped - self.at.keys()):
             self.at[code] = pos
             framed.append((code, bytes((code, 4, 0, 0, 0, 0))))
             pos += 6
-        self.data = assemble(framed, secret)
+        self.data = assemble(framed, secret, digests=False)  # each request's copy gets its own MICs
         self.at[6] = pos  # the CM MIC follows the content, then the CMTS MIC
         # The CMTS MIC's input in CMTS_MIC_ORDER: fixed bytes, and (offset, length) of the stamped TLVs.
         self.mic_parts: list = []
         if secret is not None:
+            by_code: dict[int, list[bytes]] = {}
+            for code, whole in framed:
+                if code not in stamped:
+                    by_code.setdefault(code, []).append(whole)
             fixed: list[bytes] = []
             for code in CMTS_MIC_ORDER:
                 if code in self.at:

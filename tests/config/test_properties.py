@@ -56,6 +56,26 @@ def test_encode_decode_gives_the_bytes_back_whatever_the_layout(data):
 
 
 @SETTINGS
+@given(trees(), st.one_of(st.none(), st.binary(min_size=1, max_size=64)))
+def test_assemble_without_digests_differs_only_in_zeroed_mics(tree, secret):
+    """digests=False (the TFTP server frames once and writes both MICs per request): the same file
+    with zeros where the MICs go."""
+    from hfcprov.config import content_items
+    from hfcprov.config.codec import assemble
+
+    full = encodable(tree, secret)
+    items = content_items(tree.tlvs)
+    blank = assemble(items, secret, digests=False)
+    n = sum(len(whole) for _, whole in items)  # the MICs follow the content
+    mics = 2 if secret is not None else 1
+    assert len(blank) == len(full) and blank[:n] == full[:n]
+    assert blank[n:n + 18] == bytes((6, 16)) + bytes(16)
+    if mics == 2:
+        assert blank[n + 18:n + 36] == bytes((7, 16)) + bytes(16)
+    assert blank[n + 18 * mics:] == full[n + 18 * mics:]
+
+
+@SETTINGS
 @given(trees())
 def test_text_yaml_json_forms_round_trip(tree):
     data = encodable(tree)
