@@ -67,9 +67,25 @@ def environment(folder: str) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(bps=bps, bytes=to_bytes, us=us, mac_colon=mac_colon)
-    env.globals.update(advise_buffer=advise_buffer)
+    env.filters.update(bps=_remembered(bps), bytes=_remembered(to_bytes), us=_remembered(us), mac_colon=mac_colon)
+    env.globals.update(advise_buffer=_remembered(advise_buffer))
     return env
+
+
+def _remembered(fn):
+    """``fn`` with its results remembered: every modem's render converts the same few values ('10M',
+    '64K'), and the TFTP server renders hundreds of modems in a boot storm. ``typed``: True is not 1
+    (a unit filter refuses a bool). An unhashable value (a list) is converted each time."""
+    cached = functools.lru_cache(maxsize=4096, typed=True)(fn)
+
+    @functools.wraps(fn)
+    def remembered(*args):
+        try:
+            return cached(*args)
+        except TypeError:  # unhashable: fn says what it makes of it
+            return fn(*args)
+
+    return remembered
 
 
 # Paths locate() has returned: asked again (every modem of a bulk build or of a TFTP storm), such a path

@@ -22,6 +22,19 @@ def test_filters_turn_engineer_units_into_tlv_integers(tmp_path):
     assert out == "5000000 65536 10000 00:11:22:aa:bb:cc 25600"
 
 
+def test_remembered_filters_still_tell_values_apart(tmp_path):
+    """Filter results are remembered across renders; a bool is still refused after 1 was converted,
+    and a list still gets the filter's own error."""
+    t = tmp_path / "t.j2"
+    t.write_text("{{ r|bps }} {{ b|bytes }}")
+    assert render_text(t, {"r": 1, "b": 1}) == "1 1"
+    assert render_text(t, {"r": "2M", "b": "2K"}) == "2000000 2048"
+    with pytest.raises(TemplateError, match="bad rate True"):
+        render_text(t, {"r": True, "b": 1})
+    with pytest.raises(TemplateError, match=r"bad size \['1'\]"):
+        render_text(t, {"r": 1, "b": ["1"]})
+
+
 def test_overrides_reach_the_text():
     text = render_text("res-100x10", {**MAC, "us_rate": "12M", "us_buffer": "48K", "max_cpe": 2})
     assert "MaxRateSustained 12000000;" in text and "TargetBuffer 49152;" in text and "MaxCPE 2;" in text
