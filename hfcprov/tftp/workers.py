@@ -22,6 +22,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import pickle
+import select
 import signal
 import threading
 import time
@@ -193,6 +194,8 @@ def _serve(conn, initializer, niceness: int = 0) -> None:
     if initializer is not None:
         initializer()
     conn.send_bytes(pickle.dumps("ready"))
+    waiting = select.poll()  # is more work queued? (conn.poll builds a selector at every call)
+    waiting.register(conn.fileno(), select.POLLIN)
     replies = []
     while True:
         try:
@@ -208,7 +211,7 @@ def _serve(conn, initializer, niceness: int = 0) -> None:
             replies.append((job, False, _portable(err)))
         # While more work waits, results go back together: one wake-up of the caller's reader for
         # several builds. Never more than BATCH, so the first modems of a storm are not held back.
-        if len(replies) >= BATCH or not conn.poll(0):
+        if len(replies) >= BATCH or not waiting.poll(0):
             conn.send_bytes(pickle.dumps(replies, pickle.HIGHEST_PROTOCOL))
             replies = []
 
