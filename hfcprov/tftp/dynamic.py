@@ -69,8 +69,8 @@ KEYS = ("inventory", "templates", "key", "filename", "ip_column", "secret_file",
 MAX_SHARED = 50_000  # distinct rendered configs kept; past that the cache starts over
 # Build workers run this much below the server. In a storm the loop serves every modem's transfer in
 # flight, a build only the modems waiting for its file: builds take what the loop leaves, on every core.
-# (Measured on 2 cores, cold 1,000-modem burst: 2 workers at +10 0.82-0.86x of static, at +19 0.79-0.80x,
-# 1 worker at 0 0.75-0.77x, 2 at 0 0.70-0.71x.)
+# (Measured on 2 cores, cold 1,000-modem burst, three alternating rounds each: 2 workers at +10 0.78-0.80x
+# of static, 2 at +5 0.66-0.72x, 1 at +10 0.68-0.76x, 1 at 0 0.71-0.82x; each round moves about +-0.05.)
 BUILD_NICENESS = 10
 
 
