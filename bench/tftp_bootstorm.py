@@ -11,10 +11,10 @@ A running server is faster than a fresh one (on 2 cores a static server's second
 storm ran about 40% faster than its first), so each comparison pairs like with like:
 
 - ``static``: a fresh server's first storm; the C servers are fresh too.
-- ``primed``: the same static server's second storm (a server that has been running).
-- ``dynamic``: one server that has built every modem's file (``--warm``) and served
-  one storm before the runs (a headend server outlives a node's power outage); compared
-  with ``primed``.
+- ``primed``: one static server started before the runs that has served one storm.
+- ``dynamic``: one server started before the runs that has built every modem's file
+  (``--warm``) and served one storm (a headend server outlives a node's power outage);
+  compared with ``primed``.
 - ``dyn-cold`` (``--cold``): a fresh server that has built nothing; compared with ``static``.
 
 Arrival patterns: ``burst`` (all RRQs back to back) and ``staggered`` (one RRQ every
@@ -177,16 +177,20 @@ def main(argv=None) -> int:
         print(f"# {len(sizes)} config files, {min(sizes)}-{max(sizes)} bytes (median {statistics.median(sizes):.0f}),"
               f" built in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
         all_names = sorted(p.name for p in root.glob("*.cm"))
-        # Dynamic files in steady state: one server, started with --warm, measured once every modem's
-        # tree is rendered (a headend server outlives a node's power outage). --cold shows a fresh one.
-        warm_port, warm_server = None, None
+        # Running servers, measured in their turn: static files, and dynamic files once every modem's
+        # tree is rendered (--warm). Each serves one storm first. --cold shows a fresh dynamic server.
+        running: dict[str, tuple] = {}  # files -> (port, process)
         if not args.cold_only:
-            warm_port = free_port()
-            t0 = time.perf_counter()
-            warm_server = start_server("hfcprov", tmp / "site" / "empty", dyn, warm_port, nmax, None, tmp, "--warm")
-            wait_for_event(tmp / f"hfcprov-{warm_port}.jsonl", "warm", timeout=1800)
-            print(f"# dynamic server warmed ({nmax} modems) in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
-            one_run(warm_port, all_names, "burst", args.stagger)  # its first storm, as 'primed' has had one
+            for files, folder, extra in (("primed", root, ()), ("dynamic", tmp / "site" / "empty", ("--warm",))):
+                port = free_port()
+                t0 = time.perf_counter()
+                running[files] = (port, start_server("hfcprov", folder, dyn if extra else None, port, nmax, None,
+                                                     tmp, *extra))
+                if extra:
+                    wait_for_event(tmp / f"hfcprov-{port}.jsonl", "warm", timeout=1800)
+                    print(f"# dynamic server warmed ({nmax} modems) in {time.perf_counter() - t0:.1f}s",
+                          file=sys.stderr)
+                one_run(port, all_names, "burst", args.stagger)
         for n in args.n:
             names = all_names[:n]
             for pattern in args.arrival:
@@ -195,28 +199,24 @@ def main(argv=None) -> int:
                 runs = {server: [] for server in servers}
                 for _ in range(args.repeats):
                     for kind, files in servers:
-                        if files == "primed":
-                            continue  # the static server's second storm, run with its first
-                        if files == "dynamic":
-                            port, proc = warm_port, warm_server
+                        if files in running:
+                            port, proc = running[files]
                         else:
                             port = free_port()
                             proc = start_server(kind, tmp / "site" / "empty" if files != "static" else root,
                                                 dyn if files != "static" else None, port, n, args.atftpd, tmp)
                         try:
                             runs[kind, files].append(one_run(port, names, pattern, args.stagger))
-                            if (kind, files) == ("hfcprov", "static") and (kind, "primed") in runs:
-                                runs[kind, "primed"].append(one_run(port, names, pattern, args.stagger))
                         finally:
-                            if proc is not warm_server:
+                            if files not in running:
                                 stop_server(proc)
                 for (kind, files), done in runs.items():
                     med = {k: statistics.median(r[k] for r in done) for k in done[0]}
                     rows.append((n, pattern, kind, files, med))
                     print(f"# n={n} {pattern} {kind} {files}: {med['rate']:.0f}/s fail={med['failures']:.0f}",
                           file=sys.stderr)
-        if warm_server is not None:
-            stop_server(warm_server)
+        for _, proc in running.values():
+            stop_server(proc)
     print_table(rows)
     return 0
 
