@@ -374,9 +374,9 @@ class StampedFile:
     request. The content (``hfcprov.config.text_items``: each top-level TLV, encoded) is
     framed once by the codec's ``assemble`` with placeholder TLV 19/20 where
     ``ConfigTree.set_top`` puts them (in place of the first of that code, others dropped;
-    else last) and zeros for the MICs. A request writes the two 4-byte values in place and recomputes the CM MIC
-    (MD5 of what precedes TLV 6) and the CMTS MIC. The trailer is the codec's standard one,
-    so every offset follows from the item lengths.
+    else last) and zeros for the MICs. A request writes the two 4-byte values in place and
+    recomputes the CM MIC (MD5 of what precedes TLV 6) and the CMTS MIC. The trailer is the
+    codec's standard one, so every offset follows from the item lengths.
     """
 
     def __init__(self, items, secret: bytes | None, timestamp: bool, modem_address: bool):
