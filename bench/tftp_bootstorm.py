@@ -154,18 +154,15 @@ def main(argv=None) -> int:
     servers = [("hfcprov", "static")] + ([] if args.cold_only else [("hfcprov", "primed"), ("hfcprov", "dynamic")])
     if args.cold or args.cold_only:
         servers.append(("hfcprov", "dyn-cold"))
-    if args.cold_only:
-        pass
-    elif shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
-        servers.append(("tftpd-hpa", "static"))
-    else:
-        print("# tftpd-hpa (in.tftpd) not found: skipped", file=sys.stderr)
-    if args.cold_only:
-        pass
-    elif args.atftpd:
-        servers.append(("atftpd", "static"))
-    else:
-        print("# atftpd not found: skipped (see --atftpd)", file=sys.stderr)
+    if not args.cold_only:
+        if shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
+            servers.append(("tftpd-hpa", "static"))
+        else:
+            print("# tftpd-hpa (in.tftpd) not found: skipped", file=sys.stderr)
+        if args.atftpd:
+            servers.append(("atftpd", "static"))
+        else:
+            print("# atftpd not found: skipped (see --atftpd)", file=sys.stderr)
     rows = []
     with tempfile.TemporaryDirectory(prefix="hfcprov-bootstorm-") as tmpname:
         tmp = Path(tmpname)
@@ -235,9 +232,11 @@ def print_table(rows) -> None:
           f"{'p50 ms':>8} {'p99 ms':>8} {'drops':>6} {'vs best C':>9}")
     for n, pattern, kind, files, m in rows:
         c_rates = [r[4]["rate"] for r in rows if r[0] == n and r[1] == pattern and r[2] != "hfcprov"]
-        ratio = f"{m['rate'] / max(c_rates):.2f}x" if kind == "hfcprov" and c_rates and max(c_rates) else ""
+        fresh = kind == "hfcprov" and files in ("static", "dyn-cold")  # the C servers are fresh too
+        ratio = f"{m['rate'] / max(c_rates):.2f}x" if fresh and c_rates and max(c_rates) else ""
         print(f"{n:>6} {pattern:<9} {kind:<10} {files:<7} {m['rate']:>8.0f} {m['failures']:>5.0f} "
               f"{m['retransmits']:>6.0f} {m['p50'] * 1e3:>8.1f} {m['p99'] * 1e3:>8.1f} {m['drops']:>6.0f} {ratio:>9}")
+
     def rate(n, files):
         found = [r[4]["rate"] for r in rows if r[0] == n and r[1] == "burst" and r[2] == "hfcprov" and r[3] == files]
         return found[0] if found else None
