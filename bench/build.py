@@ -36,9 +36,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hfcprov.build.bulk import build  # noqa: E402
-from hfcprov.build.inventory import check_row, read_rows  # noqa: E402
-from hfcprov.build.templates import locate, render_text, render_tree  # noqa: E402
+from hfcprov.tiers.bulk import build  # noqa: E402
+from hfcprov.tiers.inventory import check_row, read_rows  # noqa: E402
+from hfcprov.tiers.templates import locate, render_text, render_tree  # noqa: E402
 from hfcprov.config import encode, parse_text  # noqa: E402
 from hfcprov.config.codec import encode_value  # noqa: E402
 from hfcprov.config.dictionary import ROOT  # noqa: E402

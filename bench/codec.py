@@ -143,7 +143,7 @@ def main() -> None:
     # files repeat most of them); each the median of --runs passes over all the texts. Two sets: the
     # texts above (a flow per line, per-modem values in most lines) and what a tier template renders
     # (the boot-storm bench's tier: a statement per line, 30-360 SNMP objects).
-    from hfcprov.build.templates import render_text
+    from hfcprov.tiers.templates import render_text
 
     tier = Path(__file__).resolve().parent / "padded-tier.j2"
     text_sets = [("per-modem texts above", texts),

@@ -59,7 +59,7 @@ BENCH_TEMPLATE = (REPO / "bench" / "padded-tier.j2").read_text()  # configs of 1
 
 def make_site(folder: Path, n: int, seed: int = 7) -> tuple[Path, Path, Path]:
     """Inventory of n modems, template folder, and a root with their files prebuilt (static)."""
-    from hfcprov.build.bulk import build
+    from hfcprov.tiers.bulk import build
 
     tiers = folder / "tiers"
     tiers.mkdir(parents=True)

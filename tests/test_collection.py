@@ -1,7 +1,8 @@
 """Every test folder is collected by the README's test command.
 
 pytest silently skips folders whose names match its norecursedirs (``build`` among
-its defaults), which once hid tests/build from full runs; this keeps it from recurring.
+its defaults), which once hid the bulk-build tests (then tests/build, now tests/tiers)
+from full runs; this keeps it from recurring for any folder.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def _units(parse, text: str, option: str) -> list:
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
 def build(template, inventory, out, secret_file, jobs, pattern, strict, progress):
     """Build one config file per modem from tier templates and an inventory, plus a manifest."""
-    from hfcprov.build.bulk import build as run_build
+    from hfcprov.tiers.bulk import build as run_build
 
     from hfcprov.config import read_secret  # the same reading as `hfcprov config encode --secret-file`
 
@@ -83,7 +83,7 @@ def buffer():
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def advise(rate, rtt, flows, latency_budget, min_buffer, as_json):
     """Recommended MinimumBuffer/TargetBuffer/MaximumBuffer for one service flow, with the reasoning."""
-    from hfcprov.build.advisor import advise as run_advise
+    from hfcprov.tiers.advisor import advise as run_advise
 
     a = run_advise(_unit(parse_rate, rate, "--rate"), _unit(parse_duration, rtt, "--rtt"), flows,
                    _unit(parse_duration, latency_budget, "--latency-budget"), min_buffer)
@@ -119,7 +119,7 @@ def table(rates, buffers, rtts, flows, model, mac, duration, jobs, as_json):
     """Predicted latency under load and single-flow TCP utilization per (rate, buffer, rtt)."""
     from dataclasses import asdict
 
-    from hfcprov.build.advisor import SimModel, buffer_table
+    from hfcprov.tiers.advisor import SimModel, buffer_table
 
     engine = None
     if model == "sim":
@@ -160,7 +160,7 @@ def tcp():
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def socket_buffer(cm_buffer, downstream, lan, connections, mss, as_json):
     """Largest TCP socket buffer that does not overrun the CM (Cohen & Ramanathan 1998, V.B)."""
-    from hfcprov.build.socketbuf import socket_buffer_limit
+    from hfcprov.tiers.socketbuf import socket_buffer_limit
 
     r = socket_buffer_limit(_unit(parse_bytes, cm_buffer, "--cm-buffer"), _unit(parse_rate, downstream, "--downstream"),
                             _unit(parse_rate, lan, "--lan"), connections, _unit(parse_bytes, mss, "--mss"))

@@ -22,7 +22,7 @@ from hfcprov.results import RunResult
 
 def config_tree(campaign: Campaign, point: Point, variables: dict | None = None):
     """The point's config tree, rendered from the tier template with the point's values."""
-    from hfcprov.build import render_tree
+    from hfcprov.tiers import render_tree
 
     return render_tree(campaign.template, variables or point.template_vars())
 

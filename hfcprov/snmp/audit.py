@@ -120,7 +120,7 @@ def _num(v) -> str:
 
 
 def targets_from_inventory(rows: list[dict], default_port: int = 161, pattern: str = "{mac}.cm") -> list[AuditTarget]:
-    """Audit targets from ``hfcprov.build.load_inventory`` rows.
+    """Audit targets from ``hfcprov.tiers.load_inventory`` rows.
 
     A row needs ``ip`` (or ``host``); ``port`` and ``config`` (the file name the modem should
     have loaded) are optional, the name defaulting to ``pattern`` (the build's default).

@@ -222,7 +222,7 @@ class ConfigFileBuilder:
             if not may_block:
                 return None
             # the bulk build's tier -> template rule
-            from hfcprov.build import template_for
+            from hfcprov.tiers import template_for
 
             path = self._templates[tier] = template_for(row, self.templates)
         if path not in self._reads and not may_block:
@@ -279,7 +279,7 @@ class ConfigFileBuilder:
 
     def _key(self, path: Path, row: dict) -> tuple:
         if path not in self._reads:
-            from hfcprov.build.templates import template_reads
+            from hfcprov.tiers.templates import template_reads
 
             self._reads[path] = template_reads(path)
         return _build_key(self._generation, path, self._reads[path], row)
@@ -315,8 +315,8 @@ class ConfigFileBuilder:
         a storm's first modems then find all that in memory instead of each asking a thread. Every
         worker is asked to compile each template now (the futures are returned). A tier whose template
         is missing or broken is left for its modems' requests to report."""
-        from hfcprov.build import template_for
-        from hfcprov.build.templates import template_reads
+        from hfcprov.tiers import template_for
+        from hfcprov.tiers.templates import template_reads
 
         templates: dict[str, Path] = {}
         reads: dict[Path, frozenset | None] = {}
@@ -345,7 +345,7 @@ class ConfigFileBuilder:
         return templates, reads, keys, preloads
 
     def _index(self) -> dict[str, dict]:
-        from hfcprov.build import load_inventory
+        from hfcprov.tiers import load_inventory
 
         rows = {}
         for n, row in enumerate(load_inventory(self.inventory), 1):
@@ -476,7 +476,7 @@ def _build_key(generation: int, path: Path, names: frozenset | None, row: dict) 
 
 def _preload(template: str) -> None:
     """Compile a tier's templates in this worker (a broken one is reported to its modems instead)."""
-    from hfcprov.build.templates import preload
+    from hfcprov.tiers.templates import preload
 
     try:
         preload(template)
@@ -486,7 +486,7 @@ def _preload(template: str) -> None:
 
 def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool) -> StampedFile:
     """Render and encode one config ready for stamping (runs in a worker process)."""
-    from hfcprov.build.templates import render_text, rendered_name
+    from hfcprov.tiers.templates import render_text, rendered_name
     from hfcprov.config import text_items
 
     text = render_text(template, row)
@@ -508,7 +508,7 @@ def _worker_pool(processes: int) -> WorkerPool:
         if _POOL is None or _POOL.processes != processes or _POOL.broken:
             if _POOL is not None:
                 _POOL.shutdown()
-            _POOL = WorkerPool(processes, preload=("hfcprov.config", "hfcprov.build.templates", "hfcprov.tftp.dynamic"),
+            _POOL = WorkerPool(processes, preload=("hfcprov.config", "hfcprov.tiers.templates", "hfcprov.tftp.dynamic"),
                                initializer=_init_worker, niceness=BUILD_NICENESS)
         return _POOL
 
@@ -525,13 +525,13 @@ def _shutdown_pool() -> None:
 
 def _init_worker() -> None:
     # the render path, imported once per worker, not on its first modem
-    import hfcprov.build.templates
+    import hfcprov.tiers.templates
     import hfcprov.config.codec  # noqa: F401 - both bind the name hfcprov, used by neither
 
 
 def _stamp(inventory: Path, templates: Path | None) -> tuple:
     """What changes when a file the builder reads changes (mtimes of the inventory and templates)."""
-    from hfcprov.build.templates import SHIPPED, SUFFIX
+    from hfcprov.tiers.templates import SHIPPED, SUFFIX
 
     folder = templates if templates is not None else SHIPPED
     files = [inventory] + (sorted(folder.glob("*" + SUFFIX)) if folder.is_dir() else [folder])

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from hfcprov.build import load_inventory, render_tree
+from hfcprov.tiers import load_inventory, render_tree
 from hfcprov.config import decode, encode
 from hfcprov.tftp import TftpServer, dynamic, fetch_many
 from hfcprov.tftp.dynamic import ConfigFileBuilder, load_dynamic

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from hfcprov.build import load_inventory, render_tree
+from hfcprov.tiers import load_inventory, render_tree
 from hfcprov.config import ConfigError, decode, encode, verify
 from hfcprov.tftp import TftpServer, fetch, fetch_many
 from hfcprov.tftp.dynamic import (

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hfcprov.build import template_for
-from hfcprov.build.bulk import BuildError, _template_for, build, read_manifest
-from hfcprov.build.templates import SHIPPED, TemplateError
+from hfcprov.tiers import template_for
+from hfcprov.tiers.bulk import BuildError, _template_for, build, read_manifest
+from hfcprov.tiers.templates import SHIPPED, TemplateError
 from hfcprov.config import decode
 from hfcprov.flows import service_flows
 

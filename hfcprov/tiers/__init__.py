@@ -4,8 +4,8 @@
 (the TFTP server's dynamic files) code against.
 """
 
-from hfcprov.build.bulk import template_for
-from hfcprov.build.inventory import InventoryError, load_inventory
-from hfcprov.build.templates import TemplateError, render_text, render_tree
+from hfcprov.tiers.bulk import template_for
+from hfcprov.tiers.inventory import InventoryError, load_inventory
+from hfcprov.tiers.templates import TemplateError, render_text, render_tree
 
 __all__ = ["InventoryError", "TemplateError", "load_inventory", "render_text", "render_tree", "template_for"]

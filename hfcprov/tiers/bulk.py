@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Callable
 
 from hfcprov import __version__
-from hfcprov.build.inventory import InventoryRow, check_row, read_rows
-from hfcprov.build.templates import (
+from hfcprov.tiers.inventory import InventoryRow, check_row, read_rows
+from hfcprov.tiers.templates import (
     SHIPPED,
     SUFFIX,
     TemplateError,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from hfcprov.build.templates import SHIPPED, TemplateError, render_text, template_digest
+from hfcprov.tiers.templates import SHIPPED, TemplateError, render_text, template_digest
 
 MAC = {"mac": "001122aabbcc"}
 
@@ -98,7 +98,7 @@ def test_none_means_tier_default_but_zero_is_a_value():
 
 
 def test_template_reads_follows_includes_and_gives_up_on_dynamic_ones(tmp_path):
-    from hfcprov.build.templates import template_reads
+    from hfcprov.tiers.templates import template_reads
 
     (tmp_path / "_base.j2").write_text("Main { MaxCPE {{ cpe }}; {{ body }} }\n")
     (tmp_path / "tier.j2").write_text('{% set body = "" %}{% include "_base.j2" %} {{ us_rate|bps }}\n')

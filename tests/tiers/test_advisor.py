@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hfcprov.build.advisor import (
+from hfcprov.tiers.advisor import (
     CM_GUARANTEED_MINIMUM_BUFFER,
     AdvisorError,
     advise,
@@ -105,7 +105,7 @@ def test_bad_inputs():
 def test_simulator_refines_the_table_towards_white_et_al():
     """With the DOCSIS request-grant MAC the simulator reproduces the paper's shape where the
     analytic bound cannot: 16 KiB suffices at 1 Mb/s but starves a single flow at 10 Mb/s / 40 ms."""
-    from hfcprov.build.advisor import SimModel
+    from hfcprov.tiers.advisor import SimModel
 
     sim = SimModel(mac="docsis", duration=12.0, warmup=4.0, jobs=2)
     cells = {(c.rate, c.buffer): c for c in buffer_table([1e6, 10e6], [16 * KiB, 64 * KiB], [0.040], model=sim)}

@@ -26,8 +26,8 @@ from pathlib import Path
 import jinja2
 import jinja2.meta
 
-from hfcprov.build.advisor import G114_ONE_WAY_BUDGET, advise_target
-from hfcprov.build.inventory import mac_colon
+from hfcprov.tiers.advisor import G114_ONE_WAY_BUDGET, advise_target
+from hfcprov.tiers.inventory import mac_colon
 from hfcprov.errors import HfcprovError
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
 

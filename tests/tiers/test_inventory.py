@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hfcprov.build.inventory import InventoryError, check_row, load_inventory, mac_colon, normalize_mac, read_rows
+from hfcprov.tiers.inventory import InventoryError, check_row, load_inventory, mac_colon, normalize_mac, read_rows
 
 
 def test_csv_rows_with_overrides_and_blank_cells(tmp_path):
