@@ -4,7 +4,7 @@ text (``Main { ... }``), YAML and JSON forms.
     tree = read_config("examples/buffer-control.cfg")       # text, YAML, JSON or binary
     data = encode(tree, secret=b"shared")                   # CM MIC, CMTS MIC, 0xFF, padding
     assert encode(decode(data)) == data                     # byte for byte
-    [sf.target_buffer for sf in service_flows(tree)]        # hfcprov.flows model
+    [sf.target_buffer for sf in service_flows(tree)]        # hfcprov.model
 """
 
 from hfcprov.config.ber import VarBind

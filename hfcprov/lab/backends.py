@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from hfcprov import __version__
-from hfcprov.flows import BufferControl, ServiceFlow
+from hfcprov.model import BufferControl, ServiceFlow
 from hfcprov.lab.spec import Campaign, CampaignError, Point
 from hfcprov.results import RunResult
 
@@ -33,7 +33,7 @@ def upstream_flow(campaign: Campaign, point: Point, tree=None) -> ServiceFlow:
         return ServiceFlow(direction="upstream", ref=1, qos_param_set_type=7,
                            max_sustained_rate=point.upstream_rate,
                            buffer=BufferControl(target=point.buffer), buffer_source="24.35")
-    from hfcprov.flows import service_flows
+    from hfcprov.model import service_flows
 
     tree = tree if tree is not None else config_tree(campaign, point)
     ups = [f for f in service_flows(tree) if f.direction == "upstream"]
