@@ -80,13 +80,16 @@ def buffer():
 @click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True, help="Concurrent TCP flows.")
 @click.option("--latency-budget", default="150ms", show_default=True, help="One-way delay budget (ITU-T G.114).")
 @click.option("--min-buffer", is_flag=True, help="Also recommend a MinimumBuffer (capped at 24576, always accepted).")
+@click.option("--cc", "congestion_control", type=click.Choice(["reno", "newreno", "sack", "cubic", "fast"]),
+              default="reno", show_default=True, help="The senders' TCP: how far it backs off (docs/sizing.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def advise(rate, rtt, flows, latency_budget, min_buffer, as_json):
+def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, as_json):
     """Recommended MinimumBuffer/TargetBuffer/MaximumBuffer for one service flow, with the reasoning."""
     from hfcprov.tiers.advisor import advise as run_advise
 
     a = run_advise(_unit(parse_rate, rate, "--rate"), _unit(parse_duration, rtt, "--rtt"), flows,
-                   _unit(parse_duration, latency_budget, "--latency-budget"), min_buffer)
+                   _unit(parse_duration, latency_budget, "--latency-budget"), min_buffer,
+                   congestion_control=congestion_control)
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=2))
         return

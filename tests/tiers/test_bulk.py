@@ -65,7 +65,7 @@ def test_defaults_come_from_the_tier_and_the_advisor(tmp_path):
     build(inv, out)
     up, down = flows_by_dir((out / "000000000001.cm").read_bytes(), None)
     assert up[0].max_sustained_rate == 10e6 and down[0].max_sustained_rate == 100e6
-    assert up[0].buffer.target == 50176  # advisor: BDP of 10 Mb/s at 40 ms, rounded up to 1 KiB
+    assert up[0].buffer.target == 65536  # advisor: the ladder size holding the BDP of 10 Mb/s at 40 ms
 
 
 def test_manifest_lists_every_file_with_its_hash(tmp_path, inventory):
