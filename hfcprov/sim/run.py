@@ -213,7 +213,7 @@ class Network:
         does not make the window look better than the link.
         """
         r = self.receivers[i]
-        segs = r.rcv_nxt + sum(e - s for s, e in r.ranges)
+        segs = r.rcv_nxt + r.held()
         got = segs * self.sc.tcp.mss
         size = self.sc.flows[i].size
         return min(got, size) if size else got

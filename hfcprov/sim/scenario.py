@@ -53,6 +53,8 @@ class TcpOptions:
     # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
     # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
     grow_on_recovery_exit: bool = False
+    # a retransmission is lost again once data sent after it is SACKed (Linux); off: only the RTO finds it
+    detect_lost_retransmit: bool = True
     delayed_ack: bool = True
     delack_count: int = 2
     delack_timeout: float = 0.2  # s
