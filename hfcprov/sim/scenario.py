@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 
 from hfcprov.errors import HfcprovError
+from hfcprov.sim.codecs import CODECS
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
 
 
@@ -78,7 +79,7 @@ class LossSpec:
 class VoiceSpec:
     """A voice call beside the flows (White et al. Test 2): ``RunResult.mos`` scores it."""
 
-    codec: str = "g711"  # a name in hfcprov.sim.voip.CODECS
+    codec: str = "g711"  # a name in hfcprov.sim.codecs.CODECS
     jitter_buffer: float = 0.060  # s of de-jitter buffer at the listener
     tail: float = 3.0  # s: the call runs from the end of warm-up to this long before the end
 
@@ -106,10 +107,14 @@ class Scenario:
     reverse_channel: float = 1e9  # bits/s
     mac: str = "tokenbucket"  # tokenbucket | docsis (request-grant, issue 7)
     # mac: docsis parameters: hfcprov.sim.mac.MacParams fields plus preset (docsis11 | docsis30),
-    # modems (saturating neighbours), buffer_overhead, buffer_block; None: the calibrated set
+    # modems (saturating neighbours), buffer_overhead, buffer_block; None: MacParams() (calibrated)
     mac_params: dict | None = None
     reverse_mac: str = "tokenbucket"  # docsis: ACKs go up through a request-grant CM (downstream data)
     reverse_mac_params: dict | None = None  # as mac_params for that CM; None: DOCSIS 1.1
+    # queue discipline of the shaped service flow (mac: tokenbucket): none (drop-tail) or a name in
+    # hfcprov.sim.links.QUEUES (issue 20's AQMs); aqm_params: that discipline's parameters
+    aqm: str = "none"
+    aqm_params: dict | None = None
     voice: VoiceSpec | None = None  # a voice call beside the flows; None: none
     flows: list[FlowSpec] = field(default_factory=lambda: [FlowSpec()])
     tcp: TcpOptions = field(default_factory=TcpOptions)
@@ -216,8 +221,6 @@ def _value(cls, key, value, where):
         if isinstance(value, str):
             value = {"codec": value}
     if cls is VoiceSpec and key == "codec":
-        from hfcprov.sim.voip import CODECS
-
         if value not in CODECS:
             raise ScenarioError(f"{where}: {value!r} is not one of {', '.join(CODECS)}")
         return value
@@ -290,7 +293,7 @@ def _mac_params(value, where: str) -> dict | None:
         return None
     if not isinstance(value, dict):
         raise ScenarioError(f"{where}: expected a mapping of MAC parameters (e.g. {{preset: docsis11}})")
-    from hfcprov.sim.mac import params_from
+    from hfcprov.sim.mac_link import params_from
 
     out = {}
     for k, v in value.items():
