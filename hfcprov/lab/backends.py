@@ -85,7 +85,7 @@ def simulate(scenario, voice: bool = False) -> RunResult:
     ``voice``: a G.711 call rides beside the bulk flows and ``RunResult.mos`` scores it (White et al. Fig. 9).
     """
     if voice:
-        from hfcprov.sim.voip import run_with_voice
+        from hfcprov.sim.run import run_with_voice
 
         result = run_with_voice(scenario)
     else:

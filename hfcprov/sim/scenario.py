@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 
 from hfcprov.errors import HfcprovError
 from hfcprov.model import DEFAULT_MAX_TRAFFIC_BURST, BufferRejected
+from hfcprov.sim.codecs import CODECS
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
 
 
@@ -54,6 +55,8 @@ class TcpOptions:
     # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
     # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
     grow_on_recovery_exit: bool = False
+    # a retransmission is lost again once data sent after it is SACKed (Linux); off: only the RTO finds it
+    detect_lost_retransmit: bool = True
     delayed_ack: bool = True
     delack_count: int = 2
     delack_timeout: float = 0.2  # s
@@ -77,7 +80,7 @@ class LossSpec:
 class VoiceSpec:
     """A voice call beside the flows (White et al. Test 2): ``RunResult.mos`` scores it."""
 
-    codec: str = "g711"  # a name in hfcprov.sim.voip.CODECS
+    codec: str = "g711"  # a name in hfcprov.sim.codecs.CODECS
     jitter_buffer: float = 0.060  # s of de-jitter buffer at the listener
     tail: float = 3.0  # s: the call runs from the end of warm-up to this long before the end
 
@@ -105,10 +108,14 @@ class Scenario:
     reverse_channel: float = 1e9  # bits/s
     mac: str = "tokenbucket"  # tokenbucket | docsis (request-grant, issue 7)
     # mac: docsis parameters: hfcprov.sim.mac.MacParams fields plus preset (docsis11 | docsis30),
-    # modems (saturating neighbours), buffer_overhead, buffer_block; None: the calibrated set
+    # modems (saturating neighbours), buffer_overhead, buffer_block; None: MacParams() (calibrated)
     mac_params: dict | None = None
     reverse_mac: str = "tokenbucket"  # docsis: ACKs go up through a request-grant CM (downstream data)
     reverse_mac_params: dict | None = None  # as mac_params for that CM; None: DOCSIS 1.1
+    # queue discipline of the shaped service flow (mac: tokenbucket): none (drop-tail) or a name in
+    # hfcprov.sim.links.QUEUES (issue 20's AQMs); aqm_params: that discipline's parameters
+    aqm: str = "none"
+    aqm_params: dict | None = None
     voice: VoiceSpec | None = None  # a voice call beside the flows; None: none
     flows: list[FlowSpec] = field(default_factory=lambda: [FlowSpec()])
     tcp: TcpOptions = field(default_factory=TcpOptions)
@@ -222,8 +229,6 @@ def _value(cls, key, value, where):
         if isinstance(value, str):
             value = {"codec": value}
     if cls is VoiceSpec and key == "codec":
-        from hfcprov.sim.voip import CODECS
-
         if value not in CODECS:
             raise ScenarioError(f"{where}: {value!r} is not one of {', '.join(CODECS)}")
         return value
@@ -296,7 +301,7 @@ def _mac_params(value, where: str) -> dict | None:
         return None
     if not isinstance(value, dict):
         raise ScenarioError(f"{where}: expected a mapping of MAC parameters (e.g. {{preset: docsis11}})")
-    from hfcprov.sim.mac import params_from
+    from hfcprov.sim.mac_link import params_from
 
     out = {}
     for k, v in value.items():
