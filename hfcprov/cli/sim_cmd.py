@@ -74,6 +74,9 @@ def scenario_from_config(path, flow_ref, assignments):
             raise ScenarioError(f"{path}: no service flow with a Max Sustained Traffic Rate to simulate")
     sf = chosen[0]
     d = {**flow_keys(sf), **DEFAULT_WORKLOAD}
+    if sf.buffer.target is None and not any(a.split("=", 1)[0].strip() == "buffer" for a in assignments):
+        click.echo(f"note: {sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "
+                   "(hfcprov.model's rule; --set buffer=SIZE to choose another)", err=True)
     d = apply_overrides(d, list(assignments))
     return Scenario.from_dict(d, source=f"{path} {sf.path}".strip())
 
