@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 
 from hfcprov.errors import HfcprovError
 from hfcprov.sim.codecs import CODECS
+from hfcprov.sim.hystart import HYSTART
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
 
 
@@ -59,6 +60,9 @@ class TcpOptions:
     delayed_ack: bool = True
     delack_count: int = 2
     delack_timeout: float = 0.2  # s
+    # CUBIC's slow-start exit: auto/linux = Linux's HyStart (ACK train + delay), rfc9406 = HyStart++,
+    # off = slow start until a loss (hfcprov.sim.hystart)
+    hystart: str = "auto"
     fast_alpha: float = 20.0  # FAST TCP: packets each flow keeps queued (Caltech release default)
 
     @property
@@ -191,6 +195,7 @@ _CHOICES = {
     "model": ("none", "bernoulli", "gilbert"),
     "recovery": ("reno", "newreno", "sack", None),
     "ssthresh_from": SSTHRESH_FROM,
+    "hystart": HYSTART,
 }
 
 
@@ -263,6 +268,8 @@ def _value(cls, key, value, where):
         return flows
     if value is None:
         return None
+    if cls is TcpOptions and key == "hystart" and isinstance(value, bool):
+        value = "auto" if value else "off"  # YAML reads a bare off/on as a boolean
     if key in _PARSERS:
         return _PARSERS[key](value)
     if key in _CHOICES and value not in _CHOICES[key]:
