@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from heapq import heappop, heappush
 
 from hfcprov.sim.packet import ACK, DATA, Packet
 from hfcprov.sim.ranges import SegmentRanges
@@ -64,6 +65,7 @@ class TcpSender:
         "retransmissions",
         "rto",
         "rttvar",
+        "relost",
         "rtx_ptr",
         "rtx_q",
         "rtx_watch",
@@ -136,6 +138,7 @@ class TcpSender:
         # data is SACKed was lost again (Linux's lost-retransmit rule; FIFO path, no reordering).
         self.rtx_q: deque = deque()
         self.rtx_watch = opts.detect_lost_retransmit
+        self.relost: list = []  # heap: resent segments lost again (they lie below rtx_ptr)
         self.lost_retransmits = 0
 
     # -- sending -----------------------------------------------------------
@@ -321,8 +324,8 @@ class TcpSender:
                         state[i] = LOST
                         self.lost_n += 1
                         self.lost_retransmits += 1
-                        if i < self.rtx_ptr:  # noqa: PLR1730
-                            self.rtx_ptr = i
+                        if i < self.rtx_ptr:
+                            heappush(self.relost, i)
         return new
 
     def _mark_lost(self, a: int, b: int) -> None:
@@ -359,6 +362,11 @@ class TcpSender:
     def _next_lost(self) -> int:
         """The lowest segment deemed lost and not resent (RFC 6675 NextSeg rule 1); needs lost_n > 0."""
         state = self.state
+        relost = self.relost
+        while relost:
+            i = heappop(relost)
+            if state.get(i) == LOST:  # else ACKed, SACKed or resent since
+                return i
         i = self.rtx_ptr
         while state.get(i) != LOST:
             i += 1
@@ -440,6 +448,7 @@ class TcpSender:
                 self.lost_n += b - a
             self.lost_mark = self.high
             self.rtx_ptr = self.una
+            self.relost.clear()
         else:
             self.nxt = self.una  # go back N
         self.cc.on_timeout(self)
@@ -529,9 +538,17 @@ class TcpReceiver:
         ranges = self.ranges
         if self.sack and ranges:
             # The block just changed goes first (RFC 2018), then the lowest others, three in all.
-            first = block if block is not None else 0
-            n = len(ranges)
-            sack = (ranges.at(first),) + tuple(ranges.at(k) for k in (0, 1, 2) if k < n and k != first)[:2]
+            st, en, lo = ranges.starts, ranges.ends, ranges.lo
+            n = len(st) - lo
+            first = block if block is not None and block < n else 0
+            k1, k2 = (1, 2) if first == 0 else ((0, 2) if first == 1 else (0, 1))
+            f = lo + first
+            if n > k2:
+                sack = ((st[f], en[f]), (st[lo + k1], en[lo + k1]), (st[lo + k2], en[lo + k2]))
+            elif n > k1:
+                sack = ((st[f], en[f]), (st[lo + k1], en[lo + k1]))
+            else:
+                sack = ((st[f], en[f]),)
         self.link.send(Packet(ACK, self.flow, self.rcv_nxt, self.hdr, ts, retx, sack))
 
     def _delack_fire(self, _=None) -> None:
