@@ -61,7 +61,9 @@ class MacParams:
     burst_overhead: int = 30  # per burst: preamble, guard time, FEC tail (bytes of channel time)
     other_load: float = 0.0  # mean share of each MAP used by other modems (0..1)
     other_load_spread: float = 0.0  # that share varies uniformly +- this much per MAP
-    contention_collision: float = 0.0  # probability a contention request collides
+    # probability a contention request collides with another modem's (on by default: a real
+    # upstream has neighbours, and the collisions are one of the MAC's sources of run-to-run spread)
+    contention_collision: float = 0.05
     backoff_maps: int = 4  # a collided CM retries within this many MAPs (uniform)
     random_placement: bool = True  # grants placed at a random offset within the MAP
 

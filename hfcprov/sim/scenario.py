@@ -58,6 +58,9 @@ class TcpOptions:
     # a retransmission is lost again once data sent after it is SACKed (Linux); off: only the RTO finds it
     detect_lost_retransmit: bool = True
     delayed_ack: bool = True
+    # exact: the delayed ACK waits delack_timeout (Linux); tick: BSD's fast timer, the next tick of a
+    # free-running delack_timeout clock; auto: tick with a coarse RTO timer (timer_granularity > 0)
+    delack_timer: str = "auto"
     delack_count: int = 2
     delack_timeout: float = 0.2  # s
     # CUBIC's slow-start exit: auto/linux = Linux's HyStart (ACK train + delay), rfc9406 = HyStart++,
@@ -128,7 +131,9 @@ class Scenario:
     probe_size: int = 64  # bytes
     duration: float = 10.0  # s simulated
     warmup: float = 0.0  # s excluded from goodput and queue figures
-    seed: int = 1
+    seed: int = 1  # every random draw of a run comes from it: same seed, same result
+    # s: each flow starts up to this much after its start (uniform, from the seed), as real runs do
+    start_jitter: float = 0.01
     sample_interval: float | None = 0.1  # s between queue/cwnd samples; None: no series
     name: str = ""
 
@@ -181,6 +186,7 @@ _PARSERS = {
     "initial_rto": parse_duration, "delack_timeout": parse_duration, "start": parse_duration,
     "jitter_buffer": parse_duration, "tail": parse_duration,
     "duration": parse_duration, "warmup": parse_duration, "sample_interval": parse_duration,
+    "start_jitter": parse_duration,
 }
 _NESTED = {"tcp": TcpOptions, "data_loss": LossSpec, "ack_loss": LossSpec, "voice": VoiceSpec}
 # quantities inside mac_params / reverse_mac_params (hfcprov.sim.mac.MacParams and the CM's keys)
@@ -196,6 +202,7 @@ _CHOICES = {
     "recovery": ("reno", "newreno", "sack", None),
     "ssthresh_from": SSTHRESH_FROM,
     "hystart": HYSTART,
+    "delack_timer": ("auto", "exact", "tick"),
 }
 
 

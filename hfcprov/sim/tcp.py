@@ -11,7 +11,9 @@ Choices the RFCs leave open are ``TcpOptions`` fields: limited transmit, ssthres
 from FlightSize or pipe, growth on the ACK that ends recovery (docs/sim.md).
 
 The receiver acknowledges every ``delack_count``-th in-order segment or after
-``delack_timeout``, immediately on out-of-order data or when a hole fills.
+``delack_timeout`` (or at the next tick of a BSD-style fast timer, ``delack_timer``),
+immediately on out-of-order data or when a hole fills. Timer phases are drawn from
+the scenario's seed by ``run.Network``.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class TcpSender:
         "mss",
         "nxt",
         "on_done",
+        "phase",
         "recover",
         "recovery",
         "retransmissions",
@@ -112,6 +115,7 @@ class TcpSender:
         self.srtt = None
         self.rttvar = 0.0
         self.gran = opts.timer_granularity
+        self.phase = 0.0  # where the coarse timer's ticks fall (run.Network draws it from the seed)
         self.min_rto = opts.min_rto
         self.max_rto = 60.0
         self.rto = max(opts.initial_rto, self.min_rto)
@@ -406,7 +410,8 @@ class TcpSender:
         g = self.gran
         if g:
             # The BSD slow timer counts ticks: it fires on the k-th tick boundary from now.
-            d = (math.floor(now / g + 1e-9) + math.ceil(wait / g - 1e-9)) * g
+            ph = self.phase
+            d = (math.floor((now - ph) / g + 1e-9) + math.ceil(wait / g - 1e-9)) * g + ph
         else:
             d = now + wait
         self.deadline = d
@@ -462,6 +467,7 @@ class TcpReceiver:
         "delack_count",
         "delack_deadline",
         "delack_timeout",
+        "delack_tick",
         "delack_timer",
         "engine",
         "flow",
@@ -472,6 +478,7 @@ class TcpReceiver:
         "pending",
         "pending_retx",
         "pending_ts",
+        "phase",
         "ranges",
         "rcv_nxt",
         "sack",
@@ -492,6 +499,11 @@ class TcpReceiver:
         # One lazily re-armed delayed-ACK timer instead of one heap event per ACK.
         self.delack_deadline = 0.0
         self.delack_timer = False
+        # BSD's fast timer: a free-running clock of delack_timeout ticks (phase drawn by run.Network);
+        # a delayed ACK goes at the next tick, so it waits anything up to delack_timeout
+        tick = opts.delack_timer == "tick" or (opts.delack_timer == "auto" and opts.timer_granularity > 0)
+        self.delack_tick = self.delack_timeout if tick else 0.0
+        self.phase = 0.0
         self.sack = opts.recovery_mode == "sack"
         self.hdr = opts.header_bytes
 
@@ -513,7 +525,13 @@ class TcpReceiver:
             if self.pending == 0:
                 self.pending_ts = pkt.ts
                 self.pending_retx = pkt.retx
-                self.delack_deadline = self.engine.now + self.delack_timeout
+                now = self.engine.now
+                tick = self.delack_tick
+                if tick:
+                    ph = self.phase
+                    self.delack_deadline = ph + (math.floor((now - ph) / tick + 1e-9) + 1) * tick
+                else:
+                    self.delack_deadline = now + self.delack_timeout
                 if not self.delack_timer:
                     self.delack_timer = True
                     self.engine.at(self.delack_deadline, self._delack_fire)

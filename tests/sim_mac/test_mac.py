@@ -13,7 +13,7 @@ from .harness import Sink, cbr, mbps, run_cms
 
 def test_lone_packet_waits_a_request_grant_cycle_on_an_idle_channel():
     """Not work-conserving: an idle channel still makes a packet wait for request + MAP + grant."""
-    p = MacParams(map_interval=0.002, map_advance=0.003, propagation=0.0002)
+    p = MacParams(map_interval=0.002, map_advance=0.003, propagation=0.0002, contention_collision=0.0)
     _, _, cms, sinks = run_cms(p, pps=10, size=200, duration=3.0)
     d = sinks[0].delays
     assert len(d) == 30
@@ -28,6 +28,17 @@ def test_lone_packet_waits_a_request_grant_cycle_on_an_idle_channel():
     cbr(eng, link, 0, 10, 200)
     eng.run(3.0)
     assert max(sink.delays) < 0.0002
+
+
+def test_request_collisions_are_on_by_default_and_spread_the_access_delay():
+    p = MacParams(map_interval=0.002, map_advance=0.003, propagation=0.0002)
+    assert p.contention_collision > 0
+    _, _, cms, sinks = run_cms(p, pps=10, size=200, duration=20.0)
+    quiet = MacParams(map_interval=0.002, map_advance=0.003, propagation=0.0002, contention_collision=0.0)
+    _, _, _, calm = run_cms(quiet, pps=10, size=200, duration=20.0)
+    assert cms[0].collisions > 0
+    assert max(sinks[0].delays) > max(calm[0].delays) + p.map_interval  # a backoff of at least a MAP
+    assert statistics.pstdev(sinks[0].delays) > statistics.pstdev(calm[0].delays)
 
 
 def test_docsis11_request_cap_limits_one_modem():
