@@ -6,7 +6,7 @@ Public API (the lab runner, ``hfcprov buffer table`` and the CLI use only this):
     sc = Scenario(rate=2e6, buffer=64 * 1024, rtt=0.04, duration=30, probe_rate=10)
     result = run(sc)                      # hfcprov.results.RunResult, source="sim"
     results = run_many([sc, ...], jobs=4) # processes; input order kept
-    Scenario.from_service_flow(sf, rtt=0.04, flows=[FlowSpec()])  # from hfcprov.flows.ServiceFlow
+    Scenario.from_service_flow(sf, rtt=0.04, flows=[FlowSpec()])  # from hfcprov.model.ServiceFlow
     Scenario.from_dict(yaml_mapping, source="file.yaml")          # units parsed here
 
 Modules and the interfaces between them (units: seconds, bytes, bits/s):

@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 
 from hfcprov.errors import HfcprovError
+from hfcprov.model import DEFAULT_MAX_TRAFFIC_BURST, BufferRejected
 from hfcprov.sim.codecs import CODECS
 from hfcprov.sim.hystart import HYSTART
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
@@ -103,7 +104,7 @@ class Scenario:
     rate: float  # bits/s: Max Sustained Traffic Rate of the shaped (bottleneck) service flow
     buffer: int | None  # bytes: drop-tail buffer (Buffer Control target); None: unlimited
     rtt: float = 0.040  # s: base RTT, split equally over the two directions
-    burst: int = 3044  # bytes: Max Traffic Burst
+    burst: int = DEFAULT_MAX_TRAFFIC_BURST  # bytes: Max Traffic Burst
     peak: float | None = None  # bits/s: Peak Traffic Rate
     channel: float | None = None  # bits/s: channel capacity; None: the peak (or sustained) rate
     overhead: int = 18  # bytes of framing per packet on the shaped link (Ethernet header + CRC)
@@ -140,20 +141,8 @@ class Scenario:
     # -- construction ---------------------------------------------------------
     @classmethod
     def from_service_flow(cls, sf, **overrides) -> Scenario:
-        """A scenario whose bottleneck is this ``hfcprov.flows.ServiceFlow``."""
-        if not sf.max_sustained_rate:
-            raise ScenarioError(f"service flow {sf.path or sf.ref}: no Max Sustained Traffic Rate to simulate")
-        buffer = sf.buffer.target or sf.buffer.maximum or sf.buffer.minimum
-        kw = {"rate": float(sf.max_sustained_rate), "buffer": buffer, "direction": sf.direction,
-                  "name": sf.service_class_name or sf.path or ""}
-        if sf.max_traffic_burst:
-            kw["burst"] = int(sf.max_traffic_burst)
-        if sf.peak_rate:
-            kw["peak"] = float(sf.peak_rate)
-        kw.update(overrides)
-        if kw.get("buffer") is None:
-            raise ScenarioError(f"service flow {sf.path or sf.ref}: no Buffer Control (TLV 35); give buffer=")
-        return cls(**kw)
+        """A scenario whose bottleneck is this ``hfcprov.model.ServiceFlow`` (``flow_keys``)."""
+        return cls(**{**flow_keys(sf), **overrides})
 
     @classmethod
     def from_dict(cls, d: dict, source: str = "<scenario>") -> Scenario:
@@ -173,6 +162,25 @@ class Scenario:
 
     def replace(self, **kw) -> Scenario:
         return dataclasses.replace(self, **kw)
+
+
+def flow_keys(sf) -> dict:
+    """The scenario keys a ``hfcprov.model.ServiceFlow`` decides: the one mapping from a flow.
+
+    The buffer is the queue a modem gives the flow (``BufferControl.queue_size``, the rule
+    the emulated modem applies too); the burst is the flow's (DOCSIS default 3044).
+    """
+    if not sf.max_sustained_rate:
+        raise ScenarioError(f"{sf.name}: no Max Sustained Traffic Rate to simulate")
+    try:
+        buffer = sf.queue_size()
+    except BufferRejected as err:
+        raise ScenarioError(f"{sf.name}: {err}") from None
+    keys = {"rate": float(sf.max_sustained_rate), "buffer": buffer, "burst": sf.burst,
+            "direction": sf.direction, "name": sf.service_class_name or sf.path or ""}
+    if sf.peak_rate:
+        keys["peak"] = float(sf.peak_rate)
+    return keys
 
 
 # key -> parser for quantities; everything else is converted by its declared type
