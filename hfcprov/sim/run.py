@@ -126,6 +126,8 @@ class Network:
         self.entry = self.bottleneck
         if sc.access_rate:
             self.entry = Link(eng, self.bottleneck, capacity=sc.access_rate, overhead=sc.overhead, name="access")
+        # segment trains (TcpOptions.tso) only where every hop of the data is a plain FIFO Link
+        trains = type(self.bottleneck) is Link and type(self.entry) is Link
         self.senders: list[TcpSender] = []
         self.receivers: list[TcpReceiver] = []
         for i, spec in enumerate(sc.flows):
@@ -138,6 +140,8 @@ class Network:
             except KeyError as err:
                 raise ScenarioError(f"flows[{i}]: {err.args[0]}") from None
             s = TcpSender(eng, i, self.entry, opts, cc, spec.size, on_done=self._flow_done)
+            if not trains:
+                s.tso = 1
             r = TcpReceiver(eng, i, self.reverse, opts)
             self.senders.append(s)
             self.receivers.append(r)
@@ -296,6 +300,8 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("tcp.initial_window: must be >= 1 segment")
     if sc.tcp.ssthresh_from not in SSTHRESH_FROM:
         raise ScenarioError(f"tcp.ssthresh_from: {sc.tcp.ssthresh_from!r} is not one of {', '.join(SSTHRESH_FROM)}")
+    if sc.tcp.tso < 1:
+        raise ScenarioError("tcp.tso: must be >= 1 segment per packet")
     if sc.tcp.delack_count < 1:
         raise ScenarioError("tcp.delack_count: must be >= 1")
     if sc.probe_rate < 0:

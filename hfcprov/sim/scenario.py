@@ -56,6 +56,10 @@ class TcpOptions:
     # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
     # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
     grow_on_recovery_exit: bool = False
+    # most segments per packet for new data (TSO at the sender, GRO at the receiver; Linux: 44, 64 KB),
+    # sized as Linux's TSO autosizing (~1 ms of the pacing rate, >= 2); a drop-tail link serves a
+    # train as back-to-back packets in one event; 1: off (always off with a MAC or an AQM)
+    tso: int = 1
     # a retransmission is lost again once data sent after it is SACKed (Linux); off: only the RTO finds it
     detect_lost_retransmit: bool = True
     delayed_ack: bool = True

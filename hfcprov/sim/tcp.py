@@ -22,7 +22,7 @@ import math
 from collections import deque
 from heapq import heappop, heappush
 
-from hfcprov.sim.packet import ACK, DATA, Packet
+from hfcprov.sim.packet import ACK, DATA, Packet, Train
 from hfcprov.sim.ranges import SegmentRanges
 
 LOST = -1  # TcpSender.state: deemed lost, not yet resent (a value >= 0: resent, HighData then)
@@ -82,6 +82,7 @@ class TcpSender:
         "timeouts",
         "timer_at",
         "total",
+        "tso",
         "una",
     )
 
@@ -115,6 +116,7 @@ class TcpSender:
         self.srtt = None
         self.rttvar = 0.0
         self.gran = opts.timer_granularity
+        self.tso = opts.tso  # new data leaves in trains of up to this many segments (run.Network may set 1)
         self.phase = 0.0  # where the coarse timer's ticks fall (run.Network draws it from the seed)
         self.min_rto = opts.min_rto
         self.max_rto = 60.0
@@ -193,12 +195,35 @@ class TcpSender:
             if limit > self.avail:  # noqa: PLR1730
                 limit = self.avail
             nxt = self.nxt
+            tso = self._train_cap() if self.tso > 1 else 1
             while nxt < limit:
+                if tso > 1 and limit - nxt > 1 and nxt >= self.high:
+                    k = min(tso, limit - nxt)
+                    self._tx_train(nxt, k)
+                    nxt += k
+                    continue
                 self._tx(nxt)
                 nxt += 1
             self.nxt = nxt
         if self.deadline is None and self.una < self.nxt:
             self._arm()
+
+    def _train_cap(self) -> int:
+        """Linux's TSO autosizing: about 1 ms of the pacing rate (2x cwnd/srtt in slow start, 1.2x
+        after), at least 2 segments, at most ``tso``; so trains stay small at DOCSIS rates."""
+        srtt = self.srtt
+        if srtt is None:
+            return 2
+        ratio = 2.0 if self.cwnd < self.ssthresh else 1.2
+        return max(2, min(self.tso, int(ratio * self.cwnd / srtt * 0.001 / self.mss)))
+
+    def _tx_train(self, i: int, k: int) -> None:
+        """New segments ``[i, i + k)`` as one ``Train``."""
+        self.high = i + k
+        size = k * (self.hdr + self.mss)
+        if i + k == self.total:
+            size -= self.mss - self.last_payload
+        self.link.send(Train(self.flow, i, k, size, self.engine.now))
 
     def _limited_transmit(self, wnd: int, limit: int) -> int:
         """Send limit on a duplicate ACK before fast retransmit: one new segment per duplicate ACK
@@ -385,6 +410,12 @@ class TcpSender:
             if self.lost_n:  # RFC 6675 NextSeg: lost segments first, then new data
                 self._tx(self._next_lost())
             elif self.nxt < limit:
+                k = min(self._train_cap() if self.tso > 1 else 1, limit - self.nxt, wnd - pipe)
+                if k > 1:
+                    self._tx_train(self.nxt, k)
+                    self.nxt += k
+                    pipe += k
+                    continue
                 self._tx(self.nxt)
                 self.nxt += 1
             else:
@@ -509,6 +540,9 @@ class TcpReceiver:
 
     def receive(self, pkt) -> None:
         i = pkt.seq
+        if pkt.__class__ is Train:
+            self._receive_train(pkt, i, i + pkt.n)
+            return
         if i == self.rcv_nxt:
             self.rcv_nxt = i + 1
             ranges = self.ranges
@@ -545,6 +579,25 @@ class TcpReceiver:
             self._ack(pkt.ts, True, self.ranges.index(i))  # duplicate ACK; no RTT sample from it
         else:
             self._ack(pkt.ts, True, None)  # spurious retransmission: tell the sender again
+
+    def _receive_train(self, pkt, i: int, end: int) -> None:
+        """Segments ``[i, end)`` at once (receive offload): one ACK for all of them, as GRO gives."""
+        if end <= self.rcv_nxt:
+            self._ack(pkt.ts, True, None)
+        elif i <= self.rcv_nxt:
+            self.rcv_nxt = end
+            ranges = self.ranges
+            if ranges:
+                s, e = ranges.first()
+                if s <= end:
+                    if e > end:  # noqa: PLR1730
+                        self.rcv_nxt = e
+                    ranges.drop_below(self.rcv_nxt)
+            retx = pkt.retx or (self.pending and self.pending_retx)
+            self._ack(self.pending_ts if self.pending else pkt.ts, retx, None)
+        else:
+            self.ranges.add(i, end)
+            self._ack(pkt.ts, True, self.ranges.index(i))
 
     def held(self) -> int:
         """Segments received above ``rcv_nxt`` (out of order)."""
