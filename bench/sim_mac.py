@@ -97,9 +97,10 @@ def fit(seeds: int, duration: float, jobs: int) -> None:
           f"  (+ = 'full' point, 95% of rate; ping = loaded RTT minus base RTT, ms)")
 
 
-# The held-out protocol (docs/calibration.md): the MAC's free parameters, on the calibrated defaults.
-HOLDOUT_GRID = [{"map_advance": a, "contention_collision": c}
-                for a in (0.002, 0.003, 0.004, 0.005, 0.006) for c in (0.0, 0.05)]
+# The held-out protocol (docs/calibration.md): the request-grant delay is the free parameter; request
+# collisions are an assumption (on, 5%: a real upstream has neighbours), not fitted: with 2 seeds
+# the fit cannot tell 0% from 5% apart (mean log-error 0.096 vs 0.107 at 4 ms).
+HOLDOUT_GRID = [{"map_advance": a, "contention_collision": 0.05} for a in (0.002, 0.003, 0.004, 0.005, 0.006)]
 
 
 def holdout(seeds: int, duration: float, jobs: int, cache: str | None) -> None:

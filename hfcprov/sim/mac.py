@@ -35,6 +35,9 @@ from hfcprov.errors import HfcprovError
 from hfcprov.sim.loss import NoLoss
 
 
+ETHERNET_OVERHEAD = 18  # bytes of a frame the rate limiter counts beyond the IP packet (header + CRC)
+
+
 class MacConfigError(HfcprovError, ValueError):
     """A request-grant MAC parameter is out of range."""
 
@@ -419,6 +422,8 @@ class CableModem:
         t = t0 + p.burst_overhead * bt
         left = g
         q = self.queue
+        header = p.frame_overhead - ETHERNET_OVERHEAD  # DOCSIS MAC header bytes per frame
+        refund = 0
         while q and left > 0:
             pkt, frame, charge, arrived = q[0]
             remaining = frame - self.head_sent
@@ -430,6 +435,7 @@ class CableModem:
                 self.qbytes -= frame
                 self.charged -= charge
                 self.bytes_sent += frame
+                refund += header
                 if arrived >= self.measure_from:
                     self.wait_sum += t0 - arrived
                     self.measured += 1
@@ -441,10 +447,15 @@ class CableModem:
                 sent = left - p.fragment_overhead
                 self.head_sent += sent
                 self.unrequested += p.fragment_overhead  # the rest of the frame needs its own header
+                refund += p.fragment_overhead
                 t += left * bt
                 left = 0
             else:
                 break
+        if self.rate is not None:
+            # MULPI C.2.2.7.2: the Max Sustained Rate counts from the byte after the MAC header's HCS
+            # to the end of the CRC, so DOCSIS headers and fragment headers go back to the bucket
+            self.tokens += refund
         if q and self.unrequested <= 0 and not (self.cmts_pending or self.in_flight_req or self.grants_pending):
             # Requests fell short of the queue (grant carried less than asked): ask for the rest.
             self.unrequested = self.qbytes - self.head_sent
