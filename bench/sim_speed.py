@@ -4,8 +4,9 @@
     .venv/bin/python bench/sim_speed.py [--repeat 3] [--long 60] [--ten-gig 10]
 
 1. events per CPU second at 1 Gb/s against the same scenario at 10 Mb/s (the anchor), in
-   one run: CUBIC without HyStart so slow start overshoots a one-BDP buffer (hundreds of
-   holes in one window at 1 Gb/s), then the sawtooth; RTT 20 ms; 1e-6 random data loss.
+   one run: CUBIC without HyStart so slow start overshoots a one-BDP buffer (thousands of
+   holes in one window at 1 Gb/s), then the sawtooth; RTT 20 ms; 1e-6 random data loss;
+   1 Gb/s for 5 s and for its first second alone (the overshoot).
    Target: the 1 Gb/s rate within 30% of the 10 Mb/s rate. min/median/max of --repeat runs.
 2. one 1 Gb/s flow for --long simulated seconds with those losses: CPU seconds against the
    simulated seconds (faster than real time when the ratio is below 1).
@@ -52,7 +53,8 @@ def main() -> None:
                     help="also run the 10 Gb/s flow one event per segment (tso 1): ~50x the CPU")
     a = ap.parse_args()
 
-    points = [("10 Mb/s (anchor)", 10e6, 60.0), ("100 Mb/s", 100e6, 6.0), ("1 Gb/s", 1e9, 1.0)]
+    points = [("10 Mb/s (anchor)", 10e6, 60.0), ("100 Mb/s", 100e6, 6.0), ("1 Gb/s", 1e9, 5.0),
+              ("1 Gb/s overshoot", 1e9, 1.0)]
     rates: dict[str, list] = {name: [] for name, *_ in points}
     info = {}
     for _ in range(a.repeat):
@@ -68,8 +70,11 @@ def main() -> None:
         dur, ev, lost, to, util = info[name]
         print(f"{name:<18} {dur:6g} {ev:9d} {lost:9d} {to:5d} {util:5.2f}  {spread(rates[name]):>28}")
     anchor = rates[points[0][0]]
-    ratios = [g / t for g, t in zip(rates["1 Gb/s"], anchor)]
-    print(f"1 Gb/s / 10 Mb/s events per CPU s: {spread(ratios)} (target >= 0.7)")
+    for name in ("1 Gb/s", "1 Gb/s overshoot"):
+        ratios = [g / t for g, t in zip(rates[name], anchor)]
+        print(f"{name} / 10 Mb/s events per CPU s: {spread(ratios)} (target >= 0.7)")
+    print("(overshoot: the first second alone, where slow start loses ~7000 packets in one window:"
+          " every ACK then carries SACK work)")
 
     if a.long > 0:
         r = run(scenario(1e9, a.long))
