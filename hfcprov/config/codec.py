@@ -12,7 +12,7 @@ import hashlib
 import hmac
 
 from hfcprov.config.dictionary import (CM_MIC, CMTS_MIC, END, FRAGMENTED, MAX_VALUE, PAD, ROOT, Spec,
-                                       children_for)
+                                       check_vendor, children_for)
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.framing import CMTS_MIC_ORDER, assemble, cmts_mic, prepare
 from hfcprov.config.tree import ConfigTree, Layout, Tlv
@@ -184,7 +184,10 @@ def _value(spec: Spec | None, node: Tlv, prefix: str) -> bytes:
         if spec is not None and not spec.compound:
             raise ConfigError(f"{spec.name} takes a value, not sub-TLVs")
         inner = f"{prefix}{node.code}."
-        kids = {} if spec is None else children_for(spec, node.children) if spec.vendor_specific else spec.children
+        kids = {} if spec is None else spec.children
+        if spec is not None and spec.vendor_specific:
+            check_vendor(spec, node.children)
+            kids = children_for(spec, node.children)
         return b"".join([encode_tlv(kids.get(c.code), c, inner) for c in node.children])
     if node.unfit:  # decoded leniently: written back as it was read
         return bytes(value)

@@ -210,6 +210,18 @@ def children_for(spec: Spec, children) -> dict[int, Spec]:
     return spec.children
 
 
+def check_vendor(spec: Spec, children) -> None:
+    """Refuse named (typed) sub-TLVs under another vendor's VendorSpecific TLV: their meaning is the vendor's."""
+    kids = children_for(spec, children)
+    if kids is spec.children:
+        return
+    for child in children:
+        if child.code != VENDOR_ID and not isinstance(child.value, (bytes, bytearray)) or child.compound:
+            vendor = next(c.value for c in children if c.code == VENDOR_ID)
+            raise ConfigError(f"sub-TLV {child.code} of {spec.name} is named only under vendor ID 0xffffff"
+                              f" (CableLabs); vendor 0x{bytes(vendor).hex()} needs GenericTLV", path=f"{spec.path}.{child.code}")
+
+
 def _name(parent: Spec, name: str, spec: Spec) -> None:
     if name in parent.by_name and parent.by_name[name] is not spec:
         raise RuntimeError(f"TLV table: two children of {parent.path or 'Main'} are named {name}")

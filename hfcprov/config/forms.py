@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from hfcprov.config.codec import BER_TYPES, RAW_TYPES, decode, encode_value
-from hfcprov.config.dictionary import ROOT, Spec
+from hfcprov.config.dictionary import ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.text import parse_text
 from hfcprov.config.tree import ConfigTree, Tlv
@@ -45,8 +45,9 @@ def to_plain(tree: ConfigTree) -> dict:
 
 def _plain(nodes, parent: Spec | None) -> list:
     out = []
+    kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
     for node in nodes:
-        spec = parent.children.get(node.code) if parent is not None else None
+        spec = kids.get(node.code)
         if spec is None or (spec.compound and not node.compound) or (
                 isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
             raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
@@ -138,7 +139,13 @@ def _entries(node, parent: Spec, path: str, source: str) -> list[Tlv]:
             raise ConfigError(f"unknown TLV name {name!r} {where}", line=line, path=path or None, source=source)
         sub = f"{path}.{spec.code}" if path else str(spec.code)
         if spec.compound:
-            out.append(Tlv(spec.code, None, _entries(value, spec, sub, source)))
+            node = Tlv(spec.code, None, _entries(value, spec, sub, source))
+            if spec.vendor_specific:
+                try:
+                    check_vendor(spec, node.children)
+                except ConfigError as err:
+                    raise err.at(line=line, source=source)
+            out.append(node)
             continue
         try:
             plain = _scalar(value)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value, assemble, content_items
-from hfcprov.config.dictionary import ROOT, Spec
+from hfcprov.config.dictionary import ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import hex_text, parse_hex, parse_int, unquote
@@ -157,7 +157,13 @@ class _Parser:
             if spec.compound:
                 sub_path = f"{path}.{spec.code}" if path else str(spec.code)
                 self.expect("{")
-                out.append(Tlv(spec.code, None, self.block(spec, sub_path, closing=True)))
+                node = Tlv(spec.code, None, self.block(spec, sub_path, closing=True))
+                if spec.vendor_specific:
+                    try:
+                        check_vendor(spec, node.children)
+                    except ConfigError as err:
+                        raise err.at(line=line, source=self.source)
+                out.append(node)
                 continue
             # the value's words up to ';' (value_words, inlined: this is the parser's hot loop)
             i, words = self.i, []
@@ -356,8 +362,9 @@ def _oid_namer():
 
 def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str], namer=None) -> None:
     pad = indent * depth
+    kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
     for node in nodes:
-        spec = parent.children.get(node.code) if parent is not None else None
+        spec = kids.get(node.code)
         if spec is None or (spec.compound and not node.compound) or (
                 isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
             raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
