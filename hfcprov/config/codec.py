@@ -234,11 +234,22 @@ def _long_or_bad(spec: Spec | None, node: Tlv, raw: bytes, prefix: str) -> bytes
             pos += n
         return bytes(out)
     if len(raw) > MAX_VALUE:
-        name = spec.name if spec else "value"
-        spans = ", ".join(map(str, FRAGMENTED))
-        raise ConfigError(f"{name} is {len(raw)} bytes; a TLV value holds at most {MAX_VALUE}"
-                          f" (only TLVs {spans} may span several TLVs)", path=path)
+        raise too_long(spec, len(raw), path)
     return bytes((node.code, len(raw))) + raw
+
+
+def too_long(spec: Spec | None, n: int, path: str) -> ConfigError:
+    spans = ", ".join(map(str, FRAGMENTED))
+    return ConfigError(f"{spec.name if spec else 'value'} is {n} bytes; a TLV value holds at most {MAX_VALUE}"
+                       f" (only TLVs {spans} may span several TLVs)", path=path)
+
+
+def tlv_size(code: int, n: int, top: bool) -> int:
+    """Encoded size of a TLV with an ``n``-byte value (several TLVs for a long fragmented value at the top)."""
+    if top and code in FRAGMENTED and n > MAX_VALUE:
+        size = FRAGMENTED[code]
+        return n + 2 * -(-n // size)
+    return n + 2
 
 
 def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:

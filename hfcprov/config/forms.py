@@ -22,8 +22,8 @@ from pathlib import Path
 
 import yaml
 
-from hfcprov.config.codec import BER_TYPES, RAW_TYPES, decode, encode_value
-from hfcprov.config.dictionary import ROOT, Spec, check_vendor, children_for
+from hfcprov.config.codec import BER_TYPES, RAW_TYPES, decode, encode_value, tlv_size, too_long
+from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.text import parse_text
 from hfcprov.config.tree import ConfigTree, Tlv
@@ -108,7 +108,7 @@ def _from_node(doc, source: str) -> ConfigTree:
         if main is None:
             raise ConfigError("no 'Main' key", line=_line(doc), source=source)
         doc = main
-    return ConfigTree(tlvs=_entries(doc, ROOT, "", source), carries_cmts_mic=carries)
+    return ConfigTree(tlvs=_entries(doc, ROOT, "", source)[0], carries_cmts_mic=carries)
 
 
 def _pairs(node, source):
@@ -126,12 +126,21 @@ def _pairs(node, source):
         raise ConfigError("expected a list of 'Name: value' entries", line=_line(node), source=source)
 
 
-def _entries(node, parent: Spec, path: str, source: str) -> list[Tlv]:
-    out = []
+def _entries(node, parent: Spec, path: str, source: str) -> tuple[list[Tlv], int]:
+    """The TLVs of a list of entries and their encoded size (a value over 255 bytes is reported with its line)."""
+    out, size = [], 0
+
+    def sized(spec, code, n, line):
+        if n > MAX_VALUE and not (not path and code in FRAGMENTED):
+            raise too_long(spec, n, f"{path}.{code}" if path else str(code)).at(line=line, source=source)
+        return tlv_size(code, n, not path)
+
     for key, value in _pairs(node, source):
         name, line = key.value, _line(key)
         if name == "GenericTLV":
-            out.append(_generic(value, path, source))
+            tlv = _generic(value, path, source)
+            size += sized(None, tlv.code, len(tlv.value), line)
+            out.append(tlv)
             continue
         spec = parent.child_named(name)
         if spec is None:
@@ -139,7 +148,9 @@ def _entries(node, parent: Spec, path: str, source: str) -> list[Tlv]:
             raise ConfigError(f"unknown TLV name {name!r} {where}", line=line, path=path or None, source=source)
         sub = f"{path}.{spec.code}" if path else str(spec.code)
         if spec.compound:
-            node = Tlv(spec.code, None, _entries(value, spec, sub, source))
+            children, inner = _entries(value, spec, sub, source)
+            size += sized(spec, spec.code, inner, line)
+            node = Tlv(spec.code, None, children)
             if spec.vendor_specific:
                 try:
                     check_vendor(spec, node.children)
@@ -153,11 +164,12 @@ def _entries(node, parent: Spec, path: str, source: str) -> list[Tlv]:
                 v = parse_hex(plain)
             else:
                 v = spec.from_plain(plain)
-            encode_value(spec, Tlv(spec.code, v), sub)
+            n = len(encode_value(spec, Tlv(spec.code, v), sub))
         except ConfigError as err:
             raise err.at(line=_line(value), path=sub, source=source)
+        size += sized(spec, spec.code, n, _line(value))
         out.append(Tlv(spec.code, v))
-    return out
+    return out, size
 
 
 def _scalar(node):

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value, assemble, content_items
-from hfcprov.config.dictionary import ROOT, Spec, check_vendor, children_for
+from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value, assemble, content_items, tlv_size, too_long
+from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import hex_text, parse_hex, parse_int, unquote
@@ -132,23 +132,28 @@ class _Parser:
     def block(self, parent: Spec | None, path: str, closing: bool) -> list[Tlv]:
         out = []
         toks = self.toks
+        size = 0  # encoded bytes of this block so far: a value over 255 bytes is reported with its line
         while True:
             kind, tok, line = toks[self.i]  # self.take(), inlined
             if kind == "eof":
                 if closing:
                     raise self.fail("missing '}' at the end of the text", line)
+                self.size = size
                 return out
             self.i += 1
             if tok == "}":
                 if not closing:
                     raise self.fail("unexpected '}'", line)
+                self.size = size
                 return out
             if tok == ";":
                 continue
             if kind != "word":
                 raise self.fail(f"expected a TLV name, found {tok!r}", line)
             if tok == "GenericTLV":
-                out.append(self.generic(path, line))
+                node = self.generic(path, line)
+                size += self.sized(None, node.code, len(node.value), path, line)
+                out.append(node)
                 continue
             spec = parent.child_named(tok) if parent is not None else None
             if spec is None:
@@ -158,6 +163,7 @@ class _Parser:
                 sub_path = f"{path}.{spec.code}" if path else str(spec.code)
                 self.expect("{")
                 node = Tlv(spec.code, None, self.block(spec, sub_path, closing=True))
+                size += self.sized(spec, spec.code, self.size, path, line)
                 if spec.vendor_specific:
                     try:
                         check_vendor(spec, node.children)
@@ -183,10 +189,18 @@ class _Parser:
                 else:
                     value = spec.from_text(words[0] if len(words) == 1 else " ".join(words))
                 node = Tlv(spec.code, value)
-                _value(spec, node, "")  # type, length, range checks (the parser's TLV path is added below)
+                n = len(_value(spec, node, ""))  # type, length, range checks (the parser's TLV path is added below)
             except ConfigError as err:
                 raise err.at(line=line, path=f"{path}.{spec.code}" if path else str(spec.code), source=self.source)
+            size += 2 + n if n <= 255 else self.sized(spec, spec.code, n, path, line)
             out.append(node)
+
+    def sized(self, spec, code: int, n: int, path: str, line: int) -> int:
+        """Encoded size of a TLV with an ``n``-byte value; over 255 bytes (unless it may be fragmented)
+        is an error naming the line."""
+        if n > MAX_VALUE and not (not path and code in FRAGMENTED):
+            raise too_long(spec, n, f"{path}.{code}" if path else str(code)).at(line=line, source=self.source)
+        return tlv_size(code, n, not path)
 
     def value_words(self, line):
         """The words of a value up to ';', all on the line of the name (values never span lines)."""

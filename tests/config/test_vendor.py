@@ -67,12 +67,14 @@ def test_text_naming_a_cablelabs_sub_tlv_under_another_vendor_is_refused_with_it
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.sampled_from(["43", "22.43", "24.43", "25.43", "60.43", "202.43"]).flatmap(lambda p: tlv_of(lookup(p), 2)))
-def test_vendor_specific_round_trips_in_every_form(node):
+@given(st.sampled_from(["43", "22.43", "24.43", "25.43", "60.43", "202.43"]).flatmap(
+    lambda p: st.tuples(st.just(p), tlv_of(lookup(p), 2))))
+def test_vendor_specific_round_trips_in_every_form(drawn):
     from hfcprov.config import ConfigTree, Tlv
 
-    path_top = node  # a VendorSpecific drawn at some depth; put it in a file at the top or in its parent
-    tree = ConfigTree([Tlv(43, None, path_top.children)])
+    path, node = drawn  # a VendorSpecific, put in a file where it belongs
+    top = node if path == "43" else Tlv(int(path.split(".")[0]), None, [node])
+    tree = ConfigTree([top])
     data = encode(tree)
     back = decode(data)
     assert back == tree and back.warnings == [] and encode(back) == data
