@@ -85,8 +85,10 @@ def encode(sources, out, secret_file, strict):
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="Verify both MICs with this shared secret.")
 @click.option("-o", "--output", "out", help="Write here (a directory for several inputs) instead of stdout.")
 @click.option("--names", is_flag=True, help="Text form: show SNMP OIDs by their MIB names (from mibs/).")
+@click.option("--c-tool", "c_tool", is_flag=True,
+              help="Text form: write what the docsis C tool reads (String/HexString, IPAddress, ObjectID, addr/port).")
 @STRICT
-def decode(files, fmt, secret_file, out, names, strict):
+def decode(files, fmt, secret_file, out, names, c_tool, strict):
     """Show config FILES (binary or any text form) as text, YAML or JSON.
 
     Binary files are decoded leniently: a field that does not fit its type is shown as a GenericTLV
@@ -94,7 +96,8 @@ def decode(files, fmt, secret_file, out, names, strict):
     from hfcprov.config import render_json, render_text, render_yaml
     from hfcprov.fileio import atomic_write
 
-    render = {"text": lambda t: render_text(t, names=names), "yaml": render_yaml, "json": render_json}[fmt]
+    render = {"text": lambda t: render_text(t, names=names, c_tool=c_tool), "yaml": render_yaml,
+              "json": render_json}[fmt]
     secret = _secret(secret_file)
     targets = _outputs(files, out, SUFFIX[fmt])
     texts = [render(_read(f, secret, strict)) for f in files]

@@ -189,8 +189,8 @@ def _generic(node, path, source) -> Tlv:
     fields = {k.value: v.value for k, v in node.value if isinstance(v, yaml.ScalarNode)}
     try:
         code = parse_int(fields.get("TlvCode", "x"))
-        if not 1 <= code <= 254:
-            raise ConfigError(f"TlvCode {code} is not 1..254")
+        if not (0 <= code <= 255 if path else 1 <= code <= 254):  # 0 and 255 are pad/end only at the top
+            raise ConfigError(f"TlvCode {code} is not {'0..255' if path else '1..254'}")
         raw = parse_hex(fields.get("TlvValue", "0x"))
         if "TlvLength" in fields and parse_int(fields["TlvLength"]) != len(raw):
             raise ConfigError("TlvLength does not match TlvValue")

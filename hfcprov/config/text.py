@@ -19,7 +19,7 @@ from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value, assemble, content
 from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
-from hfcprov.config.types import hex_text, parse_hex, parse_int, unquote
+from hfcprov.config.types import TYPES, hex_text, parse_hex, parse_int, unquote
 
 # One match per meaningful token: the blanks and comments before it are skipped inside the
 # regex (same alternatives, same order as a token-by-token scan), so Python sees ~1/3 of the matches.
@@ -227,7 +227,9 @@ class _Parser:
             raise self.fail("GenericTLV needs TlvCode", line)
         try:
             code = parse_int(fields["TlvCode"])
-            if "TlvValue" in fields:
+            if "TlvType" in fields:  # the docsis C tool's typed form: TlvType Integer|Short|Char|IPAddress
+                value = _typed_generic(fields["TlvType"], fields.get("TlvValue", ""))
+            elif "TlvValue" in fields:
                 value = parse_hex(fields["TlvValue"])
             elif "TlvString" in fields:
                 value = unquote(fields["TlvString"]).encode("latin-1")
@@ -235,11 +237,11 @@ class _Parser:
                 value = unquote(fields["TlvStringZero"]).encode("latin-1") + b"\0"
             else:
                 value = b""
-            if not 1 <= code <= 254:
-                raise ConfigError(f"TlvCode {code} is not 1..254")
+            if not (0 <= code <= 255 if path else 1 <= code <= 254):  # 0 and 255 are pad/end only at the top
+                raise ConfigError(f"TlvCode {code} is not {'0..255' if path else '1..254'}")
             if "TlvLength" in fields and parse_int(fields["TlvLength"]) != len(value):
                 raise ConfigError(f"TlvLength {fields['TlvLength']} does not match the {len(value)}-byte value")
-            unknown = set(fields) - {"TlvCode", "TlvLength", "TlvValue", "TlvString", "TlvStringZero"}
+            unknown = set(fields) - {"TlvCode", "TlvLength", "TlvValue", "TlvString", "TlvStringZero", "TlvType"}
             if unknown:
                 raise ConfigError(f"GenericTLV: unknown field {sorted(unknown)[0]!r}")
         except (ConfigError, UnicodeEncodeError) as err:
@@ -251,6 +253,18 @@ class _Parser:
 
 
 _CMTS_MIC_COMMENT = re.compile(r"/\*\s*CmtsMic\b")
+
+
+def _typed_generic(kind: str, text: str) -> bytes:
+    size = {"integer": 4, "short": 2, "char": 1}.get(kind.lower())
+    if size:
+        n = parse_int(text)
+        if not 0 <= n < 1 << (8 * size):
+            raise ConfigError(f"TlvValue {n} does not fit {kind} ({size} bytes)")
+        return n.to_bytes(size, "big")
+    if kind.lower() == "ipaddress":
+        return TYPES["ipv4"].encode(text)
+    raise ConfigError(f"TlvType {kind!r}: expected Integer, Short, Char or IPAddress")
 
 
 def parse_text(text: str, source: str = "<text>") -> ConfigTree:
@@ -351,13 +365,15 @@ def _parse_statement(text: str, source: str, first_line: int) -> tuple[tuple[int
     return items
 
 
-def render_text(tree: ConfigTree, indent: str = "\t", names: bool = False) -> str:
+def render_text(tree: ConfigTree, indent: str = "\t", names: bool = False, c_tool: bool = False) -> str:
     """The tree in the ``Main { ... }`` form, one TLV per line; MICs as comments.
 
     ``names``: show SNMP OIDs by their MIB names (``docsDevNmAccessStatus.1``) where
-    ``hfcprov.mib`` knows them; parsing resolves them back to the same numbers."""
+    ``hfcprov.mib`` knows them; parsing resolves them back to the same numbers.
+    ``c_tool``: write what the docsis C tool reads (SNMP types String/HexString, IPAddress,
+    ObjectID; ``addr/port``; ``Name 0x00;`` for an empty TLV); hfcprov reads both."""
     lines = ["Main", "{"]
-    _render(tree.tlvs, ROOT, 1, indent, lines, _oid_namer() if names else None)
+    _render(tree.tlvs, ROOT, 1, indent, lines, _oid_namer() if names else None, c_tool)
     if tree.cm_mic is not None:
         lines.append(f"{indent}/* CmMic {hex_text(tree.cm_mic)}; */")
     if tree.cmts_mic is not None:
@@ -374,7 +390,8 @@ def _oid_namer():
     return name_of
 
 
-def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str], namer=None) -> None:
+def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str], namer=None,
+            c_tool: bool = False) -> None:
     pad = indent * depth
     kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
     for node in nodes:
@@ -386,13 +403,16 @@ def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str
         elif node.compound:
             lines.append(f"{pad}{spec.name}")
             lines.append(f"{pad}{{")
-            _render(node.children, spec, depth + 1, indent, lines, namer)
+            _render(node.children, spec, depth + 1, indent, lines, namer, c_tool)
             lines.append(f"{pad}}}")
         else:
             if isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES:
                 shown = hex_text(node.value)  # BER kept byte for byte
             else:
                 shown = spec.vtype.to_text(node.value)
+                if c_tool:
+                    shown = "0x00" if spec.type == "empty" else \
+                        spec.vtype.to_c_tool(node.value) if hasattr(spec.vtype, "to_c_tool") else shown
                 if namer is not None and spec.type == "snmp_varbind_ber":
                     name = namer(node.value.oid)
                     if name:

@@ -94,7 +94,8 @@ def leaf_values(spec: Spec):
 
 
 def unknown_tlv(parent: Spec):
-    codes = [c for c in range(1, 255) if c not in parent.children]
+    # nested, 0 and 255 are ordinary sub-TLV codes (pad and end of data only at the top)
+    codes = [c for c in (range(256) if parent.path else range(1, 255)) if c not in parent.children]
     return st.builds(Tlv, st.sampled_from(codes), st.binary(max_size=30))
 
 
