@@ -57,12 +57,21 @@ def config():
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", required=True, help="Output file, or a directory for several inputs.")
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (adds the CMTS MIC).")
+@click.option("--mta", is_flag=True, help="PacketCable MTA file (also chosen when the first TLV is MtaConfigDelimiter).")
+@click.option("--hash", "mta_hash", type=click.Choice(["na", "eu"]),
+              help="MTA file: add the configuration hash (PacketCable pktcMtaDevProvConfigHash, or Euro-PacketCable).")
 @STRICT
-def encode(sources, out, secret_file, strict):
+def encode(sources, out, secret_file, mta, mta_hash, strict):
     """Build binary config files from text/YAML/JSON (or re-encode binary) SOURCES."""
     from hfcprov.config import ConfigError
     from hfcprov.config import encode as encode_tree
+    from hfcprov.config.mta import encode_mta
     from hfcprov.fileio import atomic_write
+
+    if mta_hash:
+        mta = True
+    if mta and secret_file:
+        raise HfcprovError("an MTA file has no CMTS MIC: --secret-file is for CM files")
 
     secret = _secret(secret_file)
     targets = _outputs(sources, out, ".cm")
@@ -70,7 +79,8 @@ def encode(sources, out, secret_file, strict):
     blobs = []
     for src in sources:
         try:
-            blobs.append(encode_tree(_read(src, strict=strict), secret))
+            tree = _read(src, strict=strict)
+            blobs.append(encode_mta(tree, mta_hash) if mta else encode_tree(tree, secret))
         except ConfigError as err:
             raise err.at(source=str(src))
     for target, blob in zip(targets, blobs):
@@ -112,11 +122,12 @@ def decode(files, fmt, secret_file, out, names, c_tool, strict):
 
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--secret-file", required=True, type=click.Path(dir_okay=False), help="CMTS shared secret.")
+@click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (CM files).")
 def verify(files, secret_file):
-    """Check the CM MIC and CMTS MIC of binary FILES."""
+    """Check the CM MIC and CMTS MIC of binary FILES; of an MTA file, its delimiters and configuration hash."""
     from hfcprov.config import ConfigError
     from hfcprov.config import verify as verify_bytes
+    from hfcprov.config.mta import is_mta, verify_mta
 
     secret = _secret(secret_file)
     failed = []
@@ -126,6 +137,11 @@ def verify(files, secret_file):
         except OSError as err:
             raise HfcprovError(f"{f}: cannot read: {err.strerror}") from None
         try:
+            if is_mta(data):
+                click.echo(f"{f}: OK (MTA file, configuration hash {verify_mta(data)})")
+                continue
+            if secret is None:
+                raise ConfigError("a CM file's CMTS MIC needs --secret-file")
             verify_bytes(data, secret)
             click.echo(f"{f}: OK (CM MIC and CMTS MIC)")
         except ConfigError as err:

@@ -22,6 +22,7 @@ from hfcprov.config.types import RAW
 # value is kept as raw bytes so the file re-encodes to the same bytes.
 BER_TYPES = ("snmp_varbind_ber", "ber_oid", "ber_oid+uint8")
 RAW_TYPES = ("bytes", "md5_digest", "empty")  # leaf types whose value is bytes anyway
+MTA_DELIMITER = 254  # a file that starts with it is a PacketCable MTA file (hfcprov.config.mta)
 MIC_NAMES = {CM_MIC: "CM MIC (TLV 6)", CMTS_MIC: "CMTS MIC (TLV 7)"}
 
 
@@ -256,6 +257,10 @@ def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:
     """Binary config file: the TLVs, CM MIC, CMTS MIC (computed with ``secret``, else the
     decoded one if any), end marker and padding, in the tree's layout or the standard one.
     A tree whose source carried a CMTS MIC (YAML/JSON ``CmtsMic``) needs the secret to write it."""
+    if tree.mta or tree.tlvs and tree.tlvs[0].code == MTA_DELIMITER:  # the docsis C tool's rule too
+        from hfcprov.config.mta import encode_mta
+
+        return encode_mta(tree)
     if secret is None and tree.cmts_mic is None and tree.carries_cmts_mic:
         raise ConfigError("the source carries a CMTS MIC (TLV 7), which needs the shared secret (--secret-file);"
                           " remove CmtsMic from it to write a file without one", path="7")

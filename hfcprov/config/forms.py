@@ -25,6 +25,7 @@ import yaml
 from hfcprov.config.codec import BER_TYPES, RAW_TYPES, decode, encode_value, tlv_size, too_long
 from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
+from hfcprov.config.mta import decode_mta, is_mta
 from hfcprov.config.text import parse_text
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import hex_text, parse_hex, parse_int
@@ -131,6 +132,8 @@ def _entries(node, parent: Spec, path: str, source: str) -> tuple[list[Tlv], int
     out, size = [], 0
 
     def sized(spec, code, n, line):
+        if n > MAX_VALUE and not path and code == 11 and out and out[0].code == 254 and n <= 0xFFFF:
+            return n + 3  # a PacketCable MTA file: a long SNMP object becomes TLV 64
         if n > MAX_VALUE and not (not path and code in FRAGMENTED):
             raise too_long(spec, n, f"{path}.{code}" if path else str(code)).at(line=line, source=source)
         return tlv_size(code, n, not path)
@@ -231,7 +234,10 @@ def parse_any(data: bytes | str, source: str = "<input>", secret: bytes | None =
     form = detect(data)
     if form == "binary":
         try:
-            tree = decode(data, secret, strict=strict)
+            if is_mta(data):
+                tree = decode_mta(data, strict=strict)
+            else:
+                tree = decode(data, secret, strict=strict)
         except ConfigError as err:
             raise err.at(source=source)
         for warning in tree.warnings:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value, assemble, content_items, tlv_size, too_long
+from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value, assemble, content_items, encode, tlv_size, too_long
 from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
@@ -96,6 +96,7 @@ def _scan(text: str, source: str, line: int) -> list[tuple[str, str, int]]:
 class _Parser:
     def __init__(self, text: str, source: str, first_line: int = 1):
         self.source = source
+        self.mta = False
         self.toks = _tokens(text, source, first_line)
         self.i = 0
 
@@ -192,12 +193,16 @@ class _Parser:
                 n = len(_value(spec, node, ""))  # type, length, range checks (the parser's TLV path is added below)
             except ConfigError as err:
                 raise err.at(line=line, path=f"{path}.{spec.code}" if path else str(spec.code), source=self.source)
+            if not path and not out and spec.code == 254:
+                self.mta = True  # a PacketCable MTA file: long SNMP objects become TLV 64
             size += 2 + n if n <= 255 else self.sized(spec, spec.code, n, path, line)
             out.append(node)
 
     def sized(self, spec, code: int, n: int, path: str, line: int) -> int:
         """Encoded size of a TLV with an ``n``-byte value; over 255 bytes (unless it may be fragmented)
         is an error naming the line."""
+        if n > MAX_VALUE and not path and code == 11 and self.mta and n <= 0xFFFF:
+            return n + 3
         if n > MAX_VALUE and not (not path and code in FRAGMENTED):
             raise too_long(spec, n, f"{path}.{code}" if path else str(code)).at(line=line, source=self.source)
         return tlv_size(code, n, not path)
@@ -286,6 +291,10 @@ def encode_text(text: str, secret: bytes | None = None, source: str = "<text>") 
     Anything else (block comments, a brace where a statement should end, any error) takes
     ``parse_text`` and ``encode`` whole, so results and errors are theirs exactly.
     """
+    if "MtaConfigDelimiter" in text:  # maybe a PacketCable MTA file: its own framing (hfcprov.config.mta)
+        tree = parse_text(text, source)
+        if tree.tlvs and tree.tlvs[0].code == 254:
+            return encode(tree)
     return assemble(text_items(text, source), secret)
 
 

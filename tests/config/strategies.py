@@ -11,7 +11,7 @@ from hfcprov.config import ConfigError, ConfigTree, Tlv, VarBind
 from hfcprov.config.dictionary import CM_MIC, CMTS_MIC, END, FRAGMENTED, PAD, ROOT, Spec
 from hfcprov.config.tree import Layout
 
-SKIP_TOP = {PAD, CM_MIC, CMTS_MIC, END}
+SKIP_TOP = {PAD, CM_MIC, CMTS_MIC, END, 254}  # 254 first makes a PacketCable MTA file (test_mta)
 MAX_DEPTH = 4
 
 ipv4 = st.integers(0, 2**32 - 1).map(lambda n: str(ipaddress.IPv4Address(n)))
