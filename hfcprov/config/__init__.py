@@ -5,7 +5,7 @@ text (``Main { ... }``), YAML and JSON forms.
     data = encode(tree, secret=b"shared")                   # CM MIC, CMTS MIC, 0xFF, padding
     assert encode(decode(data)) == data                     # byte for byte
     prepare(content_items(tree.tlvs), b"shared", holes=(19, 20)).fill({19: 1700000000, 20: "10.0.0.9"})
-    [sf.target_buffer for sf in service_flows(tree)]        # hfcprov.flows model
+    [sf.target_buffer for sf in service_flows(tree)]        # hfcprov.model
 """
 
 from hfcprov.config.ber import VarBind
