@@ -49,7 +49,7 @@ def _plain(nodes, parent: Spec | None) -> list:
     kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
     for node in nodes:
         spec = kids.get(node.code)
-        if spec is None or (spec.compound and not node.compound) or (
+        if spec is None or node.unfit or (spec.compound and not node.compound) or (
                 isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
             raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
             out.append({"GenericTLV": {"TlvCode": node.code, "TlvValue": hex_text(raw)}})
@@ -192,8 +192,8 @@ def _generic(node, path, source) -> Tlv:
     fields = {k.value: v.value for k, v in node.value if isinstance(v, yaml.ScalarNode)}
     try:
         code = parse_int(fields.get("TlvCode", "x"))
-        if not (0 <= code <= 255 if path else 1 <= code <= 254):  # 0 and 255 are pad/end only at the top
-            raise ConfigError(f"TlvCode {code} is not {'0..255' if path else '1..254'}")
+        if not 0 <= code <= 255:  # (0 and 255 at the top: content of an MTA file; a CM file's encoder refuses them)
+            raise ConfigError(f"TlvCode {code} is not 0..255")
         raw = parse_hex(fields.get("TlvValue", "0x"))
         if "TlvLength" in fields and parse_int(fields["TlvLength"]) != len(raw):
             raise ConfigError("TlvLength does not match TlvValue")

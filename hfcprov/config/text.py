@@ -242,8 +242,8 @@ class _Parser:
                 value = unquote(fields["TlvStringZero"]).encode("latin-1") + b"\0"
             else:
                 value = b""
-            if not (0 <= code <= 255 if path else 1 <= code <= 254):  # 0 and 255 are pad/end only at the top
-                raise ConfigError(f"TlvCode {code} is not {'0..255' if path else '1..254'}")
+            if not 0 <= code <= 255:  # (0 and 255 at the top: content of an MTA file; a CM file's encoder refuses them)
+                raise ConfigError(f"TlvCode {code} is not 0..255")
             if "TlvLength" in fields and parse_int(fields["TlvLength"]) != len(value):
                 raise ConfigError(f"TlvLength {fields['TlvLength']} does not match the {len(value)}-byte value")
             unknown = set(fields) - {"TlvCode", "TlvLength", "TlvValue", "TlvString", "TlvStringZero", "TlvType"}
@@ -405,7 +405,7 @@ def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str
     kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
     for node in nodes:
         spec = kids.get(node.code)
-        if spec is None or (spec.compound and not node.compound) or (
+        if spec is None or node.unfit or (spec.compound and not node.compound) or (
                 isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
             raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
             lines.append(f"{pad}GenericTLV TlvCode {node.code} TlvLength {len(raw)} TlvValue {hex_text(raw)};")
