@@ -30,6 +30,27 @@ def _read(path, secret=None, strict=False):
     return tree
 
 
+def _load_mibs(dirs) -> None:
+    """Vendor MIBs from --mib-dir folders, added to hfcprov.mib's name index (mibs/ is always there)."""
+    if not dirs:
+        return
+    from hfcprov import mib
+
+    texts = []
+    for folder in map(Path, dirs):
+        if not folder.is_dir():
+            raise HfcprovError(f"{folder}: --mib-dir is not a folder")
+        for path in sorted(folder.iterdir()):
+            if path.is_file() and not path.name.startswith("."):
+                try:
+                    texts.append((str(path), path.read_text(errors="replace")))
+                except OSError as err:
+                    raise HfcprovError(f"{path}: cannot read: {err.strerror}") from None
+    mib.index().load_texts(texts)
+
+
+MIB_DIR = click.option("--mib-dir", "mib_dirs", multiple=True, type=click.Path(file_okay=False),
+                       help="Also resolve OID names from the MIB files in this folder (repeatable).")
 STRICT = click.option("--strict", is_flag=True, help="Binary input: refuse odd fields and a wrong or missing CM MIC"
                                                      " instead of warning.")
 
@@ -60,14 +81,16 @@ def config():
 @click.option("--mta", is_flag=True, help="PacketCable MTA file (also chosen when the first TLV is MtaConfigDelimiter).")
 @click.option("--hash", "mta_hash", type=click.Choice(["na", "eu"]),
               help="MTA file: add the configuration hash (PacketCable pktcMtaDevProvConfigHash, or Euro-PacketCable).")
+@MIB_DIR
 @STRICT
-def encode(sources, out, secret_file, mta, mta_hash, strict):
+def encode(sources, out, secret_file, mta, mta_hash, mib_dirs, strict):
     """Build binary config files from text/YAML/JSON (or re-encode binary) SOURCES."""
     from hfcprov.config import ConfigError
     from hfcprov.config import encode as encode_tree
     from hfcprov.config.mta import encode_mta
     from hfcprov.fileio import atomic_write
 
+    _load_mibs(mib_dirs)
     if mta_hash:
         mta = True
     if mta and secret_file:
@@ -97,13 +120,16 @@ def encode(sources, out, secret_file, mta, mta_hash, strict):
 @click.option("--names", is_flag=True, help="Text form: show SNMP OIDs by their MIB names (from mibs/).")
 @click.option("--c-tool", "c_tool", is_flag=True,
               help="Text form: write what the docsis C tool reads (String/HexString, IPAddress, ObjectID, addr/port).")
+@MIB_DIR
 @STRICT
-def decode(files, fmt, secret_file, out, names, c_tool, strict):
+def decode(files, fmt, secret_file, out, names, c_tool, mib_dirs, strict):
     """Show config FILES (binary or any text form) as text, YAML or JSON.
 
     Binary files are decoded leniently: a field that does not fit its type is shown as a GenericTLV
     and named in a warning (byte offset, TLV path), as is a wrong or missing CM MIC."""
     from hfcprov.config import render_json, render_text, render_yaml
+
+    _load_mibs(mib_dirs)
     from hfcprov.fileio import atomic_write
 
     render = {"text": lambda t: render_text(t, names=names, c_tool=c_tool), "yaml": render_yaml,
