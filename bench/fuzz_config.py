@@ -118,6 +118,9 @@ def run(job: int, inputs: int, seconds: float | None, seed: int, failures: str |
     while counts["inputs"] < inputs and (seconds is None or time.perf_counter() - start < seconds):
         blob = mutate(rng, rng.choice(pool), pool)
         counts["inputs"] += 1
+        if counts["inputs"] % 50_000 == 0:  # a long run shows how far it got (and what it found so far)
+            print(f"job {job}: {counts['inputs']:,} inputs, {counts['findings']} findings,"
+                  f" {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
         try:
             counts[check(blob)] += 1
         except Exception as err:  # a finding: anything but the codec's own error
