@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from hfcprov.errors import OutputError
+
 
 def atomic_write(path: str | os.PathLike, data: bytes | str, mode: int = 0o644, durable: bool = True) -> Path:
     """Write ``data`` to ``path`` through a temporary file in the same folder and rename it.
@@ -14,10 +16,43 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, mode: int = 0o644, 
     whole new content, never a part. The temporary file is removed on any error.
     ``durable=False`` skips the per-file fsync (a bulk writer that syncs once at the
     end and verifies files by hash afterwards: one fsync per file costs ~5 ms).
+    A failure raises ``OutputError`` naming ``path`` and the cause.
     """
     path = Path(path)
     if isinstance(data, str):
         data = data.encode()
+    try:
+        _write(path, data, mode, durable)
+    except OSError as err:
+        raise OutputError(path, err) from err
+    return path
+
+
+def ensure_folder(path: str | os.PathLike) -> Path:
+    """``path`` as a folder that exists (made with its parents); ``OutputError`` names it if it cannot be."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise OutputError(path, err) from err
+    return path
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Fail now, naming ``path``, if a file cannot be created in its folder (made if missing):
+    before a long run rather than after it. Tries a real file: as root, permission bits say nothing."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=path.parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        raise OutputError(path, err) from err
+    return path
+
+
+def _write(path: Path, data: bytes, mode: int, durable: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -34,4 +69,3 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, mode: int = 0o644, 
         except FileNotFoundError:
             pass
         raise
-    return path
