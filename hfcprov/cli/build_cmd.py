@@ -8,7 +8,15 @@ from pathlib import Path
 import click
 
 from hfcprov.errors import UnitError
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate
+from hfcprov.units import (
+    format_bytes,
+    format_duration,
+    format_rate,
+    parse_bytes,
+    parse_duration,
+    parse_link_rate,
+    parse_rtt,
+)
 
 
 def _unit(parse, text, option: str):
@@ -95,7 +103,7 @@ def advise(rate, rtt, flows, latency_budget, min_buffer, as_json):
     """Recommended MinimumBuffer/TargetBuffer/MaximumBuffer for one service flow, with the reasoning."""
     from hfcprov.tiers.advisor import advise as run_advise
 
-    a = run_advise(_unit(parse_rate, rate, "--rate"), _unit(parse_duration, rtt, "--rtt"), flows,
+    a = run_advise(_unit(parse_link_rate, rate, "--rate"), _unit(parse_rtt, rtt, "--rtt"), flows,
                    _unit(parse_duration, latency_budget, "--latency-budget"), min_buffer)
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=2))
@@ -135,8 +143,8 @@ def table(rates, buffers, rtts, flows, model, mac, duration, jobs, as_json):
     if model == "sim":
         seconds = _unit(parse_duration, duration, "--duration")
         engine = SimModel(mac=mac, duration=seconds + 5.0, warmup=5.0, jobs=jobs)
-    rows = buffer_table(_units(parse_rate, rates, "--rates"), _units(parse_bytes, buffers, "--buffers"),
-                        _units(parse_duration, rtts, "--rtt"), flows, model=engine)
+    rows = buffer_table(_units(parse_link_rate, rates, "--rates"), _units(parse_bytes, buffers, "--buffers"),
+                        _units(parse_rtt, rtts, "--rtt"), flows, model=engine)
     if as_json:
         click.echo(json.dumps([asdict(r) for r in rows], indent=2))
         return
@@ -172,8 +180,8 @@ def socket_buffer(cm_buffer, downstream, lan, connections, mss, as_json):
     """Largest TCP socket buffer that does not overrun the CM (Cohen & Ramanathan 1998, V.B)."""
     from hfcprov.tiers.socketbuf import socket_buffer_limit
 
-    r = socket_buffer_limit(_unit(parse_bytes, cm_buffer, "--cm-buffer"), _unit(parse_rate, downstream, "--downstream"),
-                            _unit(parse_rate, lan, "--lan"), connections, _unit(parse_bytes, mss, "--mss"))
+    r = socket_buffer_limit(_unit(parse_bytes, cm_buffer, "--cm-buffer"), _unit(parse_link_rate, downstream, "--downstream"),
+                            _unit(parse_link_rate, lan, "--lan"), connections, _unit(parse_bytes, mss, "--mss"))
     if as_json:
         click.echo(json.dumps(r.as_dict(), indent=2))
         return

@@ -46,12 +46,14 @@ import yaml
 
 from hfcprov.errors import HfcprovError, UnitError
 from hfcprov.units import (
+    as_written,
     format_bytes,
     format_duration,
     format_rate,
     parse_bytes,
     parse_duration,
-    parse_rate,
+    parse_link_rate,
+    parse_rtt,
 )
 
 KINDS = ("sim", "emu", "modem")
@@ -61,9 +63,9 @@ CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast")
 # (the last key varies fastest), so a report's bars come out grouped by rate.
 _REQUIRED = object()
 GRID_KEYS = {
-    "upstream_rate": (parse_rate, _REQUIRED),
-    "downstream_rate": (parse_rate, None),  # None: the campaign leaves the downstream as the template has it
-    "rtt": (parse_duration, 0.04),
+    "upstream_rate": (parse_link_rate, _REQUIRED),
+    "downstream_rate": (parse_link_rate, None),  # None: the campaign leaves the downstream as the template has it
+    "rtt": (parse_rtt, 0.04),
     "buffer": (parse_bytes, _REQUIRED),
     "flows": (None, 1),
     "congestion_control": (None, "reno"),
@@ -350,7 +352,8 @@ class _Reader:
 
     def unit(self, parser, value, path):
         try:
-            return parser(value)
+            # a number written in the file is read as its text: `rtt: 30` is refused like `--rtt 30`
+            return parser(as_written(value) if _in_file(self.root, path) else value)
         except UnitError as err:
             self.fail(path, str(err))
 
@@ -379,6 +382,18 @@ def _dotted(path: list) -> str:
     for p in path:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
     return out
+
+
+def _in_file(node, path: list) -> bool:
+    """Whether ``path`` is written in the YAML (else its value is a default)."""
+    for p in path:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == str(p)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(p, int) and p < len(node.value):
+            node = node.value[p]
+        else:
+            return False
+    return node is not None
 
 
 def _line_of(node, path: list) -> int | None:

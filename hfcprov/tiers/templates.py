@@ -30,7 +30,7 @@ from hfcprov.tiers.advisor import G114_ONE_WAY_BUDGET, advise_target
 from hfcprov.tiers.inventory import mac_colon
 from hfcprov.errors import HfcprovError
 from hfcprov.shipped import shipped_dir
-from hfcprov.units import parse_bytes, parse_duration, parse_rate
+from hfcprov.units import parse_bytes, parse_duration, parse_rate, parse_rtt
 
 SHIPPED = shipped_dir("templates")
 SUFFIX = ".j2"
@@ -53,7 +53,7 @@ def us(value) -> int:
 
 
 def advise_buffer(rate, rtt, flows=1, latency_budget=G114_ONE_WAY_BUDGET) -> int:
-    return advise_target(parse_rate(rate), parse_duration(rtt), int(flows), parse_duration(latency_budget))
+    return advise_target(parse_rate(rate), parse_rtt(rtt), int(flows), parse_duration(latency_budget))
 
 
 @functools.lru_cache(maxsize=16)
