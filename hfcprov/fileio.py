@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
 import os
-import tempfile
 from pathlib import Path
 
 from hfcprov.errors import OutputError
@@ -44,7 +44,7 @@ def check_writable(path: str | os.PathLike) -> Path:
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=path.parent)
+        fd, tmp = _create_temporary(path, ".probe")
         os.close(fd)
         os.unlink(tmp)
     except OSError as err:
@@ -54,7 +54,7 @@ def check_writable(path: str | os.PathLike) -> Path:
 
 def _write(path: Path, data: bytes, mode: int, durable: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_temporary(path, ".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -69,3 +69,19 @@ def _write(path: Path, data: bytes, mode: int, durable: bool) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+_serial = itertools.count()
+
+
+def _create_temporary(path: Path, suffix: str) -> tuple[int, str]:
+    """A new file beside ``path`` that nothing else can have opened (O_EXCL; name from pid and a counter).
+
+    Not tempfile.mkstemp: importing tempfile (shutil, random, bz2, lzma...) is ~7 ms of a ~60 ms
+    one-file ``hfcprov config encode``."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{os.getpid()}.{next(_serial)}{suffix}")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600), tmp
+        except FileExistsError:
+            continue  # left by a killed process with the same pid

@@ -13,7 +13,6 @@ and keeps its traceback.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 
 import click
@@ -61,6 +60,8 @@ class LazyGroup(click.Group):
 
 
 def _importable(target: str) -> bool:
+    import importlib.util  # only for listing commands (--help): ~3 ms a per-file call need not pay
+
     return importlib.util.find_spec(target.split(":")[0]) is not None
 
 
