@@ -121,3 +121,26 @@ def test_verbose_shows_the_traceback(work):
     (work / "blocker").write_text("x")
     r = hfcprov("-v", "config", "encode", EXAMPLES / "buffer-control.cfg", "-o", work / "blocker" / "x.cm", cwd=work)
     assert r.returncode == 1 and "Traceback" in r.stderr
+
+
+def test_tftp_get_output_under_a_regular_file_is_one_line(tmp_path):
+    import re
+    import signal
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.cm").write_bytes(b"\x03\x01\x01")
+    server = subprocess.Popen([sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(root), "--listen",
+                               "127.0.0.1:0", "--log", str(tmp_path / "log")], stderr=subprocess.PIPE, text=True)
+    try:
+        port = re.search(r"on 127\.0\.0\.1:(\d+)", server.stderr.readline()).group(1)
+        (tmp_path / "blocker").write_text("x")
+        r = hfcprov("tftp", "get", f"127.0.0.1:{port}", "a.cm", "-o", tmp_path / "blocker" / "a.cm", cwd=tmp_path)
+        one_line_error(r, str(tmp_path / "blocker"))
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
