@@ -176,7 +176,7 @@ def test_port_zero_only_for_a_listener():
     ("rtt: 30", "grid.rtt: bad duration '30': a time needs its unit: did you mean 30ms?"),
     ("rtt: [40ms, 100]", "grid.rtt[1]: bad duration '100': a time needs its unit: did you mean 100ms?"),
     ("rtt: 30s", "grid.rtt: bad RTT '30s'"),
-    ("upstream_rate: 5", "grid.upstream_rate: bad rate '5': 5 b/s is not a plausible link rate"),
+    ("upstream_rate: 5", "grid.upstream_rate: bad rate 5: 5 b/s is not a plausible link rate"),
 ])
 def test_campaign_yaml_values_go_through_the_same_parsers(yaml_text, message):
     from hfcprov.lab.spec import CampaignError, parse_campaign
