@@ -50,13 +50,9 @@ def _credentials(opts: dict, default_community: str | None):
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        return text, default_port
-    try:
-        return host, int(port)
-    except ValueError:
-        raise HfcprovError(f"bad address {text!r}: expected HOST or HOST:PORT") from None
+    from hfcprov.units import parse_host_port  # ports checked 1..65535
+
+    return parse_host_port(text, default_port)
 
 
 @click.group()

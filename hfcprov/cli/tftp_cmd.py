@@ -7,18 +7,13 @@ import sys
 
 import click
 
-from hfcprov.errors import HfcprovError
 from hfcprov.units import parse_bytes, parse_duration
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        return text, default_port
-    try:
-        return host or "0.0.0.0", int(port)
-    except ValueError:
-        raise HfcprovError(f"bad address {text!r}: expected HOST:PORT, e.g. 0.0.0.0:69") from None
+    from hfcprov.units import parse_host_port  # ports checked 1..65535 (0: any, for --listen)
+
+    return parse_host_port(text, default_port, default_host="0.0.0.0", any_port=True)
 
 
 @click.group()

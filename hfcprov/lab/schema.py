@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate
+from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_link_rate, parse_rtt
 
 class _Required:
     def __repr__(self):
@@ -113,15 +113,15 @@ class Point:
     """
 
     index: int
-    upstream_rate: float = axis(_positive(parse_rate), REQUIRED, "REAL NOT NULL", "upstream rate", "us",
+    upstream_rate: float = axis(parse_link_rate, REQUIRED, "REAL NOT NULL", "upstream rate", "us",
                                 format_rate, doc="the upstream service flow's MaxRateSustained (TLV 24.8)",
                                 example="[1M, 2M, 5M, 10M]", unit="b/s")
-    downstream_rate: float | None = axis(parse_rate, None, "REAL", "downstream rate", "ds",
+    downstream_rate: float | None = axis(parse_link_rate, None, "REAL", "downstream rate", "ds",
                                          lambda v: format_rate(v) if v else "-",
                                          lambda v: f"{format_rate(v)} down",
                                          doc="the downstream flow's MaxRateSustained (TLV 25.8); absent: the "
                                              "template's", example="50M", unit="b/s")
-    rtt: float = axis(parse_duration, 0.04, "REAL NOT NULL", "added RTT", "rtt", format_duration,
+    rtt: float = axis(parse_rtt, 0.04, "REAL NOT NULL", "added RTT", "rtt", format_duration,
                       doc="round-trip delay added beyond the modem (base RTT)", example="[40ms, 100ms]", unit="s")
     buffer: int = axis(_positive(parse_bytes), REQUIRED, "INTEGER NOT NULL", "TargetBuffer", "buf",
                        format_bytes, doc="the upstream flow's TargetBuffer (TLV 24.35.2); the modem's queue is "
