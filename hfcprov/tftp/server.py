@@ -335,9 +335,10 @@ class TftpServer:
                 continue
             t.tries += 1
             if t.tries > self.retries:
-                # All but the final block acknowledged: the modem most likely has the file and only
-                # its last ACK was lost (RFC 1350 leaves this case open), so say so.
-                self._finish(t, "unconfirmed" if t.base == t.last and t.next > t.last else "timeout")
+                # Every block sent and only the final window unacknowledged: the modem most likely
+                # has the file and only its last ACK was lost (RFC 1350 leaves this case open). With
+                # windowsize > 1 base is the first block of that window, not the last block.
+                self._finish(t, "unconfirmed" if t.next > t.last else "timeout")
                 continue
             # Resend what the client has not acknowledged: the OACK, or the window from base.
             if t.oack is not None and t.base == 1 and t.next == 1:
