@@ -323,3 +323,67 @@ def load_dirs(dirs, cache: Path | None = None) -> int:
         idx.add(name, oid, module=module, syntax=type(syntax).__name__ if syntax is not None else "",
                 enums=enums or (old.enums if old else {}))
     return changed
+
+
+# The standard modules operators' configs and audits name. pysnmp ships SNMPv2-MIB and the
+# SNMP framework compiled; the IETF cable modules (RFC 2670/4546 DOCS-IF, RFC 4639 cable device,
+# RFC 4323 QoS, RFC 4682 PacketCable MTA, RFC 5098 signalling, RFC 4131 BPI+) come compiled by pysmi
+# in the PyPI package pysnmp-mibs (BSD). Debian main carries none of their text (libsnmp-base
+# has net-snmp's own MIBs only; snmp-mibs-downloader is non-free and downloads at install).
+# CableLabs' DOCS-IF3-MIB / DOCS-QOS3-MIB are in no package: hfcprov's mibs/ or --mib-dir.
+STANDARD_MODULES = ("SNMPv2-MIB", "IF-MIB", "INET-ADDRESS-MIB", "DOCS-IF-MIB", "DOCS-CABLE-DEVICE-MIB",
+                    "DOCS-IETF-QOS-MIB", "DOCS-IETF-BPI2-MIB", "DOCS-IETF-CABLE-DEVICE-NOTIFICATION-MIB",
+                    "PKTC-IETF-MTA-MIB", "PKTC-IETF-SIG-MIB")
+
+_standard_loaded: tuple[str, ...] | None = None
+
+
+def standard_view():
+    """(MibViewController, modules loaded) of the STANDARD_MODULES this machine has compiled."""
+    from pysnmp.smi import builder, view
+
+    from hfcprov.snmp.client import _NoMibCompiler
+
+    mib_builder = builder.MibBuilder()
+    try:
+        import pysnmp_mibs
+
+        mib_builder.add_mib_sources(builder.DirMibSource(os.path.dirname(pysnmp_mibs.__file__)))
+    except ImportError:
+        pass  # pysnmp's own modules only
+    mib_builder.set_mib_compiler(_NoMibCompiler(), str(_pysnmp_mib_dir()))
+    loaded = []
+    for module in STANDARD_MODULES:
+        try:
+            with warnings.catch_warnings():  # pysnmp-mibs uses the pysnmp 4 names pysnmp 7 deprecates
+                warnings.simplefilter("ignore")
+                mib_builder.load_modules(module)
+        except Exception:  # noqa: BLE001 - not on this machine: its names stay unknown
+            continue
+        loaded.append(module)
+    return view.MibViewController(mib_builder), tuple(loaded)
+
+
+def load_standard() -> int:
+    """Add the names of the standard modules (see STANDARD_MODULES) that hfcprov's compact
+    mibs/ lacks to ``hfcprov.mib``'s index; once per process. Returns how many were added."""
+    from hfcprov import mib
+
+    global _standard_loaded
+    if _standard_loaded is not None:
+        return 0
+    view, _standard_loaded = standard_view()
+    idx = mib.index()
+    added = 0
+    for name, (module, oid, syntax) in objects(view, _standard_loaded).items():
+        if name in idx.by_name:
+            continue  # the compact copy is what the tests pin; same OIDs
+        idx.add(name, oid, module=module, syntax=type(syntax).__name__ if syntax is not None else "",
+                enums=enums_of(syntax))
+        added += 1
+    return added
+
+
+def standard_modules() -> tuple[str, ...]:
+    """The standard modules loaded so far (empty before ``load_standard``)."""
+    return _standard_loaded or ()
