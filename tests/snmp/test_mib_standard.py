@@ -42,7 +42,7 @@ def test_standard_modules_resolve_names_the_compact_mibs_lack():
     }
     assert got["added"] > 500
     assert got["labels"] == {"1": "up", "2": "down", "3": "testing"}
-    assert got["sw"]["3"] == "upgradeFromMgt"
+    assert got["sw"]["1"] == "upgradeFromMgt"
 
 
 def test_no_dirs_and_no_standard_imports_nothing():
