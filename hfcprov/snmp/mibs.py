@@ -244,7 +244,7 @@ def mib_view(dirs=(), cache: Path | None = None):
 
     found = sources(dirs)
     folder = compile_mibs(dirs, cache, found)
-    mib_builder = builder.MibBuilder()
+    mib_builder = _builder(folder)
     # everything is compiled already: keep pysnmp from building pysmi's grammar on a miss
     mib_builder.set_mib_compiler(_NoMibCompiler(), str(folder))
     try:  # pysnmp's own sources come first, so its full copies of shipped modules (SNMPv2-MIB) win
@@ -254,6 +254,25 @@ def mib_view(dirs=(), cache: Path | None = None):
     except Exception as err:  # noqa: BLE001 - pysnmp raises bare MibLoadError/SmiError from generated code
         raise MibError(f"{folder}: pysnmp cannot load the compiled MIBs: {' '.join(str(err).split())}") from None
     return view.MibViewController(mib_builder)
+
+
+def _builder(compiled: Path | None = None):
+    """A MibBuilder searching pysnmp's own modules, then ``compiled`` (mibs/ and --mib-dir), then
+    the standard modules of pysnmp-mibs: pysnmp would put pysnmp-mibs before an added folder, and
+    an operator's own DOCS-IF-MIB must win over the RFC copy there."""
+    from pysnmp.smi import builder
+
+    mib_builder = builder.MibBuilder()
+    core = [s for s in mib_builder.get_mib_sources() if "pysnmp_mibs" not in str(s)]
+    rest = [builder.DirMibSource(str(compiled))] if compiled is not None else []
+    try:
+        import pysnmp_mibs
+
+        rest.append(builder.DirMibSource(os.path.dirname(pysnmp_mibs.__file__)))
+    except ImportError:
+        pass
+    mib_builder.set_mib_sources(*core, *rest)
+    return mib_builder
 
 
 def objects(mib_view_controller, modules) -> dict[str, tuple[str, str, object]]:
@@ -340,17 +359,11 @@ _standard_loaded: tuple[str, ...] | None = None
 
 def standard_view():
     """(MibViewController, modules loaded) of the STANDARD_MODULES this machine has compiled."""
-    from pysnmp.smi import builder, view
+    from pysnmp.smi import view
 
     from hfcprov.snmp.client import _NoMibCompiler
 
-    mib_builder = builder.MibBuilder()
-    try:
-        import pysnmp_mibs
-
-        mib_builder.add_mib_sources(builder.DirMibSource(os.path.dirname(pysnmp_mibs.__file__)))
-    except ImportError:
-        pass  # pysnmp's own modules only
+    mib_builder = _builder()
     mib_builder.set_mib_compiler(_NoMibCompiler(), str(_pysnmp_mib_dir()))
     loaded = []
     for module in STANDARD_MODULES:
