@@ -154,6 +154,8 @@ class MibIndex:
             return name.lstrip(".")
         base, _, suffix = name.partition(".")
         obj = self.by_name.get(base)
+        if obj is None and base in _SMI_ROOTS:  # mib-2, enterprises, ...: the SMI's own arcs
+            obj = MibObject(base, _SMI_ROOTS[base], "SNMPv2-SMI")
         if obj is None:
             return None
         if suffix and not _is_numeric(suffix):
