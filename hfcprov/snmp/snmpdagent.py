@@ -7,7 +7,8 @@ down and come back, an upgrade runs and ends. Used by the tests and ``bench/snmp
         ...  # SET docsDevResetNow.0 on 127.0.0.1:port with community "private"
         m.events()  # what the modem was told, one dict per SET it accepted
 
-``rw_community=None`` makes an agent that refuses every write (read-only community only).
+``writable=False`` makes an agent that refuses every write: its ``rw_community`` is read-only
+(a SET answers noAccess; an unknown community would just time out).
 Communities and v3 keys go into a 0600 config file, never onto a command line.
 """
 
@@ -39,12 +40,12 @@ class NetSnmpModem:
     """One ``snmpd`` process serving one modem on ``host:port`` (UDP; ``host`` may be ``::1``)."""
 
     def __init__(self, port: int, host: str = "127.0.0.1", state: dict | None = None,
-                 ro_community: str = "public", rw_community: str | None = "private",
+                 ro_community: str = "public", rw_community: str | None = "private", writable: bool = True,
                  v3_user: str | None = None, v3_auth_key: str | None = None, v3_priv_key: str | None = None,
                  start_timeout: float = 20.0):
         self.host, self.port = host, port
         self.state = dict(state or {})
-        self.ro_community, self.rw_community = ro_community, rw_community
+        self.ro_community, self.rw_community, self.writable = ro_community, rw_community, writable
         self.v3 = (v3_user, v3_auth_key, v3_priv_key)
         self.start_timeout = start_timeout
         self.proc: subprocess.Popen | None = None
@@ -67,11 +68,12 @@ class NetSnmpModem:
                  else f"agentaddress udp:{self.host}:{self.port}",
                  f"{community} {self.ro_community} {source}"]
         if self.rw_community:
-            lines.append(f"{'rwcommunity6' if v6 else 'rwcommunity'} {self.rw_community} {source}")
+            kind = ("rw" if self.writable else "ro") + "community" + ("6" if v6 else "")
+            lines.append(f"{kind} {self.rw_community} {source}")
         user, auth_key, priv_key = self.v3
         if user:
             lines.append(f'createUser {user} SHA "{auth_key}"' + (f' AES "{priv_key}"' if priv_key else ""))
-            lines.append(f"{'rwuser' if self.rw_community else 'rouser'} {user} {'priv' if priv_key else 'auth'}")
+            lines.append(f"{'rwuser' if self.writable else 'rouser'} {user} {'priv' if priv_key else 'auth'}")
         # one registration (one backend process, one modem state) over mib-2: snmpd's own modules
         # register the system, interfaces, ... subtrees more specifically and keep answering those
         lines.append(f"pass_persist .1.3.6.1.2.1 {backend}")
