@@ -79,7 +79,7 @@ def snmp():
     """Audit, reset, upgrade, get/walk/set and list modems over SNMP (v2c or v3 USM)."""
 
 
-AUDIT_COLUMNS = ["mac", "host", "status", "config_file", "cm_status", "detail"]
+AUDIT_COLUMNS = ["mac", "host", "status", "config_file", "cm_status", "boot_state", "tftp_server", "detail"]
 
 
 @snmp.command()
@@ -152,7 +152,8 @@ def _progress(wanted: bool | None, total: int):
 class _Writer:
     """Streams rows to stdout as they arrive: aligned table, CSV or JSON lines."""
 
-    WIDTHS: ClassVar[dict[str, int]] = {"mac": 12, "host": 21, "status": 12, "config_file": 20, "cm_status": 16}
+    WIDTHS: ClassVar[dict[str, int]] = {"mac": 12, "host": 21, "status": 12, "config_file": 20, "cm_status": 16,
+                                         "boot_state": 16, "tftp_server": 15}
 
     def __init__(self, fmt: str, columns: list[str]):
         self.fmt, self.columns = fmt, columns

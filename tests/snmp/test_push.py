@@ -187,3 +187,18 @@ def test_get_and_walk_v3_on_snmpsim(lab, tmp_path):
                                                                             "INTEGER: downstream(1)"]
     v2 = hfcprov("snmp", "walk", f"127.0.0.1:{port}", "docsQosServiceFlowDirection")
     assert v2.stdout == walked.stdout  # the lean v2c engine prints the same
+
+
+def test_audit_reports_boot_state_and_tftp_server(lab, fleet, tmp_path):
+    """snmpsim modem (IPv4 TFTP server) and an snmpd modem that fetched its file over IPv6."""
+    res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["insync"]), "--configs", lab.configs,
+                  "--format", "json")
+    (row,) = map(json.loads, res.stdout.splitlines())
+    assert (row["boot_state"], row["tftp_server"]) == ("operational(1)", "10.0.0.1"), row
+    with NetSnmpModem(free_udp_port(), state={"config_file": "v6.cm", "tftp_server": "2001:db8::69"}) as m:
+        inv = tmp_path / "v6.csv"
+        atomic_write(inv, f"mac,ip,port,config\n00aa00000099,127.0.0.1,{m.port},v6.cm\n")
+        res = hfcprov("snmp", "audit", "--inventory", inv, "--format", "json", *FAST)
+    (row,) = map(json.loads, res.stdout.splitlines())
+    assert (row["config_file"], row["boot_state"], row["tftp_server"]) == ("v6.cm", "operational(1)",
+                                                                          "2001:db8::69"), row
