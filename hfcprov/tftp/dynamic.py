@@ -1,11 +1,12 @@
-"""Config files built on request: tier template + inventory row, TLV 19/20, MICs.
+"""Config files built on request: tier template + inventory row, TLV 19/20 (59 for IPv6), MICs.
 
 A modem asks for ``001095000002.cm`` (or any name the DHCP server handed out);
 the row is found by the same file-name pattern the bulk build uses
 (``pattern.format_map(row)``), or by the modem's IP address against an
 inventory column. Per request only TLV 19 (TFTP server timestamp) and TLV 20
-(the address the request came from) are set and both MICs recomputed, as a
-DOCSIS provisioning server does.
+(the IPv4 address the request came from; TLV 59 for an IPv6 client, per MULPI) are
+set and both MICs recomputed, as a DOCSIS provisioning server does. The framing is
+the codec's (``hfcprov.config.prepare``/``fill``).
 
 A cold boot storm (a fresh server, a whole node rebooting) must not depend on a
 pre-warmed cache, so the expensive part is shared, made cheap and kept off the loop:
@@ -33,7 +34,7 @@ The YAML file that configures it::
     ip_column: ip                # key=ip: the inventory column holding each modem's address
     secret_file: cmts.key        # CMTS MIC shared secret; optional, never logged
     timestamp: true              # insert TLV 19
-    modem_address: true          # insert TLV 20
+    modem_address: true          # insert TLV 20 (IPv4 client) or TLV 59 (IPv6 client)
     processes: 2                 # build worker processes, niced below the server (default: one per core, at most 4;
                                  # 0: builds in the server's threads)
 
@@ -44,12 +45,8 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
-import hashlib
-import hmac
 import ipaddress
-import operator
 import os
-import socket
 import threading
 import time
 from pathlib import Path
@@ -63,6 +60,7 @@ from hfcprov.tftp.workers import WorkerPool
 RFC868_OFFSET = 2_208_988_800
 TFTP_TIMESTAMP = 19
 TFTP_MODEM_ADDRESS = 20
+TFTP_MODEM_ADDRESS_V6 = 59  # MULPI: the IPv6 form of TLV 20
 
 KEYS = ("inventory", "templates", "key", "filename", "ip_column", "secret_file", "timestamp", "modem_address",
         "processes")
@@ -368,96 +366,43 @@ class ConfigFileBuilder:
 
 
 class StampedFile:
-    """One modem's config, framed once, stamped per request with TLV 19/20 and fresh MICs.
+    """One modem's config, framed once by the codec, stamped per request with TLV 19 and the
+    modem's address: TLV 20 for an IPv4 client, TLV 59 for an IPv6 one (MULPI's "TFTP server
+    provisioned modem address", IPv4 and IPv6 forms).
 
     Encoding a config with a few hundred TLVs costs far more than a boot storm can spend per
-    request. The content (``hfcprov.config.text_items``: each top-level TLV, encoded) is
-    framed once by the codec's ``assemble`` with placeholder TLV 19/20 where
-    ``ConfigTree.set_top`` puts them (in place of the first of that code, others dropped;
-    else last) and zeros for the MICs. A request writes the two 4-byte values in place and
-    recomputes the CM MIC (MD5 of what precedes TLV 6) and the CMTS MIC. The trailer is the
-    codec's standard one, so every offset follows from the item lengths.
+    request. The content (``hfcprov.config.text_items``: each top-level TLV, encoded) is framed
+    once by ``hfcprov.config.prepare`` with holes for the stamped TLVs; a request fills them and
+    the MICs (``PreparedFile.fill``, reusing the digest of the bytes before the first hole). The
+    IPv6 framing is made on the first IPv6 request for that build (a node is usually one or the
+    other), from the content kept for it.
     """
 
     def __init__(self, items, secret: bytes | None, timestamp: bool, modem_address: bool):
-        from hfcprov.config.codec import CMTS_MIC_ORDER, assemble
+        from hfcprov.config import prepare
 
         self.secret = secret
         self.stamp19 = timestamp
         self.stamp20 = modem_address
-        stamped = {code for code, on in ((TFTP_TIMESTAMP, timestamp), (TFTP_MODEM_ADDRESS, modem_address)) if on}
-        # ConfigTree.set_top of a placeholder for each stamped code: the first TLV of that code becomes
-        # it, the others go; else it comes last, in code order. Where each stamped TLV lands.
-        self.at: dict[int, int] = {}  # code -> offset of the TLV rewritten per request (6, 19, 20)
-        if stamped.isdisjoint(dict(items)):  # the usual: the template writes no TLV 19/20 itself
-            framed, pos = list(items), sum(map(len, map(operator.itemgetter(1), items)))
-        else:
-            framed, pos = [], 0
-            for code, whole in items:
-                if code in stamped:
-                    if code in self.at:
-                        continue
-                    self.at[code] = pos
-                    whole = bytes((code, 4, 0, 0, 0, 0))
-                framed.append((code, whole))
-                pos += len(whole)
-        for code in sorted(stamped - self.at.keys()):
-            self.at[code] = pos
-            framed.append((code, bytes((code, 4, 0, 0, 0, 0))))
-            pos += 6
-        self.data = assemble(framed, secret, digests=False)  # each request's copy gets its own MICs
-        self.at[6] = pos  # the CM MIC follows the content, then the CMTS MIC
-        # The CMTS MIC's input in CMTS_MIC_ORDER: fixed bytes, and (offset, length) of the stamped TLVs.
-        self.mic_parts: list = []
-        if secret is not None:
-            by_code: dict[int, list[bytes]] = {}
-            for code, whole in framed:
-                if code not in stamped:
-                    by_code.setdefault(code, []).append(whole)
-            fixed: list[bytes] = []
-            for code in CMTS_MIC_ORDER:
-                if code in self.at:
-                    if fixed:
-                        self.mic_parts.append(b"".join(fixed))
-                        fixed = []
-                    self.mic_parts.append((self.at[code], 18 if code == 6 else 6))
-                else:
-                    fixed += by_code.get(code, ())
-            if fixed:
-                self.mic_parts.append(b"".join(fixed))
-        # Nothing before the first stamped TLV changes per request: its digest is taken once (lazily,
-        # in the process that stamps: digest objects do not cross to it) and copied for each request.
-        self.fixed = min(self.at.values())
-        self._md5 = self._hmac = None
+        self.items = list(items) if modem_address else None
+        self.v4 = prepare(items, secret, holes=self._holes(TFTP_MODEM_ADDRESS))
+        self.v6 = None
 
-    def __getstate__(self):  # sent from a worker before any request: no digest objects yet
-        return {**self.__dict__, "_md5": None, "_hmac": None}
+    def _holes(self, address_code: int) -> list[int]:
+        return [code for code, on in ((TFTP_TIMESTAMP, self.stamp19), (address_code, self.stamp20)) if on]
 
     def build(self, stamp: int | None, address: str | None) -> bytes:
-        out = bytearray(self.data)
-        if self.stamp19:
-            p = self.at[TFTP_TIMESTAMP] + 2
-            out[p:p + 4] = (stamp or 0).to_bytes(4, "big")
+        values: dict[int, object] = {TFTP_TIMESTAMP: stamp or 0} if self.stamp19 else {}
+        if self.stamp20 and address and ":" in address:
+            if self.v6 is None:
+                from hfcprov.config import prepare
+
+                self.v6 = prepare(self.items, self.secret, holes=self._holes(TFTP_MODEM_ADDRESS_V6))
+            values[TFTP_MODEM_ADDRESS_V6] = address
+            return self.v6.fill(values)
         if self.stamp20:
-            p = self.at[TFTP_MODEM_ADDRESS] + 2
-            out[p:p + 4] = socket.inet_aton(address or "0.0.0.0")
-        cm = self.at[6]
-        view = memoryview(out)
-        if self._md5 is None:
-            self._md5 = hashlib.md5(view[:self.fixed])
-        md5 = self._md5.copy()
-        md5.update(view[self.fixed:cm])
-        out[cm + 2:cm + 18] = md5.digest()
-        if self.secret is not None:
-            parts = self.mic_parts
-            if self._hmac is None:  # the CMTS MIC's input up to its first stamped TLV
-                self._hmac = hmac.new(self.secret, parts[0] if isinstance(parts[0], bytes) else b"", hashlib.md5)
-            mac = self._hmac.copy()
-            for part in parts[1:] if isinstance(parts[0], bytes) else parts:
-                mac.update(part if isinstance(part, bytes) else view[part[0]:part[0] + part[1]])
-            out[cm + 20:cm + 36] = mac.digest()
-        view.release()
-        return bytes(out)
+            values[TFTP_MODEM_ADDRESS] = address or "0.0.0.0"
+        return self.v4.fill(values)
 
 
 def _resolved(value) -> concurrent.futures.Future:

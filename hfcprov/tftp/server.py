@@ -231,18 +231,24 @@ class TftpServer:
         return self._exited.wait(timeout)
 
     def _bind(self) -> None:
+        host = (self.host or "0.0.0.0").strip("[]")
+        # IPv6 for an IPv6 literal; "::" is dual-stack (IPv4 clients arrive as ::ffff:a.b.c.d)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
         try:
-            addr = socket.getaddrinfo(self.host or "0.0.0.0", self.port, socket.AF_INET, socket.SOCK_DGRAM)[0][4]
-            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            addr = socket.getaddrinfo(host, self.port, family, socket.SOCK_DGRAM)[0][4]
+            sock = socket.socket(family, socket.SOCK_DGRAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
             _set_rcvbuf(sock, self.rcvbuf)
             sock.bind(addr)
         except OSError as err:
             raise TftpServerError(f"cannot listen on {self.host}:{self.port}: {err.strerror or err}") from None
         sock.setblocking(False)
         self._sock = sock
+        self._family = family
         self.host, self.port = sock.getsockname()[:2]
-        self._local_ip = "" if self.host == "0.0.0.0" else self.host
+        self._local_ip = "" if self.host in ("0.0.0.0", "::") else self.host
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
@@ -399,13 +405,14 @@ class TftpServer:
             # in progress); anything that may read files or wait goes to a thread, so it never
             # stalls the loop
             nowait = getattr(self.dynamic, "submit_nowait", None)
-            fut = nowait(filename, client[0]) if nowait is not None else None
+            ip = client_ip(client)
+            fut = nowait(filename, ip) if nowait is not None else None
             if isinstance(fut, bytes):
                 data = fut  # built already: served at once, like a static file
             else:
                 self._clients.add(client)
                 if fut is None:
-                    fut = self._pool.submit(_call_provider, self.dynamic, filename, client[0])
+                    fut = self._pool.submit(_call_provider, self.dynamic, filename, ip)
                 fut.add_done_callback(lambda f, c=client, p=pkt, t0=now: self._built(f, c, p, t0))
                 return
         if data is None:
@@ -476,10 +483,10 @@ class TftpServer:
         opts = P.negotiate(pkt.options or {}, len(data), timeout=self.timeout, max_blksize=self.max_blksize,
                            max_windowsize=self.max_windowsize)
         try:
-            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sock = socket.socket(self._family, socket.SOCK_DGRAM)
         except OSError as err:  # EMFILE/ENFILE: the client will retry its RRQ
             self.summary.dropped += 1
-            self.log.error(f"no socket for a new transfer: {err.strerror}", client=f"{client[0]}:{client[1]}")
+            self.log.error(f"no socket for a new transfer: {err.strerror}", client=_client_text(client))
             return
         try:
             sock.setblocking(False)
@@ -574,7 +581,7 @@ class TftpServer:
         t.sock.close()
         delivered = min(len(t.data), (t.base - 1) * t.blksize)
         self.log.transfer({
-            "time": round(time.time(), 3), "client": f"{t.client[0]}:{t.client[1]}", "file": t.filename,
+            "time": round(time.time(), 3), "client": _client_text(t.client), "file": t.filename,
             "bytes": delivered, "size": len(t.data), "duration": round(time.monotonic() - t.started, 6),
             "retries": t.retries, "result": result, "blksize": t.blksize, "windowsize": t.windowsize,
         })
@@ -586,7 +593,7 @@ class TftpServer:
                 self._sock.sendto(P.encode_error(code, message), client)
         except OSError:
             pass
-        record = {"time": round(time.time(), 3), "client": f"{client[0]}:{client[1]}", "file": filename,
+        record = {"time": round(time.time(), 3), "client": _client_text(client), "file": filename,
                   "bytes": 0, "duration": round(time.monotonic() - t0, 6), "retries": 0, "result": result}
         if detail:
             record["detail"] = detail
@@ -612,6 +619,20 @@ class TftpServer:
             self._sel.close()
         self.log.write_summary()
         self.log.close()
+
+
+def client_ip(client) -> str:
+    """The client's address as a provider sees it: an IPv4 client of a dual-stack socket
+    (``::ffff:10.0.0.5``) is the IPv4 address, so its file gets TLV 20, not TLV 59."""
+    ip = client[0]
+    if ip.startswith("::ffff:") and "." in ip:
+        return ip[7:]
+    return ip
+
+
+def _client_text(client) -> str:
+    ip = client_ip(client)
+    return f"[{ip}]:{client[1]}" if ":" in ip else f"{ip}:{client[1]}"
 
 
 def _call_provider(provider: DynamicProvider, filename: str, client_ip: str):
