@@ -436,7 +436,7 @@ def set_(agent, assignments, port, as_json, **opts):
     _print_var_binds(run(go()), as_json)
 
 
-CMTS_COLUMNS = ["mac", "ip", "status", "reg_status"]
+CMTS_COLUMNS = ["mac", "ip", "ipv6", "status", "reg_status"]
 
 
 @snmp.command("cmts-modems")
@@ -445,7 +445,8 @@ CMTS_COLUMNS = ["mac", "ip", "status", "reg_status"]
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--inventory-out", type=click.Path(dir_okay=False),
               help="Write an inventory CSV (mac, ip, status) that 'snmp audit --inventory' reads.")
-@click.option("--online-only", is_flag=True, help="Only modems the CMTS reports operational.")
+@click.option("--online-only", is_flag=True,
+              help="Only modems the CMTS reports operational (in either table: DOCS-IF or DOCS-IF3 registration).")
 @_credential_options
 def cmts_modems(cmts, port, fmt, inventory_out, online_only, **opts):
     """List the modems CMTS knows (docsIfCmtsCmStatusTable, DOCS-IF3 registration table)."""
@@ -459,13 +460,15 @@ def cmts_modems(cmts, port, fmt, inventory_out, online_only, **opts):
                              retries=opts["retries"]))
     if online_only:
         modems = [m for m in modems if m.online]
-    rows = [{"mac": m.mac, "ip": m.ip, "status": m.status, "reg_status": m.reg_status} for m in modems]
+    rows = [{"mac": m.mac, "ip": m.ip, "ipv6": m.ipv6, "status": m.status, "reg_status": m.reg_status}
+            for m in modems]
     if inventory_out:
         buf = io.StringIO()
         w = csv.writer(buf)
         w.writerow(CMTS_COLUMNS)
-        for r in rows:
-            w.writerow(["" if r[c] is None else r[c] for c in CMTS_COLUMNS])
+        for r in rows:  # the audit reaches a modem at "ip": an IPv6-only modem by its IPv6 address
+            w.writerow(["" if v is None else v for v in (r["mac"], r["ip"] or r["ipv6"], r["ipv6"], r["status"],
+                                                        r["reg_status"])])
         atomic_write(inventory_out, buf.getvalue())
         click.echo(f"{len(rows)} modems written to {inventory_out}", err=True)
         return

@@ -111,23 +111,31 @@ def _queue_size(values: dict) -> int:
 
 def cmts_snmprec(modems: list[dict], sys_descr: str = "hfcprov simulated CMTS", docsis3: bool = True) -> str:
     """The .snmprec text of a CMTS that knows ``modems``: dicts with ``mac`` (any notation),
-    ``ip`` and ``status`` (docsIfCmtsCmStatusValue, 8 operational). With ``docsis3`` the
-    DOCS-IF3 registration table is served too (its status: operational(8) when the modem is)."""
+    ``ip`` and ``status`` (docsIfCmtsCmStatusValue, 8 operational), optional ``ipv6``,
+    ``reg_status`` and ``in_status_table`` (False: listed in the registration table only). With
+    ``docsis3`` the DOCS-IF3 registration table is served too (its status: operational(8) when the
+    modem is, unless ``reg_status`` says otherwise)."""
+    import ipaddress
+
     records: list[tuple[str, str, object]] = [(oids.SYS_DESCR, OCTETS, sys_descr)]
     for i, modem in enumerate(modems, 1):
         mac_hex = "".join(c for c in str(modem["mac"]).lower() if c in "0123456789abcdef")
         status = int(modem.get("status", oids.CMTS_CM_OPERATIONAL))
-        records += [
-            (f"{oids.CMTS_CM_MAC}.{i}", HEX, mac_hex),
-            (f"{oids.CMTS_CM_IP}.{i}", IPADDRESS, modem.get("ip", "0.0.0.0")),
-            (f"{oids.CMTS_CM_STATUS}.{i}", INTEGER, status),
-        ]
+        if modem.get("in_status_table", True):  # False: a modem the registration table lists alone
+            records += [
+                (f"{oids.CMTS_CM_MAC}.{i}", HEX, mac_hex),
+                (f"{oids.CMTS_CM_IP}.{i}", IPADDRESS, modem.get("ip") or "0.0.0.0"),
+                (f"{oids.CMTS_CM_STATUS}.{i}", INTEGER, status),
+            ]
         if docsis3:
-            ip_hex = "".join(f"{int(p):02x}" for p in str(modem.get("ip", "0.0.0.0")).split("."))
+            ip_hex = "".join(f"{int(p):02x}" for p in str(modem.get("ip") or "0.0.0.0").split("."))
+            v6 = ipaddress.IPv6Address(modem["ipv6"]).packed.hex() if modem.get("ipv6") else "00" * 16
+            reg = modem.get("reg_status", 8 if status == oids.CMTS_CM_OPERATIONAL else 1)
             records += [
                 (f"{oids.REG_MAC}.{i}", HEX, mac_hex),
+                (f"{oids.REG_IPV6}.{i}", HEX, v6),
                 (f"{oids.REG_IPV4}.{i}", HEX, ip_hex),
-                (f"{oids.REG_STATUS}.{i}", INTEGER, 8 if status == oids.CMTS_CM_OPERATIONAL else 1),
+                (f"{oids.REG_STATUS}.{i}", INTEGER, reg),
             ]
     return snmprec(records)
 

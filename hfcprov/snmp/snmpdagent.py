@@ -36,6 +36,15 @@ def snmpd_path() -> str | None:
     return shutil.which("snmpd") or next((p for p in ("/usr/sbin/snmpd", "/sbin/snmpd") if os.path.exists(p)), None)
 
 
+def _udp6_ports() -> set[int]:
+    """Local ports of the IPv6 UDP sockets (/proc/net/udp6), to see snmpd has bound."""
+    try:
+        lines = Path("/proc/net/udp6").read_text().splitlines()[1:]
+    except OSError:
+        return set()
+    return {int(line.split()[1].rsplit(":", 1)[1], 16) for line in lines if line.strip()}
+
+
 class NetSnmpModem:
     """One ``snmpd`` process serving one modem on ``host:port`` (UDP; ``host`` may be ``::1``)."""
 
@@ -93,7 +102,7 @@ class NetSnmpModem:
                 err = (tmp / "snmpd.err").read_text(errors="replace") if (tmp / "snmpd.err").exists() else ""
                 self.stop()
                 raise NetSnmpError(f"snmpd exited with status {self.proc.returncode}: {' | '.join(err.splitlines()[-3:])}")
-            if (self.host, self.port) in _udp_bound():
+            if (self.port in _udp6_ports()) if v6 else ((self.host, self.port) in _udp_bound()):
                 return self
             if time.monotonic() > deadline:
                 self.stop()

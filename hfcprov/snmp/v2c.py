@@ -139,24 +139,37 @@ class V2cClient(BaseClient):
         self.timeout, self.retries, self.version = timeout, retries, version
         self._pending: dict[int, _Future] = {}
         self._ids = itertools.count(random.randrange(1, 2**30))
-        self._transport = None
+        self._transport = self._transport6 = None
 
-    async def _socket(self):
+    async def _socket(self, family: int = socket.AF_INET):
+        """One socket per address family (an IPv6-only modem needs an IPv6 one), made on first use."""
+        if family == socket.AF_INET6:
+            if self._transport6 is None:
+                self._transport6 = await self._open(family, "::")
+            return self._transport6
         if self._transport is None:
-            loop = asyncio.get_running_loop()
-            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)  # bursts of answers
-            sock.bind(("0.0.0.0", 0))
-            self._transport, _ = await loop.create_datagram_endpoint(lambda: _Protocol(self._pending, self.typed), sock=sock)
+            self._transport = await self._open(family, "0.0.0.0")
         return self._transport
+
+    async def _open(self, family: int, any_addr: str):
+        loop = asyncio.get_running_loop()
+        sock = socket.socket(family, socket.SOCK_DGRAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)  # bursts of answers
+        sock.bind((any_addr, 0))
+        transport, _ = await loop.create_datagram_endpoint(lambda: _Protocol(self._pending, self.typed), sock=sock)
+        return transport
 
     async def _request(self, host: str, port: int, pdu_type: int, oid_list: list[str], non_repeaters=0,
                        max_repetitions=0, values=None) -> list[tuple[str, object]]:
-        transport = await self._socket()
+        host = host.strip("[]")
         try:
-            addr = (socket.gethostbyname(host), port) if not host[:1].isdigit() else (host, port)
+            if ":" in host:
+                addr = (socket.getaddrinfo(host, port, socket.AF_INET6, socket.SOCK_DGRAM)[0][4][0], port)
+            else:
+                addr = (socket.gethostbyname(host), port) if not host[:1].isdigit() else (host, port)
         except OSError as err:
             raise SnmpError(f"{host}:{port}: {err.strerror or err}") from None
+        transport = await self._socket(socket.AF_INET6 if ":" in addr[0] else socket.AF_INET)
         loop = asyncio.get_running_loop()
         for _attempt in range(self.retries + 1):
             request_id = next(self._ids) & 0x7FFFFFFF
@@ -203,8 +216,9 @@ class V2cClient(BaseClient):
         return await self._request(host, port, SET, [vb[0] for vb in var_binds], values=encoded)
 
     def close(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
-            self._transport = None
+        for transport in (self._transport, self._transport6):
+            if transport is not None:
+                transport.close()
+        self._transport = self._transport6 = None
         for future in self._pending.values():
             future.cancel()
