@@ -54,6 +54,7 @@ from pathlib import Path
 import yaml
 
 from hfcprov.errors import HfcprovError
+from hfcprov.tftp.provider import MISS, Provider, chain
 from hfcprov.tftp.workers import WorkerPool
 
 # RFC 868 time (seconds since 1900-01-01), which is what DOCSIS TLV 19 carries.
@@ -81,8 +82,10 @@ def tftp_timestamp(now: float | None = None) -> int:
     return (int(time.time() if now is None else now) + RFC868_OFFSET) & 0xFFFFFFFF
 
 
-class ConfigFileBuilder:
-    """The dynamic provider: ``builder(filename, client_ip) -> bytes | None`` (None: no such modem)."""
+class ConfigFileBuilder(Provider):
+    """The dynamic provider (``hfcprov.tftp.provider.Provider``): ``request`` answers from memory
+    (the bytes, a future of a build in progress, or a miss) and hands anything that reads a file
+    to a thread of its own; ``builder(filename, client_ip) -> bytes | None`` waits for the file."""
 
     def __init__(self, inventory: str | Path, templates: str | Path | None = None, *, key: str = "filename",
                  filename: str = "{mac}.cm", ip_column: str = "ip", secret: bytes | None = None,
@@ -118,6 +121,7 @@ class ConfigFileBuilder:
         self.builds = 0  # parse + encode runs (distinct texts built), for tests and logs
         self._deliver = None  # a server loop's call_soon: builds complete in its thread (attach_loop)
         self._reload_lock = threading.Lock()
+        self._reload_pool: concurrent.futures.ThreadPoolExecutor | None = None  # request()'s file reads
         # A bad inventory is reported at start, not at the first modem; the server says it is serving
         # once every worker has compiled every tier's template.
         concurrent.futures.wait(self._reload(force=True), timeout=60)
@@ -127,6 +131,32 @@ class ConfigFileBuilder:
 
     def __call__(self, filename: str, client_ip: str) -> bytes | None:
         return self.submit(filename, client_ip).result()
+
+    def request(self, filename: str, client_ip: str) -> bytes | concurrent.futures.Future | None:
+        """The Provider interface, never blocking: the bytes when built, a future while building
+        (or while a thread reads an edited inventory or a new tier's template), MISS for a modem
+        the inventory does not have."""
+        got = self._submit(filename, client_ip, may_block=False)
+        if got is None:  # would touch a file or build in this thread: a thread of ours does it
+            out: concurrent.futures.Future = concurrent.futures.Future()
+            self._threads().submit(lambda: chain(self.submit(filename, client_ip), out))
+            return out
+        if isinstance(got, concurrent.futures.Future) and got.done() and got.exception() is None \
+                and got.result() is None:
+            return MISS
+        return got
+
+    def _threads(self) -> concurrent.futures.ThreadPoolExecutor:
+        with self._lock:
+            if self._reload_pool is None:
+                self._reload_pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="tftp-reload")
+            return self._reload_pool
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._reload_pool = self._reload_pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
 
     def submit(self, filename: str, client_ip: str) -> concurrent.futures.Future:
         """The file without waiting for it: a future of its bytes (None: no such modem).
