@@ -37,6 +37,7 @@ The YAML file that configures it::
     modem_address: true          # insert TLV 20 (IPv4 client) or TLV 59 (IPv6 client)
     processes: 2                 # build worker processes, niced below the server (default: one per core, at most 4;
                                  # 0: builds in the server's threads)
+    niceness: 10                 # how far below the server the workers run (0..19; default 10)
 
 Edits to the inventory or to a template are picked up (checked at most once a second).
 """
@@ -64,7 +65,7 @@ TFTP_MODEM_ADDRESS = 20
 TFTP_MODEM_ADDRESS_V6 = 59  # MULPI: the IPv6 form of TLV 20
 
 KEYS = ("inventory", "templates", "key", "filename", "ip_column", "secret_file", "timestamp", "modem_address",
-        "processes")
+        "processes", "niceness")
 MAX_SHARED = 50_000  # distinct rendered configs kept; past that the cache starts over
 # Build workers run this much below the server. In a storm the loop serves every modem's transfer in
 # flight, a build only the modems waiting for its file: builds take what the loop leaves, on every core.
@@ -89,7 +90,8 @@ class ConfigFileBuilder(Provider):
 
     def __init__(self, inventory: str | Path, templates: str | Path | None = None, *, key: str = "filename",
                  filename: str = "{mac}.cm", ip_column: str = "ip", secret: bytes | None = None,
-                 timestamp: bool = True, modem_address: bool = True, processes: int | None = None):
+                 timestamp: bool = True, modem_address: bool = True, processes: int | None = None,
+                 niceness: int = None):
         if key not in ("filename", "ip"):
             raise DynamicConfigError(f"key must be 'filename' or 'ip', not {key!r}")
         self.inventory = Path(inventory)
@@ -109,8 +111,11 @@ class ConfigFileBuilder(Provider):
         if processes < 0:
             raise DynamicConfigError(f"processes must be 0 or more, not {processes}")
         self.processes = processes
+        self.niceness = BUILD_NICENESS if niceness is None else int(niceness)
+        if not 0 <= self.niceness <= 19:
+            raise DynamicConfigError(f"niceness must be 0..19, not {niceness}")
         if processes:
-            _worker_pool(processes)  # started now, so the first modem of a cold storm does not wait for it
+            _worker_pool(processes, self.niceness)  # started now, so the first modem of a cold storm does not wait for it
         self._cache: dict[str, StampedFile] = {}  # mac -> its file, ready for TLV 19/20
         self._shared: dict[tuple, StampedFile] = {}  # (template, the row's values it reads) -> shared file
         self._pending: dict[tuple, concurrent.futures.Future] = {}  # same key -> the build in progress
@@ -286,7 +291,7 @@ class ConfigFileBuilder(Provider):
             self._built(key, row["mac"], pending, None if err else f.result(), err)
 
         try:
-            _worker_pool(self.processes).submit(_prepare, *args, deliver=self._deliver).add_done_callback(done)
+            _worker_pool(self.processes, self.niceness).submit(_prepare, *args, deliver=self._deliver).add_done_callback(done)
         except BaseException as err:  # noqa: BLE001 - a refused build (broken pool...) must still answer
             self._built(key, row["mac"], pending, None, err)  # every modem waiting for it, not leave them hanging
 
@@ -366,7 +371,7 @@ class ConfigFileBuilder(Provider):
                     reads[path] = template_reads(path)
                     if self.processes:  # compiled in each worker now, not by a storm's first builds
                         try:
-                            preloads += _worker_pool(self.processes).broadcast(_preload, str(path))
+                            preloads += _worker_pool(self.processes, self.niceness).broadcast(_preload, str(path))
                         except RuntimeError:
                             pass  # a broken pool: the next build starts a fresh one and compiles then
             keys[row["mac"]] = _build_key(generation, path, reads[path], row)
@@ -472,19 +477,20 @@ _POOL: WorkerPool | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def _worker_pool(processes: int) -> WorkerPool:
+def _worker_pool(processes: int, niceness: int = None) -> WorkerPool:
     """The process-wide pool of ``processes`` build workers (one per process: builders share it).
 
     Returns once every worker is up with the render path imported: a server that says it is
     serving must not make the first modems of a storm wait for interpreters to start.
     """
     global _POOL
+    niceness = BUILD_NICENESS if niceness is None else niceness
     with _POOL_LOCK:
-        if _POOL is None or _POOL.processes != processes or _POOL.broken:
+        if _POOL is None or _POOL.processes != processes or _POOL.broken or _POOL.niceness != niceness:
             if _POOL is not None:
                 _POOL.shutdown()
             _POOL = WorkerPool(processes, preload=("hfcprov.config", "hfcprov.tiers.templates", "hfcprov.tftp.dynamic"),
-                               initializer=_init_worker, niceness=BUILD_NICENESS)
+                               initializer=_init_worker, niceness=niceness)
         return _POOL
 
 
@@ -561,6 +567,14 @@ def load_dynamic(path: str | Path) -> ConfigFileBuilder:
                                  ip_column=str(spec.get("ip_column", "ip")), secret=secret,
                                  timestamp=bool(spec.get("timestamp", True)),
                                  modem_address=bool(spec.get("modem_address", True)),
-                                 processes=processes)
+                                 processes=processes, niceness=_niceness(path, spec.get("niceness")))
     except DynamicConfigError as err:
         raise DynamicConfigError(f"{path}: {err}") from None
+
+
+def _niceness(path, value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 19:
+        raise DynamicConfigError(f"{path}: niceness must be a whole number 0..19, not {value!r}")
+    return value

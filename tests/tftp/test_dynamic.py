@@ -14,6 +14,7 @@ from hfcprov.tftp import TftpServer, fetch, fetch_many
 from hfcprov.tftp.dynamic import (
     RFC868_OFFSET,
     ConfigFileBuilder,
+    DynamicConfigError,
     load_dynamic,
     tftp_timestamp,
 )
@@ -334,7 +335,7 @@ def test_a_build_the_pool_refuses_answers_every_waiting_modem(site, monkeypatch)
             raise TypeError("refused")
 
     monkeypatch.setattr(dynamic, "_POOL", Refusing())
-    monkeypatch.setattr(dynamic, "_worker_pool", lambda processes: dynamic._POOL)
+    monkeypatch.setattr(dynamic, "_worker_pool", lambda processes, niceness=None: dynamic._POOL)
     builder.processes = builder.processes or 1
     futures = [builder.submit("001095000001.cm", "127.0.0.21") for _ in range(3)]
     for f in futures:
@@ -376,3 +377,11 @@ def test_a_bad_processes_value_names_the_file_once(site):
     with pytest.raises(HfcprovError) as err:
         load_dynamic(p)
     assert str(err.value) == f"{p}: processes must be a whole number 0 or more, not -2"
+
+
+def test_niceness_key_sets_the_build_workers_priority(site):
+    (site / "n3.yaml").write_text((site / "dyn.yaml").read_text() + "niceness: 3\n")
+    assert load_dynamic(site / "n3.yaml").niceness == 3
+    (site / "bad.yaml").write_text((site / "dyn.yaml").read_text() + "niceness: 40\n")
+    with pytest.raises(DynamicConfigError, match="niceness must be a whole number 0..19"):
+        load_dynamic(site / "bad.yaml")
