@@ -419,9 +419,22 @@ class StampedFile:
         self.secret = secret
         self.stamp19 = timestamp
         self.stamp20 = modem_address
-        self.items = list(items) if modem_address else None
+        items = list(items)
+        # the content for the IPv6 framing, kept as three flat objects: this file crosses from a
+        # build worker to the server's loop, where unpickling hundreds of (code, bytes) tuples per
+        # build would cost the loop (GIL) more than the build saves
+        self._codes = bytes(code for code, _ in items) if modem_address else None
+        self._lengths = [len(whole) for _, whole in items] if modem_address else None
+        self._content = b"".join(whole for _, whole in items) if modem_address else None
         self.v4 = prepare(items, secret, holes=self._holes(TFTP_MODEM_ADDRESS))
         self.v6 = None
+
+    def _items(self) -> list[tuple[int, bytes]]:
+        out, pos = [], 0
+        for code, n in zip(self._codes, self._lengths):
+            out.append((code, self._content[pos:pos + n]))
+            pos += n
+        return out
 
     def _holes(self, address_code: int) -> list[int]:
         return [code for code, on in ((TFTP_TIMESTAMP, self.stamp19), (address_code, self.stamp20)) if on]
@@ -432,7 +445,7 @@ class StampedFile:
             if self.v6 is None:
                 from hfcprov.config import prepare
 
-                self.v6 = prepare(self.items, self.secret, holes=self._holes(TFTP_MODEM_ADDRESS_V6))
+                self.v6 = prepare(self._items(), self.secret, holes=self._holes(TFTP_MODEM_ADDRESS_V6))
             values[TFTP_MODEM_ADDRESS_V6] = address
             return self.v6.fill(values)
         if self.stamp20:
