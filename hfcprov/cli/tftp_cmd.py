@@ -23,7 +23,7 @@ def tftp():
 
 @tftp.command()
 @click.option("--root", required=True, type=click.Path(file_okay=False), help="Folder served (read-only).")
-@click.option("--listen", default="0.0.0.0:69", show_default=True, help="HOST:PORT to listen on (port 0: any).")
+@click.option("--listen", default="0.0.0.0:69", show_default=True, help="HOST:PORT or [IPV6]:PORT to listen on ([::]: IPv4 and IPv6; port 0: any).")
 @click.option("--dynamic", "dynamic_path", type=click.Path(dir_okay=False),
               help="YAML: build missing files from a tier template + inventory (see examples/tftp-dynamic.yaml).")
 @click.option("--log", "log_path", default="-", show_default=True, help="JSON-lines transfer log file ('-': stdout).")
@@ -59,7 +59,7 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
             server.log.event("warm", modems=n, seconds=round(time.monotonic() - t0, 3))
 
         threading.Thread(target=warm_up, name="tftp-warm", daemon=True).start()
-    click.echo(f"hfcprov tftp: serving {server.root} on {server.host}:{server.port}"
+    click.echo(f"hfcprov tftp: serving {server.root} on {'[' + server.host + ']' if ':' in server.host else server.host}:{server.port}"
                f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}", err=True)
 
     def on_signal(signum, frame):
