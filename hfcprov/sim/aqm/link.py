@@ -1,0 +1,241 @@
+"""Simulator hops with an AQM: the service flow's shaper and buffer with DOCSIS-PIE or the dual queue.
+
+Both keep the ``Link`` surface (``send``/``receive``, ``waiting_bytes``, the
+counters, ``measure_from``; see ``hfcprov.sim``), so the rest of the simulator
+does not know which queue it talks to.
+
+``PieLink`` is the token-bucket ``Link`` with DOCSIS-PIE in front of its buffer.
+One FIFO keeps departures deterministic, so PIE costs no events: its 16 ms
+updates run lazily when a packet arrives, each with the queue as it was at the
+update instant (known from the scheduled start times), which gives exactly what
+a timer would.
+
+``DualQueueLink`` serves two queues whose order is decided at departure (the
+low-latency queue overtakes the classic one), so it schedules one departure
+event per packet: dequeue by the scheduler, then the token buckets, the channel,
+plant loss and propagation as ``Link`` does.
+"""
+
+from __future__ import annotations
+
+import random
+from heapq import heappush
+
+from hfcprov.sim.aqm.dualq import CE, DROPPED, LOW_LATENCY_MARKED, SANCTIONED, DualQParams, DualQueue
+from hfcprov.sim.aqm.pie import DocsisPie, PieParams, qdelay_estimate
+from hfcprov.sim.link import Link
+from hfcprov.sim.loss import NoLoss
+
+
+class PieLink(Link):
+    """``Link`` (token bucket + byte buffer) with DOCSIS-PIE deciding early drops."""
+
+    __slots__ = ("pie", "pie_peak")
+
+    def __init__(self, engine, sink=None, *, pie: PieParams | None = None, rng: random.Random | None = None,
+                 **kw) -> None:
+        super().__init__(engine, sink, **kw)
+        self.pie = DocsisPie(pie, self.limit, rng or random.Random(0))
+        # bytes the MSR bucket covers leave at the peak rate, or the channel's with no peak
+        self.pie_peak = (self.peak or self.capacity) * 8.0
+
+    @property
+    def early_drops(self) -> int:
+        return self.pie.early_drops
+
+    def qdelay_at(self, t: float) -> float:
+        """DOCSIS-PIE's estimate of the queue delay at time ``t`` (>= the last arrival)."""
+        q = 0
+        for start, wire in self.waiting:
+            if start > t:
+                q += wire
+        if not q:
+            return 0.0
+        rate = self.rate
+        if rate is None:
+            return q / self.capacity
+        tokens = self.tokens
+        if self.t_tokens < t:
+            tokens = min(self.burst, tokens + (t - self.t_tokens) * rate)
+        return qdelay_estimate(q, rate * 8.0, self.pie_peak, max(0.0, tokens))
+
+    def send(self, pkt) -> bool:
+        now = self.engine.now
+        pie = self.pie
+        if pie.next_update <= now:
+            pie.advance(now, self.qdelay_at)
+        queued = self.waiting_bytes()
+        wire = pkt.size + self.overhead
+        limit = self.limit
+        if limit is not None and queued + wire > limit:
+            self.dropped += 1
+            return False
+        if pie.drop_early(wire, queued):
+            self.dropped += 1
+            return False
+        return Link.send(self, pkt)
+
+    receive = send
+
+
+class DualQueueLink:
+    """An aggregate service flow with the LLD dual queue: scheduler, shaper, channel, delay."""
+
+    __slots__ = (
+        "_sink", "accepted", "burst", "busy", "c_waits", "capacity", "delay", "dropped", "engine",
+        "free_at", "l_waits", "loss", "lost", "measure_from", "measured", "name", "overhead", "peak",
+        "peak_burst", "ptokens", "qd", "rate", "route", "sink_receive", "t_ptokens", "t_tokens",
+        "tokens", "wait_byte_sum", "wait_sum",
+    )
+
+    def __init__(self, engine, sink=None, *, capacity: float, rate: float, delay: float = 0.0,
+                 burst: int | None = None, peak: float | None = None, peak_burst: int = 1522,
+                 overhead: int = 0, loss=None, classic_buffer: int | None = None,
+                 ll_buffer: int | None = None, params: DualQParams | None = None,
+                 ll_rate: float | None = None, rng: random.Random | None = None, name: str = "") -> None:
+        if capacity <= 0:
+            raise ValueError("link capacity must be > 0")
+        self.engine = engine
+        self.sink_receive = None
+        self.route = None
+        self.sink = sink
+        self.name = name
+        self.capacity = capacity / 8.0
+        self.delay = delay
+        self.overhead = overhead
+        self.loss = None if loss is None or isinstance(loss, NoLoss) else loss
+        self.rate = rate / 8.0
+        self.burst = burst if burst is not None else 3044
+        self.tokens = float(self.burst)
+        self.t_tokens = 0.0
+        self.peak = peak / 8.0 if peak else None
+        self.peak_burst = peak_burst
+        self.ptokens = float(peak_burst)
+        self.t_ptokens = 0.0
+        self.qd = DualQueue(rate, classic_buffer, ll_buffer, params, ll_rate, rng=rng or random.Random(0))
+        self.busy = False
+        self.free_at = 0.0
+        self.accepted = self.dropped = self.lost = self.measured = 0
+        self.wait_sum = self.wait_byte_sum = 0.0
+        self.measure_from = 0.0
+        self.l_waits: list = []  # queueing delay of each low-latency packet sent after measure_from
+        self.c_waits: list = []
+
+    @property
+    def sink(self):
+        return self._sink
+
+    @sink.setter
+    def sink(self, value) -> None:
+        self._sink = value
+        self.sink_receive = value.receive if value is not None else None
+        self.route = getattr(value, "receivers", None)
+
+    @property
+    def limit(self) -> int:
+        return self.qd.classic_limit
+
+    @property
+    def early_drops(self) -> int:
+        return self.qd.early_drops
+
+    def waiting_bytes(self) -> int:
+        return self.qd.c_bytes + self.qd.l_bytes
+
+    def send(self, pkt) -> bool:
+        engine = self.engine
+        now = engine.now
+        wire = pkt.size + self.overhead
+        out = self.qd.enqueue(pkt, wire, now, pkt.flow, pkt.ecn)
+        if out == DROPPED:
+            self.dropped += 1
+            return False
+        if out == LOW_LATENCY_MARKED:
+            pkt.ecn = CE
+        elif out == SANCTIONED:
+            pass  # it waits in the classic queue; its codepoint is left as it was
+        self.accepted += 1
+        if not self.busy:
+            self.busy = True
+            self._serve()
+        return True
+
+    receive = send
+
+    def _tokens_ready(self, now: float, need: int) -> float:
+        """The earliest time >= now the sustained (and peak) bucket hold ``need`` bytes."""
+        t = now
+        tok = min(self.burst, self.tokens + (now - self.t_tokens) * self.rate)
+        if tok < need:
+            t = now + (need - tok) / self.rate
+        if self.peak is not None:
+            ptok = min(self.peak_burst, self.ptokens + (now - self.t_ptokens) * self.peak)
+            if ptok < need:
+                t = max(t, now + (need - ptok) / self.peak)
+        return t
+
+    def _serve(self, _=None) -> None:
+        engine = self.engine
+        now = engine.now
+        qd = self.qd
+        if not len(qd):
+            self.busy = False
+            return
+        # wait for the shaper before choosing, so a low-latency packet arriving meanwhile goes first
+        need = min(qd.lq[0][1] if qd.lq else 1 << 30, qd.cq[0][1] if qd.cq else 1 << 30)
+        ready = self._tokens_ready(now, need)
+        if ready > now + 1e-12:
+            engine.at(ready, self._serve)
+            return
+        pkt, wire, t_enq, low_latency = qd.dequeue(now)
+        start = self._tokens_ready(now, wire)  # the other head may have been larger
+        tok = min(self.burst, self.tokens + (start - self.t_tokens) * self.rate)
+        self.tokens = tok - wire
+        self.t_tokens = start
+        if self.peak is not None:
+            ptok = min(self.peak_burst, self.ptokens + (start - self.t_ptokens) * self.peak)
+            self.ptokens = ptok - wire
+            self.t_ptokens = start
+        end = start + wire / self.capacity
+        self.free_at = end
+        wait = start - t_enq
+        if t_enq >= self.measure_from:
+            self.measured += 1
+            self.wait_sum += wait
+            (self.l_waits if low_latency else self.c_waits).append(wait)
+        if start > self.measure_from:
+            self.wait_byte_sum += wire * (start - max(t_enq, self.measure_from))
+        engine.at(end, self._serve)
+        loss = self.loss
+        if loss is not None and loss.lost():
+            self.lost += 1
+            return
+        engine.seq += 1
+        route = self.route
+        heappush(engine.heap, (end + self.delay, engine.seq,
+                               route[pkt.flow] if route is not None else self.sink_receive, pkt))
+
+
+def _seed_rng(sc) -> random.Random:
+    return random.Random((sc.seed * 1_000_003) ^ 0xA0A0)  # its own stream: AQM coin tosses never shift others
+
+
+def make_pie_link(engine, sc, sink, loss) -> PieLink:
+    """A ``run.LINKS`` factory: the scenario's shaped flow with DOCSIS-PIE (``mac_params``: PieParams fields)."""
+    params = PieParams(**(sc.mac_params or {}))
+    return PieLink(engine, sink, capacity=sc.channel or sc.peak or sc.rate, delay=sc.rtt / 2.0,
+                   buffer=sc.buffer, rate=sc.rate, burst=sc.burst, peak=sc.peak, overhead=sc.overhead,
+                   loss=loss, name="bottleneck", pie=params, rng=_seed_rng(sc))
+
+
+def make_dualq_link(engine, sc, sink, loss) -> DualQueueLink:
+    """A ``run.LINKS`` factory: the scenario's shaped flow as an LLD aggregate service flow."""
+    kw = dict(sc.mac_params or {})
+    ll_buffer = kw.pop("ll_buffer", None)
+    ll_rate = kw.pop("ll_rate", None)
+    if "classic" in kw and isinstance(kw["classic"], dict):
+        kw["classic"] = PieParams(**kw["classic"])
+    return DualQueueLink(engine, sink, capacity=sc.channel or sc.peak or sc.rate, rate=sc.rate,
+                         delay=sc.rtt / 2.0, burst=sc.burst, peak=sc.peak, overhead=sc.overhead, loss=loss,
+                         classic_buffer=sc.buffer, ll_buffer=ll_buffer, params=DualQParams(**kw),
+                         ll_rate=ll_rate, rng=_seed_rng(sc), name="bottleneck")
