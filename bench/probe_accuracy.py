@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hfcprov.emu import shaping, topology
 from hfcprov.emu.measure import measure
-from hfcprov.flows import BufferControl, ServiceFlow
+from hfcprov.model import BufferControl, ServiceFlow
 from hfcprov.probe.run import ProbeSpec
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
 

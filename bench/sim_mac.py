@@ -9,10 +9,10 @@ against White et al. (2011).
 speed      events/s and CPU time of 60 simulated seconds (one NewReno flow, 10 Mb/s,
            64 KiB, 40 ms) with the token-bucket link (the peer) and with the MAC;
            medians of --repeat runs and their ratio.
-fit        every point White et al. report in their text (hfcprov.sim.mac.WHITE_2011_POINTS):
+fit        every point White et al. report in their text (bench/white2011.py):
            measured, token-bucket link (what a Linux byte-queue emulation or ns-3 give),
-           and the calibrated MAC (hfcprov.sim.mac.CALIBRATED), with the log-error of each.
-calibrate  the grid search that chose CALIBRATED; prints the best configurations.
+           and the calibrated MAC (MacParams() defaults), with the log-error of each.
+calibrate  the grid search that chose the MacParams() defaults; prints the best configurations.
 """
 
 from __future__ import annotations
@@ -25,9 +25,11 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from white2011 import CALIBRATED_MAC, HOSTS_TCP, WHITE_2011_POINTS, point_error, white_scenario
 
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run, run_many
-from hfcprov.sim.mac import CALIBRATED, WHITE_2011_POINTS, point_error, white_scenario
 
 
 def speed(repeat: int) -> None:
@@ -52,7 +54,7 @@ def speed(repeat: int) -> None:
 
 
 def white_scenario_from(base: Scenario) -> Scenario:
-    return base.replace(mac="docsis", mac_params=dict(CALIBRATED["mac_params"]))
+    return base.replace(mac="docsis", mac_params=dict(CALIBRATED_MAC))
 
 
 def evaluate(mac_params, tcp, seeds, duration, jobs):
@@ -77,8 +79,8 @@ def score(rows) -> float:
 
 
 def fit(seeds: int, duration: float, jobs: int) -> None:
-    tb = evaluate(None, CALIBRATED["tcp"], seeds, duration, jobs)
-    mac = evaluate(CALIBRATED["mac_params"], CALIBRATED["tcp"], seeds, duration, jobs)
+    tb = evaluate(None, HOSTS_TCP, seeds, duration, jobs)
+    mac = evaluate(CALIBRATED_MAC, HOSTS_TCP, seeds, duration, jobs)
     print(f"{'rate':>5} {'buf':>5} {'rtt':>4} {'n':>2} | {'White':>6} {'tbucket':>7} {'MAC':>6} | "
           f"{'ping W':>7} {'tb':>6} {'MAC':>6} | source")
     for (p, g_tb, ping_tb), (_, g_mac, ping_mac) in zip(tb, mac):
@@ -108,7 +110,7 @@ def calibrate(seeds: int, duration: float, jobs: int, top: int, presets: list[st
     for combo in itertools.product(*(grid[k] for k in keys)):
         c = dict(zip(keys, combo))
         mac_params = {"preset": c["preset"], "map_advance": c["map_advance"], **ACCOUNTING[c["accounting"]]}
-        tcp = {**CALIBRATED["tcp"], "variant": c["variant"]}
+        tcp = {**HOSTS_TCP, "variant": c["variant"]}
         rows = evaluate(mac_params, tcp, seeds, duration, jobs)
         s = score(rows)
         results.append((s, c, rows))

@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hfcprov.config import encode, parse_text
-from hfcprov.flows import service_flows
+from hfcprov.model import service_flows
 from hfcprov.snmp import agentdata, oids
 from hfcprov.snmp.audit import DRIFTED, IN_SYNC, AuditTarget, ExpectedConfigs, audit_all
 from hfcprov.snmp.client import Credentials

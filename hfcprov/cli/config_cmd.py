@@ -20,6 +20,20 @@ def _secret(path):
     return read_secret(path) if path else None
 
 
+def _read(path, secret=None, strict=False):
+    """The config at ``path``; a lenient decode's warnings go to stderr, one line each."""
+    from hfcprov.config import read_config
+
+    tree = read_config(path, secret, strict=strict)
+    for warning in tree.warnings:
+        click.echo(f"hfcprov: warning: {warning}", err=True)
+    return tree
+
+
+STRICT = click.option("--strict", is_flag=True, help="Binary input: refuse odd fields and a wrong or missing CM MIC"
+                                                     " instead of warning.")
+
+
 def _outputs(sources: tuple[str, ...], out: str | None, suffix: str) -> list[Path | None]:
     """One output path per source: OUT itself for one source, OUT/<stem><suffix> for several."""
     if out is None:
@@ -43,16 +57,22 @@ def config():
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", required=True, help="Output file, or a directory for several inputs.")
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (adds the CMTS MIC).")
-def encode(sources, out, secret_file):
+@STRICT
+def encode(sources, out, secret_file, strict):
     """Build binary config files from text/YAML/JSON (or re-encode binary) SOURCES."""
+    from hfcprov.config import ConfigError
     from hfcprov.config import encode as encode_tree
-    from hfcprov.config import read_config
     from hfcprov.fileio import atomic_write
 
     secret = _secret(secret_file)
     targets = _outputs(sources, out, ".cm")
     # Encode everything first: one bad input leaves no output at all.
-    blobs = [encode_tree(read_config(src), secret) for src in sources]
+    blobs = []
+    for src in sources:
+        try:
+            blobs.append(encode_tree(_read(src, strict=strict), secret))
+        except ConfigError as err:
+            raise err.at(source=str(src))
     for target, blob in zip(targets, blobs):
         atomic_write(target, blob)
     if len(sources) > 1:
@@ -65,15 +85,19 @@ def encode(sources, out, secret_file):
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="Verify both MICs with this shared secret.")
 @click.option("-o", "--output", "out", help="Write here (a directory for several inputs) instead of stdout.")
 @click.option("--names", is_flag=True, help="Text form: show SNMP OIDs by their MIB names (from mibs/).")
-def decode(files, fmt, secret_file, out, names):
-    """Show config FILES (binary or any text form) as text, YAML or JSON."""
-    from hfcprov.config import read_config, render_json, render_text, render_yaml
+@STRICT
+def decode(files, fmt, secret_file, out, names, strict):
+    """Show config FILES (binary or any text form) as text, YAML or JSON.
+
+    Binary files are decoded leniently: a field that does not fit its type is shown as a GenericTLV
+    and named in a warning (byte offset, TLV path), as is a wrong or missing CM MIC."""
+    from hfcprov.config import render_json, render_text, render_yaml
     from hfcprov.fileio import atomic_write
 
     render = {"text": lambda t: render_text(t, names=names), "yaml": render_yaml, "json": render_json}[fmt]
     secret = _secret(secret_file)
     targets = _outputs(files, out, SUFFIX[fmt])
-    texts = [render(read_config(f, secret)) for f in files]
+    texts = [render(_read(f, secret, strict)) for f in files]
     for f, target, text in zip(files, targets, texts):
         if target is None:
             if len(files) > 1:
@@ -115,10 +139,9 @@ def verify(files, secret_file):
 @click.argument("b", type=click.Path(dir_okay=False))
 def diff(a, b):
     """Semantic differences between two configs (any forms), by TLV path. Exit 1 if they differ."""
-    from hfcprov.config import read_config
     from hfcprov.config.diff import diff_trees
 
-    lines = diff_trees(read_config(a), read_config(b))
+    lines = diff_trees(_read(a), _read(b))
     for line in lines:
         click.echo(line)
     if lines:

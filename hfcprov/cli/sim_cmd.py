@@ -58,8 +58,8 @@ def run_cmd(scenario_file, config_file, flow_ref, assignments, as_json, out, plo
 def scenario_from_config(path, flow_ref, assignments):
     """The scenario of one service flow of a config file; --set supplies what the file lacks (rtt, buffer...)."""
     from hfcprov.config import read_config
-    from hfcprov.flows import service_flows
-    from hfcprov.sim.scenario import Scenario, ScenarioError, apply_overrides
+    from hfcprov.model import service_flows
+    from hfcprov.sim.scenario import Scenario, ScenarioError, apply_overrides, flow_keys
 
     flows = service_flows(read_config(path))
     if flow_ref is not None:
@@ -73,26 +73,14 @@ def scenario_from_config(path, flow_ref, assignments):
         if not chosen:
             raise ScenarioError(f"{path}: no service flow with a Max Sustained Traffic Rate to simulate")
     sf = chosen[0]
-    d = service_flow_dict(sf)
+    d = {**flow_keys(sf), **DEFAULT_WORKLOAD}
     d = apply_overrides(d, list(assignments))
-    if d.get("buffer") is None:
-        raise ScenarioError(f"{path}: service flow {sf.path or sf.ref} has no Buffer Control (TLV 24/25.35); "
-                            "give --set buffer=64KiB")
     return Scenario.from_dict(d, source=f"{path} {sf.path}".strip())
 
 
-def service_flow_dict(sf) -> dict:
-    """The scenario keys a ``ServiceFlow`` determines (plain numbers), plus a default workload:
-    one long-lived TCP flow starting at 2 s and 10 pings/s, so idle and loaded latency both show."""
-    d = {"rate": sf.max_sustained_rate, "direction": sf.direction, "rtt": 0.04,
-         "flows": [{"start": 2.0}], "probe_rate": 10, "duration": 20.0, "warmup": 5.0,
-         "buffer": sf.buffer.target or sf.buffer.maximum or sf.buffer.minimum,
-         "name": sf.service_class_name or sf.path or ""}
-    if sf.max_traffic_burst:
-        d["burst"] = sf.max_traffic_burst
-    if sf.peak_rate:
-        d["peak"] = sf.peak_rate
-    return d
+# What `sim run --config` adds to the flow's own keys: one long-lived TCP flow starting
+# at 2 s and 10 pings/s, so idle and loaded latency both show.
+DEFAULT_WORKLOAD = {"rtt": 0.04, "flows": [{"start": 2.0}], "probe_rate": 10, "duration": 20.0, "warmup": 5.0}
 
 
 @sim.command("sweep")

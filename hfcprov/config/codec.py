@@ -11,27 +11,36 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from hfcprov.config.dictionary import CM_MIC, CMTS_MIC, END, FRAGMENTED, MAX_VALUE, PAD, ROOT, Spec
+from hfcprov.config.dictionary import (CM_MIC, CMTS_MIC, END, FRAGMENTED, MAX_VALUE, PAD, ROOT, Spec,
+                                       children_for)
 from hfcprov.config.errors import ConfigError
+from hfcprov.config.framing import CMTS_MIC_ORDER, assemble, cmts_mic, prepare
 from hfcprov.config.tree import ConfigTree, Layout, Tlv
 from hfcprov.config.types import RAW
 
-# DOCSIS 1.1+ CMTS MIC input: for each code in this order, every TLV of that code in
-# file order (type, length and value). 6 is the CM MIC itself.
 # Values in BER may use encodings we would not produce (long-form lengths...); such a
 # value is kept as raw bytes so the file re-encodes to the same bytes.
 BER_TYPES = ("snmp_varbind_ber", "ber_oid", "ber_oid+uint8")
 RAW_TYPES = ("bytes", "md5_digest", "empty")  # leaf types whose value is bytes anyway
-CMTS_MIC_ORDER = (1, 2, 3, 4, 17, 43, 6, 18, 19, 20, 22, 23, 24, 25, 28, 29, 26, 35, 36, 37, 40)
+MIC_NAMES = {CM_MIC: "CM MIC (TLV 6)", CMTS_MIC: "CMTS MIC (TLV 7)"}
 
 
-def decode(data: bytes, secret: bytes | None = None) -> ConfigTree:
-    """Decode a binary config file; with ``secret``, verify both MICs first."""
+def decode(data: bytes, secret: bytes | None = None, *, strict: bool = False) -> ConfigTree:
+    """Decode a binary config file; with ``secret``, verify both MICs first.
+
+    Lenient: a known TLV whose bytes do not fit its type is kept as raw bytes, a wrong or missing CM
+    MIC is noted, each in ``tree.warnings`` (a ``ConfigError`` naming offset and TLV path); the file
+    still re-encodes byte for byte. ``strict``: the first warning is raised instead. Broken framing
+    (a length overrunning the file or its parent TLV) is always an error."""
     data = bytes(data)
+    if not data:
+        raise ConfigError("empty file: no TLVs, no CM MIC")
     if secret is not None:
         verify(data, secret)
     tree = ConfigTree()
+    warnings = tree.warnings
     marks: list[tuple[int, int]] = []
+    kept: dict[int, bytes] = {}
     end_marker, tail = False, b""
     pos, last_fragmented = 0, False
     while pos < len(data):
@@ -46,10 +55,7 @@ def decode(data: bytes, secret: bytes | None = None) -> ConfigTree:
             break
         raw, end = _read(data, pos, str(code))
         if code in (CM_MIC, CMTS_MIC):
-            if len(raw) != 16:
-                raise ConfigError(f"MIC must be 16 bytes, not {len(raw)}", offset=pos, path=str(code))
-            marks.append((len(tree.tlvs), code))
-            setattr(tree, "cm_mic" if code == CM_MIC else "cmts_mic", raw)
+            _mic(tree, data, pos, code, raw, marks, kept)
             last_fragmented = False
         elif code in FRAGMENTED and last_fragmented and tree.tlvs[-1].code == code:
             node = tree.tlvs[-1]
@@ -57,17 +63,45 @@ def decode(data: bytes, secret: bytes | None = None) -> ConfigTree:
             node.value += raw
             node.fragments = None if sizes == _split_sizes(len(node.value), FRAGMENTED[code]) else sizes
         else:
-            node = _decode_node(ROOT.children.get(code), code, raw, pos, str(code))
+            node = _decode_node(ROOT.children.get(code), code, raw, pos, str(code), warnings)
             if code in FRAGMENTED and len(raw) > FRAGMENTED[code]:
                 node.fragments = (len(raw),)  # longer than the standard fragment: keep as is
             tree.tlvs.append(node)
             last_fragmented = code in FRAGMENTED
         pos = end
+    if tree.cm_mic is None:
+        warnings.append(ConfigError("no CM MIC (TLV 6): a cable modem refuses this file", path="6"))
     n = len(tree.tlvs)
-    standard_marks = [m for m in ([(n, CM_MIC)] + ([(n, CMTS_MIC)] if tree.cmts_mic else []))]
-    if not (marks == standard_marks and end_marker and tail == b"\0" * _pad(pos + 1)):
-        tree.layout = Layout(marks=marks, end_marker=end_marker, tail=tail)
+    standard_marks = [(n, CM_MIC)] + ([(n, CMTS_MIC)] if tree.cmts_mic else [])
+    if not (marks == standard_marks and not kept and end_marker and tail == b"\0" * _pad(pos + 1)):
+        tree.layout = Layout(marks=marks, end_marker=end_marker, tail=tail, kept=kept)
+    if strict and warnings:
+        raise warnings[0]
     return tree
+
+
+def _mic(tree: ConfigTree, data: bytes, pos: int, code: int, raw: bytes, marks: list, kept: dict) -> None:
+    """A MIC TLV met at ``pos``: the first of each code is the file's; later ones are recomputed on encode
+    when they were right (a second CM MIC over what precedes it, a CMTS MIC equal to the first), else kept."""
+    k = len(marks)
+    marks.append((len(tree.tlvs), code))
+    if len(raw) != 16:
+        kept[k] = raw
+        tree.warnings.append(ConfigError(f"{MIC_NAMES[code]} is {len(raw)} bytes, not 16: kept as it is",
+                                         offset=pos, path=str(code)))
+    elif code == CM_MIC:
+        right = hashlib.md5(data[:pos]).digest() == raw
+        if tree.cm_mic is None:
+            tree.cm_mic = raw
+            if not right:
+                tree.warnings.append(ConfigError("CM MIC (TLV 6) mismatch: the file was changed after it was made",
+                                                 offset=pos, path="6"))
+        elif not right:
+            kept[k] = raw
+    elif tree.cmts_mic is None:
+        tree.cmts_mic = raw
+    elif raw != tree.cmts_mic:
+        kept[k] = raw
 
 
 def _split_sizes(total: int, size: int) -> tuple[int, ...]:
@@ -94,25 +128,25 @@ def _read(data: bytes, pos: int, path: str, base: int = 0, parent: bool = False)
     return data[pos + 2:end], end
 
 
-def _decode_node(spec: Spec | None, code: int, raw: bytes, offset: int, parent_path: str, sub: int | None = None) -> Tlv:
+def _decode_node(spec: Spec | None, code: int, raw: bytes, offset: int, parent_path: str, warnings: list,
+                 sub: int | None = None) -> Tlv:
     # the path string is built only when needed (errors, children): most TLVs are leaves
     path = parent_path if sub is None else f"{parent_path}.{sub}"
     if spec is None:
         return Tlv(code, bytes(raw))  # unknown: kept as raw bytes, rendered as hex
     if spec.compound:
-        children, pos, base, n = [], 0, offset + 2, len(raw)
-        kids = spec.children
-        while pos < n:
+        subs, pos, base, n = [], 0, offset + 2, len(raw)
+        while pos < n:  # the framing first: a length overrunning its parent is an error, never lenient
             sub_code = raw[pos]
             end = pos + 2 + (raw[pos + 1] if pos + 1 < n else 0)
             if pos + 2 > n or end > n:
                 _read(raw, pos, f"{path}.{sub_code}", base, parent=True)  # raises with the details
-            try:
-                children.append(_decode_node(kids.get(sub_code), sub_code, raw[pos + 2:end], base + pos,
-                                             path, sub_code))
-            except ConfigError as err:
-                raise err.at(offset=base + pos, path=f"{path}.{sub_code}")
+            subs.append((sub_code, pos, end))
             pos = end
+        kids = spec.children
+        if spec.vendor_specific:
+            kids = children_for(spec, [(c, raw[p + 2:e]) for c, p, e in subs if c == 8][:1])
+        children = [_decode_node(kids.get(c), c, raw[p + 2:e], base + p, path, warnings, c) for c, p, e in subs]
         return Tlv(code, None, children)
     try:
         value = spec.decode(raw)
@@ -120,7 +154,8 @@ def _decode_node(spec: Spec | None, code: int, raw: bytes, offset: int, parent_p
         if spec.type in BER_TYPES and spec.length_ok(len(raw)) is None:
             value = bytes(raw)  # BER we do not re-encode identically: keep the bytes as they are
         else:
-            raise err.at(offset=offset, path=path)
+            warnings.append(ConfigError(f"{err.message}; kept as raw bytes", offset=offset, path=path))
+            return Tlv(code, bytes(raw), unfit=True)
     else:
         if spec.type in BER_TYPES and _reencode(spec, value) != raw:
             value = bytes(raw)
@@ -149,8 +184,10 @@ def _value(spec: Spec | None, node: Tlv, prefix: str) -> bytes:
         if spec is not None and not spec.compound:
             raise ConfigError(f"{spec.name} takes a value, not sub-TLVs")
         inner = f"{prefix}{node.code}."
-        kids = spec.children if spec is not None else {}
+        kids = {} if spec is None else children_for(spec, node.children) if spec.vendor_specific else spec.children
         return b"".join([encode_tlv(kids.get(c.code), c, inner) for c in node.children])
+    if node.unfit:  # decoded leniently: written back as it was read
+        return bytes(value)
     # Raw bytes given for a typed leaf (BER kept byte for byte, or a GenericTLV with a known code) are
     # checked below as bytes; anything else goes through the value type. Runs for every leaf of every file.
     if spec is not None and spec.vtype is not None and (
@@ -195,14 +232,19 @@ def _long_or_bad(spec: Spec | None, node: Tlv, raw: bytes, prefix: str) -> bytes
         return bytes(out)
     if len(raw) > MAX_VALUE:
         name = spec.name if spec else "value"
+        spans = ", ".join(map(str, FRAGMENTED))
         raise ConfigError(f"{name} is {len(raw)} bytes; a TLV value holds at most {MAX_VALUE}"
-                          " (only the CVC chains 81/82 may span several TLVs)", path=path)
+                          f" (only TLVs {spans} may span several TLVs)", path=path)
     return bytes((node.code, len(raw))) + raw
 
 
 def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:
     """Binary config file: the TLVs, CM MIC, CMTS MIC (computed with ``secret``, else the
-    decoded one if any), end marker and padding, in the tree's layout or the standard one."""
+    decoded one if any), end marker and padding, in the tree's layout or the standard one.
+    A tree whose source carried a CMTS MIC (YAML/JSON ``CmtsMic``) needs the secret to write it."""
+    if secret is None and tree.cmts_mic is None and tree.carries_cmts_mic:
+        raise ConfigError("the source carries a CMTS MIC (TLV 7), which needs the shared secret (--secret-file);"
+                          " remove CmtsMic from it to write a file without one", path="7")
     return assemble(content_items(tree.tlvs), secret, layout=tree.layout, decoded_cmts_mic=tree.cmts_mic)
 
 
@@ -216,61 +258,6 @@ def content_items(tlvs) -> list[tuple[int, bytes]]:
                               path=str(t.code))
         items.append((t.code, encode_tlv(ROOT.children.get(t.code), t)))
     return items
-
-
-def assemble(items: list[tuple[int, bytes]], secret: bytes | None = None, *, layout: Layout | None = None,
-             decoded_cmts_mic: bytes | None = None, digests: bool = True) -> bytes:
-    """The file around ``content_items``: CM MIC, CMTS MIC (from ``secret``, else ``decoded_cmts_mic``),
-    end marker and padding, where ``layout`` puts them (None: the standard trailer).
-    ``digests=False``: both MICs are zeros, for a caller that writes them itself (the TFTP server,
-    which stamps each request's copy)."""
-    n = len(items)
-    if layout is None:  # after the content: CM MIC, CMTS MIC (when there is one), 0xFF, padding
-        marks = [(n, CM_MIC)] + ([(n, CMTS_MIC)] if secret is not None or decoded_cmts_mic else [])
-        end_marker, tail = True, None
-    else:
-        marks, end_marker, tail = [(min(i, n), c) for i, c in layout.marks], layout.end_marker, layout.tail
-    out = bytearray()
-    emitted: list[tuple[int, bytes]] = []  # (code, whole TLV) in file order, for the CMTS MIC
-    written = 0  # items already in out
-    for at, code in marks:
-        if at > written:  # the content up to this mark in one join: a template's file has hundreds of TLVs
-            out += b"".join([whole for _, whole in items[written:at]])
-            emitted += items[written:at]
-            written = at
-        if code == PAD:
-            out.append(0)
-            continue
-        if not digests:
-            digest = bytes(16)
-        elif code == CM_MIC:
-            digest = hashlib.md5(out).digest()
-        elif secret is not None:
-            digest = cmts_mic(emitted, secret)
-        elif decoded_cmts_mic is not None:
-            digest = decoded_cmts_mic
-        else:
-            raise ConfigError("the CMTS MIC needs the shared secret (--secret-file)")
-        whole = bytes([code, 16]) + digest
-        out += whole
-        emitted.append((code, whole))
-    out += b"".join([whole for _, whole in items[written:]])
-    if end_marker:
-        out.append(END)
-    out += b"\0" * _pad(len(out)) if tail is None else tail
-    return bytes(out)
-
-
-def cmts_mic(items: list[tuple[int, bytes]], secret: bytes) -> bytes:
-    """HMAC-MD5 over the TLVs of ``CMTS_MIC_ORDER``, every instance, in file order per code."""
-    by_code: dict[int, list[bytes]] = {}
-    for code, whole in items:
-        by_code.setdefault(code, []).append(whole)
-    mac = hmac.new(bytes(secret), digestmod=hashlib.md5)
-    for code in CMTS_MIC_ORDER:
-        for whole in by_code.get(code, ()):
-            mac.update(whole)
-    return mac.digest()
 
 
 def _scan(data: bytes):

@@ -10,13 +10,18 @@ from dataclasses import dataclass, field
 
 from hfcprov.config import tlvdata
 from hfcprov.config.errors import ConfigError
+from hfcprov.config.tree import Tlv
 from hfcprov.config.types import TYPES, ValueType
 
 MAX_VALUE = 255  # a TLV length byte
 # Codes with their own handling in the codec, never ordinary TLVs.
 PAD, CM_MIC, CMTS_MIC, END = 0, 6, 7, 255
-# CVC chains: a value may exceed 255 bytes and is split over consecutive TLVs of at most 254.
-FRAGMENTED = {81: 254, 82: 254}
+# Values that may exceed 255 bytes, split over consecutive TLVs of at most 254 (MULPI C.1.2.10/11:
+# the manufacturer and co-signer CVCs; C.1.2.21/22: the CVC chains).
+FRAGMENTED = {32: 254, 33: 254, 81: 254, 82: 254}
+# Sub-TLVs of a VendorSpecific TLV (43, and 43 inside classifiers, flows...) are the dictionary's
+# only under CableLabs' vendor ID; other vendors' sub-TLVs are theirs, kept as raw bytes.
+VENDOR_ID, CABLELABS = 8, b"\xff\xff\xff"
 # Configs built from one tier template repeat most of their values (SNMP objects, filters,
 # service flows), so each spec remembers the values it read from text and the bytes it
 # encoded, up to this many of each; a full memo starts over.
@@ -44,6 +49,7 @@ class Spec:
         self.vtype: ValueType | None = None if self.compound else TYPES[self.type]
         self.fixed = int(self.rule[6:]) if self.rule.startswith("fixed:") and not self.lrange else None
         self.free_length = self.rule in ("var", "nul") and not self.lrange
+        self.vendor_specific = False  # set by _build for VendorSpecific TLVs
         # Only immutable (hashable) values are remembered, so two trees never share a mutable value.
         self._parsed: dict[str, object] = {}  # text -> value
         self._encoded: dict[tuple, bytes] = {}  # (value's type, value) -> its bytes
@@ -178,12 +184,30 @@ def _build() -> Spec:
         index[path] = spec
         parent.children[spec.code] = spec
         _name(parent, name, spec)
+    for spec in index.values():
+        kid = spec.children.get(VENDOR_ID)
+        spec.vendor_specific = spec.compound and kid is not None and kid.name == "VendorIdentifier"
     for path, name in tlvdata.ALIASES:
         if path in index and path != "0":
             index[path].aliases.append(name)
             parent = index[path.rsplit(".", 1)[0] if "." in path else ""]
             _name(parent, name, index[path])
     return root
+
+
+def children_for(spec: Spec, children) -> dict[int, Spec]:
+    """The sub-TLV specs that apply to one instance of ``spec``: its children, except under a
+    VendorSpecific TLV whose VendorIdentifier (sub-TLV 8) is not CableLabs' 0xFFFFFF, where only the
+    VendorIdentifier is known. ``children``: ``Tlv`` nodes or (code, value bytes) pairs."""
+    if not spec.vendor_specific:
+        return spec.children
+    for child in children:
+        code, value = (child.code, child.value) if isinstance(child, Tlv) else child
+        if code == VENDOR_ID:
+            if value == CABLELABS or not isinstance(value, (bytes, bytearray)):
+                return spec.children
+            return {VENDOR_ID: spec.children[VENDOR_ID]}
+    return spec.children
 
 
 def _name(parent: Spec, name: str, spec: Spec) -> None:

@@ -95,9 +95,11 @@ def _line(node) -> int:
 def _from_node(doc, source: str) -> ConfigTree:
     if doc is None:
         raise ConfigError("empty document", source=source)
+    carries = False
     if isinstance(doc, yaml.MappingNode):
         main = None
         for k, v in doc.value:
+            carries = carries or k.value == "CmtsMic"
             if k.value == "Main":
                 main = v
             elif k.value not in MIC_KEYS:
@@ -105,7 +107,7 @@ def _from_node(doc, source: str) -> ConfigTree:
         if main is None:
             raise ConfigError("no 'Main' key", line=_line(doc), source=source)
         doc = main
-    return ConfigTree(tlvs=_entries(doc, ROOT, "", source))
+    return ConfigTree(tlvs=_entries(doc, ROOT, "", source), carries_cmts_mic=carries)
 
 
 def _pairs(node, source):
@@ -199,23 +201,31 @@ def detect(data: bytes) -> str:
     return "yaml"
 
 
-def parse_any(data: bytes | str, source: str = "<input>", secret: bytes | None = None) -> ConfigTree:
+def parse_any(data: bytes | str, source: str = "<input>", secret: bytes | None = None, *,
+              strict: bool = False) -> ConfigTree:
+    """A config in any form, told apart by its content; a binary one is decoded leniently (warnings in
+    ``tree.warnings``, each naming ``source``) unless ``strict``."""
     if isinstance(data, str):
         data = data.encode()
+    if not data.strip():
+        raise ConfigError("empty file: nothing to decode", source=source)
     form = detect(data)
     if form == "binary":
         try:
-            return decode(data, secret)
+            tree = decode(data, secret, strict=strict)
         except ConfigError as err:
             raise err.at(source=source)
+        for warning in tree.warnings:
+            warning.at(source=source)
+        return tree
     text = data.decode("utf-8")
     return {"text": parse_text, "yaml": parse_yaml, "json": parse_json}[form](text, source)
 
 
-def read_config(path, secret: bytes | None = None) -> ConfigTree:
+def read_config(path, secret: bytes | None = None, *, strict: bool = False) -> ConfigTree:
     """A config from a file in any form: binary ``.cm``, ``Main { ... }`` text, YAML or JSON."""
     try:
         data = Path(path).read_bytes()
     except OSError as err:
         raise ConfigError(f"cannot read: {err.strerror}", source=str(path)) from None
-    return parse_any(data, str(path), secret)
+    return parse_any(data, str(path), secret, strict=strict)

@@ -25,7 +25,7 @@ from hfcprov.config.types import hex_text, parse_hex, parse_int, unquote
 # regex (same alternatives, same order as a token-by-token scan), so Python sees ~1/3 of the matches.
 _TOKEN = re.compile(r'''
     (?:[ \t\r\f\v\n]+ | /\*.*?\*/ | //[^\n]* | \#[^\n]*)*
-    (?: (?P<str>"(?:[^"\\\n]|\\.)*") | (?P<punct>[{};]) | (?P<word>[^\s{};"]+) | (?P<eof>\Z) | (?P<bad>.) )
+    (?: (?P<str>"(?:[^"\\\n]|\\[^\n])*") | (?P<punct>[{};]) | (?P<word>[^\s{};"]+) | (?P<eof>\Z) | (?P<bad>.) )
 ''', re.DOTALL | re.VERBOSE)
 
 
@@ -230,9 +230,16 @@ class _Parser:
         return Tlv(code, value)
 
 
+_CMTS_MIC_COMMENT = re.compile(r"/\*\s*CmtsMic\b")
+
+
 def parse_text(text: str, source: str = "<text>") -> ConfigTree:
-    """Parse the ``Main { ... }`` form (the ``Main`` wrapper is optional)."""
-    return _Parser(text, source).parse()
+    """Parse the ``Main { ... }`` form (the ``Main`` wrapper is optional). A ``/* CmtsMic ... */``
+    comment (as ``render_text`` writes) marks the tree as carrying a CMTS MIC (``encode`` then wants
+    the shared secret)."""
+    tree = _Parser(text, source).parse()
+    tree.carries_cmts_mic = "CmtsMic" in text and bool(_CMTS_MIC_COMMENT.search(text))
+    return tree
 
 
 def encode_text(text: str, secret: bytes | None = None, source: str = "<text>") -> bytes:

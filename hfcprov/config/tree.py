@@ -24,6 +24,9 @@ class Tlv:
     # CVC chains (81/82) only: fragment sizes seen on decode when they were not the
     # standard 254-byte split, so the file re-encodes to the same bytes.
     fragments: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+    # Decoded leniently: a known TLV whose bytes do not fit its type, kept as they were (``value`` is the
+    # raw bytes) so the file re-encodes byte for byte; text and YAML show it as a GenericTLV.
+    unfit: bool = field(default=False, compare=False, repr=False)
 
     @property
     def compound(self) -> bool:
@@ -52,11 +55,14 @@ class Layout:
     ``marks``: (index into ``tlvs``, code) pairs in file order, code 6/7 for a MIC or 0 for
     one pad byte, meaning "this came just before ``tlvs[index]``" (index == len: at the end).
     ``end_marker``: whether 0xFF was present. ``tail``: the bytes after 0xFF as they were.
+    ``kept``: mark number -> MIC value written as decoded instead of computed: a second CM MIC that
+    did not match, a second CMTS MIC unlike the first, a MIC TLV that is not 16 bytes long.
     """
 
     marks: list[tuple[int, int]] = field(default_factory=list)
     end_marker: bool = True
     tail: bytes = b""
+    kept: dict[int, bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -67,6 +73,11 @@ class ConfigTree:
     cm_mic: bytes | None = field(default=None, compare=False)
     cmts_mic: bytes | None = field(default=None, compare=False)
     layout: Layout | None = field(default=None, compare=False, repr=False)
+    # What a lenient decode noticed (ConfigError objects naming offset and TLV path), in file order.
+    warnings: list = field(default_factory=list, compare=False, repr=False)
+    # The source carried a CMTS MIC (YAML ``CmtsMic``, a text ``/* CmtsMic */`` comment): encoding without
+    # the shared secret must say so rather than drop it.
+    carries_cmts_mic: bool = field(default=False, compare=False, repr=False)
 
     def __iter__(self):
         return iter(self.tlvs)

@@ -18,98 +18,22 @@ or ports) is split into the aligned blocks that cover it exactly
 matches read the transport header at offset 20 and so also require IHL 5 (no IP
 options), as a home host's packets are.
 
-This module reads the classifier TLVs itself (``classifiers_of``): the service
-flow model (``hfcprov.flows``) has no classifier view, and rates and buffers
-still come only from there.
+The classifiers themselves are read from the file by ``hfcprov.model.classifiers``.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 
 from hfcprov.errors import HfcprovError
+from hfcprov.model import ANY_PROTOCOL, TCP_OR_UDP, Classifier
 
-US_CLASSIFIER, DS_CLASSIFIER = 22, 23
-IP_CLASSIFIER = 9
-ANY_PROTOCOL, TCP_OR_UDP = 256, 257
 TCP, UDP = 6, 17
 MAX_FILTERS = 64  # u32 filters one classifier may expand to before the modem refuses it
 
 
 class ClassifierRefused(HfcprovError):
     """The modem cannot install a classifier; the message is the reason it logs."""
-
-
-@dataclass(frozen=True)
-class Classifier:
-    """One packet classifier as the file gives it (only what the emulated modem uses)."""
-
-    direction: str
-    path: str  # e.g. "22[0]"
-    ref: int | None = None  # .1 ClassifierRef
-    sf_ref: int | None = None  # .3 ServiceFlowRef
-    sfid: int | None = None  # .4 ServiceFlowId
-    priority: int = 0  # .5 RulePriority: higher is tried first
-    active: bool = True  # .6 ActivationState (default active)
-    tos: tuple[int, int, int] | None = None  # 9.1 (low, high, mask)
-    protocol: int = ANY_PROTOCOL  # 9.2
-    src: tuple[int, int] | None = None  # 9.3/9.4 (addr, mask) as integers
-    dst: tuple[int, int] | None = None  # 9.5/9.6
-    src_ports: tuple[int, int] | None = None  # 9.7/9.8
-    dst_ports: tuple[int, int] | None = None  # 9.9/9.10
-
-    @property
-    def name(self) -> str:
-        return f"classifier {self.path}" + (f" (ref {self.ref})" if self.ref is not None else "")
-
-
-def classifiers_of(tree) -> list[Classifier]:
-    """Every TLV 22/23 classifier of a config tree, in file order."""
-    out, seen = [], {US_CLASSIFIER: 0, DS_CLASSIFIER: 0}
-    for t in tree.tlvs:
-        if t.code not in seen or not t.compound:
-            continue
-        path = f"{t.code}[{seen[t.code]}]"
-        seen[t.code] += 1
-        out.append(_classifier(t, path))
-    return out
-
-
-def _int(node, code: int) -> int | None:
-    v = node.get(code)
-    return v if isinstance(v, int) else None
-
-
-def _addr(node, code: int) -> int | None:
-    v = node.get(code)
-    if v is None:
-        return None
-    return int(ipaddress.IPv4Address(v if isinstance(v, str) else bytes(v)))
-
-
-def _classifier(t, path: str) -> Classifier:
-    kw = {}
-    ip = [c for c in t.children if c.code == IP_CLASSIFIER and c.compound]
-    if ip:
-        n = ip[0]
-        tos = n.get(1)
-        if isinstance(tos, (bytes, bytearray)) and len(tos) == 3:
-            kw["tos"] = (tos[0], tos[1], tos[2])
-        if _int(n, 2) is not None:
-            kw["protocol"] = _int(n, 2)
-        for key, a, m in (("src", 3, 4), ("dst", 5, 6)):
-            addr, mask = _addr(n, a), _addr(n, m)
-            if addr is not None:
-                kw[key] = (addr, 0xFFFFFFFF if mask is None else mask)
-        for key, s, e in (("src_ports", 7, 8), ("dst_ports", 9, 10)):
-            start, end = _int(n, s), _int(n, e)
-            if start is not None or end is not None:
-                kw[key] = (0 if start is None else start, 0xFFFF if end is None else end)
-    state = _int(t, 6)
-    return Classifier(direction="upstream" if t.code == US_CLASSIFIER else "downstream", path=path,
-                      ref=_int(t, 1), sf_ref=_int(t, 3), sfid=_int(t, 4), priority=_int(t, 5) or 0,
-                      active=state != 0, **kw)
 
 
 def range_blocks(lo: int, hi: int, width: int, care: int | None = None) -> list[tuple[int, int]]:

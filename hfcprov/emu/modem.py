@@ -6,8 +6,8 @@ Runs inside the modem namespace (started by ``Lab.boot``)::
 
 Boot: fetch the config file by TFTP from the provisioning side, decode it
 (``hfcprov.config.decode``: a bad CM MIC or TLV fails the boot, as on a real
-modem), read its service flows (``hfcprov.flows.service_flows``) and packet
-classifiers (``classify.classifiers_of``), plan each flow's queue
+modem), read its service flows (``hfcprov.model.service_flows``) and packet
+classifiers (``hfcprov.model.classifiers``), plan each flow's queue
 (``shaping.plan``: a flow it cannot honour is refused and the reason logged),
 install every flow's queue and the classifiers steering into them with tc
 (``topology.Lab.apply``; a classifier of a refused flow is logged, not
@@ -66,7 +66,7 @@ class Modem:
 
     def boot(self) -> dict:
         from hfcprov.config import decode
-        from hfcprov.flows import service_flows
+        from hfcprov.model import classifiers, service_flows
         from hfcprov.tftp.client import fetch
 
         self.boots += 1
@@ -86,7 +86,7 @@ class Modem:
             check_cm_mic(data)
             tree = decode(data)
             flows = service_flows(tree)
-            classifiers = classify.classifiers_of(tree)
+            rules = classifiers(tree)
         except HfcprovError as err:
             self.log(f"boot {self.boots}: config file rejected: {err}")
             return self._write({"status": "config-rejected", "config_file": self.filename, "reason": str(err)})
@@ -98,7 +98,7 @@ class Modem:
                 rejected.append(str(err))
                 self.log(f"boot {self.boots}: {err}")
         # the lab's state file belongs to whoever built it
-        for reason in self.lab.apply(plans, classifiers, save=False):
+        for reason in self.lab.apply(plans, rules, save=False):
             rejected.append(reason)
             self.log(f"boot {self.boots}: {reason}")
         for direction, q in self.lab.queues.items():

@@ -1,9 +1,7 @@
 """A service flow as the emulated modem honours it: a token bucket feeding a byte-limited drop-tail queue.
 
-The DOCSIS 3.0 Buffer Control TLVs (24/25.35) give a minimum, target and maximum
-buffer in bytes; the modem picks a size in [minimum, maximum] as close to the
-target as it can, and must refuse the flow when it cannot provide the minimum
-(CM-SP-MULPIv3.0, "Buffer Control"). The flow becomes one ``htb`` class (its
+The queue size is the model's rule (``hfcprov.model.BufferControl.queue_size``:
+MULPI's Buffer Control, the same one the simulator uses). The flow becomes one ``htb`` class (its
 token bucket) whose leaf is a ``bfifo`` of the chosen size in bytes, so the
 queue delay under load is about buffer / rate as on a real modem. How the
 classes and classifiers of all flows fit together: ``topology.Lab.apply`` and
@@ -15,13 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hfcprov.errors import HfcprovError
-from hfcprov.flows import ServiceFlow
+from hfcprov.model import DEFAULT_QUEUE, LARGEST_QUEUE, ServiceFlow
 
 # One Ethernet frame as tbf sees it on a veth (1500 MTU + 14 header): the bucket
 # must hold at least this or tbf drops every full-size packet.
 FRAME = 1514
-# DOCSIS default Maximum Traffic Burst (24/25.9) when the file gives none.
-DEFAULT_BURST = 3044
 # "No rate limit" (DOCSIS rate 0): faster than anything a veth in a namespace carries here.
 NO_LIMIT = "10gbit"
 
@@ -34,8 +30,8 @@ class FlowRejected(HfcprovError):
 class ModemModel:
     """What the emulated modem supports; a real modem's datasheet figures."""
 
-    max_buffer: int = 1024 * 1024  # largest queue it can give one flow, bytes
-    default_buffer: int = 64 * 1024  # its queue when the file has no Buffer Control
+    max_buffer: int = LARGEST_QUEUE  # largest queue it can give one flow, bytes
+    default_buffer: int = DEFAULT_QUEUE  # its queue when the file has no TargetBuffer
     sys_descr: str = "hfcprov emulated cable modem <<HW_REV: 1.0; VENDOR: hfcprov; BOOTR: 1.0; SW_REV: 0.1; MODEL: EMU-1>>"
 
 
@@ -74,20 +70,12 @@ class QueuePlan:
 def plan(flow: ServiceFlow, model: ModemModel | None = None) -> QueuePlan:
     """The queue the modem gives ``flow``, or ``FlowRejected`` saying why not."""
     model = model or ModemModel()
-    where = f"service flow {flow.path or flow.direction}" + (f" (ref {flow.ref})" if flow.ref is not None else "")
-    buf = flow.buffer
-    if buf.minimum is not None and buf.minimum > model.max_buffer:
-        raise FlowRejected(f"{where}: MinimumBuffer {buf.minimum} bytes exceeds the "
-                           f"{model.max_buffer} bytes this modem supports; flow rejected")
-    if buf.minimum is not None and buf.maximum is not None and buf.minimum > buf.maximum:
-        raise FlowRejected(f"{where}: MinimumBuffer {buf.minimum} > MaximumBuffer {buf.maximum}; flow rejected")
-    size = buf.target if buf.target is not None else model.default_buffer
-    lo = buf.minimum if buf.minimum is not None else 0
-    hi = min(buf.maximum if buf.maximum is not None else model.max_buffer, model.max_buffer)
-    size = max(lo, min(size, hi))
-    # A queue smaller than one frame would drop every full-size packet.
-    size = max(size, FRAME)
-    rate = flow.max_sustained_rate or None  # DOCSIS: 0 means no limit
-    burst = max(flow.max_traffic_burst or DEFAULT_BURST, FRAME + 64)
+    reason = flow.buffer.rejection(model.max_buffer)
+    if reason:
+        raise FlowRejected(f"{flow.name}: {reason}")
+    # A queue smaller than one frame would drop every full-size packet (tc's floor, not MULPI's).
+    size = max(flow.queue_size(model.default_buffer, model.max_buffer), FRAME)
+    burst = max(flow.burst, FRAME + 64)
+    rate = flow.rate
     peak = flow.peak_rate if flow.peak_rate and rate and flow.peak_rate > rate else None
     return QueuePlan(direction=flow.direction, rate_bps=rate, burst=burst, peak_bps=peak, buffer=size, flow=flow)

@@ -2,7 +2,7 @@
 
 Every backend turns a ``Point`` into ``RunResult`` objects with the point's
 service flow built the same way: from the tier template when the campaign names
-one (``build.render_tree`` -> ``flows.service_flows``), else straight from the
+one (``tiers.render_tree`` -> ``model.service_flows``), else straight from the
 grid values. The simulator's scenario is built from that one flow, so a
 predicted point and a measured point describe the same configuration.
 """
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from hfcprov import __version__
-from hfcprov.flows import BufferControl, ServiceFlow
+from hfcprov.model import BufferControl, ServiceFlow
 from hfcprov.lab.spec import Campaign, CampaignError, Point
 from hfcprov.results import RunResult
 
@@ -33,7 +33,7 @@ def upstream_flow(campaign: Campaign, point: Point, tree=None) -> ServiceFlow:
         return ServiceFlow(direction="upstream", ref=1, qos_param_set_type=7,
                            max_sustained_rate=point.upstream_rate,
                            buffer=BufferControl(target=point.buffer), buffer_source="24.35")
-    from hfcprov.flows import service_flows
+    from hfcprov.model import service_flows
 
     tree = tree if tree is not None else config_tree(campaign, point)
     ups = [f for f in service_flows(tree) if f.direction == "upstream"]
@@ -60,7 +60,7 @@ def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = No
         flow, rtt=point.rtt, flows=[FlowSpec() for _ in range(point.flows)],
         tcp=TcpOptions(variant=point.congestion_control),
         data_loss=LossSpec(model="bernoulli", rate=point.loss) if point.loss else LossSpec(),
-        probe_rate=1.0 / t.probe_interval,
+        probe_rate=1.0 / t.probe_interval, mac=point.mac,
         # the simulator's duration includes its warm-up; the campaign's counts measured time only
         duration=t.warmup + t.duration, warmup=t.warmup, seed=point.seed, name=point.key)
 
@@ -71,12 +71,20 @@ def simulate(scenario, voice: bool = False) -> RunResult:
     ``voice``: a G.711 call rides beside the bulk flows and ``RunResult.mos`` scores it (White et al. Fig. 9).
     """
     if voice:
-        from hfcprov.sim.voip import run_with_voice
+        from hfcprov.sim.run import run_with_voice
 
-        return run_with_voice(scenario)
-    from hfcprov.sim import run
+        result = run_with_voice(scenario)
+    else:
+        from hfcprov.sim import run
 
-    return run(scenario)
+        result = run(scenario)
+    result.extra["model"] = sim_model_name(scenario.mac)
+    return result
+
+
+def sim_model_name(mac: str) -> str:
+    """How a report names the simulator model behind a figure."""
+    return {"tokenbucket": "sim: token bucket", "docsis": "sim: DOCSIS request-grant MAC"}.get(mac, f"sim: {mac}")
 
 
 def environment(campaign: Campaign) -> dict:

@@ -293,11 +293,18 @@ def _probe(campaign: Campaign, point: Point, server: str, source: str, ns: str |
                      idle=min(2.0, t.warmup or 2.0), cc=cc, probe="icmp", rate=1.0 / t.probe_interval,
                      shaped_rate_bps=point.upstream_rate, source=source)
     if ns is None:
-        return measure(spec)
-    from hfcprov.emu import netns
+        result = measure(spec)
+    else:
+        from hfcprov.emu import netns
 
-    with netns.entered(ns):
-        return measure(spec)
+        with netns.entered(ns):
+            result = measure(spec)
+    result.extra["model"] = MEASURED_MODEL[source]
+    return result
+
+
+# what a measured figure came from, as the report names it
+MEASURED_MODEL = {"emu": "emu: kernel TCP through tc (htb + bfifo)", "modem": "modem: measured"}
 
 
 @contextlib.contextmanager

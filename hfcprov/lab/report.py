@@ -23,17 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hfcprov.fileio import atomic_write
+from hfcprov.lab.schema import CSV_COLUMNS, VARIANT_AXES, variant_label
 from hfcprov.lab.store import Store
 from hfcprov.units import format_bytes, format_duration, format_rate
 
 LATENCY_BUDGET = 0.100  # s of queueing delay under load: below G.114's 150 ms one-way with room for the rest of the path
 THROUGHPUT_SHARE = 0.90  # of the best goodput any tested buffer reached, at every RTT
-
-CSV_COLUMNS = ["idx", "key", "tier", "upstream_rate", "downstream_rate", "buffer", "rtt", "flows",
-               "congestion_control", "loss", "rep", "seed", "state", "error", "source", "duration", "goodput_bps",
-               "shaped_rate_bps", "utilization", "latency_idle_p50", "latency_loaded_mean", "latency_loaded_p50",
-               "latency_loaded_p99", "probe_loss", "packet_loss", "mos"]
-
 
 @dataclass
 class Cell:
@@ -95,26 +90,12 @@ def csv_text(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
-def _variant(row: dict, varying: set[str]) -> str:
-    parts = []
-    if "flows" in varying:
-        parts.append(f"{row['flows']} flow{'s' if row['flows'] != 1 else ''}")
-    if "congestion_control" in varying:
-        parts.append(row["congestion_control"])
-    if "loss" in varying:
-        parts.append(f"loss {row['loss']:.2%}")
-    if "downstream_rate" in varying:
-        parts.append(f"{format_rate(row['downstream_rate'])} down")
-    return ", ".join(parts)
-
-
 def summarize(rows: list[dict]) -> list[Cell]:
     done = [r for r in rows if r["source"] is not None]
-    varying = {k for k in ("flows", "congestion_control", "loss", "downstream_rate")
-               if len({r[k] for r in rows}) > 1}
+    varying = {k for k in VARIANT_AXES if len({r[k] for r in rows}) > 1}
     groups: dict[tuple, list[dict]] = {}
     for r in done:
-        key = (r["source"], r["upstream_rate"], _variant(r, varying), r["rtt"], r["buffer"])
+        key = (r["source"], r["upstream_rate"], variant_label(r, varying), r["rtt"], r["buffer"])
         groups.setdefault(key, []).append(r)
     cells = []
     for (source, rate, variant, rtt, buffer), rs in sorted(groups.items(), key=lambda kv: kv[0]):

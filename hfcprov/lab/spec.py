@@ -5,6 +5,9 @@ tier template, the parameter grid, the traffic, repetitions and whether to run
 the simulator beside every measured point. Every quantity is parsed here, once,
 with ``hfcprov.units``; the rest of ``lab`` sees bits/s, bytes and seconds.
 
+The grid's axes are declared once, as the fields of ``hfcprov.lab.schema.Point``
+(docs/campaign-reference.md is generated from them).
+
 A mistake in the file raises ``CampaignError`` naming the file, the line and
 the key path (``grid.buffer[2]``).
 
@@ -24,6 +27,7 @@ The file (see ``examples/buffer-sweep.yaml``, ``emu-campaign.yaml``, ``lab-campa
       flows: 1                         # parallel upstream TCP flows
       congestion_control: newreno      # reno | newreno | sack | cubic | fast
       loss: 0                          # plant loss: 0.01 or 1%
+      mac: tokenbucket                 # simulator link model: tokenbucket | docsis (request-grant MAC)
     traffic: {duration: 30s, warmup: 5s, probe_interval: 100ms, voip: false}
     repetitions: 3
     simulate: true                     # emu/modem: also predict every point with the simulator
@@ -45,84 +49,14 @@ from pathlib import Path
 import yaml
 
 from hfcprov.errors import HfcprovError, UnitError
-from hfcprov.units import (
-    format_bytes,
-    format_duration,
-    format_rate,
-    parse_bytes,
-    parse_duration,
-    parse_rate,
-)
+from hfcprov.lab.schema import AXES, REQUIRED, Point
+from hfcprov.units import parse_duration
 
 KINDS = ("sim", "emu", "modem")
-CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast")
-
-# grid key -> (parser, default). The order here is the order points are expanded in
-# (the last key varies fastest), so a report's bars come out grouped by rate.
-_REQUIRED = object()
-GRID_KEYS = {
-    "upstream_rate": (parse_rate, _REQUIRED),
-    "downstream_rate": (parse_rate, None),  # None: the campaign leaves the downstream as the template has it
-    "rtt": (parse_duration, 0.04),
-    "buffer": (parse_bytes, _REQUIRED),
-    "flows": (None, 1),
-    "congestion_control": (None, "reno"),
-    "loss": (None, 0.0),
-}
 
 
 class CampaignError(HfcprovError):
     """A campaign file (or a store) that cannot be used, with where and why."""
-
-
-@dataclass(frozen=True)
-class Point:
-    """One grid point and repetition: the unit that is run, stored and resumed."""
-
-    index: int
-    upstream_rate: float  # bits/s: the service flow's MaxRateSustained (TLV 24.8)
-    downstream_rate: float | None  # bits/s (TLV 25.8), None when the campaign does not set it
-    buffer: int  # bytes: TargetBuffer (TLV 24.35.2)
-    rtt: float  # seconds added beyond the modem
-    flows: int  # parallel upstream TCP flows
-    congestion_control: str
-    loss: float  # plant packet loss, fraction
-    rep: int  # repetition, 0-based
-    seed: int
-
-    @property
-    def key(self) -> str:
-        """A readable identity that does not depend on the order of the grid."""
-        ds = format_rate(self.downstream_rate) if self.downstream_rate else "-"
-        return (f"us={format_rate(self.upstream_rate)} ds={ds} buf={format_bytes(self.buffer)} "
-                f"rtt={format_duration(self.rtt)} flows={self.flows} cc={self.congestion_control} "
-                f"loss={self.loss:g} rep={self.rep}")
-
-    @property
-    def tier(self) -> str:
-        """The service tier a point belongs to: what an operator sells (the rates)."""
-        up = format_rate(self.upstream_rate)
-        return f"{up} up" if not self.downstream_rate else f"{format_rate(self.downstream_rate)} down / {up} up"
-
-    def template_vars(self) -> dict:
-        """Variables a tier template sees (plain numbers, names as in the grid)."""
-        d = asdict(self)
-        d["target_buffer"] = self.buffer
-        d["rtt_ms"] = self.rtt * 1e3
-        # the names the shipped tier templates (templates/*.j2) take as per-modem overrides
-        d["us_rate"], d["us_buffer"] = self.upstream_rate, self.buffer
-        if self.downstream_rate:
-            d["ds_rate"] = self.downstream_rate
-        else:
-            del d["downstream_rate"]  # a template's default applies, not an explicit None
-        return d
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Point:
-        return cls(**d)
 
 
 @dataclass(frozen=True)
@@ -161,7 +95,7 @@ class Campaign:
     source: str = "<campaign>"
 
     def points(self) -> list[Point]:
-        keys = list(GRID_KEYS)
+        keys = list(AXES)
         combos = itertools.product(*(self.grid[k] for k in keys), range(self.repetitions))
         out = []
         for i, combo in enumerate(combos):
@@ -298,14 +232,15 @@ class _Reader:
                       secret=None if secret is None else str(secret))
 
     def grid(self, value) -> dict:
-        g = self.mapping(value, ["grid"], set(GRID_KEYS))
+        """Every axis of ``Point`` (hfcprov.lab.schema) parsed by its own declaration."""
+        g = self.mapping(value, ["grid"], set(AXES))
         out = {}
-        for key, (parser, default) in GRID_KEYS.items():
-            raw = g.get(key, default)
-            if raw is _REQUIRED:
+        for key, ax in AXES.items():
+            raw = g.get(key, ax.default)
+            if raw is REQUIRED:
                 self.fail(["grid"], f"the grid needs {key} (one value or a list)")
-            if raw is None and key == "downstream_rate":
-                out[key] = (None,)
+            if raw is None:
+                out[key] = (None,)  # the template decides
                 continue
             items = raw if isinstance(raw, list) else [raw]
             if not items:
@@ -313,19 +248,10 @@ class _Reader:
             values = []
             for i, item in enumerate(items):
                 path = ["grid", key] + ([i] if isinstance(raw, list) else [])
-                if parser is not None:
-                    v = self.unit(parser, item, path)
-                elif key == "flows":
-                    v = self.integer(item, path, minimum=1)
-                elif key == "congestion_control":
-                    v = str(item).lower()
-                    if v not in CONGESTION_CONTROLS:
-                        self.fail(path, f"unknown congestion control {item!r} "
-                                        f"(known: {', '.join(CONGESTION_CONTROLS)})")
-                else:  # loss: a fraction, or a percentage written as "1%"
-                    v = self.fraction(item, path)
-                if key in ("upstream_rate", "buffer") and not v:
-                    self.fail(path, f"{key} must be greater than 0")
+                try:
+                    v = ax.parse(item)
+                except (UnitError, ValueError) as err:
+                    self.fail(path, str(err))
                 if v in values:
                     self.fail(path, f"{item!r} appears twice")
                 values.append(v)
@@ -358,20 +284,6 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             self.fail(path, f"expected a whole number >= {minimum}, got {value!r}")
         return value
-
-    def fraction(self, value, path) -> float:
-        try:
-            if isinstance(value, str) and value.strip().endswith("%"):
-                v = float(value.strip()[:-1]) / 100
-            elif isinstance(value, bool):
-                raise ValueError
-            else:
-                v = float(value)
-        except ValueError:
-            self.fail(path, f"bad loss {value!r}: expected a fraction (0.01) or a percentage (1%)")
-        if not 0 <= v < 1:
-            self.fail(path, f"bad loss {value!r}: must be in [0, 1)")
-        return v
 
 
 def _dotted(path: list) -> str:

@@ -20,12 +20,22 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hfcprov.lab.spec import Campaign, CampaignError, Point
+from hfcprov.lab.schema import (
+    METRIC_NAMES,
+    POINT_COLUMNS,
+    Point,
+    metric_values,
+    point_from_row,
+    point_table_columns,
+    point_values,
+    run_table_columns,
+)
+from hfcprov.lab.spec import Campaign, CampaignError
 from hfcprov.results import RunResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the mac axis, the run's model column
 
-SCHEMA = """
+SCHEMA_TEMPLATE = """
 CREATE TABLE IF NOT EXISTS campaign (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     name TEXT NOT NULL,
@@ -37,18 +47,7 @@ CREATE TABLE IF NOT EXISTS campaign (
 );
 CREATE TABLE IF NOT EXISTS point (
     id INTEGER PRIMARY KEY,
-    idx INTEGER NOT NULL UNIQUE,
-    key TEXT NOT NULL UNIQUE,
-    tier TEXT NOT NULL,
-    upstream_rate REAL NOT NULL,
-    downstream_rate REAL,
-    buffer INTEGER NOT NULL,
-    rtt REAL NOT NULL,
-    flows INTEGER NOT NULL,
-    congestion_control TEXT NOT NULL,
-    loss REAL NOT NULL,
-    rep INTEGER NOT NULL,
-    seed INTEGER NOT NULL,
+    {point_columns},
     state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'running', 'done', 'failed')),
     attempts INTEGER NOT NULL DEFAULT 0,
     error TEXT,
@@ -59,17 +58,7 @@ CREATE TABLE IF NOT EXISTS run (
     id INTEGER PRIMARY KEY,
     point_id INTEGER NOT NULL REFERENCES point(id),
     source TEXT NOT NULL CHECK (source IN ('sim', 'emu', 'modem')),
-    duration REAL NOT NULL,
-    goodput_bps REAL NOT NULL,
-    shaped_rate_bps REAL,
-    utilization REAL,
-    latency_idle_p50 REAL,
-    latency_loaded_mean REAL,
-    latency_loaded_p50 REAL,
-    latency_loaded_p99 REAL,
-    probe_loss REAL,
-    packet_loss REAL,
-    mos REAL,
+    {run_columns},
     result_json TEXT NOT NULL,
     UNIQUE (point_id, source)
 );
@@ -87,8 +76,9 @@ CREATE TABLE IF NOT EXISTS environment (
 );
 """
 
-_POINT_COLS = ("idx", "key", "tier", "upstream_rate", "downstream_rate", "buffer", "rtt", "flows",
-               "congestion_control", "loss", "rep", "seed")
+# the point and run columns come from the one declaration in hfcprov.lab.schema
+SCHEMA = SCHEMA_TEMPLATE.replace("{point_columns}", point_table_columns()).replace(
+    "{run_columns}", run_table_columns())
 
 
 @dataclass
@@ -195,8 +185,8 @@ class Store:
                     (campaign.name, campaign.fingerprint, json.dumps(campaign.to_record(), default=str),
                      campaign.source, SCHEMA_VERSION, time.time()))
                 self.db.executemany(
-                    f"INSERT INTO point ({', '.join(_POINT_COLS)}) VALUES ({', '.join('?' * len(_POINT_COLS))})",
-                    [_point_values(p) for p in points])
+                    f"INSERT INTO point ({', '.join(POINT_COLUMNS)}) VALUES ({', '.join('?' * len(POINT_COLUMNS))})",
+                    [point_values(p) for p in points])
             else:
                 if row["fingerprint"] != campaign.fingerprint:
                     raise CampaignError(
@@ -217,7 +207,7 @@ class Store:
 
     def pending(self) -> list[Point]:
         rows = self.db.execute("SELECT * FROM point WHERE state = 'pending' ORDER BY idx").fetchall()
-        return [point_of(r) for r in rows]
+        return [point_from_row(r) for r in rows]
 
     def mark_running(self, point: Point) -> None:
         with self.transaction():
@@ -248,13 +238,10 @@ class Store:
         return row["id"]
 
     def _insert_run(self, point_id: int, r: RunResult) -> None:
-        li, ll = r.latency_idle, r.latency_loaded
+        cols = ("point_id", "source", *METRIC_NAMES, "result_json")
         cur = self.db.execute(
-            "INSERT INTO run (point_id, source, duration, goodput_bps, shaped_rate_bps, utilization, "
-            "latency_idle_p50, latency_loaded_mean, latency_loaded_p50, latency_loaded_p99, probe_loss, "
-            "packet_loss, mos, result_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (point_id, r.source, r.duration, r.goodput_bps, r.shaped_rate_bps, r.utilization, li.p50,
-             ll.mean, ll.p50, ll.p99, ll.loss, r.packet_loss, r.mos, json.dumps(r.to_dict(series=False))))
+            f"INSERT INTO run ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+            (point_id, r.source, *metric_values(r), json.dumps(r.to_dict(series=False))))
         run_id = cur.lastrowid
         for name, samples in r.series.items():
             self.db.executemany("INSERT INTO series (run_id, name, t, value) VALUES (?, ?, ?, ?)",
@@ -275,11 +262,15 @@ class Store:
 
     def rows(self) -> list[dict]:
         """One row per run (or per failed/unrun point, with source None), grid values and headline figures."""
-        q = ("SELECT p.*, r.id AS run_id, r.source, r.duration, r.goodput_bps, r.shaped_rate_bps, r.utilization, "
-             "r.latency_idle_p50, r.latency_loaded_mean, r.latency_loaded_p50, r.latency_loaded_p99, "
-             "r.probe_loss, r.packet_loss, r.mos FROM point p LEFT JOIN run r ON r.point_id = p.id "
+        have = {c[1] for c in self.db.execute("PRAGMA table_info(run)")}  # a store may predate a metric
+        metrics = ", ".join(f"r.{m}" if m in have else f"NULL AS {m}" for m in METRIC_NAMES)
+        q = (f"SELECT p.*, r.id AS run_id, r.source, {metrics} FROM point p LEFT JOIN run r ON r.point_id = p.id "
              "ORDER BY p.idx, r.source")
-        return [dict(r) for r in self.db.execute(q)]
+        rows = [dict(r) for r in self.db.execute(q)]
+        for r in rows:  # axes a store predates: their default
+            for name, value in point_from_row(r).to_dict().items():
+                r.setdefault(name, value)
+        return rows
 
     def result(self, run_id: int, series: bool = True) -> RunResult:
         row = self.db.execute("SELECT result_json FROM run WHERE id = ?", (run_id,)).fetchone()
@@ -329,14 +320,3 @@ class _Transaction:
     def __exit__(self, exc_type, exc, tb):
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
         return False
-
-
-def _point_values(p: Point) -> tuple:
-    return (p.index, p.key, p.tier, p.upstream_rate, p.downstream_rate, p.buffer, p.rtt, p.flows,
-            p.congestion_control, p.loss, p.rep, p.seed)
-
-
-def point_of(row) -> Point:
-    return Point(index=row["idx"], upstream_rate=row["upstream_rate"], downstream_rate=row["downstream_rate"],
-                 buffer=row["buffer"], rtt=row["rtt"], flows=row["flows"],
-                 congestion_control=row["congestion_control"], loss=row["loss"], rep=row["rep"], seed=row["seed"])

@@ -6,7 +6,7 @@ Public API (the lab runner, ``hfcprov buffer table`` and the CLI use only this):
     sc = Scenario(rate=2e6, buffer=64 * 1024, rtt=0.04, duration=30, probe_rate=10)
     result = run(sc)                      # hfcprov.results.RunResult, source="sim"
     results = run_many([sc, ...], jobs=4) # processes; input order kept
-    Scenario.from_service_flow(sf, rtt=0.04, flows=[FlowSpec()])  # from hfcprov.flows.ServiceFlow
+    Scenario.from_service_flow(sf, rtt=0.04, flows=[FlowSpec()])  # from hfcprov.model.ServiceFlow
     Scenario.from_dict(yaml_mapping, source="file.yaml")          # units parsed here
 
 Modules and the interfaces between them (units: seconds, bytes, bits/s):
@@ -28,12 +28,13 @@ Link (one direction of one hop) -- link.Link is the token-bucket + drop-tail imp
     ``waiting_bytes() -> int``; counters ``accepted``, ``dropped``, ``lost``, ``measured``,
     ``wait_sum``, ``wait_byte_sum``; attribute ``measure_from`` (warm-up end);
     it calls ``sink.receive(pkt)`` at the far end after queueing, shaping, serialisation,
-    plant loss and propagation. A request-grant MAC (issue 7) is another class with the
-    same surface, registered in ``run.LINKS[name] = "module:factory"`` where
-    ``factory(engine, scenario, sink, loss) -> link``; ``Scenario.mac = name`` selects it
-    (``Scenario.mac_params`` its parameters); ``run.REVERSE_LINKS`` / ``Scenario.reverse_mac``
-    (``reverse_mac_params``) do the same for the ACK direction.
-    TCP only ever calls ``link.send``, so it is untouched by the MAC.
+    plant loss and propagation. Every hop a scenario needs is built by name from the
+    registries of ``links`` (``factory(engine, scenario, sink, loss) -> link``):
+    ``LINKS[scenario.mac]`` (``tokenbucket``; ``docsis``: the request-grant MAC of ``mac``,
+    built by ``mac_link``), ``REVERSE_LINKS[scenario.reverse_mac]`` for the ACK direction,
+    and ``QUEUES[scenario.aqm]``, the queue discipline of the shaped link (``none``:
+    drop-tail; AQMs register here and read ``scenario.aqm_params``).
+    TCP only ever calls ``link.send``, so it is untouched by the MAC or the queue.
 
 loss: ``NoLoss``, ``Bernoulli(rate, rng)``, ``GilbertElliott(rate, burst, rng)``; ``lost() -> bool``.
 
@@ -46,7 +47,8 @@ cc.CongestionControl (window growth only; recovery and RTO stay in tcp.TcpSender
     pre-registered); ``Scenario.tcp.variant = name`` or per flow ``FlowSpec.variant``.
 
 tcp.TcpSender / tcp.TcpReceiver
-    Reno / NewReno / SACK recovery (``TcpOptions.recovery``), RFC 6298 RTO with timer
+    Reno / NewReno / SACK recovery (``TcpOptions.recovery``; the SACK scoreboard is
+    ``ranges.SegmentRanges`` plus counters: no ACK scans the window), RFC 6298 RTO with timer
     granularity and minimum, delayed ACKs, socket-buffer window, super fast retransmit
     (``dupthresh=1``). Counters: ``retransmissions``, ``timeouts``, ``fast_retransmits``.
 
@@ -56,10 +58,11 @@ Traffic (run.py): ``FlowSpec(start, size|None, variant)`` bulk flows; ``ProbeSou
     (``voip.VoiceCall``); ``RunResult.mos`` scores it. ``TcpSender.supply(n)`` limits a
     sender to the first ``n`` segments (a relay forwarding what it has received).
 
-run.Network builds all of the above for one scenario; ``run()`` / ``run_many()`` wrap it.
+run.Network builds all of the above for one scenario; ``run()`` / ``run_many()`` /
+``run_with_voice()`` wrap it. Modules import each other without loops (tests/sim/test_structure.py).
 """
 
-from hfcprov.sim.run import Network, run, run_many
+from hfcprov.sim.run import Network, run, run_many, run_with_voice
 from hfcprov.sim.scenario import (
            FlowSpec,
            LossSpec,
@@ -70,4 +73,4 @@ from hfcprov.sim.scenario import (
 )
 
 __all__ = ["FlowSpec", "LossSpec", "Network", "Scenario", "ScenarioError", "TcpOptions", "VoiceSpec", "run",
-           "run_many"]
+           "run_many", "run_with_voice"]

@@ -12,7 +12,6 @@ base RTT plus the queueing in both buffers.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import random
 import time
@@ -21,15 +20,14 @@ from hfcprov.results import FlowResult, LatencyStats, RunResult
 from hfcprov.sim.cc import congestion_control
 from hfcprov.sim.engine import Engine
 from hfcprov.sim.link import Link
+from hfcprov.sim.links import LINKS, QUEUES, REVERSE_LINKS
+from hfcprov.sim.links import build as build_links
 from hfcprov.sim.loss import make_loss
 from hfcprov.sim.packet import ECHO, PROBE, Packet
-from hfcprov.sim.scenario import SSTHRESH_FROM, Scenario, ScenarioError
+from hfcprov.sim.scenario import SSTHRESH_FROM, Scenario, ScenarioError, VoiceSpec
 from hfcprov.sim.tcp import TcpReceiver, TcpSender
+from hfcprov.sim.voip import CODECS, G711, Codec, VoiceCall
 
-# scenario.mac -> factory(engine, scenario, sink, loss) returning a Link-like object
-LINKS: dict[str, object] = {"docsis": "hfcprov.sim.mac:make_link"}
-# scenario.reverse_mac -> the same kind of factory, for the ACK direction
-REVERSE_LINKS: dict[str, object] = {"docsis": "hfcprov.sim.mac:make_reverse_link"}
 
 
 class Host:
@@ -122,24 +120,10 @@ class Network:
         self.recv_host = Host()
         data_loss = make_loss(sc.data_loss.model, sc.data_loss.rate, sc.data_loss.burst, data_rng)
         ack_loss = make_loss(sc.ack_loss.model, sc.ack_loss.rate, sc.ack_loss.burst, ack_rng)
-        half = sc.rtt / 2.0
-        if sc.mac == "tokenbucket":
-            self.bottleneck = Link(
-                eng, self.recv_host, capacity=sc.channel or sc.peak or sc.rate, delay=half,
-                buffer=sc.buffer, rate=sc.rate, burst=sc.burst, peak=sc.peak,
-                overhead=sc.overhead, loss=data_loss, name="bottleneck")
-        else:
-            self.bottleneck = _link_factory(LINKS, "mac", sc.mac)(eng, sc, self.recv_host, data_loss)
+        self.bottleneck, self.reverse = build_links(eng, sc, self.recv_host, self.send_host, data_loss, ack_loss)
         self.entry = self.bottleneck
         if sc.access_rate:
             self.entry = Link(eng, self.bottleneck, capacity=sc.access_rate, overhead=sc.overhead, name="access")
-        if sc.reverse_mac == "tokenbucket":
-            self.reverse = Link(eng, self.send_host, capacity=sc.reverse_channel, delay=half,
-                                buffer=sc.reverse_buffer, rate=sc.reverse_rate, overhead=sc.overhead,
-                                loss=ack_loss, name="reverse")
-        else:
-            self.reverse = _link_factory(REVERSE_LINKS, "reverse_mac", sc.reverse_mac)(
-                eng, sc, self.send_host, ack_loss)
         self.senders: list[TcpSender] = []
         self.receivers: list[TcpReceiver] = []
         for i, spec in enumerate(sc.flows):
@@ -167,8 +151,6 @@ class Network:
             eng.at(0.0, self.probe.tick)
         self.voice = None
         if sc.voice is not None:
-            from hfcprov.sim.voip import VoiceCall
-
             self.voice = VoiceCall(self, sc.voice)
         self.series: dict[str, list] = {}
         if sc.sample_interval:
@@ -213,7 +195,7 @@ class Network:
         does not make the window look better than the link.
         """
         r = self.receivers[i]
-        segs = r.rcv_nxt + sum(e - s for s, e in r.ranges)
+        segs = r.rcv_nxt + r.held()
         got = segs * self.sc.tcp.mss
         size = self.sc.flows[i].size
         return min(got, size) if size else got
@@ -280,21 +262,18 @@ class Network:
             series=self.series, extra=extra, mos=mos)
 
 
-def _link_factory(registry: dict, key: str, name: str):
-    target = registry.get(name)
-    if target is None:
-        raise ScenarioError(f"{key}: unknown link model {name!r} (known: tokenbucket, {', '.join(registry)})")
-    if isinstance(target, str):
-        module, attr = target.split(":")
-        target = getattr(importlib.import_module(module), attr)
-        registry[name] = target
-    return target
-
-
 def run(scenario: Scenario) -> RunResult:
     """Simulate one scenario; the same scenario (seed included) gives the same result bit for bit."""
     _check(scenario)
     return Network(scenario).run()
+
+
+def run_with_voice(scenario, codec: Codec = G711, jitter_buffer: float = 0.060, tail: float = 3.0):
+    """``hfcprov.sim.run`` with ``Scenario.voice`` set (the lab runner's entry point)."""
+    name = next((k for k, c in CODECS.items() if c == codec), None)
+    if name is None:
+        raise ValueError(f"codec {codec.name}: not in hfcprov.sim.codecs.CODECS")
+    return run(scenario.replace(voice=VoiceSpec(codec=name, jitter_buffer=jitter_buffer, tail=tail)))
 
 
 def _check(sc: Scenario) -> None:
@@ -327,6 +306,14 @@ def _check(sc: Scenario) -> None:
             raise ScenarioError(f"{name}.rate: must be in [0, 1)")
         if loss.model not in ("none", "bernoulli", "gilbert"):
             raise ScenarioError(f"{name}.model: {loss.model!r} is not one of none, bernoulli, gilbert")
+    for key, registry, what in (("mac", LINKS, "link model"), ("reverse_mac", REVERSE_LINKS, "link model"),
+                                ("aqm", QUEUES, "queue discipline")):
+        if getattr(sc, key) not in registry:
+            raise ScenarioError(f"{key}: unknown {what} {getattr(sc, key)!r} (known: {', '.join(registry)})")
+    if sc.aqm_params and sc.aqm == "none":
+        raise ScenarioError("aqm_params: only used with an aqm (known: " + ", ".join(k for k in QUEUES if k != "none") + ")")
+    if sc.aqm != "none" and sc.mac != "tokenbucket":
+        raise ScenarioError("aqm: applies to the shaped link (mac: tokenbucket); the request-grant CM has its own queue")
     if sc.mac_params and sc.mac == "tokenbucket":
         raise ScenarioError("mac_params: only used with mac: docsis (the request-grant MAC)")
     if sc.reverse_mac_params and sc.reverse_mac == "tokenbucket":

@@ -13,6 +13,8 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 
 from hfcprov.errors import HfcprovError
+from hfcprov.model import DEFAULT_MAX_TRAFFIC_BURST, BufferRejected
+from hfcprov.sim.codecs import CODECS
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
 
 
@@ -53,6 +55,8 @@ class TcpOptions:
     # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
     # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
     grow_on_recovery_exit: bool = False
+    # a retransmission is lost again once data sent after it is SACKed (Linux); off: only the RTO finds it
+    detect_lost_retransmit: bool = True
     delayed_ack: bool = True
     delack_count: int = 2
     delack_timeout: float = 0.2  # s
@@ -76,7 +80,7 @@ class LossSpec:
 class VoiceSpec:
     """A voice call beside the flows (White et al. Test 2): ``RunResult.mos`` scores it."""
 
-    codec: str = "g711"  # a name in hfcprov.sim.voip.CODECS
+    codec: str = "g711"  # a name in hfcprov.sim.codecs.CODECS
     jitter_buffer: float = 0.060  # s of de-jitter buffer at the listener
     tail: float = 3.0  # s: the call runs from the end of warm-up to this long before the end
 
@@ -93,7 +97,7 @@ class Scenario:
     rate: float  # bits/s: Max Sustained Traffic Rate of the shaped (bottleneck) service flow
     buffer: int | None  # bytes: drop-tail buffer (Buffer Control target); None: unlimited
     rtt: float = 0.040  # s: base RTT, split equally over the two directions
-    burst: int = 3044  # bytes: Max Traffic Burst
+    burst: int = DEFAULT_MAX_TRAFFIC_BURST  # bytes: Max Traffic Burst
     peak: float | None = None  # bits/s: Peak Traffic Rate
     channel: float | None = None  # bits/s: channel capacity; None: the peak (or sustained) rate
     overhead: int = 18  # bytes of framing per packet on the shaped link (Ethernet header + CRC)
@@ -104,10 +108,14 @@ class Scenario:
     reverse_channel: float = 1e9  # bits/s
     mac: str = "tokenbucket"  # tokenbucket | docsis (request-grant, issue 7)
     # mac: docsis parameters: hfcprov.sim.mac.MacParams fields plus preset (docsis11 | docsis30),
-    # modems (saturating neighbours), buffer_overhead, buffer_block; None: the calibrated set
+    # modems (saturating neighbours), buffer_overhead, buffer_block; None: MacParams() (calibrated)
     mac_params: dict | None = None
     reverse_mac: str = "tokenbucket"  # docsis: ACKs go up through a request-grant CM (downstream data)
     reverse_mac_params: dict | None = None  # as mac_params for that CM; None: DOCSIS 1.1
+    # queue discipline of the shaped service flow (mac: tokenbucket): none (drop-tail) or a name in
+    # hfcprov.sim.links.QUEUES (issue 20's AQMs); aqm_params: that discipline's parameters
+    aqm: str = "none"
+    aqm_params: dict | None = None
     voice: VoiceSpec | None = None  # a voice call beside the flows; None: none
     flows: list[FlowSpec] = field(default_factory=lambda: [FlowSpec()])
     tcp: TcpOptions = field(default_factory=TcpOptions)
@@ -124,20 +132,8 @@ class Scenario:
     # -- construction ---------------------------------------------------------
     @classmethod
     def from_service_flow(cls, sf, **overrides) -> Scenario:
-        """A scenario whose bottleneck is this ``hfcprov.flows.ServiceFlow``."""
-        if not sf.max_sustained_rate:
-            raise ScenarioError(f"service flow {sf.path or sf.ref}: no Max Sustained Traffic Rate to simulate")
-        buffer = sf.buffer.target or sf.buffer.maximum or sf.buffer.minimum
-        kw = {"rate": float(sf.max_sustained_rate), "buffer": buffer, "direction": sf.direction,
-                  "name": sf.service_class_name or sf.path or ""}
-        if sf.max_traffic_burst:
-            kw["burst"] = int(sf.max_traffic_burst)
-        if sf.peak_rate:
-            kw["peak"] = float(sf.peak_rate)
-        kw.update(overrides)
-        if kw.get("buffer") is None:
-            raise ScenarioError(f"service flow {sf.path or sf.ref}: no Buffer Control (TLV 35); give buffer=")
-        return cls(**kw)
+        """A scenario whose bottleneck is this ``hfcprov.model.ServiceFlow`` (``flow_keys``)."""
+        return cls(**{**flow_keys(sf), **overrides})
 
     @classmethod
     def from_dict(cls, d: dict, source: str = "<scenario>") -> Scenario:
@@ -157,6 +153,25 @@ class Scenario:
 
     def replace(self, **kw) -> Scenario:
         return dataclasses.replace(self, **kw)
+
+
+def flow_keys(sf) -> dict:
+    """The scenario keys a ``hfcprov.model.ServiceFlow`` decides: the one mapping from a flow.
+
+    The buffer is the queue a modem gives the flow (``BufferControl.queue_size``, the rule
+    the emulated modem applies too); the burst is the flow's (DOCSIS default 3044).
+    """
+    if not sf.max_sustained_rate:
+        raise ScenarioError(f"{sf.name}: no Max Sustained Traffic Rate to simulate")
+    try:
+        buffer = sf.queue_size()
+    except BufferRejected as err:
+        raise ScenarioError(f"{sf.name}: {err}") from None
+    keys = {"rate": float(sf.max_sustained_rate), "buffer": buffer, "burst": sf.burst,
+            "direction": sf.direction, "name": sf.service_class_name or sf.path or ""}
+    if sf.peak_rate:
+        keys["peak"] = float(sf.peak_rate)
+    return keys
 
 
 # key -> parser for quantities; everything else is converted by its declared type
@@ -214,8 +229,6 @@ def _value(cls, key, value, where):
         if isinstance(value, str):
             value = {"codec": value}
     if cls is VoiceSpec and key == "codec":
-        from hfcprov.sim.voip import CODECS
-
         if value not in CODECS:
             raise ScenarioError(f"{where}: {value!r} is not one of {', '.join(CODECS)}")
         return value
@@ -288,7 +301,7 @@ def _mac_params(value, where: str) -> dict | None:
         return None
     if not isinstance(value, dict):
         raise ScenarioError(f"{where}: expected a mapping of MAC parameters (e.g. {{preset: docsis11}})")
-    from hfcprov.sim.mac import params_from
+    from hfcprov.sim.mac_link import params_from
 
     out = {}
     for k, v in value.items():

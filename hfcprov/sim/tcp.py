@@ -17,8 +17,12 @@ The receiver acknowledges every ``delack_count``-th in-order segment or after
 from __future__ import annotations
 
 import math
+from collections import deque
 
 from hfcprov.sim.packet import ACK, DATA, Packet
+from hfcprov.sim.ranges import SegmentRanges
+
+LOST = -1  # TcpSender.state: deemed lost, not yet resent (a value >= 0: resent, HighData then)
 
 _UNLIMITED = 1 << 60
 
@@ -42,6 +46,9 @@ class TcpSender:
         "high",
         "high_sacked",
         "in_rec",
+        "lost_mark",
+        "lost_n",
+        "lost_retransmits",
         "last_payload",
         "link",
         "lt",
@@ -57,13 +64,16 @@ class TcpSender:
         "retransmissions",
         "rto",
         "rttvar",
-        "rtxed",
+        "rtx_ptr",
+        "rtx_q",
+        "rtx_watch",
         "rwnd",
-        "sacked",
+        "sb",
         "srtt",
         "ssthresh",
         "ssthresh_pipe",
         "started",
+        "state",
         "timeouts",
         "timer_at",
         "total",
@@ -111,9 +121,22 @@ class TcpSender:
         self.started = None
         self.done_at = None
         self.on_done = on_done
-        self.sacked: set = set()
+        # SACK scoreboard (RFC 6675), kept incrementally so an ACK costs the same at any window:
+        # ``sb`` the SACKed ranges; ``state`` per segment deemed lost: LOST (to resend) or, once
+        # resent, the HighData at the time (a retransmission in flight); ``lost_n`` LOST segments;
+        # every unSACKed segment below ``lost_mark`` (the dupthresh-th highest SACKed one) has been
+        # deemed lost (IsLost); ``rtx_ptr`` no LOST segment lies below it.
+        self.sb = SegmentRanges()
+        self.state: dict = {}
+        self.lost_n = 0
+        self.lost_mark = 0
+        self.rtx_ptr = 0
         self.high_sacked = -1
-        self.rtxed: set = set()
+        # Retransmissions in send order with the HighData when sent: one whose later-sent
+        # data is SACKed was lost again (Linux's lost-retransmit rule; FIFO path, no reordering).
+        self.rtx_q: deque = deque()
+        self.rtx_watch = opts.detect_lost_retransmit
+        self.lost_retransmits = 0
 
     # -- sending -----------------------------------------------------------
     def supply(self, segments: int) -> None:
@@ -130,7 +153,7 @@ class TcpSender:
     def flight_bytes(self) -> float:
         """What a loss halves: pipe in SACK recovery (or always, ``ssthresh_from: pipe``),
         else FlightSize without the segments limited transmit sent (RFC 5681 section 3.2)."""
-        if self.recovery == "sack" and (self.in_rec or self.ssthresh_pipe) and self.sacked:
+        if self.recovery == "sack" and (self.in_rec or self.ssthresh_pipe) and self.sb.count:
             return self._pipe() * self.mss
         return (self.nxt - self.una - self.lt_sent) * self.mss
 
@@ -138,6 +161,12 @@ class TcpSender:
         if i < self.high:
             self.retransmissions += 1
             retx = True
+            if self.recovery == "sack":
+                if self.state.get(i) == LOST:
+                    self.lost_n -= 1
+                self.state[i] = self.high
+                if self.rtx_watch:
+                    self.rtx_q.append((i, self.high))
         else:
             self.high = i + 1
             retx = False
@@ -145,7 +174,7 @@ class TcpSender:
         self.link.send(Packet(DATA, self.flow, i, size, self.engine.now, retx))
 
     def try_send(self) -> None:
-        if self.in_rec and self.recovery == "sack":
+        if self.recovery == "sack" and (self.in_rec or self.lost_n):
             self._sack_send()
         else:
             wnd = int(self.cwnd // self.mss) or 1
@@ -187,6 +216,8 @@ class TcpSender:
             new_sack = self._update_scoreboard(pkt.sack)
         una = self.una
         if ack > una:
+            if self.recovery == "sack":
+                self._prune_scoreboard(ack)
             now = self.engine.now
             acked = ack - una
             rtt = None
@@ -198,8 +229,6 @@ class TcpSender:
                 self.nxt = ack  # after go-back-N the receiver already held these
             self.backoff = 1
             if self.in_rec:
-                if self.recovery == "sack" and self.sacked:
-                    self._prune_scoreboard()
                 if ack > self.recover or self.recovery == "reno":
                     # a full ACK; Reno also leaves recovery on the first partial one
                     self.in_rec = False
@@ -211,8 +240,6 @@ class TcpSender:
                     self._tx(ack)  # partial ACK: the next hole
                     self.cwnd = max(self.cwnd - acked * self.mss + self.mss, float(self.mss))
             else:
-                if self.sacked:
-                    self._prune_scoreboard()
                 self.dupacks = self.lt_sent = 0
                 self.cc.on_ack(self, acked, rtt)
                 if new_sack:  # RFC 6675 section 5: it SACKs new data, so it is also a duplicate ACK
@@ -242,7 +269,7 @@ class TcpSender:
         """Enter fast recovery on the ``dupthresh``-th duplicate ACK or, with SACK, once
         ``dupthresh`` segments above the hole are SACKed (RFC 6675 IsLost(HighACK + 1))."""
         if not (self.dupacks == self.dupthresh
-                or (self.recovery == "sack" and len(self.sacked) >= self.dupthresh)):
+                or (self.recovery == "sack" and self.sb.count >= self.dupthresh)):
             return False
         if self.recovery != "reno" and ack <= self.recover:
             return False  # RFC 6582 / 6675: no new recovery before the last one's point is ACKed
@@ -256,7 +283,6 @@ class TcpSender:
         self.in_rec = True
         self._tx(self.una)
         if self.recovery == "sack":
-            self.rtxed = {self.una}
             self.cwnd = self.ssthresh
         else:
             self.cwnd = self.ssthresh + self.dupthresh * self.mss
@@ -266,61 +292,86 @@ class TcpSender:
     def _update_scoreboard(self, blocks) -> int:
         """Record SACK blocks; returns how many segments they SACK for the first time."""
         una = self.una
-        sacked = self.sacked
-        before = len(sacked)
+        sb = self.sb
+        state = self.state
+        new = 0
         for s, e in blocks:
             if e <= una:
                 continue
-            for i in range(max(s, una), e):
-                sacked.add(i)
+            for a, b in sb.add(s if s > una else una, e):
+                new += b - a
+                if state:  # deemed lost or resent, and it arrived after all
+                    for i in range(a, b):
+                        v = state.pop(i, None)
+                        if v == LOST:
+                            self.lost_n -= 1
             if e - 1 > self.high_sacked:  # noqa: PLR1730
                 self.high_sacked = e - 1
-        return len(sacked) - before
+        if new:
+            mark = sb.kth_from_top(self.dupthresh)
+            if mark is not None and mark > self.lost_mark:
+                self._mark_lost(self.lost_mark, mark)
+                self.lost_mark = mark
+            q = self.rtx_q
+            if q:
+                hs = self.high_sacked
+                while q and q[0][1] <= hs:  # data sent after this retransmission has arrived
+                    i, high = q.popleft()
+                    if state.get(i) == high:
+                        state[i] = LOST
+                        self.lost_n += 1
+                        self.lost_retransmits += 1
+                        if i < self.rtx_ptr:  # noqa: PLR1730
+                            self.rtx_ptr = i
+        return new
 
-    def _prune_scoreboard(self) -> None:
-        una = self.una
-        self.sacked = {i for i in self.sacked if i >= una}
-        self.rtxed = {i for i in self.rtxed if i >= una}
-        if self.high_sacked < una:
-            self.high_sacked = una - 1
+    def _mark_lost(self, a: int, b: int) -> None:
+        """RFC 6675 IsLost for the unSACKed segments of ``[a, b)`` (each segment passes here once)."""
+        state = self.state
+        for ga, gb in self.sb.gaps(max(a, self.una), b):
+            for i in range(ga, gb):
+                if i not in state:
+                    state[i] = LOST
+                    self.lost_n += 1
 
-    def _lost_holes(self) -> list:
-        """Unsacked segments with at least ``dupthresh`` SACKed segments above them (RFC 6675 IsLost)."""
-        sacked = self.sacked
-        need = self.dupthresh
-        above = 0
-        lost = []
-        for i in range(self.high_sacked, self.una - 1, -1):
-            if i in sacked:
-                above += 1
-            elif above >= need:
-                lost.append(i)
-        lost.reverse()
-        return lost
+    def _prune_scoreboard(self, ack: int) -> None:
+        """The cumulative ACK moved from ``una`` to ``ack``: forget what lies below it."""
+        if self.sb.count:
+            self.sb.drop_below(ack)
+        state = self.state
+        if state:
+            una = self.una
+            below = [i for i in state if i < ack] if len(state) < ack - una else range(una, ack)
+            for i in below:
+                if state.pop(i, None) == LOST:
+                    self.lost_n -= 1
+        if self.lost_mark < ack:  # noqa: PLR1730
+            self.lost_mark = ack
+        if self.rtx_ptr < ack:  # noqa: PLR1730
+            self.rtx_ptr = ack
+        if self.high_sacked < ack:
+            self.high_sacked = ack - 1
 
-    def _pipe(self, lost=None) -> int:
+    def _pipe(self) -> int:
         """Segments believed in the network: outstanding - SACKed - lost and not yet resent."""
-        outstanding = self.nxt - self.una
-        if not self.sacked:
-            return outstanding
-        if lost is None:
-            lost = self._lost_holes()
-        rtxed = self.rtxed
-        return outstanding - len(self.sacked) - sum(1 for i in lost if i not in rtxed)
+        return self.nxt - self.una - self.sb.count - self.lost_n
+
+    def _next_lost(self) -> int:
+        """The lowest segment deemed lost and not resent (RFC 6675 NextSeg rule 1); needs lost_n > 0."""
+        state = self.state
+        i = self.rtx_ptr
+        while state.get(i) != LOST:
+            i += 1
+        self.rtx_ptr = i
+        return i
 
     def _sack_send(self) -> None:
         wnd = int(self.cwnd // self.mss) or 1
-        lost = self._lost_holes()
-        pipe = self._pipe(lost)
-        rtxed = self.rtxed
-        holes = [i for i in lost if i not in rtxed]
-        k = 0
+        pipe = self._pipe()
         limit = min(self.una + self.rwnd, self.avail)
         while pipe < wnd:
-            if k < len(holes):  # RFC 6675 NextSeg: lost holes first, then new data
-                self._tx(holes[k])
-                rtxed.add(holes[k])
-                k += 1
+            if self.lost_n:  # RFC 6675 NextSeg: lost segments first, then new data
+                self._tx(self._next_lost())
             elif self.nxt < limit:
                 self._tx(self.nxt)
                 self.nxt += 1
@@ -375,11 +426,22 @@ class TcpSender:
         self.recover = self.high - 1
         self.in_rec = False
         self.dupacks = self.lt_sent = 0
-        self.sacked.clear()
-        self.rtxed.clear()
-        self.high_sacked = self.una - 1
-        self.nxt = self.una  # go back N
         self.backoff = min(self.backoff * 2, 64)
+        if self.recovery == "sack":
+            # Everything unSACKed is deemed lost and resent in order, SACKed data is not
+            # (RFC 6675 section 5.1, Linux tcp_enter_loss); pipe then paces the resends.
+            state = self.state
+            self.lost_n = 0
+            state.clear()
+            self.rtx_q.clear()
+            for a, b in self.sb.gaps(self.una, self.high):
+                for i in range(a, b):
+                    state[i] = LOST
+                self.lost_n += b - a
+            self.lost_mark = self.high
+            self.rtx_ptr = self.una
+        else:
+            self.nxt = self.una  # go back N
         self.cc.on_timeout(self)
         self.deadline = None
         self.try_send()
@@ -411,7 +473,7 @@ class TcpReceiver:
         self.flow = flow
         self.link = link
         self.rcv_nxt = 0
-        self.ranges: list = []  # out-of-order data as sorted [start, end) segment ranges
+        self.ranges = SegmentRanges()  # out-of-order data held above rcv_nxt
         self.delack = opts.delayed_ack
         self.delack_count = opts.delack_count
         self.delack_timeout = opts.delack_timeout
@@ -430,8 +492,10 @@ class TcpReceiver:
             self.rcv_nxt = i + 1
             ranges = self.ranges
             if ranges:
-                if ranges[0][0] == self.rcv_nxt:
-                    self.rcv_nxt = ranges.pop(0)[1]
+                s, e = ranges.first()
+                if s == self.rcv_nxt:
+                    self.rcv_nxt = e
+                    ranges.drop_below(e)
                 self._ack(pkt.ts, pkt.retx, None)  # a hole filled (partly): ACK at once
                 return
             if not self.delack:
@@ -450,38 +514,24 @@ class TcpReceiver:
             if self.pending >= self.delack_count:
                 self._ack(self.pending_ts, self.pending_retx, None)
         elif i > self.rcv_nxt:
-            block = self._insert(i)
-            self._ack(pkt.ts, True, block)  # duplicate ACK; no RTT sample from it
+            self.ranges.add(i, i + 1)
+            self._ack(pkt.ts, True, self.ranges.index(i))  # duplicate ACK; no RTT sample from it
         else:
             self._ack(pkt.ts, True, None)  # spurious retransmission: tell the sender again
 
-    def _insert(self, i: int):
-        ranges = self.ranges
-        for k, r in enumerate(ranges):
-            if i < r[0] - 1:
-                ranges.insert(k, [i, i + 1])
-                return k
-            if i == r[0] - 1:
-                r[0] = i
-                return k
-            if i < r[1]:
-                return k  # duplicate
-            if i == r[1]:
-                r[1] = i + 1
-                if k + 1 < len(ranges) and ranges[k + 1][0] == r[1]:
-                    r[1] = ranges.pop(k + 1)[1]
-                return k
-        ranges.append([i, i + 1])
-        return len(ranges) - 1
+    def held(self) -> int:
+        """Segments received above ``rcv_nxt`` (out of order)."""
+        return self.ranges.count
 
     def _ack(self, ts: float, retx: bool, block) -> None:
         self.pending = 0
         sack = None
-        if self.sack and self.ranges:
-            # The block just changed goes first (RFC 2018), then the others up to three.
+        ranges = self.ranges
+        if self.sack and ranges:
+            # The block just changed goes first (RFC 2018), then the lowest others, three in all.
             first = block if block is not None else 0
-            order = [first] + [k for k in range(len(self.ranges)) if k != first][:2]
-            sack = tuple((self.ranges[k][0], self.ranges[k][1]) for k in order)
+            n = len(ranges)
+            sack = (ranges.at(first),) + tuple(ranges.at(k) for k in (0, 1, 2) if k < n and k != first)[:2]
         self.link.send(Packet(ACK, self.flow, self.rcv_nxt, self.hdr, ts, retx, sack))
 
     def _delack_fire(self, _=None) -> None:

@@ -47,8 +47,15 @@ class CubicWindow:
     def on_ack(self, now: float, acked: float, rtt: float) -> None:
         """``acked`` newly acknowledged segments at time ``now``; ``rtt`` the smoothed RTT."""
         if self.cwnd < self.ssthresh:
-            self.cwnd += acked  # slow start (RFC 9438 4.10 keeps standard slow start)
-            return
+            # slow start up to ssthresh, the rest of the ACK in congestion avoidance (Linux
+            # tcp_slow_start): a cumulative ACK that leaps a repaired hole must not add its
+            # whole span to the window (it once took cwnd from 50 to 1555 segments)
+            room = self.ssthresh - self.cwnd
+            if acked <= room:
+                self.cwnd += acked
+                return
+            self.cwnd = self.ssthresh
+            acked -= room
         if self.epoch_start is None:
             self.epoch_start = now
             if self.cwnd < self.w_max:

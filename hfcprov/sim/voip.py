@@ -24,37 +24,12 @@ import math
 from dataclasses import dataclass
 
 from hfcprov.results import LatencyStats
+from hfcprov.sim.codecs import CODECS, G711, Codec
+from hfcprov.sim.packet import PROBE, Packet
 
 # Cole-Rosenbluth / G.107 constants.
 R_DEFAULT = 93.2  # R0 - Is with every other G.107 input at its default
 ID_KNEE_MS = 177.3  # one-way delay (ms) where the delay impairment steepens
-
-
-@dataclass(frozen=True)
-class Codec:
-    """A voice codec as the E-model sees it, and as the stream generator sends it."""
-
-    name: str
-    ie: float  # equipment impairment factor with no loss
-    bpl: float  # packet-loss robustness factor
-    payload_bytes: int  # voice bytes per packet
-    interval: float  # seconds between packets (packetisation time)
-    header_bytes: int = 40  # IP + UDP + RTP
-
-    @property
-    def packet_bytes(self) -> int:
-        return self.payload_bytes + self.header_bytes
-
-    @property
-    def rate_bps(self) -> float:
-        return self.packet_bytes * 8 / self.interval
-
-
-# G.711 mu-law, 20 ms packets, with packet-loss concealment (G.113 Appendix I).
-G711 = Codec("G.711", ie=0.0, bpl=25.1, payload_bytes=160, interval=0.020)
-
-# Scenario.voice.codec -> Codec
-CODECS = {"g711": G711}
 
 
 def delay_impairment(one_way_ms: float) -> float:
@@ -195,8 +170,6 @@ class VoipSource:
         self.until = until
 
     def tick(self, _=None) -> None:
-        from hfcprov.sim.packet import PROBE, Packet
-
         now = self.engine.now
         self.link.send(Packet(PROBE, self.flow, len(self.send_times), self.codec.packet_bytes, now))
         self.send_times.append(now)
@@ -258,14 +231,3 @@ class VoiceCall:
         return q.mos, {"sent": q.sent, "lost": q.network_lost, "late": q.late, "loss": q.loss,
                        "one_way_mean": q.one_way.mean, "one_way_p99": q.one_way.p99,
                        "jitter": q.jitter, "mouth_to_ear": q.mouth_to_ear}
-
-
-def run_with_voice(scenario, codec: Codec = G711, jitter_buffer: float = 0.060, tail: float = 3.0):
-    """``hfcprov.sim.run`` with ``Scenario.voice`` set (the lab runner's entry point)."""
-    from hfcprov.sim.run import run
-    from hfcprov.sim.scenario import VoiceSpec
-
-    name = next((k for k, c in CODECS.items() if c == codec), None)
-    if name is None:
-        raise ValueError(f"codec {codec.name}: not in hfcprov.sim.voip.CODECS")
-    return run(scenario.replace(voice=VoiceSpec(codec=name, jitter_buffer=jitter_buffer, tail=tail)))

@@ -15,7 +15,7 @@ the N-th ``--agent-udpv4-endpoint`` (see ``hfcprov.snmp.simagent``).
 
 from __future__ import annotations
 
-from hfcprov.flows import ServiceFlow
+from hfcprov.model import BufferControl, BufferRejected, ServiceFlow, qos_param_values
 from hfcprov.snmp import oids
 
 INTEGER, OCTETS, HEX, IPADDRESS, COUNTER32, GAUGE32, TIMETICKS = "2", "4", "4x", "64", "65", "66", "67"
@@ -44,12 +44,12 @@ def modem_snmprec(
 ) -> str:
     """The .snmprec text of a DOCSIS 3.0 cable modem serving the service flows it applied.
 
-    - ``flows``: the flows the modem runs (e.g. ``hfcprov.flows.service_flows(tree)`` of the file it
+    - ``flows``: the flows the modem runs (e.g. ``hfcprov.model.service_flows(tree)`` of the file it
       loaded). Each gets an SFID (its own ``sfid`` or ``first_sfid`` counting up) and three
       docsQosParamSetTable rows (active, admitted, provisioned; index ifIndex.type.sfid) with the
       max rate, burst, min reserved rate and Buffer Control minimum/target/maximum it carries, plus
-      docsQosServiceFlowDirection and docsQosServiceFlowBufferSize (the target buffer, else the
-      maximum, else 0) in docsQosServiceFlowTable.
+      docsQosServiceFlowDirection and docsQosServiceFlowBufferSize (the queue the modem gives the
+      flow, ``ServiceFlow.queue_size``; 0 for a flow it would refuse) in docsQosServiceFlowTable.
     - ``sys_descr``: sysDescr.0; ``config_file``: docsDevServerConfigFile.0, the file name it loaded.
     - ``status``: docsIfCmStatusValue.<if_index> (12 operational; e.g. 2 notReady for an offline modem).
     - ``applied``: per flow position, field overrides of what the modem really applied, e.g.
@@ -73,7 +73,7 @@ def modem_snmprec(
     for pos, flow in enumerate(flows):
         sfid = flow.sfid or next_sfid
         next_sfid = max(next_sfid, sfid) + 1
-        values = _param_values(flow)
+        values = qos_param_values(flow)
         values.update(applied.get(pos, {}))
         direction = 2 if flow.direction == "upstream" else 1
         for set_type in values.get("param_sets", (oids.PARAM_SET_ACTIVE, oids.PARAM_SET_ADMITTED,
@@ -87,7 +87,7 @@ def modem_snmprec(
                 records.append((f"{column}.{index}", tag, value if tag == OCTETS else int(value)))
         buffer_size = values.get("buffer_size")
         if buffer_size is None:
-            buffer_size = values.get("buffer_target") or values.get("buffer_maximum") or 0
+            buffer_size = _queue_size(values)
         records.append((f"{oids.SF_DIRECTION}.{if_index}.{sfid}", INTEGER, direction))
         records.append((f"{oids.SF_BUFFER_SIZE}.{if_index}.{sfid}", GAUGE32, int(buffer_size)))
     text = snmprec(records)
@@ -95,16 +95,13 @@ def modem_snmprec(
     return _insert_sorted(text, f"{reset_oid}|{INTEGER}:writecache|value=2")
 
 
-def _param_values(flow: ServiceFlow) -> dict:
-    return {
-        "service_class_name": flow.service_class_name,
-        "max_sustained_rate": flow.max_sustained_rate,
-        "max_traffic_burst": flow.max_traffic_burst,
-        "min_reserved_rate": flow.min_reserved_rate,
-        "buffer_minimum": flow.buffer.minimum,
-        "buffer_target": flow.buffer.target,
-        "buffer_maximum": flow.buffer.maximum,
-    }
+def _queue_size(values: dict) -> int:
+    """The queue a modem gives the Buffer Control it applied (``values``); 0 if it would refuse it."""
+    buffer = BufferControl(values.get("buffer_minimum"), values.get("buffer_target"), values.get("buffer_maximum"))
+    try:
+        return buffer.queue_size()
+    except BufferRejected:
+        return 0
 
 
 def cmts_snmprec(modems: list[dict], sys_descr: str = "hfcprov simulated CMTS", docsis3: bool = True) -> str:

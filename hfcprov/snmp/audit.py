@@ -9,7 +9,7 @@ admitted/provisioned row. Only a flow with no active row costs one more GET, of
 its provisioned row. One round trip and about a fifth of the var-binds of a
 table walk: what a modem's (or a simulator's) CPU pays for. The expected flows
 come from decoding the intended config file with ``hfcprov.config.read_config``
-and ``hfcprov.flows.service_flows``; config flows and the modem's SFIDs are
+and ``hfcprov.model.service_flows``; config flows and the modem's SFIDs are
 paired per direction in order (the n-th upstream flow of the file is the modem's
 n-th upstream SFID), the way a CM registers them.
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from hfcprov import mib
 from hfcprov.errors import HfcprovError
-from hfcprov.flows import ServiceFlow
+from hfcprov.model import QOS_PARAMS, ServiceFlow
 from hfcprov.snmp import oids
 from hfcprov.snmp.client import (
     Credentials,
@@ -47,15 +47,8 @@ IN_SYNC, DRIFTED, WRONG_CONFIG, OFFLINE, UNREACHABLE, AUTH_FAILURE, ERROR = (
     "in-sync", "drifted", "wrong-config", "offline", "unreachable", "auth-failure", "error")
 STATUSES = (IN_SYNC, DRIFTED, WRONG_CONFIG, OFFLINE, UNREACHABLE, AUTH_FAILURE, ERROR)
 
-# audited field -> (label in reports, how to read it from a ServiceFlow)
-FIELDS = {
-    "max_sustained_rate": ("max rate", lambda f: f.max_sustained_rate),
-    "max_traffic_burst": ("max burst", lambda f: f.max_traffic_burst),
-    "min_reserved_rate": ("min reserved rate", lambda f: f.min_reserved_rate),
-    "buffer_minimum": ("minimum buffer", lambda f: f.buffer.minimum),
-    "buffer_target": ("target buffer", lambda f: f.buffer.target),
-    "buffer_maximum": ("maximum buffer", lambda f: f.buffer.maximum),
-}
+# audited field -> (label in reports, how to read it from a ServiceFlow): the model's QoS parameters
+FIELDS = QOS_PARAMS
 
 
 class AuditError(HfcprovError):
@@ -154,7 +147,7 @@ class ExpectedConfigs:
 
     def flows(self, name: str) -> list[ServiceFlow]:
         from hfcprov.config import read_config
-        from hfcprov.flows import service_flows
+        from hfcprov.model import service_flows
 
         if name not in self._cache:
             path = self.folder / Path(name).name

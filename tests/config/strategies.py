@@ -98,16 +98,33 @@ def unknown_tlv(parent: Spec):
     return st.builds(Tlv, st.sampled_from(codes), st.binary(max_size=30))
 
 
+CABLELABS = b"\xff\xff\xff"
+
+
 @cache
 def tlv_of(spec: Spec, depth: int = 1):
     if spec.compound:
         if depth >= MAX_DEPTH or not spec.children:
             return st.builds(lambda: Tlv(spec.code, None, []))
+        if spec.vendor_specific:
+            return vendor_specific(spec, depth)
         kids = [tlv_of(c, depth + 1) for c in spec.children.values()] + [unknown_tlv(spec)]
         return st.lists(st.one_of(kids), max_size=4).map(lambda ch: Tlv(spec.code, None, ch))
     if spec.code in FRAGMENTED and depth == 1:
         return st.binary(max_size=700).map(lambda v: Tlv(spec.code, v))
     return leaf_values(spec).filter(lambda v: fits(spec, v)).map(lambda v: Tlv(spec.code, v))
+
+
+def vendor_specific(spec: Spec, depth: int):
+    """A VendorSpecific TLV: CableLabs' vendor ID (or none) with the dictionary's sub-TLVs, or another
+    vendor's ID with sub-TLVs of any code (8 excepted) as raw bytes."""
+    typed = [tlv_of(c, depth + 1) for code, c in spec.children.items() if code != 8] + [unknown_tlv(spec)]
+    cablelabs = st.tuples(st.sampled_from([[Tlv(8, CABLELABS)], []]), st.lists(st.one_of(typed), max_size=4)).map(
+        lambda p: Tlv(spec.code, None, p[0] + p[1]))
+    theirs = st.builds(Tlv, st.sampled_from([c for c in range(1, 255) if c != 8]), st.binary(max_size=20))
+    other = st.tuples(st.binary(min_size=3, max_size=3).filter(lambda v: v != CABLELABS),
+                      st.lists(theirs, max_size=4)).map(lambda p: Tlv(spec.code, None, [Tlv(8, p[0])] + p[1]))
+    return st.one_of(cablelabs, other)
 
 
 def fits(spec: Spec, value) -> bool:

@@ -113,3 +113,36 @@ def test_tlvs_listing_is_greppable():
     assert any(line.startswith("68 ") and "DefaultUpstreamTargetBuffer" in line for line in lines)
     assert len(run("tlvs").stdout.splitlines()) == 1542
     assert run("tlvs", "24.35").stdout.count("\n") == 4
+
+
+def test_lenient_decode_warns_strict_refuses_and_empty_files_fail(tmp_path):
+    good = encode(parse_text("Main { NetworkAccess 1; UsServiceFlow { ServiceClassName \"gold\"; } }"))
+    odd = good.replace(b"gold\0", b"gold!")  # no trailing NUL: a known field that does not fit its type
+    path = tmp_path / "odd.cm"
+    path.write_bytes(odd)
+    r = run("decode", path)
+    assert r.returncode == 0 and "GenericTLV TlvCode 4" in r.stdout
+    warnings = r.stderr.strip().splitlines()
+    assert any("odd.cm, byte 5, TLV 24.4" in w and "NUL-terminated" in w for w in warnings)
+    assert any("CM MIC (TLV 6) mismatch" in w for w in warnings)
+    r = run("decode", "--strict", path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr and "TLV 24.4" in r.stderr
+    back = tmp_path / "back.cm"
+    assert run("encode", path, "-o", back).returncode == 0
+    assert back.read_bytes()[:-24] == odd[:-24]  # the odd field written back as read; the CM MIC recomputed
+    empty = tmp_path / "empty.cm"
+    empty.write_bytes(b"")
+    for cmd in (("decode", empty), ("encode", empty, "-o", tmp_path / "e.cm")):
+        r = run(*cmd)
+        assert r.returncode == 1 and "empty" in r.stderr and not (tmp_path / "e.cm").exists()
+
+
+def test_encoding_yaml_that_carries_a_cmts_mic_needs_the_secret(tmp_path, secret):
+    cm = tmp_path / "a.cm"
+    assert run("encode", EXAMPLE, "-o", cm, "--secret-file", secret).returncode == 0
+    yml = tmp_path / "a.yaml"
+    assert run("decode", cm, "--format", "yaml", "-o", yml).returncode == 0
+    r = run("encode", yml, "-o", tmp_path / "b.cm")
+    assert r.returncode == 1 and "carries a CMTS MIC" in r.stderr and "a.yaml" in r.stderr
+    assert run("encode", yml, "-o", tmp_path / "b.cm", "--secret-file", secret).returncode == 0
+    assert (tmp_path / "b.cm").read_bytes() == cm.read_bytes()

@@ -225,13 +225,29 @@ def test_value_over_255_bytes_is_an_error_never_truncated_or_retagged():
     (H("0301"), 0, "3", "overruns the file"),
     (H("030201"), 0, "3", "overruns the file"),
     (H("1808" "2306" "020800000000"), 4, "24.35.2", "overruns its parent"),
-    (H("1808" "2306" "02030000ff" "00"), 4, "24.35.2", "exactly 4 bytes"),
-    (H("030105"), 0, "3", "out of range 0..1"),
-    (H("0c020101"), 0, "12", "exactly 4 bytes"),
-    (H("1807" "0405676f6c6421"), 2, "24.4", "NUL-terminated"),
 ])
-def test_malformed_input_names_offset_and_tlv_path(data, offset, path, message):
+def test_broken_framing_is_an_error_naming_offset_and_tlv_path(data, offset, path, message):
     with pytest.raises(ConfigError, match=message) as err:
         decode(data)
     assert (err.value.offset, err.value.path) == (offset, path)
     assert f"byte {offset}" in str(err.value) and f"TLV {path}" in str(err.value)
+
+
+@pytest.mark.parametrize("data, offset, path, message", [
+    (H("1807" "2305" "02030000ff"), 4, "24.35.2", "exactly 4 bytes"),
+    (H("030105"), 0, "3", "out of range 0..1"),
+    (H("0c020101"), 0, "12", "exactly 4 bytes"),
+    (H("1807" "0405676f6c6421"), 2, "24.4", "NUL-terminated"),
+])
+def test_odd_fields_are_warnings_kept_raw_and_errors_when_strict(data, offset, path, message):
+    """A known TLV whose bytes do not fit its type: lenient decode keeps them and says where; --strict refuses."""
+    signed = data + b"\x06\x10" + hashlib.md5(data).digest() + b"\xff"
+    signed += b"\0" * (-len(signed) % 4)
+    tree = decode(signed)
+    (warning,) = tree.warnings
+    assert (warning.offset, warning.path) == (offset, path) and message in str(warning)
+    assert f"byte {offset}" in str(warning) and f"TLV {path}" in str(warning)
+    assert encode(tree) == signed  # kept byte for byte
+    with pytest.raises(ConfigError, match=message) as err:
+        decode(signed, strict=True)
+    assert (err.value.offset, err.value.path) == (offset, path)

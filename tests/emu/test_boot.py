@@ -8,7 +8,7 @@ import pytest
 
 from hfcprov.config import encode, parse_text
 from hfcprov.emu.topology import ADDR
-from hfcprov.flows import service_flows
+from hfcprov.model import service_flows
 from tests.emu import tcview
 
 pytestmark = pytest.mark.root

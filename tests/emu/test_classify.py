@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hfcprov.config import encode, parse_text
 from hfcprov.emu import classify, netns
 from hfcprov.emu.topology import ADDR
-from hfcprov.flows import ServiceFlow, service_flows
+from hfcprov.model import ServiceFlow, classifiers, service_flows
 from hfcprov.probe.capture import SO_TIMESTAMPNS
 from tests.emu import tcview
 
@@ -45,7 +45,7 @@ CONFIG = f"""Main {{
 
 # -- without root -----------------------------------------------------------------------------
 def test_classifiers_are_read_from_the_file():
-    cls = classify.classifiers_of(parse_text(CONFIG))
+    cls = classifiers(parse_text(CONFIG))
     assert [c.path for c in cls] == ["22[0]", "22[1]", "23[0]"]
     voice = cls[0]
     assert (voice.direction, voice.sf_ref, voice.priority, voice.protocol) == ("upstream", 2, 64, 17)
@@ -59,7 +59,7 @@ def test_ip_criteria_map_to_u32_matches():
     tree = parse_text("""Main { UsPacketClass { ClassifierRef 1; ServiceFlowRef 1;
         IpPacketClassifier { IpTos 0x203cfc; IpSrcAddr 10.10.1.0; IpSrcMask 255.255.255.0;
                              IpDstAddr 10.10.3.2; SrcPortStart 1024; SrcPortEnd 2047; DstPortStart 80; DstPortEnd 80; } } }""")
-    (c,) = classify.classifiers_of(tree)
+    (c,) = classifiers(tree)
     matches = classify.u32_matches(c)
     assert len(matches) == 2  # no IpProto but ports: TCP or UDP, each one block per range
     for m, proto in zip(matches, ("6", "17")):

@@ -15,7 +15,7 @@ import pytest
 
 from hfcprov.emu import shaping
 from hfcprov.emu.measure import measure
-from hfcprov.flows import BufferControl, ServiceFlow
+from hfcprov.model import BufferControl, ServiceFlow
 from hfcprov.probe.run import ProbeSpec
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]

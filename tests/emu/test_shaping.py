@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hfcprov.emu.shaping import FRAME, NO_LIMIT, FlowRejected, ModemModel, plan
-from hfcprov.flows import BufferControl, ServiceFlow
+from hfcprov.model import BufferControl, ServiceFlow
 
 MODEL = ModemModel(max_buffer=256 * 1024, default_buffer=48 * 1024)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hfcprov.flows import BufferControl, ServiceFlow
+from hfcprov.model import BufferControl, ServiceFlow
 from hfcprov.lab.runner import results_of, run_campaign
 from hfcprov.lab.spec import load_campaign
 from hfcprov.lab.store import Store
@@ -21,7 +21,7 @@ MAC = "00:11:22:33:44:55"
 def test_modem_backend_publishes_resets_confirms_and_probes(tmp_path, monkeypatch):
     require_root("raw-socket (ICMP) probes with kernel timestamps")
     from hfcprov.config import read_config
-    from hfcprov.flows import service_flows
+    from hfcprov.model import service_flows
     from hfcprov.probe.responder import Responder
     from hfcprov.snmp.agentdata import modem_snmprec
     from hfcprov.snmp.simagent import SnmpSimAgent, write_endpoint_data

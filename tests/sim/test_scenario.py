@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hfcprov.flows import BufferControl, ServiceFlow
+from hfcprov.model import BufferControl, ServiceFlow
 from hfcprov.sim import Scenario, ScenarioError
 from hfcprov.sim.scenario import apply_overrides
 from hfcprov.sim.sweep import load_sweep
@@ -65,8 +65,10 @@ def test_from_service_flow_takes_rate_burst_peak_and_target_buffer():
                      peak_rate=10e6, buffer=BufferControl(minimum=4096, target=16384, maximum=65536), path="24[0]")
     sc = Scenario.from_service_flow(sf, rtt=0.04)
     assert (sc.rate, sc.burst, sc.peak, sc.buffer, sc.direction, sc.rtt) == (2e6, 3044, 10e6, 16384, "upstream", 0.04)
-    with pytest.raises(ScenarioError, match=r"24\[1\]: no Buffer Control"):
-        Scenario.from_service_flow(ServiceFlow(direction="upstream", max_sustained_rate=1e6, path="24[1]"))
+    # no Buffer Control: the modem's default queue (hfcprov.model), as the emulated modem gives
+    assert Scenario.from_service_flow(ServiceFlow(direction="upstream", max_sustained_rate=1e6)).buffer == 65536
+    with pytest.raises(ScenarioError, match=r"24\[1\]: no Max Sustained"):
+        Scenario.from_service_flow(ServiceFlow(direction="upstream", path="24[1]"))
 
 
 def test_sweep_is_the_cartesian_product_in_key_order(tmp_path):

@@ -15,7 +15,7 @@ from hfcprov.sim.engine import Engine
 from hfcprov.sim.link import Link
 from hfcprov.sim.run import Network
 from hfcprov.sim.tcp import TcpReceiver, TcpSender
-from hfcprov.sim.voip import run_with_voice
+from hfcprov.sim.run import run_with_voice
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = {"rate": "2M", "buffer": "32KiB"}

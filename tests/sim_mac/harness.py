@@ -1,6 +1,9 @@
 """Constant-rate packet sources and a recording sink for driving MAC links in tests."""
 
+import importlib.util
 import random
+import sys
+from pathlib import Path
 
 from hfcprov.sim.engine import Engine
 from hfcprov.sim.mac import CableModem, MacParams, UpstreamChannel
@@ -42,3 +45,13 @@ def run_cms(params: MacParams, n_cm=1, pps=100.0, size=1500, duration=2.0, seed=
 
 def mbps(sink, duration):
     return sink.bytes * 8 / duration / 1e6
+
+
+def bench_module(name: str):
+    """A module of ``bench/`` (paper data and fits live there, not in the library)."""
+    path = Path(__file__).resolve().parents[2] / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"hfcprov_bench_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up there
+    spec.loader.exec_module(mod)
+    return mod

@@ -5,13 +5,12 @@ import statistics
 import pytest
 
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run
-from hfcprov.sim.mac import (
-    CALIBRATED,
-    WHITE_2011_POINTS,
-    MacConfigError,
-    white_scenario,
-)
+from hfcprov.sim.mac import MacConfigError, MacParams
 from hfcprov.sim.scenario import ScenarioError
+from .harness import bench_module
+
+white = bench_module("white2011")
+WHITE_2011_POINTS, white_scenario = white.WHITE_2011_POINTS, white.white_scenario
 
 
 def with_mac(sc, **params):
@@ -56,7 +55,7 @@ def test_request_grant_explains_most_of_whites_single_flow_shortfall():
     """10 Mb/s, 16 KiB, 40 ms: White measured 1.97 Mb/s, a byte-queue link gives ~8.5-9.4."""
     point = next(p for p in WHITE_2011_POINTS if (p.rate, p.buffer, p.rtt, p.flows) == (10e6, 16384, 0.04, 1))
     plain = _headline(point, None)
-    mac = _headline(point, CALIBRATED["mac_params"])
+    mac = _headline(point, white.CALIBRATED_MAC)
     assert plain > 8.0e6  # the emulation/ns-3 figure White et al. could not match
     assert mac < 0.5 * plain  # the request-grant cycle eats the small buffer
     # docs/calibration.md: within a factor of 2 of the measurement (the model gives ~3.5)
@@ -66,4 +65,10 @@ def test_request_grant_explains_most_of_whites_single_flow_shortfall():
 def test_ten_flows_recover_most_of_the_rate_as_white_measured():
     """10 flows, 16 KiB, 100 ms: 4.95 Mb/s measured; within 25% (docs/calibration.md)."""
     point = next(p for p in WHITE_2011_POINTS if (p.rate, p.buffer, p.rtt, p.flows) == (10e6, 16384, 0.1, 10))
-    assert _headline(point, CALIBRATED["mac_params"]) == pytest.approx(point.goodput, rel=0.25)
+    assert _headline(point, white.CALIBRATED_MAC) == pytest.approx(point.goodput, rel=0.25)
+
+
+def test_default_mac_params_are_the_calibrated_set():
+    # docs/calibration.md: DOCSIS 3.0 requests and fragmentation, 4 ms MAP advance
+    assert MacParams() == MacParams.docsis30(map_advance=0.004)
+    assert MacParams().map_advance == 0.004 and MacParams().fragmentation

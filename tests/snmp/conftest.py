@@ -23,7 +23,7 @@ import pytest
 
 from hfcprov.config import encode, parse_text
 from hfcprov.fileio import atomic_write
-from hfcprov.flows import BufferControl, service_flows
+from hfcprov.model import BufferControl, service_flows
 from hfcprov.snmp import agentdata
 from hfcprov.snmp.simagent import SnmpSimAgent, write_endpoint_data
 from tests.support import free_udp_port

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hfcprov.flows import BufferControl, ServiceFlow
+from hfcprov.model import BufferControl, ServiceFlow
 from hfcprov.snmp import agentdata, oids
 
 

@@ -12,7 +12,7 @@ from hfcprov.tiers import template_for
 from hfcprov.tiers.bulk import BuildError, _template_for, build, read_manifest
 from hfcprov.tiers.templates import SHIPPED, TemplateError
 from hfcprov.config import decode
-from hfcprov.flows import service_flows
+from hfcprov.model import service_flows
 
 SECRET = b"lab-shared-secret"
 TIERS = sorted(p.stem for p in SHIPPED.glob("*.j2") if not p.name.startswith("_"))

@@ -1,7 +1,7 @@
-"""The service-flow view: TLV 24/25 with Buffer Control and AQM, TLV 68, DOCSIS 1.0 class of service."""
+"""Reading the model from a config tree: TLV 24/25 with Buffer Control and AQM, TLV 68, DOCSIS 1.0 class of service, classifiers."""
 
 from hfcprov.config import parse_text, read_config
-from hfcprov.flows import BufferControl, service_flows
+from hfcprov.model import BufferControl, service_flows
 
 from .. import support
 
@@ -53,3 +53,32 @@ def test_docsis10_class_of_service():
     assert (up.direction, up.ref, up.max_sustained_rate, up.traffic_priority, up.min_reserved_rate,
             up.max_traffic_burst, up.path) == ("upstream", 1, 1e6, 2, 64000.0, 1600, "4[0]")
     assert (down.direction, down.max_sustained_rate) == ("downstream", 1e7)
+
+
+def test_classifiers_with_ip_criteria():
+    from hfcprov.model import classifiers
+
+    tree = parse_text("""Main {
+      UsPacketClass { ClassifierRef 1; ServiceFlowRef 2; RulePriority 64; ActivationState 1;
+        IpPacketClassifier { IpProto 17; IpDstAddr 10.0.0.0; IpDstMask 255.0.0.0; DstPortStart 5060; } }
+      DsPacketClass { ClassifierRef 2; ServiceFlowRef 3; ActivationState 0; }
+    }""")
+    up, down = classifiers(tree)
+    assert (up.direction, up.path, up.ref, up.sf_ref, up.priority, up.protocol) == ("upstream", "22[0]", 1, 2, 64, 17)
+    assert up.dst == (0x0A000000, 0xFF000000) and up.dst_ports == (5060, 0xFFFF) and up.src is None
+    assert (down.direction, down.active, down.protocol) == ("downstream", False, 256)
+
+
+def test_every_name_the_model_reads_is_in_the_dictionary():
+    """A renamed dictionary entry must fail here, not silently read None."""
+    from hfcprov.model import aggregate_service_flows, classifiers, modem_settings
+
+    tree = parse_text("""Main { UsServiceFlow { UsServiceFlowRef 1; BufferControl { TargetBuffer 1; }
+                                                AQMEncodings { SFAQMDisable 0; } }
+                               DsServiceFlow { DsServiceFlowRef 2; } ClassOfService { ClassID 1; }
+                               UpstreamAggregateServiceFlow { LowLatencyAggregateSFEncodings { SchedulingWeight 1; } }
+                               DownstreamAggregateServiceFlow { LowLatencyAggregateSFEncodings { SchedulingWeight 1; } }
+                               UsPacketClass { IpPacketClassifier { IpProto 6; } }
+                               DsPacketClass { IpPacketClassifier { IpProto 6; } } }""")
+    assert len(service_flows(tree)) == 3 and len(aggregate_service_flows(tree)) == 2
+    assert len(classifiers(tree)) == 2 and modem_settings(tree).low_latency_disable is None

@@ -1,0 +1,78 @@
+"""White et al. (2011) as data: the figures their text states, and how a scenario is built from one.
+
+Validation data, kept with the benches and tests (``bench/sim_mac.py``, ``bench/calibrate_mac.py``,
+``tests/sim_mac``), not in the model: ``hfcprov.sim.mac`` holds only the MAC.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hfcprov.sim.scenario import FlowSpec, Scenario, TcpOptions
+
+
+@dataclass(frozen=True)
+class WhitePoint:
+    """One figure White et al. report in their text (Tests 1; Figures 4-8), upstream, one CM.
+
+    ``goodput`` in bits/s (None where only the latency is reported); ``full`` marks
+    points they describe as using the whole rate ("sufficient to utilize"), for which
+    ``goodput`` is 95% of the rate; ``ping`` is their loaded PING latency in seconds.
+    """
+
+    rate: float
+    buffer: int
+    rtt: float
+    flows: int
+    goodput: float | None
+    full: bool = False
+    ping: float | None = None
+    source: str = ""
+
+
+WHITE_2011_POINTS = (
+    WhitePoint(1e6, 16384, 0.040, 1, 0.95e6, True, source="Fig. 4: 16 KiB sufficient at 1 Mb/s"),
+    WhitePoint(1e6, 16384, 0.100, 1, 0.95e6, True, source="Fig. 4"),
+    WhitePoint(2e6, 16384, 0.040, 1, 1.90e6, True, ping=0.05204, source="Fig. 4, Fig. 7: 52.04 ms"),
+    WhitePoint(2e6, 16384, 0.100, 1, 1.90e6, True, source="Fig. 4"),
+    WhitePoint(2e6, 65536, 0.040, 1, 1.90e6, True, ping=0.200, source="Fig. 7: 200 ms"),
+    WhitePoint(2e6, 262144, 0.040, 1, 1.90e6, True, ping=1.01917, source="Fig. 7: 1019.17 ms"),
+    WhitePoint(5e6, 65536, 0.100, 1, 4.75e6, True, source="Fig. 5: 64 KiB needed at 100 ms"),
+    WhitePoint(10e6, 65536, 0.040, 1, 9.5e6, True, source="Fig. 5/6a: full 10 Mb/s"),
+    WhitePoint(10e6, 262144, 0.100, 1, 9.5e6, True, source="Fig. 5: 256 KiB needed at 100 ms"),
+    WhitePoint(10e6, 16384, 0.040, 1, 1.97e6, source="Fig. 6a"),
+    WhitePoint(10e6, 16384, 0.100, 1, 1.65e6, source="Fig. 6b: 4.95 / 3"),
+    WhitePoint(10e6, 65536, 0.100, 1, 6.05e6, source="Fig. 6b"),
+    WhitePoint(10e6, 16384, 0.040, 10, 7.11e6, source="Fig. 6a"),
+    WhitePoint(10e6, 65536, 0.040, 10, 9.5e6, True, source="Fig. 6a: full"),
+    WhitePoint(10e6, 16384, 0.100, 10, 4.95e6, source="Fig. 6b"),
+    WhitePoint(10e6, 65536, 0.100, 10, 8.77e6, source="Fig. 6b"),
+)
+
+# The end hosts of the fit (not fitted): Linux-like 200 ms minimum RTO and 40 ms delayed-ACK timer.
+HOSTS_TCP = {"variant": "cubic", "min_rto": 0.2, "delack_timeout": 0.04}
+# The calibrated MAC is MacParams() (hfcprov.sim.mac); as a scenario's mac_params:
+CALIBRATED_MAC: dict = {}
+
+
+def white_scenario(point: WhitePoint, mac_params: dict | None = None, tcp: dict | None = None,
+                   seed: int = 1, duration: float = 30.0, warmup: float = 5.0):
+    """The simulator scenario for one White et al. point; ``mac_params=None``: the plain token-bucket link."""
+    sc = Scenario(rate=point.rate, buffer=point.buffer, rtt=point.rtt, duration=duration, warmup=warmup,
+                  seed=seed, flows=[FlowSpec() for _ in range(point.flows)], sample_interval=None,
+                  tcp=TcpOptions(**(tcp if tcp is not None else HOSTS_TCP)),
+                  probe_rate=5.0 if point.ping is not None else 0.0)
+    return sc if mac_params is None else sc.replace(mac="docsis", mac_params=dict(mac_params))
+
+
+def point_error(point: WhitePoint, goodput: float, ping: float | None = None) -> float:
+    """|log(simulated / measured)|, one-sided for 'full' points (reaching 95% of the rate is exact);
+    the loaded-ping error, when both exist, is averaged in."""
+    if point.full:
+        err = max(0.0, math.log(point.goodput / max(goodput, 1.0)))
+    else:
+        err = abs(math.log(max(goodput, 1.0) / point.goodput))
+    if point.ping is not None and ping is not None:
+        err = (err + abs(math.log(max(ping, 1e-4) / point.ping))) / 2
+    return err

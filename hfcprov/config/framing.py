@@ -1,0 +1,261 @@
+"""File framing around the content TLVs: CM MIC, CMTS MIC, pad bytes, end marker, padding, and the
+prepared file that is framed once and filled per request.
+
+    prepared = prepare(items, secret, holes=(19, 20))      # once per config
+    data = prepared.fill({19: now, 20: "10.1.2.3"})         # per TFTP request: TLV 19/20 and fresh MICs
+
+``encode`` is ``prepare(...).fill()`` without holes; the TFTP server keeps the prepared file and fills
+it per request. The MICs follow MULPI Annex D whatever the layout:
+
+- a CM MIC (TLV 6) is the MD5 of every byte before it, whatever those bytes are (a TLV 7 before it too);
+- the CMTS MIC (TLV 7) is the HMAC-MD5 over the TLVs of ``CMTS_MIC_ORDER`` wherever they sit in the
+  file (after TLV 7 too), TLV 6 included, for each code every instance in file order. A CM MIC written
+  after a computed CMTS MIC would make each depend on the other: no file satisfies both, so that
+  layout is refused when the CMTS MIC is to be computed.
+
+``verify`` in the codec reads a file with the same rules (``cmts_mic`` below is shared).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+
+from hfcprov.config.dictionary import CM_MIC, CMTS_MIC, END, PAD, ROOT
+from hfcprov.config.errors import ConfigError
+from hfcprov.config.tree import Layout
+
+# DOCSIS 1.1+ CMTS MIC input: for each code in this order, every TLV of that code in file order
+# (type, length and value). 6 is the CM MIC itself.
+CMTS_MIC_ORDER = (1, 2, 3, 4, 17, 43, 6, 18, 19, 20, 22, 23, 24, 25, 28, 29, 26, 35, 36, 37, 40)
+_IN_CMTS_MIC = frozenset(CMTS_MIC_ORDER)
+MIC_SIZE = 16
+
+
+def cmts_mic(items, secret: bytes) -> bytes:
+    """HMAC-MD5 over the TLVs of ``CMTS_MIC_ORDER``, every instance, in file order per code.
+    ``items``: (code, whole TLV) of every TLV of the file in file order (MICs included)."""
+    by_code: dict[int, list[bytes]] = {}
+    for code, whole in items:
+        if code in _IN_CMTS_MIC:
+            by_code.setdefault(code, []).append(whole)
+    mac = hmac.new(bytes(secret), digestmod=hashlib.md5)
+    for code in CMTS_MIC_ORDER:
+        for whole in by_code.get(code, ()):
+            mac.update(whole)
+    return mac.digest()
+
+
+def hole_size(code: int) -> int:
+    """Value size of a top-level TLV that can be a hole (fixed-size: 19, 20, 59...)."""
+    spec = ROOT.children.get(code)
+    if spec is None or spec.fixed is None or code in (PAD, CM_MIC, CMTS_MIC, END):
+        raise ConfigError(f"TLV {code} has no fixed size: it cannot be filled in per request")
+    return spec.fixed
+
+
+class PreparedFile:
+    """A config framed once: ``data`` with zeros where the holes and the computed MICs go.
+
+    ``fill(values)`` writes each hole's value (bytes of the hole's size, or a value its TLV type
+    encodes: an int for TLV 19, an address for TLV 20/59; a hole not given stays zeros) and the MICs,
+    reusing the MD5 and HMAC state of everything before the first byte that changes per fill.
+    Picklable (built in a worker, filled in the server); the digest state is made where it is used.
+    """
+
+    def __init__(self, data: bytes, holes: dict[int, int], steps: list[tuple[int, int]], mic_parts: list,
+                 fixed: int, secret: bytes | None):
+        self.data = data
+        self.holes = holes  # code -> offset of the hole's value
+        self.steps = steps  # (code, offset of the value) of each computed MIC, in the order they are computed
+        self.mic_parts = mic_parts  # the CMTS MIC's input: bytes, or (offset, size) read from the filled copy
+        self.fixed = fixed  # bytes before this offset never change between fills
+        self.secret = secret
+        self._md5 = self._hmac = None
+
+    def __getstate__(self):
+        return {**self.__dict__, "_md5": None, "_hmac": None}
+
+    def fill(self, values: Mapping[int, object] | None = None) -> bytes:
+        out = bytearray(self.data)
+        if values:
+            for code, value in values.items():
+                at = self.holes.get(code)
+                if at is None:
+                    raise ConfigError(f"TLV {code} is not a hole of this prepared file", path=str(code))
+                raw = _hole_bytes(code, value)
+                out[at:at + len(raw)] = raw
+        if not self.steps:
+            return bytes(out)
+        view = memoryview(out)
+        cmts = None
+        for code, at in self.steps:
+            if code == CM_MIC:
+                if self._md5 is None:
+                    self._md5 = hashlib.md5(view[:self.fixed])
+                md5 = self._md5.copy()
+                md5.update(view[self.fixed:at - 2])
+                out[at:at + MIC_SIZE] = md5.digest()
+            else:
+                if cmts is None:
+                    cmts = self._cmts(view)
+                out[at:at + MIC_SIZE] = cmts
+        view.release()
+        return bytes(out)
+
+    def _cmts(self, view) -> bytes:
+        parts = self.mic_parts
+        first_fixed = bool(parts) and isinstance(parts[0], bytes)
+        if self._hmac is None:
+            self._hmac = hmac.new(self.secret, parts[0] if first_fixed else b"", hashlib.md5)
+        mac = self._hmac.copy()
+        for part in parts[1:] if first_fixed else parts:
+            mac.update(part if isinstance(part, bytes) else view[part[0]:part[0] + part[1]])
+        return mac.digest()
+
+
+def _hole_bytes(code: int, value) -> bytes:
+    size = hole_size(code)
+    if isinstance(value, (bytes, bytearray)):
+        raw = bytes(value)
+    elif value is None:
+        raw = bytes(size)
+    else:
+        spec = ROOT.children[code]
+        raw = spec.vtype.encode(value)  # not spec.encode: per-request values would churn its memo
+    if len(raw) != size:
+        raise ConfigError(f"TLV {code} takes {size} bytes, not {len(raw)}", path=str(code))
+    return raw
+
+
+def prepare(items, secret: bytes | None = None, holes=(), *, layout: Layout | None = None,
+            decoded_cmts_mic: bytes | None = None, digests: bool = True) -> PreparedFile:
+    """Frame ``items`` ((code, whole TLV) of the content in file order, as ``content_items`` gives).
+
+    ``holes``: top-level codes whose value is given per ``fill``: the first TLV of such a code becomes
+    the hole (others of that code go), else the hole comes after the content, in code order (where
+    ``ConfigTree.set_top`` would put it). ``secret``: the CMTS MIC is computed (else
+    ``decoded_cmts_mic`` is written, else there is none in the standard trailer). ``layout``: where a
+    decoded file had its MICs, pad bytes, end marker and tail (None: the standard trailer).
+    ``digests=False``: both MICs stay zeros.
+    """
+    sizes = {code: hole_size(code) for code in sorted(set(holes))}
+    framed, index = _with_holes(list(items), sizes)
+    n = len(framed)
+    kept: dict[int, bytes] = {}
+    if layout is None:
+        marks = [(n, CM_MIC)] + ([(n, CMTS_MIC)] if secret is not None or decoded_cmts_mic is not None else [])
+        end_marker, tail = True, None
+    else:
+        marks = [(n if i >= len(index) else index[i], c) for i, c in layout.marks]
+        end_marker, tail, kept = layout.end_marker, layout.tail, layout.kept
+    computed_cmts = digests and secret is not None
+    if not computed_cmts and digests and decoded_cmts_mic is None and any(
+            c == CMTS_MIC and k not in kept for k, (_, c) in enumerate(marks)):
+        raise ConfigError("the CMTS MIC needs the shared secret (--secret-file)", path="7")
+
+    out = bytearray()
+    hole_at: dict[int, int] = {}
+    tlvs: list[tuple[int, object]] = []  # every TLV in file order: (code, whole bytes or (offset, size))
+    dynamic: list[int] = []  # offsets of bytes that change per fill
+    cm_steps, cmts_steps = [], []
+    written = 0
+    track = computed_cmts or bool(sizes)
+
+    def emit(upto: int) -> None:
+        nonlocal written
+        if upto <= written:
+            return
+        if not track:  # a template's file has hundreds of TLVs: one join
+            out.extend(b"".join([whole for _, whole in framed[written:upto]]))
+        else:
+            for code, whole in framed[written:upto]:
+                if code in sizes:  # the one TLV of that code left: its placeholder
+                    hole_at[code] = len(out) + 2
+                    dynamic.append(len(out))
+                    tlvs.append((code, (len(out), len(whole))))
+                else:
+                    tlvs.append((code, whole))
+                out.extend(whole)
+        written = upto
+
+    for k, (at, code) in enumerate(marks):
+        emit(at)
+        if code == PAD:
+            out.append(0)
+            continue
+        if k in kept:  # written as decoded (a second, stale MIC; a placeholder of another length)
+            whole = bytes((code, len(kept[k]))) + kept[k]
+            tlvs.append((code, whole))
+            out.extend(whole)
+            continue
+        start = len(out)
+        if code == CM_MIC:
+            value = bytes(MIC_SIZE)
+            if digests:
+                cm_steps.append((start + 2, bool(cmts_steps)))
+                dynamic.append(start)
+                tlvs.append((code, (start, MIC_SIZE + 2)))
+            else:
+                tlvs.append((code, bytes((code, MIC_SIZE)) + value))
+        else:
+            value = decoded_cmts_mic if digests and not computed_cmts else bytes(MIC_SIZE)
+            if computed_cmts:
+                cmts_steps.append(start + 2)
+                dynamic.append(start)
+            tlvs.append((code, bytes((code, MIC_SIZE)) + value))
+        out += bytes((code, MIC_SIZE)) + value
+    emit(n)
+    if end_marker:
+        out.append(END)
+    out += b"\0" * (-len(out) % 4) if tail is None else tail
+
+    if computed_cmts and any(after for _, after in cm_steps):
+        raise ConfigError("the CM MIC (TLV 6) comes after the CMTS MIC (TLV 7): each would cover the other, so"
+                          " no CMTS MIC is right; encode it in the standard layout (decode to text and encode that)",
+                          path="6")
+    steps = [(CM_MIC, at) for at, _ in cm_steps] + [(CMTS_MIC, at) for at in cmts_steps]
+    parts: list = []
+    if computed_cmts:
+        by_code: dict[int, list] = {}
+        for code, whole in tlvs:
+            if code in _IN_CMTS_MIC:
+                by_code.setdefault(code, []).append(whole)
+        for code in CMTS_MIC_ORDER:
+            for part in by_code.get(code, ()):
+                if isinstance(part, bytes) and parts and isinstance(parts[-1], bytes):
+                    parts[-1] += part
+                else:
+                    parts.append(part)
+    fixed = min(dynamic) if dynamic else len(out)
+    return PreparedFile(bytes(out), hole_at, steps, parts, fixed, bytes(secret) if computed_cmts else None)
+
+
+def _with_holes(items: list, sizes: dict[int, int]):
+    """The content with a zero-valued placeholder per hole, and each item's new index (for layouts)."""
+    if not sizes:
+        return items, range(len(items) + 1)
+    framed, index, placed = [], [], set()
+    for code, whole in items:
+        index.append(len(framed))
+        if code in sizes:
+            if code in placed:
+                continue
+            placed.add(code)
+            whole = bytes((code, sizes[code])) + bytes(sizes[code])
+        framed.append((code, whole))
+    for code in sizes:
+        if code not in placed:
+            framed.append((code, bytes((code, sizes[code])) + bytes(sizes[code])))
+    index.append(len(framed))
+    return framed, index
+
+
+def assemble(items, secret: bytes | None = None, *, layout: Layout | None = None,
+             decoded_cmts_mic: bytes | None = None, digests: bool = True) -> bytes:
+    """The whole file around ``items``: ``prepare(...).fill()`` with no holes."""
+    return prepare(items, secret, layout=layout, decoded_cmts_mic=decoded_cmts_mic, digests=digests).fill()
+
+
+__all__ = ["prepare", "PreparedFile", "assemble", "cmts_mic", "hole_size", "CMTS_MIC_ORDER"]

@@ -1,0 +1,214 @@
+"""The lab's point and run schema, declared once.
+
+A grid axis is one field of ``Point`` with an ``axis(...)`` declaration: how the
+campaign file's value is parsed, its default, its SQL column, its label in a
+report, how it is written in a point's key and, for an axis that is not drawn on a
+figure's x axis, how a report names it among the traffic variants. The SQL
+columns, the CSV columns, the grid parser, ``Point.key`` and the report's labels
+are all derived from these declarations, so adding an axis is one field.
+
+A run's headline figures are ``METRICS``: column, SQL type, label and how to read
+it from a ``RunResult``; the run table, its insert, the report's rows and the CSV
+come from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+
+from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate
+
+REQUIRED = object()  # an axis the grid must give
+
+CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast")
+# The simulator's link model (hfcprov.sim Scenario.mac): a token bucket, or the DOCSIS
+# request-grant upstream MAC (issue 7's calibrated model).
+MACS = ("tokenbucket", "docsis")
+
+
+@dataclass(frozen=True)
+class Axis:
+    parse: Callable  # campaign value -> plain value; raises ValueError (or UnitError) saying why
+    default: object  # REQUIRED, None (the template decides) or a value
+    sql: str  # column type in the point table
+    label: str  # words for a reader
+    short: str  # name in Point.key
+    show: Callable  # plain value -> text (Point.key, report labels)
+    # how a report names this axis among a panel's traffic variants; None: a figure axis (rate, rtt, buffer)
+    variant: Callable | None = None
+
+
+def axis(parse, default, sql, label, short, show, variant=None):
+    return field(metadata={"axis": Axis(parse, default, sql, label, short, show, variant)})
+
+
+def _positive(parser):
+    def parse(v):
+        x = parser(v)
+        if not x:
+            raise ValueError("must be greater than 0")  # a zero rate or buffer tests nothing
+        return x
+    return parse
+
+
+def _whole(v) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"expected a whole number >= 1, got {v!r}")
+    return v
+
+
+def _choice(choices, what):
+    def parse(v):
+        s = str(v).lower()
+        if s not in choices:
+            raise ValueError(f"unknown {what} {v!r} (known: {', '.join(choices)})")
+        return s
+    return parse
+
+
+def _fraction(v) -> float:
+    try:
+        if isinstance(v, str) and v.strip().endswith("%"):
+            x = float(v.strip()[:-1]) / 100
+        elif isinstance(v, bool):
+            raise ValueError
+        else:
+            x = float(v)
+    except ValueError:
+        raise ValueError(f"bad loss {v!r}: expected a fraction (0.01) or a percentage (1%)") from None
+    if not 0 <= x < 1:
+        raise ValueError(f"bad loss {v!r}: must be in [0, 1)")
+    return x
+
+
+def _plural_flows(n) -> str:
+    return f"{n} flow{'s' if n != 1 else ''}"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One grid point and repetition: the unit that is run, stored and resumed.
+
+    The axes are in expansion order (the last varies fastest), so a report's
+    series come out grouped by rate.
+    """
+
+    index: int
+    upstream_rate: float = axis(_positive(parse_rate), REQUIRED, "REAL NOT NULL", "upstream rate", "us",
+                                format_rate)  # bits/s: the service flow's MaxRateSustained (TLV 24.8)
+    downstream_rate: float | None = axis(parse_rate, None, "REAL", "downstream rate", "ds",
+                                         lambda v: format_rate(v) if v else "-",
+                                         lambda v: f"{format_rate(v)} down")  # bits/s (TLV 25.8)
+    rtt: float = axis(parse_duration, 0.04, "REAL NOT NULL", "added RTT", "rtt", format_duration)  # s
+    buffer: int = axis(_positive(parse_bytes), REQUIRED, "INTEGER NOT NULL", "TargetBuffer", "buf",
+                       format_bytes)  # bytes: TargetBuffer (TLV 24.35.2)
+    flows: int = axis(_whole, 1, "INTEGER NOT NULL", "upstream TCP flows", "flows", str, _plural_flows)
+    congestion_control: str = axis(_choice(CONGESTION_CONTROLS, "congestion control"), "reno", "TEXT NOT NULL",
+                                   "TCP congestion control", "cc", str, str)
+    loss: float = axis(_fraction, 0.0, "REAL NOT NULL", "plant loss", "loss", lambda v: f"{v:g}",
+                       lambda v: f"loss {v:.2%}")
+    mac: str = axis(_choice(MACS, "mac"), "tokenbucket", "TEXT NOT NULL DEFAULT 'tokenbucket'",
+                    "simulator link model", "mac", str, lambda v: f"{v} MAC")
+    rep: int = 0  # repetition, 0-based
+    seed: int = 1
+
+    @property
+    def key(self) -> str:
+        """A readable identity that does not depend on the order of the grid."""
+        parts = [f"{a.short}={a.show(getattr(self, name))}" for name, a in AXES.items()]
+        return " ".join(parts + [f"rep={self.rep}"])
+
+    @property
+    def tier(self) -> str:
+        """The service tier a point belongs to: what an operator sells (the rates)."""
+        up = format_rate(self.upstream_rate)
+        return f"{up} up" if not self.downstream_rate else f"{format_rate(self.downstream_rate)} down / {up} up"
+
+    def template_vars(self) -> dict:
+        """Variables a tier template sees (plain numbers, names as in the grid)."""
+        d = asdict(self)
+        d["target_buffer"] = self.buffer
+        d["rtt_ms"] = self.rtt * 1e3
+        # the names the shipped tier templates (templates/*.j2) take as per-modem overrides
+        d["us_rate"], d["us_buffer"] = self.upstream_rate, self.buffer
+        if self.downstream_rate:
+            d["ds_rate"] = self.downstream_rate
+        else:
+            del d["downstream_rate"]  # a template's default applies, not an explicit None
+        return d
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Point:
+        return cls(**d)
+
+
+AXES: dict[str, Axis] = {f.name: f.metadata["axis"] for f in fields(Point) if "axis" in f.metadata}
+# what the point table stores besides the axes: its place in the grid and its repetition
+_EXTRA_COLS = {"idx": "INTEGER NOT NULL UNIQUE", "key": "TEXT NOT NULL UNIQUE", "tier": "TEXT NOT NULL"}
+POINT_COLUMNS = (*_EXTRA_COLS, *AXES, "rep", "seed")
+
+
+def point_table_columns() -> str:
+    """The point table's grid columns as SQL (``name TYPE, ...``)."""
+    cols = [f"{n} {t}" for n, t in _EXTRA_COLS.items()] + [f"{n} {a.sql}" for n, a in AXES.items()]
+    return ",\n    ".join(cols + ["rep INTEGER NOT NULL", "seed INTEGER NOT NULL"])
+
+
+def point_values(p: Point) -> tuple:
+    """A point as the values of ``POINT_COLUMNS``."""
+    return (p.index, p.key, p.tier, *(getattr(p, n) for n in AXES), p.rep, p.seed)
+
+
+def point_from_row(row) -> Point:
+    """A point from a point-table row (a mapping); axes a store predates take their default."""
+    keys = set(row.keys())
+    values = {n: row[n] if n in keys else a.default for n, a in AXES.items()}
+    return Point(index=row["idx"], rep=row["rep"], seed=row["seed"], **values)
+
+
+def variant_label(row, varying: set[str]) -> str:
+    """How a report names a point's traffic variant: the varying non-figure axes, e.g. ``10 flows, cubic``."""
+    return ", ".join(a.variant(row[n]) for n, a in AXES.items() if a.variant and n in varying)
+
+
+VARIANT_AXES = tuple(n for n, a in AXES.items() if a.variant)
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    sql: str
+    label: str
+    get: Callable  # RunResult -> value
+
+
+METRICS = (
+    Metric("duration", "REAL NOT NULL", "seconds measured", lambda r: r.duration),
+    Metric("goodput_bps", "REAL NOT NULL", "goodput (b/s)", lambda r: r.goodput_bps),
+    Metric("shaped_rate_bps", "REAL", "shaped rate (b/s)", lambda r: r.shaped_rate_bps),
+    Metric("utilization", "REAL", "utilization", lambda r: r.utilization),
+    Metric("latency_idle_p50", "REAL", "idle RTT p50 (s)", lambda r: r.latency_idle.p50),
+    Metric("latency_loaded_mean", "REAL", "loaded RTT mean (s)", lambda r: r.latency_loaded.mean),
+    Metric("latency_loaded_p50", "REAL", "loaded RTT p50 (s)", lambda r: r.latency_loaded.p50),
+    Metric("latency_loaded_p99", "REAL", "loaded RTT p99 (s)", lambda r: r.latency_loaded.p99),
+    Metric("probe_loss", "REAL", "probe loss", lambda r: r.latency_loaded.loss),
+    Metric("packet_loss", "REAL", "packet loss", lambda r: r.packet_loss),
+    Metric("mos", "REAL", "VoIP MOS", lambda r: r.mos),
+    Metric("model", "TEXT", "model behind the figures", lambda r: r.extra.get("model")),
+)
+METRIC_NAMES = tuple(m.name for m in METRICS)
+
+
+def run_table_columns() -> str:
+    return ",\n    ".join(f"{m.name} {m.sql}" for m in METRICS)
+
+
+def metric_values(r) -> tuple:
+    return tuple(m.get(r) for m in METRICS)
+
+
+CSV_COLUMNS = [*POINT_COLUMNS, "state", "error", "source", *METRIC_NAMES]

@@ -1,0 +1,36 @@
+"""The service-flow model: what a config file provisions and the rules a modem applies to it.
+
+    flows = service_flows(read_config("examples/buffer-control.cfg"))
+    flows[0].queue_size()        # bytes: MULPI's Buffer Control rule, the one sim and emu use
+    flows[0].burst               # Max Traffic Burst, DOCSIS default 3044
+    flows[0].aqm.algorithm       # "docsis-pie" | "immediate" | "none" (TLV 24/25.40, TLV 76)
+
+Sits below sim, emu, snmp, lab and tiers; imports only ``hfcprov.config`` (read by TLV name),
+``hfcprov.errors`` and ``hfcprov.units``. Units: bits/s, bytes, seconds.
+"""
+
+from hfcprov.model.classifier import ANY_PROTOCOL, TCP_OR_UDP, Classifier
+from hfcprov.model.flow import (
+    AQM_ALGORITHMS,
+    DEFAULT_AQM_LATENCY_TARGET,
+    DEFAULT_MAX_TRAFFIC_BURST,
+    DEFAULT_QUEUE,
+    LARGEST_QUEUE,
+    QOS_PARAMS,
+    AggregateServiceFlow,
+    AqmSettings,
+    BufferControl,
+    BufferRejected,
+    Direction,
+    ModemSettings,
+    ServiceFlow,
+    qos_param_values,
+)
+from hfcprov.model.fromtree import aggregate_service_flows, classifiers, modem_settings, service_flows
+
+__all__ = [
+    "ANY_PROTOCOL", "TCP_OR_UDP", "AQM_ALGORITHMS", "DEFAULT_AQM_LATENCY_TARGET", "DEFAULT_MAX_TRAFFIC_BURST",
+    "DEFAULT_QUEUE", "LARGEST_QUEUE", "QOS_PARAMS", "AggregateServiceFlow", "AqmSettings", "BufferControl",
+    "BufferRejected", "Classifier", "Direction", "ModemSettings", "ServiceFlow", "aggregate_service_flows",
+    "classifiers", "modem_settings", "qos_param_values", "service_flows",
+]

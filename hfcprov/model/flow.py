@@ -1,0 +1,219 @@
+"""A service flow and the rules a cable modem applies to it: the one model sim, emu, audit and lab read.
+
+Units are plain numbers: bits/s for rates, bytes for sizes, seconds for times.
+The rules live here and nowhere else:
+
+- ``BufferControl.queue_size``: the queue a modem gives a flow (MULPI "Buffer
+  Control": the target clamped into [minimum, maximum], the modem's default
+  when the file gives no target, refused when the minimum cannot be met).
+- ``ServiceFlow.burst``: Max Traffic Burst, DOCSIS default 3044 bytes.
+- ``AqmSettings``: TLV 24/25.40 with the CM's defaults (DOCSIS-PIE, 10 ms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from hfcprov.errors import HfcprovError
+
+Direction = Literal["upstream", "downstream"]
+
+# DOCSIS defaults (MULPI Annex C.2.2.7): what a CM uses when the file leaves a parameter out.
+DEFAULT_MAX_TRAFFIC_BURST = 3044  # bytes, 24/25.9 (two full Ethernet frames plus MAC headers)
+DEFAULT_AQM_LATENCY_TARGET = 0.010  # s, 24/25.40.2: DOCSIS-PIE's target when the file gives none
+DEFAULT_IAQM_MAX_THRESHOLD = 0.001  # s, 24/25.40.4: Immediate AQM ramp top (1000 us)
+DEFAULT_IAQM_RANGE_EXPONENT = 19  # 24/25.40.5: ramp width 2**19 ns (about 0.52 ms)
+# The emulated (and a typical) modem's queue limits: a datasheet figure, not a DOCSIS value.
+DEFAULT_QUEUE = 64 * 1024  # bytes: the queue when the file has no TargetBuffer
+LARGEST_QUEUE = 1024 * 1024  # bytes: the largest queue it can give one flow
+
+AQM_ALGORITHMS = {1: "docsis-pie", 2: "immediate"}  # 24/25.40.3 (0 and absent: the CM's default)
+
+
+class BufferRejected(HfcprovError):
+    """A modem must refuse the flow: its Buffer Control cannot be honoured (the message says why)."""
+
+
+@dataclass(frozen=True)
+class BufferControl:
+    """Service-flow TLV 24/25.35: the CM's queue for this flow, in bytes (DOCSIS 3.0)."""
+
+    minimum: int | None = None  # 35.1 MinimumBuffer
+    target: int | None = None  # 35.2 TargetBuffer
+    maximum: int | None = None  # 35.3 MaximumBuffer
+
+    def rejection(self, largest: int = LARGEST_QUEUE) -> str | None:
+        """Why a modem whose largest queue is ``largest`` bytes must refuse this, or None."""
+        if self.minimum is not None and self.minimum > largest:
+            return (f"MinimumBuffer {self.minimum} bytes exceeds the {largest} bytes this modem "
+                    "supports; flow rejected")
+        if self.minimum is not None and self.maximum is not None and self.minimum > self.maximum:
+            return f"MinimumBuffer {self.minimum} > MaximumBuffer {self.maximum}; flow rejected"
+        return None
+
+    def queue_size(self, default: int = DEFAULT_QUEUE, largest: int = LARGEST_QUEUE) -> int:
+        """The queue in bytes a modem gives this flow (MULPI "Buffer Control").
+
+        The target (the modem's ``default`` when absent) clamped into [minimum, maximum],
+        the maximum itself capped at the modem's ``largest``. Raises ``BufferRejected``
+        when the minimum cannot be provided.
+        """
+        reason = self.rejection(largest)
+        if reason:
+            raise BufferRejected(reason)
+        size = self.target if self.target is not None else default
+        hi = min(self.maximum if self.maximum is not None else largest, largest)
+        lo = self.minimum if self.minimum is not None else 0
+        return max(lo, min(size, hi))
+
+
+@dataclass(frozen=True)
+class AqmSettings:
+    """Service-flow TLV 24/25.40 AQM Encodings as the file gives them (None: absent).
+
+    The effective values (``enabled``, ``algorithm``, ``latency_target``...) apply the CM's
+    defaults; ``cm_disabled`` is TLV 76 (CM Upstream AQM Disable), which switches AQM off on
+    every upstream flow whatever 24.40 says.
+    """
+
+    disable: bool | None = None  # 40.1 SF AQM Disable
+    latency_target_ms: int | None = None  # 40.2 SF AQM Latency Target, ms (0: the default)
+    algorithm_code: int | None = None  # 40.3 AQM Algorithm: 1 DOCSIS-PIE, 2 Immediate AQM
+    iaqm_max_threshold_us: int | None = None  # 40.4 Immediate AQM Max Threshold, microseconds
+    iaqm_range_exponent: int | None = None  # 40.5 Immediate AQM Range Exponent (ns, log2)
+    cm_disabled: bool = False  # TLV 76 for an upstream flow
+
+    @property
+    def enabled(self) -> bool:
+        return not (self.disable or self.cm_disabled)
+
+    @property
+    def algorithm(self) -> str:
+        """``docsis-pie`` (the default) or ``immediate``; ``none`` when AQM is off."""
+        if not self.enabled:
+            return "none"
+        return AQM_ALGORITHMS.get(self.algorithm_code or 0, "docsis-pie")
+
+    @property
+    def latency_target(self) -> float:
+        """Seconds: the file's target, else DOCSIS-PIE's default 10 ms."""
+        return self.latency_target_ms / 1e3 if self.latency_target_ms else DEFAULT_AQM_LATENCY_TARGET
+
+    @property
+    def iaqm_max_threshold(self) -> float:
+        """Seconds: Immediate AQM's ramp top (default 1 ms)."""
+        us = self.iaqm_max_threshold_us
+        return us / 1e6 if us else DEFAULT_IAQM_MAX_THRESHOLD
+
+    @property
+    def iaqm_range(self) -> float:
+        """Seconds: the width of Immediate AQM's ramp, 2**exponent ns (default 2**19)."""
+        exp = self.iaqm_range_exponent if self.iaqm_range_exponent is not None else DEFAULT_IAQM_RANGE_EXPONENT
+        return (1 << exp) * 1e-9
+
+
+@dataclass(frozen=True)
+class ServiceFlow:
+    """One upstream (TLV 24) or downstream (TLV 25) service flow, or a DOCSIS 1.0 class of service."""
+
+    direction: Direction
+    ref: int | None = None  # 24/25.1 ServiceFlowReference (or 4.1 ClassID for DOCSIS 1.0)
+    sfid: int | None = None  # 24/25.2 ServiceFlowId
+    service_class_name: str | None = None  # 24/25.4
+    qos_param_set_type: int | None = None  # 24/25.6 bitmask: 1 provisioned, 2 admitted, 4 active
+    traffic_priority: int | None = None  # 24/25.7
+    max_sustained_rate: float | None = None  # 24/25.8 bits/s
+    max_traffic_burst: int | None = None  # 24/25.9 bytes (None: the file leaves it; see ``burst``)
+    min_reserved_rate: float | None = None  # 24/25.10 bits/s
+    peak_rate: float | None = None  # 24/25.27 bits/s
+    max_concatenated_burst: int | None = None  # 24.14 bytes
+    scheduling_type: int | None = None  # 24.15: 2 best effort, 6 UGS, ...
+    max_latency: float | None = None  # 25.14 seconds
+    asf_ref: int | None = None  # 24/25.36 the aggregate service flow (TLV 70/71) it belongs to
+    buffer: BufferControl = field(default_factory=BufferControl)
+    # Where the buffer figures came from: "24.35"/"25.35", "68" (default upstream target), or None.
+    buffer_source: str | None = None
+    aqm: AqmSettings = field(default_factory=AqmSettings)
+    path: str = ""  # TLV path of the flow in its file, e.g. "24[0]" (first TLV 24)
+
+    @property
+    def target_buffer(self) -> int | None:
+        return self.buffer.target
+
+    @property
+    def aqm_disabled(self) -> bool | None:
+        """24/25.40.1 as the file gives it (None: absent)."""
+        return self.aqm.disable
+
+    @property
+    def burst(self) -> int:
+        """Max Traffic Burst in bytes, the DOCSIS default 3044 when the file gives none."""
+        return self.max_traffic_burst if self.max_traffic_burst else DEFAULT_MAX_TRAFFIC_BURST
+
+    @property
+    def rate(self) -> float | None:
+        """Max Sustained Rate in bits/s; None for no limit (DOCSIS rate 0 or absent)."""
+        return self.max_sustained_rate or None
+
+    def queue_size(self, default: int = DEFAULT_QUEUE, largest: int = LARGEST_QUEUE) -> int:
+        """The queue a modem gives this flow, bytes (``BufferControl.queue_size``)."""
+        return self.buffer.queue_size(default, largest)
+
+    @property
+    def name(self) -> str:
+        """How messages name the flow: ``service flow 24[0] (ref 1)``."""
+        return f"service flow {self.path or self.direction}" + (f" (ref {self.ref})" if self.ref is not None else "")
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# The QoS parameters a modem reports per flow (DOCS-QOS3-MIB docsQosParamSetTable), keyed as
+# hfcprov.snmp.oids.PARAM_SET: what the audit compares and the test agent serves.
+QOS_PARAMS = {
+    "max_sustained_rate": ("max rate", lambda f: f.max_sustained_rate),
+    "max_traffic_burst": ("max burst", lambda f: f.max_traffic_burst),
+    "min_reserved_rate": ("min reserved rate", lambda f: f.min_reserved_rate),
+    "buffer_minimum": ("minimum buffer", lambda f: f.buffer.minimum),
+    "buffer_target": ("target buffer", lambda f: f.buffer.target),
+    "buffer_maximum": ("maximum buffer", lambda f: f.buffer.maximum),
+}
+
+
+def qos_param_values(flow: ServiceFlow) -> dict:
+    """The flow's reported QoS parameters (``QOS_PARAMS`` keys plus its service class name)."""
+    return {"service_class_name": flow.service_class_name,
+            **{key: get(flow) for key, (_label, get) in QOS_PARAMS.items()}}
+
+
+@dataclass(frozen=True)
+class AggregateServiceFlow:
+    """TLV 70 (upstream) / 71 (downstream) Aggregate Service Flow: e.g. a Low Latency pair."""
+
+    direction: Direction
+    ref: int | None = None  # 70/71.1 its reference; flows name it in 24/25.36
+    profile_name: str | None = None  # 70/71.4 ASF QoS Profile Name
+    max_sustained_rate: float | None = None  # 70/71.8 bits/s
+    max_traffic_burst: int | None = None  # 70/71.9 bytes
+    peak_rate: float | None = None  # 70/71.27 bits/s
+    low_latency_ref: int | None = None  # 70/71.42.1 the Low Latency SF's reference
+    classic_scn: str | None = None  # 70/71.42.3
+    low_latency_scn: str | None = None  # 70/71.42.4
+    coupling_factor: int | None = None  # 70/71.42.5 (tenths)
+    scheduling_weight: int | None = None  # 70/71.42.6
+    queue_protection: bool | None = None  # 70/71.42.7
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class ModemSettings:
+    """File-wide settings that change how every flow is treated."""
+
+    default_us_target_buffer_ms: int | None = None  # TLV 68 (0: the CM chooses)
+    cm_upstream_aqm_disable: bool | None = None  # TLV 76
+    low_latency_disable: int | None = None  # TLV 91 as given (0: Low Latency allowed)
+
+    @property
+    def low_latency_disabled(self) -> bool:
+        return bool(self.low_latency_disable)

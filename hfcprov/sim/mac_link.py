@@ -1,0 +1,97 @@
+"""Building request-grant MAC links for a scenario: ``links.LINKS["docsis"]`` and
+``links.REVERSE_LINKS["docsis"]``.
+
+The MAC model itself (channel, scheduler, cable modem) is ``hfcprov.sim.mac``; this
+module turns a scenario's ``mac_params`` mapping into ``MacParams`` and a ``CableModem``
+on its own channel, with saturating neighbours when asked.
+"""
+
+from __future__ import annotations
+
+import random
+
+from hfcprov.sim.mac import CableModem, MacConfigError, MacParams, UpstreamChannel
+from hfcprov.sim.packet import DATA, Packet
+
+_CM_KEYS = ("buffer_overhead", "buffer_block", "modems")  # the CM's, not the channel's
+# The ACK path of a download (Atov-Kennedy's 512 kb/s DOCSIS 1.1 upstream)
+REVERSE_DEFAULT = {"preset": "docsis11"}
+
+
+def params_from(given: dict | None, default: dict | None = None) -> MacParams:
+    """``MacParams`` from a scenario's mapping (MacParams fields, plus ``preset``: docsis11 |
+    docsis30, plus the CM's keys); ``given=None``: ``default``, else ``MacParams()`` (the calibrated set)."""
+    given = dict(given or default or {})  # empty: as if not given
+    preset = given.pop("preset", "docsis30")
+    factory = {"docsis11": MacParams.docsis11, "docsis30": MacParams.docsis30}.get(preset)
+    if factory is None:
+        raise MacConfigError(f"preset: {preset!r} is not one of docsis11, docsis30")
+    known = set(MacParams.__dataclass_fields__)
+    unknown = set(given) - known - set(_CM_KEYS)
+    if unknown:
+        raise MacConfigError(f"unknown key(s) {', '.join(sorted(unknown))} "
+                             f"(known: preset, {', '.join(sorted(known | set(_CM_KEYS)))})")
+    return factory(**{k: v for k, v in given.items() if k in known})
+
+
+def _modem(engine, scenario, sink, loss, given, default, *, buffer, rate, burst, name, stream) -> CableModem:
+    """One CM on its own request-grant channel, plus ``modems`` saturating neighbours."""
+    params = params_from(given, default)
+    extra = given or default or {}
+    channel = UpstreamChannel(engine, params, random.Random(f"{stream}-{scenario.seed}"))
+    cm = CableModem(channel, sink, delay=scenario.rtt / 2.0, buffer=buffer, rate=rate, burst=burst,
+                    buffer_overhead=int(extra.get("buffer_overhead", 0)),
+                    buffer_block=extra.get("buffer_block"), loss=loss, name=name)
+    for i in range(int(extra.get("modems", 0))):
+        other = CableModem(channel, _Discard(), buffer=buffer or 65536, rate=rate,
+                           burst=burst, name=f"{name}.{i + 1}")
+        _Saturate(engine, other)
+    return cm
+
+
+def make_link(engine, scenario, sink, loss) -> CableModem:
+    """``run.LINKS`` factory: the scenario's service flow as one CM on a request-grant channel
+    (``Scenario.mac_params``; None: the calibrated set).
+
+    ``mac_params.modems`` adds that many other CMs with the same service flow,
+    each kept saturated, so the channel is shared as in Atov-Kennedy's 2- and 3-CM runs.
+    """
+    return _modem(engine, scenario, sink, loss, scenario.mac_params, None,
+                  buffer=scenario.buffer, rate=scenario.rate, burst=scenario.burst, name="cm0", stream="mac")
+
+
+def make_reverse_link(engine, scenario, sink, loss) -> CableModem:
+    """``run.REVERSE_LINKS`` factory: ACKs (and probe echoes) go up through a request-grant CM.
+
+    For downstream transfers such as Atov-Kennedy's (data at 3 Mb/s down, ACKs through
+    the CM's 512 kb/s upstream): the ACK clock then carries the MAC's request-grant
+    delays. Shaped by ``reverse_rate``/``reverse_buffer``; ``reverse_mac_params``
+    (None: DOCSIS 1.1 with the default channel).
+    """
+    return _modem(engine, scenario, sink, loss, scenario.reverse_mac_params, REVERSE_DEFAULT,
+                  buffer=scenario.reverse_buffer, rate=scenario.reverse_rate, burst=None,
+                  name="ack-cm", stream="ack-mac")
+
+
+class _Discard:
+    __slots__ = ()
+
+    def receive(self, pkt) -> None:
+        pass
+
+
+class _Saturate:
+    """Keeps another CM's queue full of MTU packets (a greedy neighbour on the channel)."""
+
+    __slots__ = ("cm", "engine", "pkt")
+
+    def __init__(self, engine, cm) -> None:
+        self.engine = engine
+        self.cm = cm
+        self.pkt = Packet(DATA, -1, 0, 1500, 0.0)
+        engine.at(0.0, self.top_up)
+
+    def top_up(self, _=None) -> None:
+        while self.cm.send(self.pkt):
+            pass
+        self.engine.after(0.001, self.top_up)

@@ -1,0 +1,44 @@
+"""SegmentRanges (the SACK scoreboard and the receiver's out-of-order store) against a set model."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hfcprov.sim.ranges import SegmentRanges
+
+ops = st.lists(st.one_of(
+    st.tuples(st.just("add"), st.integers(0, 200), st.integers(1, 12)),
+    st.tuples(st.just("drop"), st.integers(0, 200), st.just(0)),
+), max_size=120)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops, st.integers(1, 4))
+def test_ranges_match_a_set_of_segments(seq, k):
+    r = SegmentRanges()
+    model: set = set()
+    floor = 0
+    for op, a, n in seq:
+        if op == "add":
+            a = max(a, floor)
+            gaps = r.add(a, a + n)
+            new = set(range(a, a + n)) - model
+            assert {i for g0, g1 in gaps for i in range(g0, g1)} == new
+            model |= new
+        else:
+            floor = max(floor, a)
+            before = len(model)
+            model = {i for i in model if i >= a}
+            assert r.drop_below(a) == before - len(model)
+        got = [(s, e) for s, e in r]
+        assert all(e0 < s1 for (_, e0), (s1, _) in zip(got, got[1:]))  # disjoint, not touching
+        assert {i for s, e in got for i in range(s, e)} == model
+        assert r.count == len(model) == sum(e - s for s, e in got)
+        top = sorted(model, reverse=True)
+        assert r.kth_from_top(k) == (top[k - 1] if len(top) >= k else None)
+        if model:
+            x = min(model)
+            assert x in r and r.at(r.index(x))[0] <= x
+            lo, hi = min(model), max(model) + 3
+            assert {i for g0, g1 in r.gaps(lo, hi) for i in range(g0, g1)} == set(range(lo, hi)) - model
