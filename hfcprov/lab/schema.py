@@ -21,10 +21,13 @@ from hfcprov.units import format_bytes, format_duration, format_rate, parse_byte
 
 REQUIRED = object()  # an axis the grid must give
 
-CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast")
+CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast", "prague")
 # The simulator's link model (hfcprov.sim Scenario.mac): a token bucket, or the DOCSIS
 # request-grant upstream MAC (issue 7's calibrated model).
 MACS = ("tokenbucket", "docsis")
+# The upstream queue the simulator gives the flow (issue 20): drop-tail, DOCSIS-PIE, Low Latency
+# DOCSIS, or ``file``: what the rendered config file's AQM TLVs say (hfcprov.sim.aqm.select)
+AQMS = ("none", "docsis-pie", "lld", "file")
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,8 @@ class Point:
                        lambda v: f"loss {v:.2%}")
     mac: str = axis(_choice(MACS, "mac"), "tokenbucket", "TEXT NOT NULL DEFAULT 'tokenbucket'",
                     "simulator link model", "mac", str, lambda v: f"{v} MAC")
+    aqm: str = axis(_choice(AQMS, "aqm"), "none", "TEXT NOT NULL DEFAULT 'none'", "upstream AQM", "aqm", str,
+                    lambda v: {"none": "drop-tail"}.get(v, v))
     rep: int = 0  # repetition, 0-based
     seed: int = 1
 

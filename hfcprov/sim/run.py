@@ -141,6 +141,10 @@ class Network:
             self.receivers.append(r)
             self.send_host.add(s)
             self.recv_host.add(r)
+            if getattr(cc, "ecn", False):  # an L4S sender: ECT(1) data, CE echoed (issue 20)
+                from hfcprov.sim.aqm.ecn import attach
+
+                attach(s, r, self.send_host.receivers, self.recv_host.receivers)
             eng.at(spec.start, self._flow_start, s)
         self.probe = None
         if sc.probe_rate > 0:
@@ -252,6 +256,8 @@ class Network:
             "retransmissions": sum(s.retransmissions for s in self.senders),
             "scenario": sc.name,
         }
+        if hasattr(b, "aqm_stats"):  # DOCSIS-PIE / LLD hop (issue 20)
+            extra["aqm"] = b.aqm_stats()
         mos = None
         if self.voice is not None:
             mos, extra["voip"] = self.voice.score()

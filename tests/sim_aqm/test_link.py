@@ -117,8 +117,8 @@ def test_pie_holds_its_latency_target_where_drop_tail_bloats(variant):
     tcp = TcpOptions(variant=variant, min_rto=0.2, limited_transmit=True)
     kw = dict(rate=10e6, buffer=256 * 1024, rtt=0.04, duration=25, warmup=8,
               flows=[FlowSpec(), FlowSpec(start=0.5)], tcp=tcp)
-    droptail = aqm_run(mac="tokenbucket", **kw)
-    pie = aqm_run(mac="pie", **kw)
+    droptail = aqm_run(aqm="none", **kw)
+    pie = aqm_run(aqm="docsis-pie", **kw)
     assert droptail.extra["queue_delay_mean"] > 0.1
     assert 0.004 < pie.extra["queue_delay_mean"] < 0.020
     assert pie.goodput_bps > 0.92 * droptail.goodput_bps
@@ -128,9 +128,9 @@ def test_pie_holds_its_latency_target_where_drop_tail_bloats(variant):
 def test_low_latency_flow_keeps_low_delay_beside_classic_bulk_flows():
     """One Prague flow in the low-latency queue beside two CUBIC flows (50 Mb/s): its
     queue delay p99 stays near a millisecond, the classic flows keep a fair share."""
-    res, net = aqm_run(mac="dualq", rate=50e6, buffer=256 * 1024, rtt=0.02, duration=20, warmup=5,
+    res, net = aqm_run(aqm="lld", rate=50e6, buffer=256 * 1024, rtt=0.02, duration=20, warmup=5,
                        flows=[FlowSpec(variant="prague"), FlowSpec(), FlowSpec()],
-                       tcp=TcpOptions(variant="cubic"), mac_params={"ll_rate_gain": 0.125}, keep=True)
+                       tcp=TcpOptions(variant="cubic"), aqm_params={"ll_rate_gain": 0.125}, keep=True)
     link = net.bottleneck
     assert percentile(link.l_waits, 99) < 0.002
     shares = [f.goodput_bps / res.goodput_bps for f in res.flows]

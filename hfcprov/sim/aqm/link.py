@@ -21,10 +21,18 @@ from __future__ import annotations
 import random
 from heapq import heappush
 
-from hfcprov.sim.aqm.dualq import CE, DROPPED, LOW_LATENCY_MARKED, SANCTIONED, DualQParams, DualQueue
-from hfcprov.sim.aqm.pie import DocsisPie, PieParams, qdelay_estimate
+from hfcprov.sim.aqm.dualq import CE, DROPPED, DSCP_NQB, LOW_LATENCY_MARKED, SANCTIONED, DualQParams, DualQueue
+from hfcprov.sim.aqm.pie import AqmConfigError, DocsisPie, PieParams, qdelay_estimate
 from hfcprov.sim.link import Link
 from hfcprov.sim.loss import NoLoss
+from hfcprov.sim.packet import PROBE
+
+
+def _pct(xs: list, q: float) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
 
 
 class PieLink(Link):
@@ -42,6 +50,11 @@ class PieLink(Link):
     @property
     def early_drops(self) -> int:
         return self.pie.early_drops
+
+    def aqm_stats(self) -> dict:
+        """What ``RunResult.extra["aqm"]`` reports for this hop."""
+        return {"aqm": "docsis-pie", "early_drops": self.pie.early_drops, "drop_prob": self.pie.drop_prob,
+                "latency_target": self.pie.p.latency_target}
 
     def qdelay_at(self, t: float) -> float:
         """DOCSIS-PIE's estimate of the queue delay at time ``t`` (>= the last arrival)."""
@@ -84,7 +97,7 @@ class DualQueueLink:
     __slots__ = (
         "_sink", "accepted", "burst", "busy", "c_waits", "capacity", "delay", "dropped", "engine",
         "free_at", "l_waits", "loss", "lost", "measure_from", "measured", "name", "overhead", "peak",
-        "peak_burst", "ptokens", "qd", "rate", "route", "sink_receive", "t_ptokens", "t_tokens",
+        "nqb_probes", "peak_burst", "ptokens", "qd", "rate", "route", "sink_receive", "t_ptokens", "t_tokens",
         "tokens", "wait_byte_sum", "wait_sum",
     )
 
@@ -92,7 +105,8 @@ class DualQueueLink:
                  burst: int | None = None, peak: float | None = None, peak_burst: int = 1522,
                  overhead: int = 0, loss=None, classic_buffer: int | None = None,
                  ll_buffer: int | None = None, params: DualQParams | None = None,
-                 ll_rate: float | None = None, rng: random.Random | None = None, name: str = "") -> None:
+                 ll_rate: float | None = None, rng: random.Random | None = None, name: str = "",
+                 nqb_probes: bool = False) -> None:
         if capacity <= 0:
             raise ValueError("link capacity must be > 0")
         self.engine = engine
@@ -113,6 +127,7 @@ class DualQueueLink:
         self.ptokens = float(peak_burst)
         self.t_ptokens = 0.0
         self.qd = DualQueue(rate, classic_buffer, ll_buffer, params, ll_rate, rng=rng or random.Random(0))
+        self.nqb_probes = nqb_probes  # probes and voice carry the NQB DSCP: the low-latency queue
         self.busy = False
         self.free_at = 0.0
         self.accepted = self.dropped = self.lost = self.measured = 0
@@ -139,6 +154,14 @@ class DualQueueLink:
     def early_drops(self) -> int:
         return self.qd.early_drops
 
+    def aqm_stats(self) -> dict:
+        """What ``RunResult.extra["aqm"]`` reports for this hop (queue delays in seconds)."""
+        qd = self.qd
+        return {"aqm": "lld", "early_drops": qd.early_drops, "marks": qd.marks, "sanctioned": qd.sanctioned,
+                "forced_drops": qd.forced_drops, "ll_packets": len(self.l_waits),
+                "ll_delay_p50": _pct(self.l_waits, 50), "ll_delay_p99": _pct(self.l_waits, 99),
+                "classic_delay_p50": _pct(self.c_waits, 50), "classic_delay_p99": _pct(self.c_waits, 99)}
+
     def waiting_bytes(self) -> int:
         return self.qd.c_bytes + self.qd.l_bytes
 
@@ -146,7 +169,8 @@ class DualQueueLink:
         engine = self.engine
         now = engine.now
         wire = pkt.size + self.overhead
-        out = self.qd.enqueue(pkt, wire, now, pkt.flow, pkt.ecn)
+        dscp = DSCP_NQB if self.nqb_probes and pkt.kind == PROBE else 0
+        out = self.qd.enqueue(pkt, wire, now, pkt.flow, pkt.ecn, dscp)
         if out == DROPPED:
             self.dropped += 1
             return False
@@ -220,22 +244,30 @@ def _seed_rng(sc) -> random.Random:
     return random.Random((sc.seed * 1_000_003) ^ 0xA0A0)  # its own stream: AQM coin tosses never shift others
 
 
+def _params(sc, name: str):
+    from hfcprov.sim.aqm.select import dualq_params, parse_params, pie_params
+    from hfcprov.sim.scenario import ScenarioError
+
+    try:
+        parsed = parse_params(sc.aqm_params, name)
+        return pie_params(parsed) if name == "docsis-pie" else dualq_params(parsed)
+    except AqmConfigError as err:
+        raise ScenarioError(f"aqm_params: {err}") from None
+
+
 def make_pie_link(engine, sc, sink, loss) -> PieLink:
-    """A ``run.LINKS`` factory: the scenario's shaped flow with DOCSIS-PIE (``mac_params``: PieParams fields)."""
-    params = PieParams(**(sc.mac_params or {}))
+    """``links.QUEUES["docsis-pie"]``: the shaped service flow with DOCSIS-PIE (``aqm_params``:
+    ``PieParams`` fields, e.g. ``latency_target``)."""
     return PieLink(engine, sink, capacity=sc.channel or sc.peak or sc.rate, delay=sc.rtt / 2.0,
                    buffer=sc.buffer, rate=sc.rate, burst=sc.burst, peak=sc.peak, overhead=sc.overhead,
-                   loss=loss, name="bottleneck", pie=params, rng=_seed_rng(sc))
+                   loss=loss, name="bottleneck", pie=_params(sc, "docsis-pie"), rng=_seed_rng(sc))
 
 
 def make_dualq_link(engine, sc, sink, loss) -> DualQueueLink:
-    """A ``run.LINKS`` factory: the scenario's shaped flow as an LLD aggregate service flow."""
-    kw = dict(sc.mac_params or {})
-    ll_buffer = kw.pop("ll_buffer", None)
-    ll_rate = kw.pop("ll_rate", None)
-    if "classic" in kw and isinstance(kw["classic"], dict):
-        kw["classic"] = PieParams(**kw["classic"])
+    """``links.QUEUES["lld"]``: the shaped flow as a Low Latency aggregate service flow
+    (``sc.buffer`` is the classic queue; ``aqm_params``: see ``hfcprov.sim.aqm.select``)."""
+    params, ll_buffer, ll_rate, nqb = _params(sc, "lld")
     return DualQueueLink(engine, sink, capacity=sc.channel or sc.peak or sc.rate, rate=sc.rate,
                          delay=sc.rtt / 2.0, burst=sc.burst, peak=sc.peak, overhead=sc.overhead, loss=loss,
-                         classic_buffer=sc.buffer, ll_buffer=ll_buffer, params=DualQParams(**kw),
-                         ll_rate=ll_rate, rng=_seed_rng(sc), name="bottleneck")
+                         classic_buffer=sc.buffer, ll_buffer=ll_buffer, params=params,
+                         ll_rate=ll_rate, rng=_seed_rng(sc), name="bottleneck", nqb_probes=nqb)
