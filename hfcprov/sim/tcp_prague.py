@@ -62,3 +62,35 @@ class Prague(CongestionControl):
 
     def ssthresh(self, s) -> float:
         return max(s.flight_bytes() / 2.0, 2.0 * s.mss)
+
+
+class Unresponsive(CongestionControl):
+    """A misbehaving low-latency sender: ECT(1) data, and no reaction to marks or losses.
+
+    Its window opens as in slow start and never closes (a loss or an RTO leaves it as it
+    was), so only the socket buffer limits it: the flow queue protection is there to
+    catch (MULPI Annex P). For tests, benches and examples, not a model of a real stack.
+    """
+
+    name = "unresponsive"
+    ecn = True
+
+    def __init__(self, options=None) -> None:
+        super().__init__(options)
+        self.peak = 0.0
+
+    def on_ack(self, s, acked: int, rtt: float | None) -> None:
+        s.cwnd += s.mss * acked
+        self.peak = max(self.peak, s.cwnd)
+
+    def on_ce(self, s, marked: int) -> None:
+        pass
+
+    def ssthresh(self, s) -> float:
+        return max(s.cwnd, self.peak)
+
+    def on_recovery_exit(self, s) -> None:
+        s.cwnd = max(s.cwnd, self.peak)
+
+    def on_timeout(self, s) -> None:
+        s.cwnd = max(s.cwnd, self.peak)

@@ -76,11 +76,11 @@ def test_coupled_probability_is_k_times_the_square_root_of_the_classic_drop_prob
     assert dq.prob_cl == pytest.approx(min(1.0, 2.0 * math.sqrt(dq.pie.drop_prob)))
 
 
-def test_not_ect_packet_classified_by_dscp_is_dropped_where_it_would_be_marked():
+def test_not_ect_nqb_packet_is_neither_marked_nor_dropped():
     dq = DualQueue(1e9, params=DualQParams(queue_protection=False))
-    dq.l_bytes = int(dq.max_th * 1e9 / 8) + 10_000  # beyond MAXTH: every packet marked ...
+    dq.l_bytes = int(dq.max_th * 1e9 / 8) + 10_000  # beyond MAXTH: every ECN packet marked ...
     assert dq.enqueue("w", 1000, 0.0, flow=3, ecn=ECT1) == LOW_LATENCY  # ... once the count passes 1
-    assert dq.enqueue("x", 1000, 0.0, flow=3, ecn=NOT_ECT, dscp=45) == DROPPED
+    assert dq.enqueue("x", 1000, 0.0, flow=3, ecn=NOT_ECT, dscp=45) == LOW_LATENCY
     assert dq.enqueue("y", 1000, 0.0, flow=3, ecn=ECT1) == LOW_LATENCY_MARKED
 
 

@@ -8,7 +8,9 @@ traffic: ECT(1) or CE, or a DSCP MULPI's default classifier sends there).
   probability, a ramp from MINTH to MAXTH = MINTH + 2^LG_RANGE ns of the queue
   delay (defaults MAXTH 1 ms, LG_RANGE 19, MINTH at least two 2000-byte frames at
   the rate), and the *coupled* probability k * p' (coupling factor k = 2). Marks
-  are de-randomised (a running sum that marks each time it passes 1).
+  are de-randomised (a running sum that marks each time it passes 1). A Not-ECT packet
+  (classified by its NQB DSCP) cannot be marked and is not dropped either: NQB traffic
+  is sparse by definition, and queue protection deals with any that is not.
 - Classic side: DOCSIS-PIE on the classic queue delay, estimated from the rate
   left after the low-latency queue's share; drop probability p' squared.
 - Scheduling: weighted deficit round robin, the low-latency queue getting
@@ -51,8 +53,8 @@ class DualQParams:
     max_frame: int = 2000  # MAX_FRAME_SIZE (bytes): the ramp floor is two of them
     quantum: int = 1500  # DRR quantum (bytes) per round, split by weight
     # EWMA gain of the measured low-latency rate that the classic delay estimate subtracts
-    # (1: each interval's own count, as MULPI Annex O; smaller: smoothed, see docs/sim.md)
-    ll_rate_gain: float = 1.0
+    # (1: each interval's own count, as MULPI Annex O; the default smooths it, see docs/sim.md)
+    ll_rate_gain: float = 0.125
     ll_dscp: tuple = (DSCP_NQB,)
     queue_protection: bool = True
     qprotect: QProtectParams = field(default_factory=QProtectParams)
@@ -178,7 +180,7 @@ class DualQueue:
                                              size, qd, pn, now):
                 return SANCTIONED if self._classic(item, size, now) else DROPPED
             mark = False
-            if self.p.iaqm:
+            if self.p.iaqm and ecn != NOT_ECT:  # Not-ECT (NQB by DSCP) is never marked nor dropped
                 prob = pn if pn > self.prob_cl else self.prob_cl
                 self.count += prob
                 if self.count > 1.0:
@@ -187,8 +189,6 @@ class DualQueue:
             if self.l_bytes >= self.ll_limit - self.p.max_frame:
                 self.forced_drops += 1
                 return DROPPED
-            if mark and ecn == NOT_ECT:
-                return DROPPED  # a Not-ECT packet classified by DSCP: the mark becomes a drop
             self.lq.append((item, size, now))
             self.l_bytes += size
             if mark:
