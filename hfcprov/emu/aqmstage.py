@@ -26,6 +26,7 @@ import random
 import struct
 import zlib
 from collections import deque
+from dataclasses import dataclass, replace
 
 from hfcprov.sim.aqm.dualq import CE, DROPPED, LOW_LATENCY_MARKED, NOT_ECT, DualQParams, DualQueue
 from hfcprov.sim.aqm.pie import AqmConfigError, PieParams, PieQueue, qdelay_estimate
@@ -216,3 +217,57 @@ def source_matcher(net):
         return len(pkt) >= 20 and pkt[0] >> 4 == 4 and (int.from_bytes(pkt[12:16], "big") & mask) == base
 
     return match
+
+
+# -- the emulated modem's use of the stage (topology.Lab.apply) ------------------------------
+HOME_PREFIX = "10.10.1.0/24"  # the CPE side of the emulated plant: upstream packets come from here
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """The userspace stage an upstream flow with AQM gets, and the tc class left to it.
+
+    ``tc_plan`` is the flow's own plan without a rate (tc only steers; the stage shapes and
+    queues, or tc's queue would fill first and the AQM would never see a queue).
+    """
+
+    kind: str  # "pie" | "dualq"
+    rate: float  # bits/s
+    buffer: int  # bytes
+    burst: int  # bytes
+    target: float  # s: the AQM latency target
+    tc_plan: object  # hfcprov.emu.shaping.QueuePlan
+
+    def args(self) -> list[str]:
+        """``hfcprov.emu.delayline`` options that run this stage."""
+        return ["--aqm", self.kind, "--aqm-rate", repr(self.rate), "--aqm-buffer", str(self.buffer),
+                "--aqm-burst", str(self.burst), "--aqm-target", repr(self.target), "--aqm-from", HOME_PREFIX]
+
+    def as_dict(self) -> dict:
+        return {"stage": self.kind, "rate_bps": self.rate, "buffer": self.buffer, "burst": self.burst,
+                "latency_target": self.target, "where": "userspace (TUN delay line)"}
+
+
+def explicitly_enabled(aqm) -> bool:
+    """The file asks for AQM: 24.40 is present and not disabling it, and TLV 76 is not set.
+
+    The emulated modem is a DOCSIS 3.0 modem (drop-tail) unless the file says so, which
+    keeps the White et al. reproductions as they are (docs/emu.md).
+    """
+    given = (aqm.disable is not None or aqm.latency_target_ms is not None or aqm.algorithm_code is not None
+             or aqm.iaqm_max_threshold_us is not None or aqm.iaqm_range_exponent is not None)
+    return given and aqm.enabled
+
+
+def plan_stage(upstream_plans: list) -> StagePlan | None:
+    """The stage for the upstream direction, or None (no AQM asked for, or more than one
+    upstream flow: the stage takes every packet from the home side, so it can stand for
+    one flow only; the others would be shaped twice)."""
+    if len(upstream_plans) != 1:
+        return None
+    p = upstream_plans[0]
+    if not p.rate_bps or not explicitly_enabled(p.flow.aqm):
+        return None
+    kind = "pie" if p.flow.aqm.algorithm == "docsis-pie" else "dualq"
+    return StagePlan(kind, float(p.rate_bps), int(p.buffer), int(p.burst), p.flow.aqm.latency_target,
+                     replace(p, rate_bps=None, peak_bps=None))
