@@ -29,7 +29,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 from hfcprov.sim.aqm.dualq import CE, DROPPED, LOW_LATENCY_MARKED, NOT_ECT, DualQParams, DualQueue
-from hfcprov.sim.aqm.pie import AqmConfigError, PieParams, PieQueue, qdelay_estimate
+from hfcprov.sim.aqm.pie import AqmConfigError, ByteFifo, PieParams, PieQueue, qdelay_estimate
 
 KINDS = ("droptail", "pie", "dualq")
 
@@ -75,38 +75,6 @@ def mark_ce(pkt: bytes) -> bytes:
     return bytes(b)
 
 
-class _DropTail:
-    """A byte-limited FIFO with the queue-discipline surface of ``PieQueue``."""
-
-    def __init__(self, buffer: int | None) -> None:
-        self.limit = buffer
-        self.items: deque = deque()
-        self.bytes = 0
-        self.forced_drops = 0
-        self.early_drops = 0
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def update(self, now: float) -> None:
-        pass
-
-    def enqueue(self, item, size: int, now: float) -> bool:
-        if self.limit is not None and self.bytes + size > self.limit:
-            self.forced_drops += 1
-            return False
-        self.items.append((item, size, now))
-        self.bytes += size
-        return True
-
-    def dequeue(self, now: float):
-        if not self.items:
-            return None
-        entry = self.items.popleft()
-        self.bytes -= entry[1]
-        return entry
-
-
 class AqmStage:
     """One service flow in userspace: a token-bucket shaper in front of an AQM queue.
 
@@ -138,7 +106,7 @@ class AqmStage:
                 p = DualQParams(**{**p.__dict__, "classic": PieParams(latency_target=target)})
             self.q = DualQueue(rate, buffer, None, p, rng=rng)
         else:
-            self.q = _DropTail(buffer)
+            self.q = ByteFifo(buffer)
         self.offered = self.dropped = self.marked = self.sent = self.sent_bytes = 0
         self.waits: deque = deque(maxlen=keep)
 

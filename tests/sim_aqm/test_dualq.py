@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from hfcprov.sim.aqm.dualq import (
     CE,
     CLASSIC,
-    DROPPED,
     ECT0,
     ECT1,
     LOW_LATENCY,

@@ -24,7 +24,6 @@ from heapq import heappush
 from hfcprov.sim.aqm.dualq import CE, DROPPED, DSCP_NQB, LOW_LATENCY_MARKED, SANCTIONED, DualQParams, DualQueue
 from hfcprov.sim.aqm.pie import AqmConfigError, DocsisPie, PieParams, qdelay_estimate
 from hfcprov.sim.link import Link
-from hfcprov.sim.loss import NoLoss
 from hfcprov.sim.packet import PROBE
 
 
@@ -91,15 +90,13 @@ class PieLink(Link):
     receive = send
 
 
-class DualQueueLink:
-    """An aggregate service flow with the LLD dual queue: scheduler, shaper, channel, delay."""
+class DualQueueLink(Link):
+    """An aggregate service flow with the LLD dual queue: scheduler, shaper, channel, delay.
 
-    __slots__ = (
-        "_sink", "accepted", "burst", "busy", "c_waits", "capacity", "delay", "dropped", "engine",
-        "free_at", "l_waits", "loss", "lost", "measure_from", "measured", "name", "overhead", "peak",
-        "nqb_probes", "peak_burst", "ptokens", "qd", "rate", "route", "sink_receive", "t_ptokens", "t_tokens",
-        "tokens", "wait_byte_sum", "wait_sum",
-    )
+    A ``Link`` for its token buckets, channel, loss and sink; its own queue and departures.
+    """
+
+    __slots__ = ("busy", "c_waits", "l_waits", "nqb_probes", "qd")
 
     def __init__(self, engine, sink=None, *, capacity: float, rate: float, delay: float = 0.0,
                  burst: int | None = None, peak: float | None = None, peak_burst: int = 1522,
@@ -107,48 +104,14 @@ class DualQueueLink:
                  ll_buffer: int | None = None, params: DualQParams | None = None,
                  ll_rate: float | None = None, rng: random.Random | None = None, name: str = "",
                  nqb_probes: bool = False) -> None:
-        if capacity <= 0:
-            raise ValueError("link capacity must be > 0")
-        self.engine = engine
-        self.sink_receive = None
-        self.route = None
-        self.sink = sink
-        self.name = name
-        self.capacity = capacity / 8.0
-        self.delay = delay
-        self.overhead = overhead
-        self.loss = None if loss is None or isinstance(loss, NoLoss) else loss
-        self.rate = rate / 8.0
-        self.burst = burst if burst is not None else 3044
-        self.tokens = float(self.burst)
-        self.t_tokens = 0.0
-        self.peak = peak / 8.0 if peak else None
-        self.peak_burst = peak_burst
-        self.ptokens = float(peak_burst)
-        self.t_ptokens = 0.0
+        super().__init__(engine, sink, capacity=capacity, delay=delay, buffer=classic_buffer, rate=rate,
+                         burst=burst, peak=peak, peak_burst=peak_burst, overhead=overhead, loss=loss, name=name)
         self.qd = DualQueue(rate, classic_buffer, ll_buffer, params, ll_rate, rng=rng or random.Random(0))
+        self.limit = self.qd.classic_limit
         self.nqb_probes = nqb_probes  # probes and voice carry the NQB DSCP: the low-latency queue
         self.busy = False
-        self.free_at = 0.0
-        self.accepted = self.dropped = self.lost = self.measured = 0
-        self.wait_sum = self.wait_byte_sum = 0.0
-        self.measure_from = 0.0
         self.l_waits: list = []  # queueing delay of each low-latency packet sent after measure_from
         self.c_waits: list = []
-
-    @property
-    def sink(self):
-        return self._sink
-
-    @sink.setter
-    def sink(self, value) -> None:
-        self._sink = value
-        self.sink_receive = value.receive if value is not None else None
-        self.route = getattr(value, "receivers", None)
-
-    @property
-    def limit(self) -> int:
-        return self.qd.classic_limit
 
     @property
     def early_drops(self) -> int:

@@ -233,7 +233,46 @@ class DocsisPie:
         return True
 
 
-class PieQueue:
+class ByteFifo:
+    """A byte-limited FIFO queue discipline (drop-tail): ``enqueue(item, size, now) -> bool``,
+    ``dequeue(now) -> (item, size, enqueued_at) | None``, ``update(now)`` (nothing to do here)."""
+
+    def __init__(self, buffer: int | None) -> None:
+        self.limit = buffer
+        self.items: deque = deque()
+        self.bytes = 0
+        self.forced_drops = 0
+        self.early_drops = 0
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def update(self, now: float) -> None:
+        pass
+
+    def admit(self, size: int, now: float) -> bool:
+        """Whether a packet of ``size`` bytes may join the queue (drop-tail: if it fits)."""
+        if self.limit is not None and self.bytes + size > self.limit:
+            self.forced_drops += 1
+            return False
+        return True
+
+    def enqueue(self, item, size: int, now: float) -> bool:
+        if not self.admit(size, now):
+            return False
+        self.items.append((item, size, now))
+        self.bytes += size
+        return True
+
+    def dequeue(self, now: float):
+        if not self.items:
+            return None
+        entry = self.items.popleft()
+        self.bytes -= entry[1]
+        return entry
+
+
+class PieQueue(ByteFifo):
     """A FIFO byte queue with DOCSIS-PIE: a plain queue discipline.
 
     ``enqueue(item, size, now) -> bool`` (False: dropped, by the buffer or early),
@@ -248,39 +287,23 @@ class PieQueue:
                  delay=None) -> None:
         if not rate or rate <= 0:
             raise AqmConfigError("DOCSIS-PIE: the service flow needs a Max Sustained Rate > 0")
+        super().__init__(buffer)
         self.rate = rate
         self.peak = peak
-        self.limit = buffer
         self.pie = DocsisPie(params, buffer, rng, start)
-        self.items: deque = deque()
-        self.bytes = 0
-        self.forced_drops = 0
         self.delay = delay or (lambda nbytes: nbytes * 8.0 / self.rate)
 
     @property
     def early_drops(self) -> int:
         return self.pie.early_drops
 
-    def __len__(self) -> int:
-        return len(self.items)
+    @early_drops.setter
+    def early_drops(self, _value) -> None:
+        pass  # counted by the controller
 
     def update(self, now: float) -> None:
         self.pie.advance(now, lambda _t: self.delay(self.bytes))
 
-    def enqueue(self, item, size: int, now: float) -> bool:
+    def admit(self, size: int, now: float) -> bool:
         self.update(now)
-        if self.limit is not None and self.bytes + size > self.limit:
-            self.forced_drops += 1
-            return False
-        if self.pie.drop_early(size, self.bytes):
-            return False
-        self.items.append((item, size, now))
-        self.bytes += size
-        return True
-
-    def dequeue(self, now: float):
-        if not self.items:
-            return None
-        entry = self.items.popleft()
-        self.bytes -= entry[1]
-        return entry
+        return super().admit(size, now) and not self.pie.drop_early(size, self.bytes)
