@@ -36,10 +36,13 @@ def key(default, doc: str, example: str, unit: str | None = None):
         return field(metadata={**meta, "required": True})
     return field(default=default, metadata=meta)
 
-CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast")
+CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast", "prague")
 # The simulator's link model (hfcprov.sim Scenario.mac): a token bucket, or the DOCSIS
 # request-grant upstream MAC (issue 7's calibrated model).
 MACS = ("tokenbucket", "docsis")
+# The upstream queue the simulator gives the flow (issue 20): drop-tail, DOCSIS-PIE, Low Latency
+# DOCSIS, or ``file``: what the rendered config file's AQM TLVs say (hfcprov.sim.aqm.select)
+AQMS = ("none", "docsis-pie", "lld", "file")
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,10 @@ class Point:
                     "simulator link model", "mac", str, lambda v: f"{v} MAC",
                     doc="the simulator's upstream model: tokenbucket (a shaper) | docsis (the DOCSIS request-grant "
                         "MAC, calibrated); measured points are unaffected", example="[tokenbucket, docsis]")
+    aqm: str = axis(_choice(AQMS, "aqm"), "none", "TEXT NOT NULL DEFAULT 'none'", "upstream AQM", "aqm", str,
+                    lambda v: {"none": "drop-tail"}.get(v, v),
+                    doc="the simulator's upstream queue: " + " | ".join(AQMS) + " (none = drop-tail; file = what "
+                        "the service flow's 24.40 / TLV 76 ask for)", example="[none, docsis-pie, lld]")
     rep: int = 0  # repetition, 0-based
     seed: int = 1
 

@@ -28,6 +28,7 @@ The file (see ``examples/buffer-sweep.yaml``, ``emu-campaign.yaml``, ``lab-campa
       congestion_control: newreno      # reno | newreno | sack | cubic | fast
       loss: 0                          # plant loss: 0.01 or 1%
       mac: tokenbucket                 # simulator link model: tokenbucket | docsis (request-grant MAC)
+      aqm: none                        # upstream queue: none (drop-tail) | docsis-pie | lld | file (as the config says)
     traffic: {duration: 30s, warmup: 5s, probe_interval: 100ms, voip: false}
     repetitions: 3
     simulate: true                     # emu/modem: also predict every point with the simulator
