@@ -53,6 +53,7 @@ def upstream_flow(campaign: Campaign, point: Point, tree=None) -> ServiceFlow:
 def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = None):
     """The simulator scenario that predicts ``point``: its service flow, path and traffic."""
     from hfcprov.sim import FlowSpec, LossSpec, Scenario
+    from hfcprov.sim.aqm.select import aqm_overrides
 
     flow = flow or upstream_flow(campaign, point)
     t = campaign.traffic
@@ -62,7 +63,8 @@ def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = No
         data_loss=LossSpec(model="bernoulli", rate=point.loss) if point.loss else LossSpec(),
         probe_rate=1.0 / t.probe_interval, mac=point.mac,
         # the simulator's duration includes its warm-up; the campaign's counts measured time only
-        duration=t.warmup + t.duration, warmup=t.warmup, seed=point.seed, name=point.key)
+        duration=t.warmup + t.duration, warmup=t.warmup, seed=point.seed, name=point.key,
+        **aqm_overrides(point.aqm, flow))
 
 
 # Linux end hosts' TCP timers: 200 ms minimum RTO, 40 ms delayed-ACK timer. The DOCSIS MAC was

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate
+from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_link_rate, parse_rtt
 
 class _Required:
     def __repr__(self):
@@ -36,10 +36,13 @@ def key(default, doc: str, example: str, unit: str | None = None):
         return field(metadata={**meta, "required": True})
     return field(default=default, metadata=meta)
 
-CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast")
+CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast", "prague")
 # The simulator's link model (hfcprov.sim Scenario.mac): a token bucket, or the DOCSIS
 # request-grant upstream MAC (issue 7's calibrated model).
 MACS = ("tokenbucket", "docsis")
+# The upstream queue the simulator gives the flow (issue 20): drop-tail, DOCSIS-PIE, Low Latency
+# DOCSIS, or ``file``: what the rendered config file's AQM TLVs say (hfcprov.sim.aqm.select)
+AQMS = ("none", "docsis-pie", "lld", "file")
 
 
 @dataclass(frozen=True)
@@ -113,15 +116,15 @@ class Point:
     """
 
     index: int
-    upstream_rate: float = axis(_positive(parse_rate), REQUIRED, "REAL NOT NULL", "upstream rate", "us",
+    upstream_rate: float = axis(parse_link_rate, REQUIRED, "REAL NOT NULL", "upstream rate", "us",
                                 format_rate, doc="the upstream service flow's MaxRateSustained (TLV 24.8)",
                                 example="[1M, 2M, 5M, 10M]", unit="b/s")
-    downstream_rate: float | None = axis(parse_rate, None, "REAL", "downstream rate", "ds",
+    downstream_rate: float | None = axis(parse_link_rate, None, "REAL", "downstream rate", "ds",
                                          lambda v: format_rate(v) if v else "-",
                                          lambda v: f"{format_rate(v)} down",
                                          doc="the downstream flow's MaxRateSustained (TLV 25.8); absent: the "
                                              "template's", example="50M", unit="b/s")
-    rtt: float = axis(parse_duration, 0.04, "REAL NOT NULL", "added RTT", "rtt", format_duration,
+    rtt: float = axis(parse_rtt, 0.04, "REAL NOT NULL", "added RTT", "rtt", format_duration,
                       doc="round-trip delay added beyond the modem (base RTT)", example="[40ms, 100ms]", unit="s")
     buffer: int = axis(_positive(parse_bytes), REQUIRED, "INTEGER NOT NULL", "TargetBuffer", "buf",
                        format_bytes, doc="the upstream flow's TargetBuffer (TLV 24.35.2); the modem's queue is "
@@ -140,6 +143,10 @@ class Point:
                     "simulator link model", "mac", str, lambda v: f"{v} MAC",
                     doc="the simulator's upstream model: tokenbucket (a shaper) | docsis (the DOCSIS request-grant "
                         "MAC, calibrated); measured points are unaffected", example="[tokenbucket, docsis]")
+    aqm: str = axis(_choice(AQMS, "aqm"), "none", "TEXT NOT NULL DEFAULT 'none'", "upstream AQM", "aqm", str,
+                    lambda v: {"none": "drop-tail"}.get(v, v),
+                    doc="the simulator's upstream queue: " + " | ".join(AQMS) + " (none = drop-tail; file = what "
+                        "the service flow's 24.40 / TLV 76 ask for)", example="[none, docsis-pie, lld]")
     rep: int = 0  # repetition, 0-based
     seed: int = 1
 

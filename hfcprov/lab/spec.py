@@ -28,6 +28,7 @@ The file (see ``examples/buffer-sweep.yaml``, ``emu-campaign.yaml``, ``lab-campa
       congestion_control: newreno      # reno | newreno | sack | cubic | fast
       loss: 0                          # plant loss: 0.01 or 1%
       mac: tokenbucket                 # simulator link model: tokenbucket | docsis (request-grant MAC)
+      aqm: none                        # upstream queue: none (drop-tail) | docsis-pie | lld | file (as the config says)
     traffic: {duration: 30s, warmup: 5s, probe_interval: 100ms, voip: false}
     repetitions: 3
     simulate: true                     # emu/modem: also predict every point with the simulator
@@ -50,7 +51,7 @@ import yaml
 
 from hfcprov.errors import HfcprovError, UnitError
 from hfcprov.lab.schema import AXES, REQUIRED, Point, key
-from hfcprov.units import parse_duration
+from hfcprov.units import as_written, parse_duration, parse_rtt
 
 KINDS = ("sim", "emu", "modem")
 
@@ -255,8 +256,8 @@ class _Reader:
             values = []
             for i, item in enumerate(items):
                 path = ["grid", key] + ([i] if isinstance(raw, list) else [])
-                try:
-                    v = ax.parse(item)
+                try:  # a time written as a bare YAML number is refused like `--rtt 30` (units.as_written)
+                    v = ax.parse(as_written(item) if key in g and ax.parse in (parse_duration, parse_rtt) else item)
                 except (UnitError, ValueError) as err:
                     self.fail(path, str(err))
                 if v in values:
@@ -283,7 +284,8 @@ class _Reader:
 
     def unit(self, parser, value, path):
         try:
-            return parser(value)
+            # a number written in the file is read as its text: `rtt: 30` is refused like `--rtt 30`
+            return parser(as_written(value) if _in_file(self.root, path) else value)
         except UnitError as err:
             self.fail(path, str(err))
 
@@ -303,6 +305,18 @@ def _dotted(path: list) -> str:
     for p in path:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
     return out
+
+
+def _in_file(node, path: list) -> bool:
+    """Whether ``path`` is written in the YAML (else its value is a default)."""
+    for p in path:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == str(p)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(p, int) and p < len(node.value):
+            node = node.value[p]
+        else:
+            return False
+    return node is not None
 
 
 def _line_of(node, path: list) -> int | None:
