@@ -249,7 +249,11 @@ class TcpSender:
         una = self.una
         if ack > una:
             if self.recovery == "sack":
-                self._prune_scoreboard(ack)
+                if self.sb.count or self.state:
+                    self._prune_scoreboard(ack)
+                else:  # nothing SACKed or lost: just move the marks (no call on the common path)
+                    self.lost_mark = self.rtx_ptr = ack
+                    self.high_sacked = ack - 1
             now = self.engine.now
             acked = ack - una
             rtt = None
@@ -546,7 +550,7 @@ class TcpReceiver:
         if i == self.rcv_nxt:
             self.rcv_nxt = i + 1
             ranges = self.ranges
-            if ranges:
+            if ranges.count:
                 s, e = ranges.first()
                 if s == self.rcv_nxt:
                     self.rcv_nxt = e
@@ -587,7 +591,7 @@ class TcpReceiver:
         elif i <= self.rcv_nxt:
             self.rcv_nxt = end
             ranges = self.ranges
-            if ranges:
+            if ranges.count:
                 s, e = ranges.first()
                 if s <= end:
                     if e > end:  # noqa: PLR1730
@@ -607,7 +611,7 @@ class TcpReceiver:
         self.pending = 0
         sack = None
         ranges = self.ranges
-        if self.sack and ranges:
+        if self.sack and ranges.count:
             # The block just changed goes first (RFC 2018), then the lowest others, three in all.
             st, en, lo = ranges.starts, ranges.ends, ranges.lo
             n = len(st) - lo
