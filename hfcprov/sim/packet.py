@@ -12,12 +12,14 @@ class Packet:
     ``ts`` is the send time for DATA/PROBE and the echoed send time for ACK/ECHO.
     ``retx`` marks a retransmitted segment (Karn: no RTT sample from it).
     ``sack`` is ``None`` or a tuple of up to 3 ``(start, end)`` segment ranges held out of order.
+    ``ecn``: DATA/PROBE: the IP ECN codepoint (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE; AQMs mark
+    CE); ACK: the receiver's running count of CE-marked segments (as AccECN echoes it).
     """
 
-    __slots__ = ("flow", "kind", "retx", "sack", "seq", "size", "ts")
+    __slots__ = ("ecn", "flow", "kind", "retx", "sack", "seq", "size", "ts")
 
     def __init__(self, kind: int, flow: int, seq: int, size: int, ts: float,
-                 retx: bool = False, sack=None) -> None:
+                 retx: bool = False, sack=None, ecn: int = 0) -> None:
         self.kind = kind
         self.flow = flow
         self.seq = seq
@@ -25,6 +27,7 @@ class Packet:
         self.ts = ts
         self.retx = retx
         self.sack = sack
+        self.ecn = ecn
 
 
 class Train(Packet):

@@ -149,6 +149,10 @@ class Network:
             self.recv_host.add(r)
             s.phase = phase_rng.random() * opts.timer_granularity
             r.phase = phase_rng.random() * opts.delack_timeout
+            if getattr(cc, "ecn", False):  # an L4S sender: ECT(1) data, CE echoed (issue 20)
+                from hfcprov.sim.aqm.ecn import attach
+
+                attach(s, r, self.send_host.receivers, self.recv_host.receivers)
             start = spec.start + phase_rng.random() * sc.start_jitter
             eng.at(min(start, sc.duration), self._flow_start, s)
         self.probe = None
@@ -261,6 +265,8 @@ class Network:
             "retransmissions": sum(s.retransmissions for s in self.senders),
             "scenario": sc.name,
         }
+        if hasattr(b, "aqm_stats"):  # DOCSIS-PIE / LLD hop (issue 20)
+            extra["aqm"] = b.aqm_stats()
         mos = None
         if self.voice is not None:
             mos, extra["voip"] = self.voice.score()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from hfcprov.errors import HfcprovError
 from hfcprov.model import DEFAULT_MAX_TRAFFIC_BURST, BufferRejected
 from hfcprov.sim.codecs import CODECS
+from hfcprov.sim.aqm.select import aqm_keys
 from hfcprov.sim.hystart import HYSTART
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
 
@@ -184,6 +185,7 @@ def flow_keys(sf) -> dict:
             "direction": sf.direction, "name": sf.service_class_name or sf.path or ""}
     if sf.peak_rate:
         keys["peak"] = float(sf.peak_rate)
+    keys.update(aqm_keys(sf))  # DOCSIS-PIE unless 24.40 / TLV 76 switch it off (issue 20)
     return keys
 
 
