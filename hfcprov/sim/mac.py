@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from hfcprov.errors import HfcprovError
 from hfcprov.sim.loss import NoLoss
 
-
 ETHERNET_OVERHEAD = 18  # bytes of a frame the rate limiter counts beyond the IP packet (header + CRC)
 
 

@@ -49,11 +49,11 @@ class TcpSender:
         "high",
         "high_sacked",
         "in_rec",
+        "last_payload",
+        "link",
         "lost_mark",
         "lost_n",
         "lost_retransmits",
-        "last_payload",
-        "link",
         "lt",
         "lt_sent",
         "max_rto",
@@ -65,10 +65,10 @@ class TcpSender:
         "phase",
         "recover",
         "recovery",
+        "relost",
         "retransmissions",
         "rto",
         "rttvar",
-        "relost",
         "rtx_ptr",
         "rtx_q",
         "rtx_watch",
@@ -334,7 +334,7 @@ class TcpSender:
         for s, e in blocks:
             if e <= una:
                 continue
-            for a, b in sb.add(s if s > una else una, e):
+            for a, b in sb.add(max(una, s), e):
                 new += b - a
                 if state:  # deemed lost or resent, and it arrived after all
                     for i in range(a, b):
@@ -501,8 +501,8 @@ class TcpReceiver:
         "delack",
         "delack_count",
         "delack_deadline",
-        "delack_timeout",
         "delack_tick",
+        "delack_timeout",
         "delack_timer",
         "engine",
         "flow",
@@ -594,7 +594,7 @@ class TcpReceiver:
             if ranges.count:
                 s, e = ranges.first()
                 if s <= end:
-                    if e > end:  # noqa: PLR1730
+                    if e > end:
                         self.rcv_nxt = e
                     ranges.drop_below(self.rcv_nxt)
             retx = pkt.retx or (self.pending and self.pending_retx)

@@ -7,6 +7,7 @@ import pytest
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run
 from hfcprov.sim.mac import MacConfigError, MacParams
 from hfcprov.sim.scenario import ScenarioError
+
 from .harness import bench_module
 
 white = bench_module("white2011")
