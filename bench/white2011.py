@@ -1,19 +1,65 @@
-"""White et al. (2011) for the MAC fit: the quoted points (``hfcprov.sim.papers``), the points the
-text implies, the hosts the fit assumes, how a scenario is built from a point, and the error.
+"""White et al. (2011) as data: the figures their text states, the points it implies, the hosts
+the fit assumes, how a scenario is built from a point, and the error of a simulated point.
 
-Used by ``bench/sim_mac.py`` and ``tests/sim_mac``; not part of the model (``hfcprov.sim.mac``).
+Validation data, kept with the benches and tests (``bench/sim_mac.py``, ``tests/sim_mac``), not in
+the model: ``hfcprov.sim.mac`` holds only the MAC (and ``CALIBRATED_TCP``, the hosts it was fitted with).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from hfcprov.sim.mac_link import CALIBRATED_HOSTS
-from hfcprov.sim.papers import WHITE_2011_POINTS, WhitePoint
+from hfcprov.sim.mac import CALIBRATED_TCP
 from hfcprov.sim.scenario import FlowSpec, Scenario, TcpOptions
 
 __all__ = ["CALIBRATED_MAC", "HOSTS_TCP", "IMPLIED_POINTS", "WHITE_2011_POINTS", "WhitePoint", "point_error",
            "white_scenario"]
+
+
+@dataclass(frozen=True)
+class WhitePoint:
+    """One figure White et al. report in their text (Tests 1; Figures 4-8), upstream, one CM.
+
+    ``goodput`` in bits/s (None where only the latency is reported); ``full`` marks
+    points they describe as using the whole rate ("sufficient to utilize"), for which
+    ``goodput`` is 95% of the rate; ``ping`` is their loaded PING latency in seconds.
+    """
+
+    rate: float
+    buffer: int
+    rtt: float
+    flows: int
+    goodput: float | None
+    full: bool = False
+    ping: float | None = None
+    source: str = ""
+    short: bool = False  # implied, not quoted: the text says this buffer was not enough for the rate
+
+    @property
+    def collapse(self) -> bool:
+        """One of the four 10 Mb/s, 16 KiB points where the measured goodput collapses."""
+        return self.rate == 10e6 and self.buffer == 16384 and not self.full
+
+
+WHITE_2011_POINTS = (
+    WhitePoint(1e6, 16384, 0.040, 1, 0.95e6, True, source="Fig. 4: 16 KiB sufficient at 1 Mb/s"),
+    WhitePoint(1e6, 16384, 0.100, 1, 0.95e6, True, source="Fig. 4"),
+    WhitePoint(2e6, 16384, 0.040, 1, 1.90e6, True, ping=0.05204, source="Fig. 4, Fig. 7: 52.04 ms"),
+    WhitePoint(2e6, 16384, 0.100, 1, 1.90e6, True, source="Fig. 4"),
+    WhitePoint(2e6, 65536, 0.040, 1, 1.90e6, True, ping=0.200, source="Fig. 7: 200 ms"),
+    WhitePoint(2e6, 262144, 0.040, 1, 1.90e6, True, ping=1.01917, source="Fig. 7: 1019.17 ms"),
+    WhitePoint(5e6, 65536, 0.100, 1, 4.75e6, True, source="Fig. 5: 64 KiB needed at 100 ms"),
+    WhitePoint(10e6, 65536, 0.040, 1, 9.5e6, True, source="Fig. 5/6a: full 10 Mb/s"),
+    WhitePoint(10e6, 262144, 0.100, 1, 9.5e6, True, source="Fig. 5: 256 KiB needed at 100 ms"),
+    WhitePoint(10e6, 16384, 0.040, 1, 1.97e6, source="Fig. 6a"),
+    WhitePoint(10e6, 16384, 0.100, 1, 1.65e6, source="Fig. 6b: 4.95 / 3"),
+    WhitePoint(10e6, 65536, 0.100, 1, 6.05e6, source="Fig. 6b"),
+    WhitePoint(10e6, 16384, 0.040, 10, 7.11e6, source="Fig. 6a"),
+    WhitePoint(10e6, 65536, 0.040, 10, 9.5e6, True, source="Fig. 6a: full"),
+    WhitePoint(10e6, 16384, 0.100, 10, 4.95e6, source="Fig. 6b"),
+    WhitePoint(10e6, 65536, 0.100, 10, 8.77e6, source="Fig. 6b"),
+)
 
 
 # What the text implies without quoting a number: the next smaller buffer than the one "needed"
@@ -24,8 +70,8 @@ IMPLIED_POINTS = (
     WhitePoint(10e6, 131072, 0.100, 1, 0.9 * 10e6, short=True, source="Fig. 5: 256 KiB needed at 100 ms"),
 )
 
-# The end hosts of the fit (not fitted): CUBIC with the Linux-like timers of mac_link.CALIBRATED_HOSTS.
-HOSTS_TCP = {"variant": "cubic", **CALIBRATED_HOSTS}
+# The end hosts of the fit (not fitted): CUBIC with the Linux-like timers of hfcprov.sim.mac.CALIBRATED_TCP.
+HOSTS_TCP = {"variant": "cubic", **CALIBRATED_TCP}
 # The calibrated MAC is MacParams() (hfcprov.sim.mac); as a scenario's mac_params:
 CALIBRATED_MAC: dict = {}
 

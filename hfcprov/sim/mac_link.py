@@ -14,9 +14,6 @@ from hfcprov.sim.mac import CableModem, MacConfigError, MacParams, UpstreamChann
 from hfcprov.sim.packet import DATA, Packet
 
 _CM_KEYS = ("buffer_overhead", "buffer_block", "modems")  # the CM's, not the channel's
-# The end hosts the MAC was calibrated with (docs/calibration.md): Linux-like 200 ms minimum RTO and
-# 40 ms delayed-ACK timer; a campaign with mac: docsis runs its hosts so (hfcprov.lab.backends).
-CALIBRATED_HOSTS = {"min_rto": 0.2, "delack_timeout": 0.04}
 # The ACK path of a download (Atov-Kennedy's 512 kb/s DOCSIS 1.1 upstream)
 REVERSE_DEFAULT = {"preset": "docsis11"}
 

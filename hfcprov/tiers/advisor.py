@@ -274,7 +274,7 @@ def white_finding(rate: float, rtt: float) -> tuple[int, str] | None:
 
 def _white_shortfall(rate: float, rtt: float, buffer: int) -> float | None:
     """The single-flow goodput White et al. measured short of the rate at this size, if they did."""
-    from hfcprov.sim.papers import WHITE_2011_POINTS
+    from hfcprov.sim.mac import WHITE_2011_POINTS
 
     for p in WHITE_2011_POINTS:
         if (p.rate, p.rtt, p.buffer, p.flows) == (rate, rtt, buffer, 1) and not p.full and p.goodput:
