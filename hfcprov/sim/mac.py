@@ -35,9 +35,9 @@ from hfcprov.errors import HfcprovError
 from hfcprov.sim.loss import NoLoss
 
 ETHERNET_OVERHEAD = 18  # bytes of a frame the rate limiter counts beyond the IP packet (header + CRC)
-# The end hosts' TCP timers the MAC was calibrated with (docs/calibration.md): Linux-like 200 ms
-# minimum RTO and 40 ms delayed-ACK timer (TcpOptions fields; the variant is the caller's).
-CALIBRATED_TCP = {"min_rto": 0.2, "delack_timeout": 0.04}
+# The end hosts' TCP timers the MAC was calibrated with (docs/calibration.md): Linux's 200 ms
+# minimum RTO on the variance term and 40 ms delayed-ACK timer (TcpOptions fields; no variant).
+CALIBRATED_TCP = {"min_rto": 0.2, "rto_rule": "linux", "delack_timeout": 0.04}
 
 
 class MacConfigError(HfcprovError, ValueError):

@@ -68,6 +68,7 @@ class TcpSender:
         "relost",
         "retransmissions",
         "rto",
+        "rto_floor_var",
         "rttvar",
         "rtx_ptr",
         "rtx_q",
@@ -119,6 +120,7 @@ class TcpSender:
         self.tso = opts.tso  # new data leaves in trains of up to this many segments (run.Network may set 1)
         self.phase = 0.0  # where the coarse timer's ticks fall (run.Network draws it from the seed)
         self.min_rto = opts.min_rto
+        self.rto_floor_var = opts.rto_rule == "linux"
         self.max_rto = 60.0
         self.rto = max(opts.initial_rto, self.min_rto)
         self.backoff = 1
@@ -436,8 +438,11 @@ class TcpSender:
         else:
             self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - r)
             self.srtt = 0.875 * self.srtt + 0.125 * r
-        rto = self.srtt + max(self.gran, 4.0 * self.rttvar)
-        self.rto = min(max(rto, self.min_rto), self.max_rto)
+        if self.rto_floor_var:  # Linux: rttvar never below rto_min, so RTO >= srtt + rto_min
+            rto = self.srtt + max(self.gran, 4.0 * self.rttvar, self.min_rto)
+        else:  # RFC 6298 2.4: the minimum bounds the whole RTO
+            rto = max(self.srtt + max(self.gran, 4.0 * self.rttvar), self.min_rto)
+        self.rto = min(rto, self.max_rto)
 
     def _arm(self) -> None:
         now = self.engine.now
