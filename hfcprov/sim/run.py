@@ -29,7 +29,6 @@ from hfcprov.sim.tcp import TcpReceiver, TcpSender
 from hfcprov.sim.voip import CODECS, G711, Codec, VoiceCall
 
 
-
 class Host:
     """An end of the path: hands each arriving packet to the endpoint of its flow."""
 
