@@ -16,11 +16,8 @@ its value as in the text form (numbers stay numbers); unknown TLVs are
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
-
-import yaml
 
 from hfcprov.config.codec import BER_TYPES, RAW_TYPES, decode, encode_value, tlv_size, too_long
 from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
@@ -29,6 +26,10 @@ from hfcprov.config.mta import decode_mta, is_mta
 from hfcprov.config.text import parse_text
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import hex_text, parse_hex, parse_int
+from hfcprov.lazy import lazy
+
+json = lazy("json")  # only the YAML and JSON forms need these; a text config loads neither
+yaml = lazy("yaml")
 
 MIC_KEYS = ("CmMic", "CmtsMic")
 
