@@ -30,6 +30,12 @@ class ValueType:
         return hex_text(value)
 
     def from_text(self, text: str):
+        t = text.strip()
+        if t[:1] == '"':  # the docsis C tool writes printable bytes as a string ("VLAN100")
+            try:
+                return unquote(t).encode("latin-1")
+            except UnicodeEncodeError:
+                raise ConfigError(f"bytes given as text must be latin-1: {text!r}") from None
         return parse_hex(text)
 
     def to_plain(self, value):
