@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hfcprov.config import ConfigError, ConfigTree, Tlv, VarBind, encode, parse_text
-from hfcprov.config.forms import parse_any, parse_yaml, render_yaml
+from hfcprov.config.forms import parse_any, render_yaml
 from hfcprov.config.mta import decode_mta, encode_mta, verify_mta
 from hfcprov.config.text import render_text
 
