@@ -147,3 +147,10 @@ def test_bytes_as_a_string_and_cvcs_by_file_name(tmp_path):
     with pytest.raises(ConfigError, match="cannot read the CVC file") as err:
         parse_text(src.read_text(), str(src))
     assert err.value.line == 3 and err.value.path == "82"
+
+
+def test_net_snmp_label_paths_resolve_to_their_last_name_when_the_labels_agree():
+    assert one("SnmpMibObject system.sysContact.0 String \"ops\";").value.oid == "1.3.6.1.2.1.1.4.0"
+    assert one("SnmpMibObject mib-2.system.sysContact.0 String \"ops\";").value.oid == "1.3.6.1.2.1.1.4.0"
+    with pytest.raises(ConfigError, match="unknown OID"):
+        one("SnmpMibObject interfaces.sysContact.0 String \"ops\";")  # sysContact is not under interfaces
