@@ -24,18 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hfcprov.errors import HfcprovError
+from hfcprov.shipped import shipped_dir
 
 
-def _mib_dir() -> Path:
-    """mibs/ of a source checkout, or hfcprov/mibs when installed as package data."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "mibs", here / "mibs"):
-        if candidate.is_dir():
-            return candidate
-    return here.parent / "mibs"
-
-
-MIB_DIR = _mib_dir()
+MIB_DIR = shipped_dir("mibs")  # mibs/ of a checkout, or hfcprov/mibs installed from a wheel
 
 # The SMI's own arcs (SNMPv2-SMI, RFC 2578): every MIB hangs off these.
 _SMI_ROOTS = {

@@ -51,27 +51,9 @@ def _credentials(opts: dict, default_community: str | None):
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
-    """HOST, HOST:PORT, an IPv6 address, or [IPv6]:PORT."""
-    if text.startswith("["):
-        host, sep, rest = text[1:].partition("]")
-        if not sep or (rest and not rest.startswith(":")):
-            raise HfcprovError(f"bad address {text!r}: expected [IPV6] or [IPV6]:PORT")
-        text, default_host = rest[1:], host
-        if not text:
-            return host, default_port
-        try:
-            return default_host, int(text)
-        except ValueError:
-            raise HfcprovError(f"bad address {'[' + host + ']:' + text!r}: port is not a number") from None
-    if text.count(":") > 1:
-        return text, default_port  # a bare IPv6 address
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        return text, default_port
-    try:
-        return host, int(port)
-    except ValueError:
-        raise HfcprovError(f"bad address {text!r}: expected HOST or HOST:PORT") from None
+    from hfcprov.units import parse_host_port  # ports checked 1..65535
+
+    return parse_host_port(text, default_port)
 
 
 @click.group()

@@ -7,29 +7,13 @@ import sys
 
 import click
 
-from hfcprov.errors import HfcprovError
 from hfcprov.units import parse_bytes, parse_duration
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
-    """HOST:PORT, [IPV6]:PORT, [IPV6] or a bare IPv6 address (``[::]``: dual-stack)."""
-    if text.startswith("["):
-        host, sep, rest = text[1:].partition("]")
-        if sep and (not rest or rest.startswith(":")):
-            try:
-                return host, int(rest[1:]) if rest else default_port
-            except ValueError:
-                pass
-        raise HfcprovError(f"bad address {text!r}: expected [IPV6]:PORT, e.g. [::]:69")
-    if text.count(":") > 1:
-        return text, default_port
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        return text, default_port
-    try:
-        return host or "0.0.0.0", int(port)
-    except ValueError:
-        raise HfcprovError(f"bad address {text!r}: expected HOST:PORT, e.g. 0.0.0.0:69") from None
+    from hfcprov.units import parse_host_port  # ports checked 1..65535 (0: any, for --listen)
+
+    return parse_host_port(text, default_port, default_host="0.0.0.0", any_port=True)
 
 
 @click.group()

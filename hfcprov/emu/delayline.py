@@ -9,6 +9,11 @@ A constant delay keeps packets in order, so a FIFO suffices. Timing uses
 scheduled from the arrival time, so late wake-ups never accumulate.
 
     python -m hfcprov.emu.delayline --dev dl0 --delay 0.02 [--loss 0.01 --seed 1]
+        [--aqm pie --aqm-rate 10e6 --aqm-buffer 262144 --aqm-from 10.10.1.0/24]
+
+With ``--aqm`` the packets from ``--aqm-from`` (the home side: upstream) first
+pass a userspace AQM stage (``hfcprov.emu.aqmstage``: shaper + DOCSIS-PIE, the
+LLD dual queue or drop-tail), then the delay.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import collections
 import fcntl
+import ipaddress
 import os
 import random
 import select
@@ -35,11 +41,17 @@ def open_tun(dev: str) -> int:
     return fd
 
 
-def serve(fd: int, delay: float, loss: float = 0.0, seed: int | None = None) -> None:
+def serve(fd: int, delay: float, loss: float = 0.0, seed: int | None = None, stage=None,
+          stage_match=None) -> None:
     rng = random.Random(seed)
     queue: collections.deque[tuple[float, bytes]] = collections.deque()
     while True:
         timeout = None if not queue else max(0.0, queue[0][0] - time.monotonic())
+        if stage is not None:
+            t = stage.next_time(time.monotonic())
+            if t is not None:
+                wait = max(0.0, t - time.monotonic())
+                timeout = wait if timeout is None else min(timeout, wait)
         readable, _, _ = select.select([fd], [], [], timeout)
         if readable:
             while True:
@@ -50,8 +62,14 @@ def serve(fd: int, delay: float, loss: float = 0.0, seed: int | None = None) -> 
                 now = time.monotonic()
                 if loss and rng.random() < loss:
                     continue
+                if stage is not None and stage_match(pkt):
+                    stage.offer(pkt, now)
+                    continue
                 queue.append((now + delay, pkt))
         now = time.monotonic()
+        if stage is not None:
+            for pkt in stage.release(now):
+                queue.append((now + delay, pkt))
         while queue and queue[0][0] <= now:
             try:
                 os.write(fd, queue.popleft()[1])
@@ -65,6 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--delay", type=float, required=True, help="one-way delay, seconds")
     ap.add_argument("--loss", type=float, default=0.0)
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--aqm", choices=("droptail", "pie", "dualq"), default=None,
+                    help="queue the --aqm-from packets in a userspace AQM stage first")
+    ap.add_argument("--aqm-rate", type=float, default=None, help="the stage's rate, bits/s")
+    ap.add_argument("--aqm-buffer", type=int, default=None, help="the stage's buffer, bytes")
+    ap.add_argument("--aqm-burst", type=int, default=3044, help="the stage's token bucket, bytes")
+    ap.add_argument("--aqm-target", type=float, default=None, help="AQM latency target, seconds")
+    ap.add_argument("--aqm-from", default="0.0.0.0/0", help="IPv4 source prefix the stage takes")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
@@ -73,9 +98,16 @@ def main(argv: list[str] | None = None) -> int:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
     except (OSError, AttributeError):
         pass
+    stage = match = None
+    if args.aqm:
+        from hfcprov.emu.aqmstage import AqmStage, source_matcher
+
+        stage = AqmStage(args.aqm, args.aqm_rate, args.aqm_buffer, burst=args.aqm_burst,
+                         target=args.aqm_target, seed=args.seed or 0)
+        match = source_matcher(ipaddress.ip_network(args.aqm_from, strict=False))
     fd = open_tun(args.dev)
     try:
-        serve(fd, args.delay, args.loss, args.seed)
+        serve(fd, args.delay, args.loss, args.seed, stage, match)
     except KeyboardInterrupt:
         pass
     return 0

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from hfcprov.emu import classify, netns
+from hfcprov.emu.aqmstage import plan_stage
 from hfcprov.emu.caps import Capabilities, detect
 from hfcprov.emu.classify import Classifier
 from hfcprov.emu.netns import NetnsError
@@ -167,16 +168,20 @@ class Lab:
             raise EmuError("no netem qdisc and no /dev/net/tun: cannot add delay or loss on this kernel")
         self._delay_line(line_delay, line_loss, imp.seed)
 
-    def _delay_line(self, one_way: float, loss: float, seed: int | None) -> None:
+    def _delay_line(self, one_way: float, loss: float, seed: int | None, extra: Sequence[str] = ()) -> None:
         cm = self.ns("cm")
-        netns.run(["ip", "tuntap", "add", "dev", TUN, "mode", "tun"], ns=cm)
-        netns.run(["ip", "link", "set", TUN, "up", "txqueuelen", "10000"], ns=cm)
-        netns.run(["sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
-                   f"net.ipv4.conf.{TUN}.rp_filter=0", f"net.ipv4.conf.{TUN}.accept_local=1"], ns=cm)
-        netns.run(["ip", "route", "add", "default", "dev", TUN, "table", TUN_TABLE], ns=cm)
-        for pref, dev in (("100", "lan"), ("101", "rf")):
-            netns.run(["ip", "rule", "add", "pref", pref, "iif", dev, "lookup", TUN_TABLE], ns=cm)
-        args = ["--dev", TUN, "--delay", repr(one_way), "--loss", repr(loss)]
+        old = self.pids.pop("delayline", None)
+        if old is not None:  # restarting it (with or without the AQM stage): the TUN device stays
+            _kill(old)
+        else:
+            netns.run(["ip", "tuntap", "add", "dev", TUN, "mode", "tun"], ns=cm)
+            netns.run(["ip", "link", "set", TUN, "up", "txqueuelen", "10000"], ns=cm)
+            netns.run(["sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+                       f"net.ipv4.conf.{TUN}.rp_filter=0", f"net.ipv4.conf.{TUN}.accept_local=1"], ns=cm)
+            netns.run(["ip", "route", "add", "default", "dev", TUN, "table", TUN_TABLE], ns=cm)
+            for pref, dev in (("100", "lan"), ("101", "rf")):
+                netns.run(["ip", "rule", "add", "pref", pref, "iif", dev, "lookup", TUN_TABLE], ns=cm)
+        args = ["--dev", TUN, "--delay", repr(one_way), "--loss", repr(loss), *extra]
         if seed is not None:
             args += ["--seed", str(seed)]
         self.pids["delayline"] = self.spawn("cm", [sys.executable, "-m", "hfcprov.emu.delayline", *args])
@@ -220,12 +225,15 @@ class Lab:
             del flows[MAX_FLOWS:]
         steering, why = classify.steer({d: [p.flow for p in f] for d, f in by_direction.items()}, list(classifiers))
         refused += why
+        # AQM the file asks for on the upstream flow: the userspace stage (issue 20; no pie qdisc here)
+        stage = plan_stage(by_direction.get("upstream", []))
         for direction, flows in by_direction.items():
             dev = DEV[direction]
             self.clear(direction)  # start clean: a replaced root would keep its old classes and filters
             netns.run(["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"], ns=cm)
             for band, p in enumerate(flows):
-                for argv in p.tc_args(dev, classid=_classid(band), handle=f"{band + 10:x}:"):
+                tc_plan = stage.tc_plan if stage is not None and direction == "upstream" else p
+                for argv in tc_plan.tc_args(dev, classid=_classid(band), handle=f"{band + 10:x}:"):
                     netns.run(argv, ns=cm)
             filters = []
             for s in (s for s in steering if s.classifier.direction == direction):
@@ -240,12 +248,27 @@ class Lab:
             self.queues[direction] = {"rate_bps": primary["rate_bps"], "burst": primary["burst"],
                                       "peak_bps": primary["peak_bps"], "buffer": primary["buffer"], "dev": dev,
                                       "flows": bands, "filters": filters}
+            if stage is not None and direction == "upstream":
+                self.queues[direction]["aqm"] = stage.as_dict()
         for direction in ("upstream", "downstream"):
             if direction not in by_direction:
                 self.clear(direction)
+        if stage is not None or "aqm" in self.pids:
+            self._aqm_stage(stage)
         if save:
             self.save()
         return refused
+
+    def _aqm_stage(self, stage) -> None:
+        """(Re)start the delay line with the AQM stage, or without it once no flow needs it."""
+        imp, caps = self.impairments, self.caps or detect(self.ns("cm"))
+        method = (imp.loss_method or caps.loss_method) if imp.loss else None
+        self._delay_line(0.0 if caps.netem else imp.rtt / 2, imp.loss if method == "tun-delayline" else 0.0,
+                         imp.seed, stage.args() if stage is not None else ())
+        if stage is not None:
+            self.pids["aqm"] = self.pids["delayline"]
+        else:
+            self.pids.pop("aqm", None)
 
     def clear(self, direction: str) -> None:
         netns.run(["tc", "qdisc", "del", "dev", DEV[direction], "root"], ns=self.ns("cm"), check=False)

@@ -70,6 +70,8 @@ CONGESTION_CONTROLS: dict[str, object] = {
     "sack": Reno,
     "cubic": "hfcprov.sim.tcp_cubic:Cubic",
     "fast": "hfcprov.sim.tcp_fast:Fast",
+    "prague": "hfcprov.sim.tcp_prague:Prague",  # L4S: reacts to ECN marks (issue 20)
+    "unresponsive": "hfcprov.sim.tcp_prague:Unresponsive",  # ECT(1), ignores congestion (issue 20)
 }
 
 

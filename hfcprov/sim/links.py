@@ -56,6 +56,8 @@ REVERSE_LINKS: dict[str, object] = {
 }
 QUEUES: dict[str, object] = {
     "none": droptail_link,
+    "docsis-pie": "hfcprov.sim.aqm.link:make_pie_link",  # issue 20: DOCSIS-PIE
+    "lld": "hfcprov.sim.aqm.link:make_dualq_link",  # issue 20: Low Latency DOCSIS dual queue
 }
 
 

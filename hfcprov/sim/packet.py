@@ -12,12 +12,14 @@ class Packet:
     ``ts`` is the send time for DATA/PROBE and the echoed send time for ACK/ECHO.
     ``retx`` marks a retransmitted segment (Karn: no RTT sample from it).
     ``sack`` is ``None`` or a tuple of up to 3 ``(start, end)`` segment ranges held out of order.
+    ``ecn``: DATA/PROBE: the IP ECN codepoint (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE; AQMs mark
+    CE); ACK: the receiver's running count of CE-marked segments (as AccECN echoes it).
     """
 
-    __slots__ = ("flow", "kind", "retx", "sack", "seq", "size", "ts")
+    __slots__ = ("ecn", "flow", "kind", "retx", "sack", "seq", "size", "ts")
 
     def __init__(self, kind: int, flow: int, seq: int, size: int, ts: float,
-                 retx: bool = False, sack=None) -> None:
+                 retx: bool = False, sack=None, ecn: int = 0) -> None:
         self.kind = kind
         self.flow = flow
         self.seq = seq
@@ -25,3 +27,17 @@ class Packet:
         self.ts = ts
         self.retx = retx
         self.sack = sack
+        self.ecn = ecn
+
+
+class Train(Packet):
+    """DATA carrying ``n`` consecutive segments from ``seq``, sent back to back: TCP segmentation
+    offload at the sender, receive offload (GRO) at the receiver. A FIFO ``link.Link`` serves it
+    as ``n`` packets in one event, so a 10 Gb/s flow costs ~1/n of the events (``TcpOptions.tso``).
+    ``size`` is the IP bytes of all ``n``."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, flow: int, seq: int, n: int, size: int, ts: float) -> None:
+        super().__init__(DATA, flow, seq, size, ts)
+        self.n = n

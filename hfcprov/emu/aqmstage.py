@@ -1,0 +1,241 @@
+"""The emulated modem's userspace AQM stage: the simulator's queue code on real packets.
+
+This machine's kernel has no ``pie``, ``fq_codel`` or ``dualpi2`` qdisc, so a
+service flow with AQM on cannot be a tc queue. The stage is the service flow
+instead: a token-bucket shaper at the flow's rate in front of the *same* queue
+discipline objects the simulator runs (``hfcprov.sim.aqm``): DOCSIS-PIE, the
+LLD dual queue with queue protection, or drop-tail. It works on raw IP packets
+(the TUN delay line hands them over, ``hfcprov.emu.delayline``):
+
+- classification reads the IPv4 TOS / IPv6 traffic class (ECN, DSCP) and the
+  5-tuple (queue protection's flow key);
+- a CE mark rewrites the ECN bits (and, for IPv4, patches the header checksum,
+  RFC 1624);
+- the clock is ``time.monotonic``; the owner's loop calls ``offer`` for each
+  packet read and ``release`` when ``next_time`` comes, then writes what it gets.
+
+The kernel's htb class for the flow must not be the bottleneck (set it above the
+rate, or leave the flow unshaped in tc): the stage's queue is the one that fills.
+How fast the stage stays faithful on this machine is measured by
+``tests/emu/test_aqmstage.py`` (see docs/emu.md).
+"""
+
+from __future__ import annotations
+
+import random
+import struct
+import zlib
+from collections import deque
+from dataclasses import dataclass, replace
+
+from hfcprov.sim.aqm.dualq import CE, DROPPED, LOW_LATENCY_MARKED, NOT_ECT, DualQParams, DualQueue
+from hfcprov.sim.aqm.pie import AqmConfigError, ByteFifo, PieParams, PieQueue, qdelay_estimate
+
+KINDS = ("droptail", "pie", "dualq")
+
+
+def parse(pkt: bytes) -> tuple[int, int, int]:
+    """(ecn, dscp, flow key) of an IPv4/IPv6 packet; (0, 0, 0) for anything else."""
+    if not pkt:
+        return 0, 0, 0
+    version = pkt[0] >> 4
+    if version == 4 and len(pkt) >= 20:
+        tos = pkt[1]
+        proto = pkt[9]
+        key = pkt[12:20] + bytes((proto,))
+        ihl = (pkt[0] & 0x0F) * 4
+        if proto in (6, 17) and len(pkt) >= ihl + 4:
+            key += pkt[ihl:ihl + 4]
+        return tos & 3, tos >> 2, zlib.crc32(key)
+    if version == 6 and len(pkt) >= 40:
+        tc = ((pkt[0] & 0x0F) << 4) | (pkt[1] >> 4)
+        nh = pkt[6]
+        key = pkt[8:40] + bytes((nh,))
+        if nh in (6, 17) and len(pkt) >= 44:
+            key += pkt[40:44]
+        return tc & 3, tc >> 2, zlib.crc32(key)
+    return 0, 0, 0
+
+
+def mark_ce(pkt: bytes) -> bytes:
+    """The packet with its ECN field set to CE (IPv4 header checksum patched)."""
+    b = bytearray(pkt)
+    if b[0] >> 4 == 4:
+        old = (b[0] << 8) | b[1]
+        b[1] |= CE
+        new = (b[0] << 8) | b[1]
+        # RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m')
+        hc = struct.unpack_from("!H", b, 10)[0]
+        s = (~hc & 0xFFFF) + (~old & 0xFFFF) + new
+        s = (s & 0xFFFF) + (s >> 16)
+        s = (s & 0xFFFF) + (s >> 16)
+        struct.pack_into("!H", b, 10, ~s & 0xFFFF)
+    elif b[0] >> 4 == 6:
+        b[1] |= CE << 4
+    return bytes(b)
+
+
+class AqmStage:
+    """One service flow in userspace: a token-bucket shaper in front of an AQM queue.
+
+    ``offer(pkt, now) -> bool`` (False: dropped), ``next_time(now) -> float | None``
+    (when ``release`` has something; None: queue empty), ``release(now) -> [pkt]``.
+    Counters: ``offered``, ``dropped``, ``marked``, ``sent``, ``sent_bytes``, and
+    ``waits`` (the last ``keep`` queueing delays, seconds).
+    """
+
+    def __init__(self, kind: str, rate: float, buffer: int | None, burst: int = 3044,
+                 target: float | None = None, dualq: DualQParams | None = None, seed: int = 0,
+                 keep: int = 100_000) -> None:
+        if kind not in KINDS:
+            raise AqmConfigError(f"AQM stage: {kind!r} is not one of {', '.join(KINDS)}")
+        if not rate or rate <= 0:
+            raise AqmConfigError("AQM stage: the service flow needs a rate > 0")
+        self.kind = kind
+        self.rate = rate / 8.0  # bytes/s
+        self.burst = max(burst, 1)
+        self.tokens = float(self.burst)
+        self.t_tokens = None
+        rng = random.Random(seed)
+        if kind == "pie":
+            params = PieParams(latency_target=target) if target else PieParams()
+            self.q = PieQueue(rate, buffer, params, rng=rng, delay=self._estimate)
+        elif kind == "dualq":
+            p = dualq or DualQParams()
+            if target:
+                p = DualQParams(**{**p.__dict__, "classic": PieParams(latency_target=target)})
+            self.q = DualQueue(rate, buffer, None, p, rng=rng)
+        else:
+            self.q = ByteFifo(buffer)
+        self.offered = self.dropped = self.marked = self.sent = self.sent_bytes = 0
+        self.waits: deque = deque(maxlen=keep)
+
+    def _estimate(self, nbytes: float) -> float:
+        """DOCSIS-PIE's queue delay from the rate and the bucket's tokens (no peak: they go at once)."""
+        return qdelay_estimate(nbytes, self.rate * 8.0, None, max(0.0, self.tokens))
+
+    def _refill(self, now: float) -> None:
+        if self.t_tokens is None:
+            self.t_tokens = now
+        tok = self.tokens + (now - self.t_tokens) * self.rate
+        self.tokens = tok if tok < self.burst else float(self.burst)
+        self.t_tokens = now
+
+    def offer(self, pkt: bytes, now: float) -> bool:
+        self.offered += 1
+        size = len(pkt)
+        self._refill(now)
+        if self.kind == "dualq":
+            ecn, dscp, key = parse(pkt)
+            out = self.q.enqueue(pkt, size, now, key, ecn, dscp)
+            if out == DROPPED:
+                self.dropped += 1
+                return False
+            if out == LOW_LATENCY_MARKED:
+                self.marked += 1
+                if ecn != NOT_ECT:
+                    self.q.lq[-1] = (mark_ce(pkt), size, now)
+            return True
+        if not self.q.enqueue(pkt, size, now):
+            self.dropped += 1
+            return False
+        return True
+
+    def _head_size(self) -> int | None:
+        q = self.q
+        if self.kind == "dualq":
+            sizes = [d[0][1] for d in (q.lq, q.cq) if d]
+            return min(sizes) if sizes else None
+        return q.items[0][1] if q.items else None
+
+    def next_time(self, now: float) -> float | None:
+        size = self._head_size()
+        if size is None:
+            return None
+        self._refill(now)
+        if self.tokens >= size:
+            return now
+        return now + (size - self.tokens) / self.rate
+
+    def release(self, now: float) -> list:
+        out = []
+        self._refill(now)
+        q = self.q
+        while True:
+            size = self._head_size()
+            if size is None or self.tokens < size:
+                break
+            entry = q.dequeue(now)
+            pkt, size, t_in = entry[0], entry[1], entry[2]
+            self.tokens -= size
+            self.sent += 1
+            self.sent_bytes += size
+            self.waits.append(now - t_in)
+            out.append(pkt)
+        q.update(now)
+        return out
+
+
+def source_matcher(net):
+    """A predicate on raw packets: IPv4 with a source address inside ``net`` (an IPv4Network)."""
+    base = int(net.network_address)
+    mask = int(net.netmask)
+
+    def match(pkt: bytes) -> bool:
+        return len(pkt) >= 20 and pkt[0] >> 4 == 4 and (int.from_bytes(pkt[12:16], "big") & mask) == base
+
+    return match
+
+
+# -- the emulated modem's use of the stage (topology.Lab.apply) ------------------------------
+HOME_PREFIX = "10.10.1.0/24"  # the CPE side of the emulated plant: upstream packets come from here
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """The userspace stage an upstream flow with AQM gets, and the tc class left to it.
+
+    ``tc_plan`` is the flow's own plan without a rate (tc only steers; the stage shapes and
+    queues, or tc's queue would fill first and the AQM would never see a queue).
+    """
+
+    kind: str  # "pie" | "dualq"
+    rate: float  # bits/s
+    buffer: int  # bytes
+    burst: int  # bytes
+    target: float  # s: the AQM latency target
+    tc_plan: object  # hfcprov.emu.shaping.QueuePlan
+
+    def args(self) -> list[str]:
+        """``hfcprov.emu.delayline`` options that run this stage."""
+        return ["--aqm", self.kind, "--aqm-rate", repr(self.rate), "--aqm-buffer", str(self.buffer),
+                "--aqm-burst", str(self.burst), "--aqm-target", repr(self.target), "--aqm-from", HOME_PREFIX]
+
+    def as_dict(self) -> dict:
+        return {"stage": self.kind, "rate_bps": self.rate, "buffer": self.buffer, "burst": self.burst,
+                "latency_target": self.target, "where": "userspace (TUN delay line)"}
+
+
+def explicitly_enabled(aqm) -> bool:
+    """The file asks for AQM: 24.40 is present and not disabling it, and TLV 76 is not set.
+
+    The emulated modem is a DOCSIS 3.0 modem (drop-tail) unless the file says so, which
+    keeps the White et al. reproductions as they are (docs/emu.md).
+    """
+    given = (aqm.disable is not None or aqm.latency_target_ms is not None or aqm.algorithm_code is not None
+             or aqm.iaqm_max_threshold_us is not None or aqm.iaqm_range_exponent is not None)
+    return given and aqm.enabled
+
+
+def plan_stage(upstream_plans: list) -> StagePlan | None:
+    """The stage for the upstream direction, or None (no AQM asked for, or more than one
+    upstream flow: the stage takes every packet from the home side, so it can stand for
+    one flow only; the others would be shaped twice)."""
+    if len(upstream_plans) != 1:
+        return None
+    p = upstream_plans[0]
+    if not p.rate_bps or not explicitly_enabled(p.flow.aqm):
+        return None
+    kind = "pie" if p.flow.aqm.algorithm == "docsis-pie" else "dualq"
+    return StagePlan(kind, float(p.rate_bps), int(p.buffer), int(p.burst), p.flow.aqm.latency_target,
+                     replace(p, rate_bps=None, peak_bps=None))

@@ -1,0 +1,236 @@
+"""Simulator hops with an AQM: the service flow's shaper and buffer with DOCSIS-PIE or the dual queue.
+
+Both keep the ``Link`` surface (``send``/``receive``, ``waiting_bytes``, the
+counters, ``measure_from``; see ``hfcprov.sim``), so the rest of the simulator
+does not know which queue it talks to.
+
+``PieLink`` is the token-bucket ``Link`` with DOCSIS-PIE in front of its buffer.
+One FIFO keeps departures deterministic, so PIE costs no events: its 16 ms
+updates run lazily when a packet arrives, each with the queue as it was at the
+update instant (known from the scheduled start times), which gives exactly what
+a timer would.
+
+``DualQueueLink`` serves two queues whose order is decided at departure (the
+low-latency queue overtakes the classic one), so it schedules one departure
+event per packet: dequeue by the scheduler, then the token buckets, the channel,
+plant loss and propagation as ``Link`` does.
+"""
+
+from __future__ import annotations
+
+import random
+from heapq import heappush
+
+from hfcprov.sim.aqm.dualq import CE, DROPPED, DSCP_NQB, LOW_LATENCY_MARKED, SANCTIONED, DualQParams, DualQueue
+from hfcprov.sim.aqm.pie import AqmConfigError, DocsisPie, PieParams, qdelay_estimate
+from hfcprov.sim.link import Link
+from hfcprov.sim.packet import PROBE
+
+
+def _pct(xs: list, q: float) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
+
+
+class PieLink(Link):
+    """``Link`` (token bucket + byte buffer) with DOCSIS-PIE deciding early drops."""
+
+    __slots__ = ("pie", "pie_peak")
+
+    def __init__(self, engine, sink=None, *, pie: PieParams | None = None, rng: random.Random | None = None,
+                 **kw) -> None:
+        super().__init__(engine, sink, **kw)
+        self.pie = DocsisPie(pie, self.limit, rng or random.Random(0))
+        # bytes the MSR bucket covers leave at the peak rate, or the channel's with no peak
+        self.pie_peak = (self.peak or self.capacity) * 8.0
+
+    @property
+    def early_drops(self) -> int:
+        return self.pie.early_drops
+
+    def aqm_stats(self) -> dict:
+        """What ``RunResult.extra["aqm"]`` reports for this hop."""
+        return {"aqm": "docsis-pie", "early_drops": self.pie.early_drops, "drop_prob": self.pie.drop_prob,
+                "latency_target": self.pie.p.latency_target}
+
+    def qdelay_at(self, t: float) -> float:
+        """DOCSIS-PIE's estimate of the queue delay at time ``t`` (>= the last arrival)."""
+        q = 0
+        for start, wire in self.waiting:
+            if start > t:
+                q += wire
+        if not q:
+            return 0.0
+        rate = self.rate
+        if rate is None:
+            return q / self.capacity
+        tokens = self.tokens
+        if self.t_tokens < t:
+            tokens = min(self.burst, tokens + (t - self.t_tokens) * rate)
+        return qdelay_estimate(q, rate * 8.0, self.pie_peak, max(0.0, tokens))
+
+    def send(self, pkt) -> bool:
+        now = self.engine.now
+        pie = self.pie
+        if pie.next_update <= now:
+            pie.advance(now, self.qdelay_at)
+        queued = self.waiting_bytes()
+        wire = pkt.size + self.overhead
+        limit = self.limit
+        if limit is not None and queued + wire > limit:
+            self.dropped += 1
+            return False
+        if pie.drop_early(wire, queued):
+            self.dropped += 1
+            return False
+        return Link.send(self, pkt)
+
+    receive = send
+
+
+class DualQueueLink(Link):
+    """An aggregate service flow with the LLD dual queue: scheduler, shaper, channel, delay.
+
+    A ``Link`` for its token buckets, channel, loss and sink; its own queue and departures.
+    """
+
+    __slots__ = ("busy", "c_waits", "l_waits", "nqb_probes", "qd")
+
+    def __init__(self, engine, sink=None, *, capacity: float, rate: float, delay: float = 0.0,
+                 burst: int | None = None, peak: float | None = None, peak_burst: int = 1522,
+                 overhead: int = 0, loss=None, classic_buffer: int | None = None,
+                 ll_buffer: int | None = None, params: DualQParams | None = None,
+                 ll_rate: float | None = None, rng: random.Random | None = None, name: str = "",
+                 nqb_probes: bool = False) -> None:
+        super().__init__(engine, sink, capacity=capacity, delay=delay, buffer=classic_buffer, rate=rate,
+                         burst=burst, peak=peak, peak_burst=peak_burst, overhead=overhead, loss=loss, name=name)
+        self.qd = DualQueue(rate, classic_buffer, ll_buffer, params, ll_rate, rng=rng or random.Random(0))
+        self.limit = self.qd.classic_limit
+        self.nqb_probes = nqb_probes  # probes and voice carry the NQB DSCP: the low-latency queue
+        self.busy = False
+        self.l_waits: list = []  # queueing delay of each low-latency packet sent after measure_from
+        self.c_waits: list = []
+
+    @property
+    def early_drops(self) -> int:
+        return self.qd.early_drops
+
+    def aqm_stats(self) -> dict:
+        """What ``RunResult.extra["aqm"]`` reports for this hop (queue delays in seconds)."""
+        qd = self.qd
+        return {"aqm": "lld", "early_drops": qd.early_drops, "marks": qd.marks, "sanctioned": qd.sanctioned,
+                "forced_drops": qd.forced_drops, "ll_packets": len(self.l_waits),
+                "ll_delay_p50": _pct(self.l_waits, 50), "ll_delay_p99": _pct(self.l_waits, 99),
+                "classic_delay_p50": _pct(self.c_waits, 50), "classic_delay_p99": _pct(self.c_waits, 99)}
+
+    def waiting_bytes(self) -> int:
+        return self.qd.c_bytes + self.qd.l_bytes
+
+    def send(self, pkt) -> bool:
+        engine = self.engine
+        now = engine.now
+        wire = pkt.size + self.overhead
+        dscp = DSCP_NQB if self.nqb_probes and pkt.kind == PROBE else 0
+        out = self.qd.enqueue(pkt, wire, now, pkt.flow, pkt.ecn, dscp)
+        if out == DROPPED:
+            self.dropped += 1
+            return False
+        if out == LOW_LATENCY_MARKED:
+            pkt.ecn = CE
+        elif out == SANCTIONED:
+            pass  # it waits in the classic queue; its codepoint is left as it was
+        self.accepted += 1
+        if not self.busy:
+            self.busy = True
+            self._serve()
+        return True
+
+    receive = send
+
+    def _tokens_ready(self, now: float, need: int) -> float:
+        """The earliest time >= now the sustained (and peak) bucket hold ``need`` bytes."""
+        t = now
+        tok = min(self.burst, self.tokens + (now - self.t_tokens) * self.rate)
+        if tok < need:
+            t = now + (need - tok) / self.rate
+        if self.peak is not None:
+            ptok = min(self.peak_burst, self.ptokens + (now - self.t_ptokens) * self.peak)
+            if ptok < need:
+                t = max(t, now + (need - ptok) / self.peak)
+        return t
+
+    def _serve(self, _=None) -> None:
+        engine = self.engine
+        now = engine.now
+        qd = self.qd
+        if not len(qd):
+            self.busy = False
+            return
+        # wait for the shaper before choosing, so a low-latency packet arriving meanwhile goes first
+        need = min(qd.lq[0][1] if qd.lq else 1 << 30, qd.cq[0][1] if qd.cq else 1 << 30)
+        ready = self._tokens_ready(now, need)
+        if ready > now + 1e-12:
+            engine.at(ready, self._serve)
+            return
+        pkt, wire, t_enq, low_latency = qd.dequeue(now)
+        start = self._tokens_ready(now, wire)  # the other head may have been larger
+        tok = min(self.burst, self.tokens + (start - self.t_tokens) * self.rate)
+        self.tokens = tok - wire
+        self.t_tokens = start
+        if self.peak is not None:
+            ptok = min(self.peak_burst, self.ptokens + (start - self.t_ptokens) * self.peak)
+            self.ptokens = ptok - wire
+            self.t_ptokens = start
+        end = start + wire / self.capacity
+        self.free_at = end
+        wait = start - t_enq
+        if t_enq >= self.measure_from:
+            self.measured += 1
+            self.wait_sum += wait
+            (self.l_waits if low_latency else self.c_waits).append(wait)
+        if start > self.measure_from:
+            self.wait_byte_sum += wire * (start - max(t_enq, self.measure_from))
+        engine.at(end, self._serve)
+        loss = self.loss
+        if loss is not None and loss.lost():
+            self.lost += 1
+            return
+        engine.seq += 1
+        route = self.route
+        heappush(engine.heap, (end + self.delay, engine.seq,
+                               route[pkt.flow] if route is not None else self.sink_receive, pkt))
+
+
+def _seed_rng(sc) -> random.Random:
+    return random.Random((sc.seed * 1_000_003) ^ 0xA0A0)  # its own stream: AQM coin tosses never shift others
+
+
+def _params(sc, name: str):
+    from hfcprov.sim.aqm.select import dualq_params, parse_params, pie_params
+    from hfcprov.sim.scenario import ScenarioError
+
+    try:
+        parsed = parse_params(sc.aqm_params, name)
+        return pie_params(parsed) if name == "docsis-pie" else dualq_params(parsed)
+    except AqmConfigError as err:
+        raise ScenarioError(f"aqm_params: {err}") from None
+
+
+def make_pie_link(engine, sc, sink, loss) -> PieLink:
+    """``links.QUEUES["docsis-pie"]``: the shaped service flow with DOCSIS-PIE (``aqm_params``:
+    ``PieParams`` fields, e.g. ``latency_target``)."""
+    return PieLink(engine, sink, capacity=sc.channel or sc.peak or sc.rate, delay=sc.rtt / 2.0,
+                   buffer=sc.buffer, rate=sc.rate, burst=sc.burst, peak=sc.peak, overhead=sc.overhead,
+                   loss=loss, name="bottleneck", pie=_params(sc, "docsis-pie"), rng=_seed_rng(sc))
+
+
+def make_dualq_link(engine, sc, sink, loss) -> DualQueueLink:
+    """``links.QUEUES["lld"]``: the shaped flow as a Low Latency aggregate service flow
+    (``sc.buffer`` is the classic queue; ``aqm_params``: see ``hfcprov.sim.aqm.select``)."""
+    params, ll_buffer, ll_rate, nqb = _params(sc, "lld")
+    return DualQueueLink(engine, sink, capacity=sc.channel or sc.peak or sc.rate, rate=sc.rate,
+                         delay=sc.rtt / 2.0, burst=sc.burst, peak=sc.peak, overhead=sc.overhead, loss=loss,
+                         classic_buffer=sc.buffer, ll_buffer=ll_buffer, params=params,
+                         ll_rate=ll_rate, rng=_seed_rng(sc), name="bottleneck", nqb_probes=nqb)

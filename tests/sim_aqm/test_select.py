@@ -1,0 +1,108 @@
+"""From the config file to the queue: AQM TLVs -> hfcprov.model -> scenario keys -> the hop."""
+
+from __future__ import annotations
+
+import pytest
+
+from hfcprov.config.forms import parse_text
+from hfcprov.model import aggregate_service_flows, modem_settings, service_flows
+from hfcprov.sim import Network, Scenario, ScenarioError, run
+from hfcprov.sim.aqm.link import DualQueueLink, PieLink
+from hfcprov.sim.aqm.pie import AqmConfigError
+from hfcprov.sim.aqm.select import aqm_keys, aqm_overrides, asf_keys, parse_params
+from hfcprov.sim.link import Link
+from hfcprov.sim.scenario import flow_keys
+
+
+def flows(text: str):
+    return service_flows(parse_text("Main {" + text + "}"))
+
+
+def test_a_docsis31_upstream_flow_runs_docsis_pie_unless_switched_off():
+    (up,) = flows("UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 10000000; }")
+    assert aqm_keys(up) == {"aqm": "docsis-pie", "aqm_params": None}
+    assert flow_keys(up)["aqm"] == "docsis-pie"
+    (t,) = flows("UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 10000000;"
+                 " AQMEncodings { SFAQMLatencyTarget 20; } }")
+    assert aqm_keys(t) == {"aqm": "docsis-pie", "aqm_params": {"latency_target": 0.020}}
+    (off,) = flows("UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 10000000;"
+                   " AQMEncodings { SFAQMDisable 1; } }")
+    assert aqm_keys(off) == {"aqm": "none"}
+    (cm_off,) = flows("CMUpstreamAQMDisable 1; UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 10000000; }")
+    assert aqm_keys(cm_off) == {"aqm": "none"}
+    (down,) = flows("DsServiceFlow { DsServiceFlowRef 2; MaxRateSustained 10000000; }")
+    assert aqm_keys(down) == {"aqm": "none"}  # the CMTS's downstream AQM is not modelled
+
+
+def test_the_file_chooses_the_hop_the_simulator_builds():
+    (up,) = flows("UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 10000000;"
+                  " AQMEncodings { SFAQMLatencyTarget 20; } }")
+    net = Network(Scenario.from_service_flow(up, duration=1.0))
+    assert isinstance(net.bottleneck, PieLink)
+    assert net.bottleneck.pie.p.latency_target == 0.020
+    (off,) = flows("UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 10000000;"
+                   " AQMEncodings { SFAQMDisable 1; } }")
+    net = Network(Scenario.from_service_flow(off, duration=1.0))
+    assert type(net.bottleneck) is Link
+
+
+LLD = """
+  UpstreamAggregateServiceFlow { UpstreamServiceFlowReference 9; MaxRateSustained 50000000;
+    LowLatencyAggregateSFEncodings { LowLatencyServiceFlowReference 2; AQMCouplingFactor 15;
+                                     SchedulingWeight 200; QueueProtectionEnable 0; } }
+  UsServiceFlow { UsServiceFlowRef 1; UpstreamAggregateServiceFlowReference 9;
+                  AQMEncodings { SFAQMLatencyTarget 15; } }
+  UsServiceFlow { UsServiceFlowRef 2; UpstreamAggregateServiceFlowReference 9; MaxRateSustained 20000000;
+                  AQMEncodings { AQMAlgorithm 2; ImmediateAQMMaxThreshold 2000; ImmediateAQMRangeExponent 18; } }
+"""
+
+
+def test_an_aggregate_service_flow_becomes_the_lld_dual_queue():
+    tree = parse_text("Main {" + LLD + "}")
+    (asf,) = aggregate_service_flows(tree)
+    keys = asf_keys(asf, service_flows(tree), modem_settings(tree))
+    assert keys["rate"] == 50e6 and keys["aqm"] == "lld"
+    assert keys["aqm_params"] == {"latency_target": 0.015, "iaqm_max_th": 0.002, "iaqm_lg_range": 18,
+                                  "coupling": 1.5, "weight": 200, "queue_protection": False, "ll_rate": 20e6}
+    net = Network(Scenario(**keys, duration=1.0))
+    link = net.bottleneck
+    assert isinstance(link, DualQueueLink)
+    qd = link.qd
+    assert (qd.p.coupling, qd.p.weight, qd.qp, qd.ll_rate, qd.p.classic.latency_target) == (1.5, 200, None, 20e6, 0.015)
+    assert qd.max_th == pytest.approx(max(0.002 - 2**18 * 1e-9, 2 * 2000 * 8 / 20e6) + 2**18 * 1e-9)
+
+
+def test_low_latency_disable_turns_the_aggregate_into_its_classic_flow():
+    tree = parse_text("Main { LowLatencyDisable 1;" + LLD + "}")
+    (asf,) = aggregate_service_flows(tree)
+    keys = asf_keys(asf, service_flows(tree), modem_settings(tree))
+    assert keys["aqm"] == "docsis-pie" and keys["aqm_params"] == {"latency_target": 0.015}
+
+
+def test_aqm_params_parse_units_and_name_bad_keys():
+    assert parse_params({"latency_target": "20ms"}, "docsis-pie") == {"latency_target": 0.020}
+    assert parse_params({"ll_buffer": "64KiB", "ll_rate": "20M"}, "lld") == {"ll_buffer": 65536, "ll_rate": 20e6}
+    with pytest.raises(AqmConfigError, match="bogus: not a docsis-pie parameter"):
+        parse_params({"bogus": 1}, "docsis-pie")
+    with pytest.raises(AqmConfigError, match="latency_target"):
+        parse_params({"latency_target": "soon"}, "docsis-pie")
+
+
+def test_scenario_files_take_an_aqm_key_and_errors_are_one_line():
+    sc = Scenario.from_dict({"rate": "10M", "buffer": "256KiB", "duration": "2s", "aqm": "docsis-pie",
+                             "aqm_params": {"latency_target": "5ms"}})
+    res = run(sc)
+    assert res.extra["aqm"]["aqm"] == "docsis-pie" and res.extra["aqm"]["latency_target"] == 0.005
+    with pytest.raises(ScenarioError, match=r"aqm_params: weight: not a docsis-pie parameter"):
+        run(Scenario.from_dict({"rate": "10M", "buffer": "64KiB", "aqm": "docsis-pie", "aqm_params": {"weight": 1}}))
+    with pytest.raises(ScenarioError, match="aqm: unknown"):
+        run(Scenario.from_dict({"rate": "10M", "buffer": "64KiB", "aqm": "red"}))
+
+
+def test_campaign_axis_overrides():
+    (up,) = flows("UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 10000000;"
+                  " AQMEncodings { SFAQMLatencyTarget 20; } }")
+    assert aqm_overrides("file", up) == {}
+    assert aqm_overrides("none", up) == {"aqm": "none", "aqm_params": None}
+    assert aqm_overrides("docsis-pie", up) == {"aqm": "docsis-pie", "aqm_params": {"latency_target": 0.020}}
+    assert aqm_overrides("lld", up)["aqm_params"]["nqb_probes"] is True
