@@ -11,7 +11,9 @@ from hfcprov.units import parse_bytes, parse_duration
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
-    from hfcprov.units import parse_host_port  # ports checked 1..65535 (0: any, for --listen)
+    from hfcprov.units import (
+        parse_host_port,  # ports checked 1..65535 (0: any, for --listen)
+    )
 
     return parse_host_port(text, default_port, default_host="0.0.0.0", any_port=True)
 

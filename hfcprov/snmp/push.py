@@ -23,7 +23,13 @@ from dataclasses import asdict, dataclass
 
 from hfcprov import mib
 from hfcprov.snmp import ops
-from hfcprov.snmp.client import Credentials, SnmpAuthError, SnmpClient, SnmpError, SnmpTimeout
+from hfcprov.snmp.client import (
+    Credentials,
+    SnmpAuthError,
+    SnmpClient,
+    SnmpError,
+    SnmpTimeout,
+)
 
 OK, SENT, NOT_BACK, FAILED, REFUSED, UNREACHABLE, ERROR = (
     "ok", "sent", "not-back", "failed", "refused", "unreachable", "error")

@@ -91,7 +91,7 @@ class ConfigFileBuilder(Provider):
     def __init__(self, inventory: str | Path, templates: str | Path | None = None, *, key: str = "filename",
                  filename: str = "{mac}.cm", ip_column: str = "ip", secret: bytes | None = None,
                  timestamp: bool = True, modem_address: bool = True, processes: int | None = None,
-                 niceness: int = None):
+                 niceness: int | None = None):
         if key not in ("filename", "ip"):
             raise DynamicConfigError(f"key must be 'filename' or 'ip', not {key!r}")
         self.inventory = Path(inventory)
@@ -198,7 +198,7 @@ class ConfigFileBuilder(Provider):
             if isinstance(built, StampedFile):  # built already: stamped now, no future to wait on
                 data = self._stamp_for(built, client_ip)
                 return data if not may_block else _resolved(data)
-        except BaseException as err:  # noqa: BLE001 - handed to whoever waits, as a call would raise it
+        except BaseException as err:
             out = concurrent.futures.Future()
             out.set_exception(err)
             return out
@@ -207,7 +207,7 @@ class ConfigFileBuilder(Provider):
         def stamp(f):  # when the file is ready: TLV 19 is the time it is sent, not when it was asked for
             try:
                 out.set_result(self._stamp_for(f.result(), client_ip))
-            except BaseException as err:  # noqa: BLE001
+            except BaseException as err:
                 out.set_exception(err)
 
         built.add_done_callback(stamp)
@@ -282,7 +282,7 @@ class ConfigFileBuilder(Provider):
         if not self.processes:
             try:
                 self._built(key, row["mac"], pending, _prepare(*args), None)
-            except BaseException as err:  # noqa: BLE001 - the modems waiting get the error; nothing is cached
+            except BaseException as err:
                 self._built(key, row["mac"], pending, None, err)
             return
 
@@ -292,7 +292,7 @@ class ConfigFileBuilder(Provider):
 
         try:
             _worker_pool(self.processes, self.niceness).submit(_prepare, *args, deliver=self._deliver).add_done_callback(done)
-        except BaseException as err:  # noqa: BLE001 - a refused build (broken pool...) must still answer
+        except BaseException as err:
             self._built(key, row["mac"], pending, None, err)  # every modem waiting for it, not leave them hanging
 
     def _built(self, key, mac, pending, stamped, err) -> None:
@@ -479,8 +479,8 @@ def _preload(template: str) -> None:
 
 def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool) -> StampedFile:
     """Render and encode one config ready for stamping (runs in a worker process)."""
-    from hfcprov.tiers.templates import render_text, rendered_name
     from hfcprov.config import text_items
+    from hfcprov.tiers.templates import render_text, rendered_name
 
     text = render_text(template, row)
     return StampedFile(text_items(text, rendered_name(template, row)), secret, timestamp, modem_address)
@@ -490,7 +490,7 @@ _POOL: WorkerPool | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def _worker_pool(processes: int, niceness: int = None) -> WorkerPool:
+def _worker_pool(processes: int, niceness: int | None = None) -> WorkerPool:
     """The process-wide pool of ``processes`` build workers (one per process: builders share it).
 
     Returns once every worker is up with the render path imported: a server that says it is
@@ -519,8 +519,8 @@ def _shutdown_pool() -> None:
 
 def _init_worker() -> None:
     # the render path, imported once per worker, not on its first modem
-    import hfcprov.tiers.templates
-    import hfcprov.config.codec  # noqa: F401 - both bind the name hfcprov, used by neither
+    import hfcprov.config.codec
+    import hfcprov.tiers.templates  # noqa: F401 - loaded for its side effect: the render path is ready
 
 
 def _stamp(inventory: Path, templates: Path | None) -> tuple:

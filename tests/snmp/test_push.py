@@ -7,6 +7,7 @@ never answers, and snmpsim (the audit lab) for reads and SNMPv3.
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 
@@ -74,7 +75,7 @@ def test_reset_inventory_paced_reports_each_modem(fleet):
     # each writable modem got exactly one reset, and the starts were at most 4 per second
     starts = sorted(e["time"] for n in range(3) for e in fleet["modems"][f"cm{n}"].events() if e["event"] == "reset")
     assert len(starts) == 3
-    assert all(b - a >= 0.2 for a, b in zip(starts, starts[1:])), starts
+    assert all(b - a >= 0.2 for a, b in itertools.pairwise(starts)), starts
 
 
 def test_reset_inventory_all_reset_exits_zero_with_a_table(fleet):
@@ -143,8 +144,8 @@ def test_get_walk_set_by_name_on_snmpd(fleet):
                 "docsDevSwAdminStatus.0", "i", "allowProvisioningUpgrade", "--community-file", fleet["rw"], *FAST)
     assert s.returncode == 0, s.stderr
     assert s.stdout.splitlines() == ['DOCS-CABLE-DEVICE-MIB::docsDevSwFilename.0 = STRING: "next.bin"',
-                                     "DOCS-CABLE-DEVICE-MIB::docsDevSwAdminStatus.0 = INTEGER: "
-                                     "allowProvisioningUpgrade(2)"]
+                                     ("DOCS-CABLE-DEVICE-MIB::docsDevSwAdminStatus.0 = INTEGER: "
+                                      "allowProvisioningUpgrade(2)")]
     walked = hfcprov("snmp", "walk", f"127.0.0.1:{port}", "docsDevSoftware", "--json", *FAST)
     assert walked.returncode == 0, walked.stderr
     objs = {o["name"]: o for o in map(json.loads, walked.stdout.splitlines())}
