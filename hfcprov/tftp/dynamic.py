@@ -47,7 +47,9 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import ipaddress
+import operator
 import os
+import socket
 import threading
 import time
 from pathlib import Path
@@ -423,9 +425,13 @@ class StampedFile:
         # the content for the IPv6 framing, kept as three flat objects: this file crosses from a
         # build worker to the server's loop, where unpickling hundreds of (code, bytes) tuples per
         # build would cost the loop (GIL) more than the build saves
-        self._codes = bytes(code for code, _ in items) if modem_address else None
-        self._lengths = [len(whole) for _, whole in items] if modem_address else None
-        self._content = b"".join(whole for _, whole in items) if modem_address else None
+        if modem_address:  # map/itemgetter: a quarter of the cost of generator expressions here
+            wholes = list(map(operator.itemgetter(1), items))
+            self._codes = bytes(map(operator.itemgetter(0), items))
+            self._lengths = list(map(len, wholes))
+            self._content = b"".join(wholes)
+        else:
+            self._codes = self._lengths = self._content = None
         self.v4 = prepare(items, secret, holes=self._holes(TFTP_MODEM_ADDRESS))
         self.v6 = None
 
@@ -440,16 +446,17 @@ class StampedFile:
         return [code for code, on in ((TFTP_TIMESTAMP, self.stamp19), (address_code, self.stamp20)) if on]
 
     def build(self, stamp: int | None, address: str | None) -> bytes:
-        values: dict[int, object] = {TFTP_TIMESTAMP: stamp or 0} if self.stamp19 else {}
+        # the holes' raw bytes: fill() would otherwise parse the address text through the TLV's type
+        values: dict[int, bytes] = {TFTP_TIMESTAMP: (stamp or 0).to_bytes(4, "big")} if self.stamp19 else {}
         if self.stamp20 and address and ":" in address:
             if self.v6 is None:
                 from hfcprov.config import prepare
 
                 self.v6 = prepare(self._items(), self.secret, holes=self._holes(TFTP_MODEM_ADDRESS_V6))
-            values[TFTP_MODEM_ADDRESS_V6] = address
+            values[TFTP_MODEM_ADDRESS_V6] = socket.inet_pton(socket.AF_INET6, address)
             return self.v6.fill(values)
         if self.stamp20:
-            values[TFTP_MODEM_ADDRESS] = address or "0.0.0.0"
+            values[TFTP_MODEM_ADDRESS] = socket.inet_aton(address or "0.0.0.0")
         return self.v4.fill(values)
 
 
