@@ -130,10 +130,28 @@ def test_low_latency_flow_keeps_low_delay_beside_classic_bulk_flows():
     queue delay p99 stays near a millisecond, the classic flows keep a fair share."""
     res, net = aqm_run(aqm="lld", rate=50e6, buffer=256 * 1024, rtt=0.02, duration=20, warmup=5,
                        flows=[FlowSpec(variant="prague"), FlowSpec(), FlowSpec()],
-                       tcp=TcpOptions(variant="cubic"), aqm_params={"ll_rate_gain": 0.125}, keep=True)
+                       tcp=TcpOptions(variant="cubic"), keep=True)
     link = net.bottleneck
     assert percentile(link.l_waits, 99) < 0.002
     shares = [f.goodput_bps / res.goodput_bps for f in res.flows]
     assert min(shares[1:]) > 0.15  # each classic flow keeps a real share of the rate
     assert res.goodput_bps > 0.9 * 50e6 * 1460 / 1518
     assert link.qd.marks > 0 and CE == 3
+
+
+def test_example_unresponsive_tcp_flow_is_sanctioned_and_the_low_latency_queue_stays_low():
+    """examples/sim-lld-unresponsive.yaml, shortened: an ECT(1) TCP flow that ignores marks and
+    losses joins Prague and two CUBIC flows; queue protection sanctions it (and hardly Prague)."""
+    import yaml
+
+    from hfcprov.sim import Scenario
+    from tests.support import REPO
+
+    d = yaml.safe_load((REPO / "examples" / "sim-lld-unresponsive.yaml").read_text())
+    d.update(duration="10s", warmup="3s", probe_rate=0)
+    res, net = aqm_run(keep=True, **Scenario.from_dict(d).__dict__)
+    qp = net.bottleneck.qd.qp
+    bad = qp.sanctions_by_flow.get(3, 0)
+    assert bad > 10_000, qp.sanctions_by_flow
+    assert qp.sanctions_by_flow.get(0, 0) < bad / 100
+    assert res.extra["aqm"]["ll_delay_p99"] < 0.002
