@@ -2,6 +2,7 @@
 """Benchmark and cross-check of hfcprov.sim against ns-3 (NewReno over a rate-limited drop-tail bottleneck).
 
     .venv/bin/python bench/sim.py [--ns3-python /work/ns3-venv/bin/python] [--sweep 200] [--repeat 5]
+    .venv/bin/python bench/sim.py --grid-only        # issue 15's 48-case grid (table 4) alone
 
 Prints three tables:
 1. speed: 60 simulated seconds of one NewReno flow at 10 Mb/s, 64 KiB, 40 ms:
@@ -52,10 +53,15 @@ MSS = 1460
 RECOVERY = "sack"  # or "newreno" (--recovery): loss recovery on both sides
 # ns-3 3.44's choices where the RFCs leave room (module docstring); limited_transmit follows RECOVERY
 NS3_CHOICES = {"ssthresh_from": "pipe", "integer_cwnd": True, "grow_on_recovery_exit": True}
+SAMPLE = 0.01  # s between queue samples (loaded latency: mean, p50, p99)
+# issue 15's grid: 2 and 10 Mb/s; 16, 64, 256 KiB; 40 and 100 ms; 1 and 10 flows; Reno(+SACK) and CUBIC
+ISSUE15_GRID = [(rate, buf, rtt, flows, variant) for variant in ("newreno", "cubic") for flows in (1, 10)
+                for rate in (2e6, 10e6) for buf in (16384, 65536, 262144) for rtt in (0.04, 0.1)]
 
 
 # -- ns-3 side (runs inside the ns-3 venv) -------------------------------------------
-def ns3_worker(points: list, duration: float, sack: bool) -> list[dict]:
+def ns3_worker(points: list, duration: float, sack: bool, warmup: float = 0.0) -> list[dict]:
+    """Each point is (rate, buffer, rtt[, flows, variant]); variant newreno (with SACK recovery) or cubic."""
     from ns import ns
 
     ns.cppyy.cppdef(r"""
@@ -75,6 +81,15 @@ def ns3_worker(points: list, duration: float, sack: bool) -> list[dict]:
       void Attach(Ptr<Queue<Packet>> q) {
         q->TraceConnectWithoutContext("BytesInQueue", MakeCallback(&QueueArea::Changed, this)); }
     };
+    // Bytes waiting in the device queue every `interval` s from `from` on: the latency a probe sees.
+    struct QueueSampler {
+      std::vector<double> q; Ptr<Queue<Packet>> queue; double interval = 0.01; double until = 0;
+      void Tick() {
+        q.push_back(double(queue->GetNBytes()));
+        if (Simulator::Now().GetSeconds() + interval <= until) Simulator::Schedule(Seconds(interval), &QueueSampler::Tick, this); }
+      void Start(Ptr<Queue<Packet>> qq, double from, double iv, double u) {
+        queue = qq; interval = iv; until = u; Simulator::Schedule(Seconds(from), &QueueSampler::Tick, this); }
+    };
     }
     """)
     cfg = ns.Config.SetDefault
@@ -90,7 +105,10 @@ def ns3_worker(points: list, duration: float, sack: bool) -> list[dict]:
     cfg("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
     cfg("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
     out = []
-    for rate, buf, rtt in points:
+    for point in points:
+        rate, buf, rtt, nflows, variant = normalise(point)
+        socket = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}[variant]
+        cfg("ns3::TcpL4Protocol::SocketType", ns.StringValue(socket))
         nodes = ns.NodeContainer()
         nodes.Create(2)
         p2p = ns.PointToPointHelper()
@@ -106,14 +124,17 @@ def ns3_worker(points: list, duration: float, sack: bool) -> list[dict]:
         queue = dev.Get(0).GetObject[ns.PointToPointNetDevice]().GetQueue()
         area = ns.cppyy.gbl.hfcbench.QueueArea()
         area.Attach(queue)
+        sampler = ns.cppyy.gbl.hfcbench.QueueSampler()
+        sampler.Start(queue, warmup, SAMPLE, duration)
         sink = ns.PacketSinkHelper("ns3::TcpSocketFactory",
                                    ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 9).ConvertTo())
         sapps = sink.Install(nodes.Get(1))
         sapps.Start(ns.Seconds(0))
         bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ifs.GetAddress(1), 9).ConvertTo())
         bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-        bapps = bulk.Install(nodes.Get(0))
-        bapps.Start(ns.Seconds(0))
+        for _ in range(nflows):
+            bapps = bulk.Install(nodes.Get(0))
+            bapps.Start(ns.Seconds(0))
         ns.Simulator.Stop(ns.Seconds(duration))
         events0 = ns.Simulator.GetEventCount()
         t0 = time.process_time()
@@ -122,13 +143,28 @@ def ns3_worker(points: list, duration: float, sack: bool) -> list[dict]:
         rx = ns.DynamicCast[ns.PacketSink](sapps.Get(0)).GetTotalRx()
         qbytes = area.Finish(duration) / duration
         out.append({"goodput_bps": rx * 8 / duration, "queue_bytes_mean": qbytes,
-                    "queue_delay_mean": qbytes * 8 / rate, "cpu_s": cpu, "events": int(ns.Simulator.GetEventCount() - events0)})
+                    "queue_delay_mean": qbytes * 8 / rate, "cpu_s": cpu, "events": int(ns.Simulator.GetEventCount() - events0),
+                    **latency([float(x) for x in sampler.q], rate, rtt)})
         ns.Simulator.Destroy()
     return out
 
 
-def run_ns3(python: str, points: list, duration: float) -> list[dict]:
-    spec = {"points": points, "duration": duration, "sack": RECOVERY == "sack"}
+def normalise(point) -> tuple:
+    """(rate, buffer, rtt) or (rate, buffer, rtt, flows, variant) -> the five."""
+    return tuple(point) + (1, "newreno")[len(point) - 3:] if len(point) < 5 else tuple(point)
+
+
+def latency(samples: list, rate: float, rtt: float) -> dict:
+    """Loaded latency a probe would see: base RTT + the sampled queue's bytes at the rate."""
+    if not samples:
+        return {"lat_mean": None, "lat_p50": None, "lat_p99": None}
+    lat = sorted(rtt + b * 8 / rate for b in samples)
+    return {"lat_mean": statistics.fmean(lat), "lat_p50": lat[len(lat) // 2],
+            "lat_p99": lat[min(len(lat) - 1, int(0.99 * len(lat)))]}
+
+
+def run_ns3(python: str, points: list, duration: float, warmup: float = 0.0) -> list[dict]:
+    spec = {"points": points, "duration": duration, "sack": RECOVERY == "sack", "warmup": warmup}
     cmd = [python, __file__, "--ns3-worker", json.dumps(spec)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
@@ -137,26 +173,72 @@ def run_ns3(python: str, points: list, duration: float) -> list[dict]:
 
 
 # -- hfcprov side --------------------------------------------------------------------
-def scenario(rate: float, buf: int, rtt: float, duration: float, seed: int = 1):
+def scenario(rate: float, buf: int, rtt: float, duration: float, seed: int = 1, flows: int = 1,
+             variant: str = "newreno", sample: float | None = None):
     from hfcprov.sim import FlowSpec, Scenario, TcpOptions
 
+    growth = {"newreno": RECOVERY, "cubic": "cubic"}[variant]
     return Scenario(rate=rate, buffer=buf, rtt=rtt, burst=1 << 30, overhead=2, channel=rate,
-                    reverse_channel=rate, flows=[FlowSpec(start=rtt)], duration=duration,
-                    sample_interval=None, seed=seed,
-                    tcp=TcpOptions(variant=RECOVERY, mss=MSS, initial_window=10, min_rto=1.0,
+                    reverse_channel=rate, flows=[FlowSpec(start=rtt) for _ in range(flows)], duration=duration,
+                    sample_interval=sample, seed=seed, start_jitter=0.0,
+                    tcp=TcpOptions(variant=growth, recovery=RECOVERY, mss=MSS, initial_window=10, min_rto=1.0,
                                    limited_transmit=RECOVERY == "sack", **NS3_CHOICES))
 
 
-def run_hfc(points: list, duration: float) -> list[dict]:
+def run_hfc(points: list, duration: float, warmup: float = 0.0) -> list[dict]:
     from hfcprov.sim import run
 
     out = []
-    for rate, buf, rtt in points:
-        r = run(scenario(rate, buf, rtt, duration))
+    for point in points:
+        rate, buf, rtt, flows, variant = normalise(point)
+        r = run(scenario(rate, buf, rtt, duration, flows=flows, variant=variant, sample=SAMPLE))
         b = r.extra["queue_bytes_mean"]
+        samples = [q for t, q in r.series["queue_bytes"] if t >= warmup - 1e-9]
         out.append({"goodput_bps": r.goodput_bps, "queue_bytes_mean": b, "queue_delay_mean": b * 8 / rate,
-                    "drops": r.extra["queue_drops"], "cpu_s": r.extra["cpu_s"], "events": r.extra["events"]})
+                    "drops": r.extra["queue_drops"], "cpu_s": r.extra["cpu_s"], "events": r.extra["events"],
+                    **latency(samples, rate, rtt)})
     return out
+
+
+def grid15(args, have_ns3: bool) -> None:
+    """Issue 15's grid against ns-3: goodput (target 3%) and loaded latency mean/p50/p99 (10%)."""
+    if not have_ns3:
+        print("grid: ns-3 is not installed (see above)")
+        return
+    cases = ISSUE15_GRID
+    dur, warm = args.grid_duration, args.grid_warmup
+    hfc = run_hfc(cases, dur, warm)
+    ref = run_ns3(args.ns3_python, cases, dur, warm)
+    keys = (("goodput_bps", 0.03), ("lat_mean", 0.10), ("lat_p50", 0.10), ("lat_p99", 0.10))
+    print(f"\n4. issue 15 grid against ns-3 3.44 ({dur:g} s, latency = base RTT + sampled queue from {warm:g} s; "
+          "targets: goodput 3%, latency 10%)")
+    print(f"{'cc':<7} {'n':>2} {'rate':>4} {'buf':>5} {'rtt':>4} | {'goodput hfc':>11} {'ns-3':>6} {'diff':>6} | "
+          f"{'mean ms hfc':>11} {'ns-3':>6} {'diff':>6} | {'p50 diff':>8} | {'p99 ms hfc':>10} {'ns-3':>6} {'diff':>6} | miss")
+    errs = {k: [] for k, _ in keys}
+    worst = (0.0, None)
+    for case, h, n in zip(cases, hfc, ref):
+        rate, buf, rtt, flows, variant = case
+        d = {k: rel(h[k], n[k]) for k, _ in keys}
+        for k, _ in keys:
+            errs[k].append(d[k])
+        miss = [k for k, lim in keys if d[k] > lim]
+        score = max(d[k] / lim for k, lim in keys)
+        if score > worst[0]:
+            worst = (score, case, d)
+        print(f"{variant:<7} {flows:2d} {rate / 1e6:3g}M {buf // 1024:4d}K {rtt * 1e3:4.0f} | "
+              f"{h['goodput_bps'] / 1e6:11.3f} {n['goodput_bps'] / 1e6:6.3f} {d['goodput_bps'] * 100:5.1f}% | "
+              f"{h['lat_mean'] * 1e3:11.1f} {n['lat_mean'] * 1e3:6.1f} {d['lat_mean'] * 100:5.1f}% | "
+              f"{d['lat_p50'] * 100:7.1f}% | {h['lat_p99'] * 1e3:10.1f} {n['lat_p99'] * 1e3:6.1f} "
+              f"{d['lat_p99'] * 100:5.1f}% | {','.join(m.replace('_bps', '') for m in miss)}")
+    inside = sum(all(e[i] <= lim for (k, lim), e in zip(keys, (errs[k] for k, _ in keys))) for i in range(len(cases)))
+    print("median error: " + ", ".join(f"{k.replace('_bps', '')} {statistics.median(v) * 100:.1f}%" for k, v in errs.items()))
+    print("worst error:  " + ", ".join(f"{k.replace('_bps', '')} {max(v) * 100:.1f}%" for k, v in errs.items()))
+    if worst[1] is not None:
+        rate, buf, rtt, flows, variant = worst[1]
+        print(f"worst case (error / target): {variant} x{flows} {rate / 1e6:g} Mb/s {buf // 1024} KiB {rtt * 1e3:.0f} ms: "
+              + ", ".join(f"{k.replace('_bps', '')} {v * 100:.1f}%" for k, v in worst[2].items()))
+    print(f"{inside} of {len(cases)} cases inside every target; CPU: hfcprov {sum(h['cpu_s'] for h in hfc):.1f} s, "
+          f"ns-3 {sum(n['cpu_s'] for n in ref):.1f} s")
 
 
 def rel(a: float, b: float) -> float:
@@ -173,13 +255,19 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=60.0, help="simulated seconds for tables 1 and 2")
     ap.add_argument("--sweep-duration", type=float, default=20.0, help="simulated seconds per sweep point")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--grid", action="store_true",
+                    help="issue 15's 48-case grid (Reno+SACK and CUBIC, 1 and 10 flows): goodput and loaded latency")
+    ap.add_argument("--grid-duration", type=float, default=40.0)
+    ap.add_argument("--grid-warmup", type=float, default=10.0, help="latency samples start here")
+    ap.add_argument("--grid-only", action="store_true", help="skip tables 1-3")
     ap.add_argument("--recovery", choices=("sack", "newreno"), default=RECOVERY,
                     help="NewReno window growth with SACK (ns-3 default) or RFC 6582 recovery")
     args = ap.parse_args()
     RECOVERY = args.recovery
     if args.ns3_worker:
         spec = json.loads(args.ns3_worker)
-        print(json.dumps(ns3_worker([tuple(p) for p in spec["points"]], spec["duration"], spec["sack"])))
+        print(json.dumps(ns3_worker([tuple(p) for p in spec["points"]], spec["duration"], spec["sack"],
+                                    spec.get("warmup", 0.0))))
         return
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     have_ns3 = Path(args.ns3_python).exists()
@@ -187,6 +275,9 @@ def main() -> None:
         print(f"ns-3 not found at {args.ns3_python}: python3 -m venv /work/ns3-venv && "
               "/work/ns3-venv/bin/pip install ns3 (about 2 min, 500 MB)")
 
+    if args.grid_only:
+        grid15(args, have_ns3)
+        return
     # 1. speed on one scenario
     hfc_runs = [run_hfc([SPEED_POINT], args.duration)[0] for _ in range(args.repeat)]
     ns3_runs = run_ns3(args.ns3_python, [SPEED_POINT] * args.repeat, args.duration) if have_ns3 else []
@@ -225,6 +316,8 @@ def main() -> None:
         ns3_t = sum(n["cpu_s"] for n in ns3)
         print(f"grid CPU time: hfcprov {hfc_t:.2f} s, ns-3 {ns3_t:.2f} s ({ns3_t / hfc_t:.1f}x)")
 
+    if args.grid:
+        grid15(args, have_ns3)
     if args.sweep <= 0:
         return
     # 3. a sweep of --sweep points through run_many

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import os
-import tempfile
 from pathlib import Path
+
+from hfcprov.errors import OutputError
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str, mode: int = 0o644, durable: bool = True) -> Path:
@@ -14,12 +16,45 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, mode: int = 0o644, 
     whole new content, never a part. The temporary file is removed on any error.
     ``durable=False`` skips the per-file fsync (a bulk writer that syncs once at the
     end and verifies files by hash afterwards: one fsync per file costs ~5 ms).
+    A failure raises ``OutputError`` naming ``path`` and the cause.
     """
     path = Path(path)
     if isinstance(data, str):
         data = data.encode()
+    try:
+        _write(path, data, mode, durable)
+    except OSError as err:
+        raise OutputError(path, err) from err
+    return path
+
+
+def ensure_folder(path: str | os.PathLike) -> Path:
+    """``path`` as a folder that exists (made with its parents); ``OutputError`` names it if it cannot be."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise OutputError(path, err) from err
+    return path
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Fail now, naming ``path``, if a file cannot be created in its folder (made if missing):
+    before a long run rather than after it. Tries a real file: as root, permission bits say nothing."""
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _create_temporary(path, ".probe")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        raise OutputError(path, err) from err
+    return path
+
+
+def _write(path: Path, data: bytes, mode: int, durable: bool) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_temporary(path, ".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -34,4 +69,19 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, mode: int = 0o644, 
         except FileNotFoundError:
             pass
         raise
-    return path
+
+
+_serial = itertools.count()
+
+
+def _create_temporary(path: Path, suffix: str) -> tuple[int, str]:
+    """A new file beside ``path`` that nothing else can have opened (O_EXCL; name from pid and a counter).
+
+    Not tempfile.mkstemp: importing tempfile (shutil, random, bz2, lzma...) is ~7 ms of a ~60 ms
+    one-file ``hfcprov config encode``."""
+    while True:
+        tmp = str(path.parent / f".{path.name}.{os.getpid()}.{next(_serial)}{suffix}")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600), tmp
+        except FileExistsError:
+            continue  # left by a killed process with the same pid

@@ -24,18 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hfcprov.errors import HfcprovError
+from hfcprov.shipped import shipped_dir
 
 
-def _mib_dir() -> Path:
-    """mibs/ of a source checkout, or hfcprov/mibs when installed as package data."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "mibs", here / "mibs"):
-        if candidate.is_dir():
-            return candidate
-    return here.parent / "mibs"
-
-
-MIB_DIR = _mib_dir()
+MIB_DIR = shipped_dir("mibs")  # mibs/ of a checkout, or hfcprov/mibs installed from a wheel
 
 # The SMI's own arcs (SNMPv2-SMI, RFC 2578): every MIB hangs off these.
 _SMI_ROOTS = {
@@ -154,6 +146,8 @@ class MibIndex:
             return name.lstrip(".")
         base, _, suffix = name.partition(".")
         obj = self.by_name.get(base)
+        if obj is None and base in _SMI_ROOTS:  # mib-2, enterprises, ...: the SMI's own arcs
+            obj = MibObject(base, _SMI_ROOTS[base], "SNMPv2-SMI")
         if obj is None:
             return None
         if suffix and not _is_numeric(suffix):
@@ -252,3 +246,25 @@ def add(name: str, oid: str, module: str = "", syntax: str = "", enums: dict[int
 
 class MibError(HfcprovError):
     """A MIB folder or file given by the user cannot be read or compiled."""
+
+
+def load_mib_dirs(dirs=(), standard: bool = True) -> int:
+    """The loader behind every command's ``--mib-dir`` (``config`` and ``snmp`` alike).
+
+    Compiles hfcprov's ``mibs/`` and each folder of ``dirs`` with pysmi (cached by the sources'
+    digest, so only the first run pays the ~3 s compile) and adds every name, OID and enum label
+    they define to this index; a later folder's module wins over an earlier one and over the
+    compact copies. With ``standard`` the full standard modules found on the machine are added
+    first (``hfcprov.snmp.mibs.STANDARD_MODULES``: SNMPv2-MIB, IF-MIB, DOCS-IF-MIB,
+    DOCS-CABLE-DEVICE-MIB, the IETF PacketCable MTA/signalling MIBs ...), so a config naming any
+    object of them resolves. Returns how many names were added or changed; raises ``MibError``
+    naming the file pysmi cannot compile. Never imports pysnmp when ``dirs`` is empty and
+    ``standard`` is False."""
+    if not dirs and not standard:
+        return 0
+    from hfcprov.snmp import mibs as compiled
+
+    changed = compiled.load_standard() if standard else 0
+    if dirs:
+        changed += compiled.load_dirs(dirs)
+    return changed

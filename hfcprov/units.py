@@ -2,11 +2,18 @@
 
 - rates   -> bits per second (float):  ``5M``, ``5Mbps``, ``5 Mb/s``, ``1.5G``, ``500k``, ``5000000``
 - sizes   -> bytes (int):              ``64K``, ``64KB``, ``64KiB``, ``1.5M``, ``65536``
-- times   -> seconds (float):          ``40ms``, ``0.04s``, ``500us``, ``2``
+- times   -> seconds (float):          ``40ms``, ``0.04s``, ``500us``, ``2s``
 
 Rates use decimal prefixes (k = 1000) as line rates do; byte sizes use binary
 prefixes (K = KB = KiB = 1024) as buffer sizes are quoted in the DOCSIS papers
-("16 KiB", "64 KiB") and by ``tc``. A plain number is taken in the base unit.
+("16 KiB", "64 KiB") and by ``tc``. A plain number is taken in the base unit for
+rates and sizes; a time written without its unit is refused with a hint
+(``--rtt 40`` -> "did you mean 40ms?"): engineers say "40" for 40 ms, the base
+unit would make it 40 s. Python numbers passed by library code are seconds.
+
+Where a value is surely a mistake the edge says so: ``parse_rtt`` refuses a
+round-trip time over 10 s, ``parse_link_rate`` a rate under 1 kb/s, and
+``parse_host_port`` a port outside 1..65535.
 """
 
 from __future__ import annotations
@@ -65,13 +72,84 @@ def parse_bytes(text: str | int | float) -> int:
 
 
 def parse_duration(text: str | int | float) -> float:
-    """``'40ms'`` -> ``0.04`` seconds."""
+    """``'40ms'`` -> ``0.04`` seconds. Text needs its unit (``'0'`` excepted); a Python number is seconds."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return _non_negative(_float(text, "duration"), text, "duration")
     m = _TIME_RE.match(str(text))
     if not m:
-        raise UnitError(f"bad duration {text!r}: expected e.g. 40ms, 0.5s, 500us or 2 (seconds)")
-    return _non_negative(_number(m) * _TIME_SCALE[m.group("unit") or ""], text, "duration")
+        raise UnitError(f"bad duration {text!r}: expected e.g. 40ms, 0.5s, 500us or 2min")
+    value = _non_negative(_number(m) * _TIME_SCALE[m.group("unit") or ""], text, "duration")
+    if not m.group("unit") and value != 0:
+        n = str(text).strip()
+        raise UnitError(f"bad duration {text!r}: a time needs its unit: did you mean {n}ms? (or {n}s)")
+    return value
+
+
+def as_written(value):
+    """A value from a YAML/JSON file as its text, so the text rules apply: ``rtt: 30`` (a YAML
+    number) is refused like ``--rtt 30`` rather than taken as 30 seconds."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+MAX_RTT = 10.0  # s: a round-trip time beyond this is a unit slip (40 for 40ms), not a path
+MIN_LINK_RATE = 1000.0  # bits/s: no service flow is slower than 1 kb/s; 5 meant 5M
+
+
+def parse_rtt(text: str | int | float) -> float:
+    """A round-trip time in seconds; over 10 s is refused as surely a mistake."""
+    value = parse_duration(text)
+    if value > MAX_RTT:
+        raise UnitError(f"bad RTT {text!r}: {format_duration(value)} is not a plausible round-trip time "
+                        f"(over {MAX_RTT:g} s); did you mean {_digits(text)}ms?")
+    return value
+
+
+def parse_link_rate(text: str | int | float) -> float:
+    """A service-flow or link rate in bits/s; under 1 kb/s is refused as surely a mistake."""
+    value = parse_rate(text)
+    if value < MIN_LINK_RATE:
+        hint = f"; did you mean {_digits(text)}M?" if value else ""
+        raise UnitError(f"bad rate {text!r}: {format_rate(value)} is not a plausible link rate (under 1 kb/s){hint}")
+    return value
+
+
+def _digits(text) -> str:
+    m = re.match(rf"\s*{_NUM}", str(text))
+    return m.group(0).strip() if m else str(text)
+
+
+def parse_port(text: str | int, *, any_port: bool = False) -> int:
+    """A TCP/UDP port, 1..65535 (0 too with ``any_port``: a listener that lets the kernel choose)."""
+    low = 0 if any_port else 1
+    try:
+        port = int(str(text).strip())
+    except ValueError:
+        raise UnitError(f"bad port {text!r}: expected a number {low}..65535") from None
+    if not low <= port <= 65535:
+        raise UnitError(f"bad port {text!r}: out of range {low}..65535")
+    return port
+
+
+def parse_host_port(text: str, default_port: int, *, default_host: str = "", any_port: bool = False) -> tuple[str, int]:
+    """``'host:port'``, ``'host'`` or ``'[v6]:port'`` -> (host, port), the port checked by ``parse_port``."""
+    text = str(text).strip()
+    if text.startswith("["):  # [2001:db8::1]:69
+        host, sep, rest = text[1:].partition("]")
+        if not sep or (rest and not rest.startswith(":")):
+            raise UnitError(f"bad address {text!r}: expected [IPv6]:PORT")
+        port = rest[1:]
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    else:  # a name, IPv4 or bare IPv6 address without a port
+        host, port = text, ""
+    if not port:
+        return host or default_host, default_port
+    try:
+        return host or default_host, parse_port(port, any_port=any_port)
+    except UnitError as err:
+        raise UnitError(f"bad address {text!r}: {str(err).split(': ', 1)[1]}") from None
 
 
 def _non_negative(value: float, text, what: str) -> float:

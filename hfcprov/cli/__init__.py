@@ -2,14 +2,17 @@
 
 Each domain has its own module here exposing one click command or group; they
 are imported only when used, so ``hfcprov config decode`` does not pay for
-pysnmp, scapy or matplotlib. Library errors (``HfcprovError``) become one line
-on stderr and exit status 1; nothing else is caught.
+pysnmp, scapy or matplotlib.
+
+One error funnel (``main``): a library error (``HfcprovError``), an ``OSError`` on a
+user's path and a damaged SQLite database each become one line on stderr naming the
+path and the cause, exit status 1. ``-v`` adds the traceback. Anything else is a bug
+and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 
 import click
@@ -57,22 +60,65 @@ class LazyGroup(click.Group):
 
 
 def _importable(target: str) -> bool:
+    import importlib.util  # only for listing commands (--help): ~3 ms a per-file call need not pay
+
     return importlib.util.find_spec(target.split(":")[0]) is not None
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_CODES = """\b
+Exit status:
+  0    everything asked for was done
+  1    an error: bad input, a file that cannot be read or written, a damaged database
+       (one line on stderr says what and where; nothing half-written is left)
+  2    bad usage (unknown option, missing argument); `snmp audit`: modems out of sync
+  3    some rows or points failed (`build`, `campaign run`); the others are done
+  130  interrupted (Ctrl-C)"""
+
+# -1 = quiet (-q: results and errors only), 0 = normal, 1+ = verbose (-v: tracebacks on errors)
+_verbosity = 0
+
+
+def verbosity() -> int:
+    """The global -q/-v level for commands: -1 quiet, 0 normal, >= 1 verbose."""
+    return _verbosity
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
 @click.version_option(__version__, prog_name="hfcprov")
-def cli():
+@click.option("-v", "--verbose", count=True, help="More detail; with an error, also its traceback.")
+@click.option("-q", "--quiet", is_flag=True, help="Only results and errors: no progress, no notes.")
+def cli(verbose, quiet):
     """hfcprov: DOCSIS/HFC config files, provisioning, measurement and simulation."""
+    global _verbosity
+    _verbosity = -1 if quiet else verbose
+
+
+def error_line(err: BaseException) -> str | None:
+    """The one line a user sees for ``err``, or None when it is a bug (keeps its traceback)."""
+    if isinstance(err, HfcprovError):
+        return str(err)
+    if isinstance(err, OSError):
+        return os_error_line(err)
+    sqlite3 = sys.modules.get("sqlite3")  # only a command that opened a database can raise its errors
+    if sqlite3 is not None and isinstance(err, sqlite3.DatabaseError):
+        return f"database error: {err} (the file may be damaged or not a campaign database)"
+    return None
+
+
+def os_error_line(err: OSError) -> str:
+    """'out/x.cm: Permission denied', naming both paths of a failed rename or link."""
+    cause = err.strerror or str(err) or type(err).__name__
+    if err.filename is None:
+        return cause
+    if getattr(err, "filename2", None) is not None:
+        return f"{err.filename} -> {err.filename2}: {cause}"
+    return f"{err.filename}: {cause}"
 
 
 def main(argv=None):
     try:
         # A command may return its exit status (e.g. 2 = modems out of sync); other return values mean 0.
         status = cli.main(args=argv, prog_name="hfcprov", standalone_mode=False)
-    except HfcprovError as err:
-        click.echo(f"hfcprov: error: {err}", err=True)
-        sys.exit(1)
     except click.exceptions.Abort:
         click.echo("hfcprov: aborted", err=True)
         sys.exit(130)
@@ -85,5 +131,11 @@ def main(argv=None):
         click.echo("hfcprov: interrupted", err=True)
         sys.exit(130)
     except BrokenPipeError:
+        sys.exit(1)
+    except Exception as err:  # noqa: BLE001 - the one funnel; a bug is re-raised below
+        line = error_line(err)
+        if line is None or _verbosity > 0:
+            raise
+        click.echo(f"hfcprov: error: {line}", err=True)
         sys.exit(1)
     sys.exit(status if isinstance(status, int) and not isinstance(status, bool) else 0)

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
 from hfcprov.errors import UnitError
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate
+from hfcprov.units import (
+    format_bytes,
+    format_duration,
+    format_rate,
+    parse_bytes,
+    parse_duration,
+    parse_link_rate,
+    parse_rtt,
+)
 
 
 def _unit(parse, text, option: str):
@@ -29,41 +36,52 @@ def _units(parse, text: str, option: str) -> list:
 # --- build --------------------------------------------------------------------------------------------------------
 
 
-@click.command()
+@click.command(epilog="""\b
+Exit status: 0 every row built (or unchanged); 1 the build could not run (bad inventory,
+template or output folder); 3 some rows failed: each is named on stderr, and the other
+rows are still built unless --fail-fast.""")
 @click.option("--template", "-t", help="Template file for every row, or a folder of <tier>.j2 (default: shipped tiers).")
 @click.option("--inventory", "-i", required=True, type=click.Path(dir_okay=False), help="modems.csv or .yaml/.json")
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False), help="Output folder.")
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="Shared secret for the CMTS MIC (first line).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True, help="Worker processes.")
 @click.option("--pattern", default="{mac}.cm", show_default=True, help="Output file name from row fields.")
-@click.option("--strict", is_flag=True, help="Exit 1 if any row is bad (the good rows are still built).")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
-def build(template, inventory, out, secret_file, jobs, pattern, strict, progress):
+@click.option("--keep-going/--fail-fast", default=True, show_default=True,
+              help="After a bad row, build the rest (the exit status is 3 either way), or stop there.")
+@click.option("--strict", is_flag=True, hidden=True, help="Old spelling: a bad row now always gives exit status 3.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress with time left (default: a bar on a terminal, a line every 10 s otherwise).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout (bad rows included).")
+def build(template, inventory, out, secret_file, jobs, pattern, keep_going, strict, progress, as_json):
     """Build one config file per modem from tier templates and an inventory, plus a manifest."""
+    from hfcprov.cli import verbosity
+    from hfcprov.cli.progress import ProgressReport
+    from hfcprov.config import read_secret  # the same reading as `hfcprov config encode --secret-file`
     from hfcprov.tiers.bulk import build as run_build
 
-    from hfcprov.config import read_secret  # the same reading as `hfcprov config encode --secret-file`
-
     secret = read_secret(secret_file) if secret_file else None
-    show = sys.stderr.isatty() if progress is None else progress
-    if show:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-        bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                       TimeRemainingColumn(), transient=True, console=Console(stderr=True))
-        with bar:
-            job = bar.add_task("building", total=None)
-            summary = run_build(inventory, out, template, secret, jobs, pattern, strict,
-                                progress=lambda done, total: bar.update(job, completed=done, total=total))
+    if progress is False or verbosity() < 0:
+        mode = "off"
     else:
-        summary = run_build(inventory, out, template, secret, jobs, pattern, strict)
+        mode = "bar" if progress else None  # None: a bar on a terminal, periodic lines otherwise
+    report = ProgressReport("rows", mode=mode)
+    try:
+        summary = run_build(inventory, out, template, secret, jobs, pattern, keep_going=keep_going,
+                            progress=lambda done, total: report.update(done, total))
+    finally:
+        report.close()
     for _, message in summary.failed:
         click.echo(f"hfcprov: bad row: {message}", err=True)
-    click.echo(
-        f"{summary.built} built, {summary.unchanged} unchanged, {len(summary.failed)} failed of {summary.total}"
-        f" in {summary.seconds:.2f} s ({summary.files_per_second:.0f} files/s); manifest: {Path(out) / 'manifest.json'}"
-    )
+    if as_json:
+        click.echo(json.dumps(summary.as_dict(), indent=2))
+    else:
+        stopped = f", {summary.not_built} not built (--fail-fast)" if summary.stopped else ""
+        click.echo(
+            f"{summary.built} built, {summary.unchanged} unchanged, {len(summary.failed)} failed of {summary.total}"
+            f"{stopped} in {summary.seconds:.2f} s ({summary.files_per_second:.0f} files/s);"
+            f" manifest: {Path(out) / 'manifest.json'}"
+        )
+    return 3 if summary.failed else 0
 
 
 # --- buffer -------------------------------------------------------------------------------------------------------
@@ -80,13 +98,16 @@ def buffer():
 @click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True, help="Concurrent TCP flows.")
 @click.option("--latency-budget", default="150ms", show_default=True, help="One-way delay budget (ITU-T G.114).")
 @click.option("--min-buffer", is_flag=True, help="Also recommend a MinimumBuffer (capped at 24576, always accepted).")
+@click.option("--cc", "congestion_control", type=click.Choice(["reno", "newreno", "sack", "cubic", "fast"]),
+              default="reno", show_default=True, help="The senders' TCP: how far it backs off (docs/sizing.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def advise(rate, rtt, flows, latency_budget, min_buffer, as_json):
+def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, as_json):
     """Recommended MinimumBuffer/TargetBuffer/MaximumBuffer for one service flow, with the reasoning."""
     from hfcprov.tiers.advisor import advise as run_advise
 
-    a = run_advise(_unit(parse_rate, rate, "--rate"), _unit(parse_duration, rtt, "--rtt"), flows,
-                   _unit(parse_duration, latency_budget, "--latency-budget"), min_buffer)
+    a = run_advise(_unit(parse_link_rate, rate, "--rate"), _unit(parse_rtt, rtt, "--rtt"), flows,
+                   _unit(parse_duration, latency_budget, "--latency-budget"), min_buffer,
+                   congestion_control=congestion_control)
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=2))
         return
@@ -125,8 +146,8 @@ def table(rates, buffers, rtts, flows, model, mac, duration, jobs, as_json):
     if model == "sim":
         seconds = _unit(parse_duration, duration, "--duration")
         engine = SimModel(mac=mac, duration=seconds + 5.0, warmup=5.0, jobs=jobs)
-    rows = buffer_table(_units(parse_rate, rates, "--rates"), _units(parse_bytes, buffers, "--buffers"),
-                        _units(parse_duration, rtts, "--rtt"), flows, model=engine)
+    rows = buffer_table(_units(parse_link_rate, rates, "--rates"), _units(parse_bytes, buffers, "--buffers"),
+                        _units(parse_rtt, rtts, "--rtt"), flows, model=engine)
     if as_json:
         click.echo(json.dumps([asdict(r) for r in rows], indent=2))
         return
@@ -162,8 +183,8 @@ def socket_buffer(cm_buffer, downstream, lan, connections, mss, as_json):
     """Largest TCP socket buffer that does not overrun the CM (Cohen & Ramanathan 1998, V.B)."""
     from hfcprov.tiers.socketbuf import socket_buffer_limit
 
-    r = socket_buffer_limit(_unit(parse_bytes, cm_buffer, "--cm-buffer"), _unit(parse_rate, downstream, "--downstream"),
-                            _unit(parse_rate, lan, "--lan"), connections, _unit(parse_bytes, mss, "--mss"))
+    r = socket_buffer_limit(_unit(parse_bytes, cm_buffer, "--cm-buffer"), _unit(parse_link_rate, downstream, "--downstream"),
+                            _unit(parse_link_rate, lan, "--lan"), connections, _unit(parse_bytes, mss, "--mss"))
     if as_json:
         click.echo(json.dumps(r.as_dict(), indent=2))
         return

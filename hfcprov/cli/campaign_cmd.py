@@ -29,67 +29,136 @@ def _default_db(spec_path: str, name: str) -> Path:
 @click.option("--scheduler", metavar="URL", help="Run simulator points on a Dask cluster, e.g. tcp://host:8786.")
 @click.option("-o", "--report", "report_path", type=click.Path(dir_okay=False),
               help="Also write the report (HTML, PNGs, CSV) when the run ends.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress (same as hfcprov -q).")
 def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, quiet):
-    """Run the campaign described in SPEC (YAML); exit status 3 when some points failed."""
+    """Run the campaign described in SPEC (YAML).
+
+    Progress with the time left goes to stderr: a bar on a terminal, a plain line every 10 s
+    otherwise. Exit status 3 when some points failed (the others are stored), 130 on Ctrl-C;
+    either way the line to finish the campaign is printed.
+    """
+    from hfcprov.cli import verbosity
+    from hfcprov.fileio import check_writable
     from hfcprov.lab.runner import run_campaign
     from hfcprov.lab.spec import load_campaign
-    from hfcprov.lab.store import Store
 
     camp = load_campaign(spec)
     db_path = Path(db) if db else _default_db(spec, camp.name)
-    with Store(db_path) as store:
-        hook, bar = (None, None) if quiet else _progress(store)
+    # an unwritable -d or -o fails now, naming the path, not after the run (or as "not a campaign database")
+    check_writable(db_path)
+    if report_path:
+        check_writable(report_path)
+    again = resume_command(spec, db_path, report_path, jobs, scheduler)
+    with _open_store(db_path) as store:
+        progress = _progress(store, mode="off" if quiet or verbosity() < 0 else None)
         try:
             summary = run_campaign(camp, store, resume=resume, retry_failed=retry_failed, jobs=jobs,
-                                   scheduler=scheduler, on_event=hook)
-        finally:
-            if bar is not None:
-                bar.stop()
+                                   scheduler=scheduler, on_event=progress.hook, command=_argv_line())
+        except KeyboardInterrupt:
+            progress.close()
+            click.echo(f"finished points are kept; finish with:\n  {again}\nhfcprov: interrupted", err=True)
+            sys.exit(130)
+        except Exception as err:
+            progress.close()
+            import sqlite3
+
+            from hfcprov.cli import error_line
+            from hfcprov.lab.lock import LockHeld
+
+            if (isinstance(err, (LockHeld, sqlite3.DatabaseError)) or error_line(err) is None
+                    or not progress.events):
+                raise  # another run's / a damaged file (one line) / a bug / before any point: one line
+            click.echo(f"hfcprov: error: {error_line(err)}\nfinished points are kept; after fixing it, "
+                       f"finish with:\n  {again}", err=True)
+            sys.exit(1)
+        progress.close()
         p = store.progress()
         click.echo(f"{camp.name}: ran {summary.ran} point(s) in {format_duration(summary.seconds)}; "
                    f"{p.done}/{p.total} done, {p.failed} failed -> {db_path}", err=True)
         for key, reason in list(summary.errors.items())[:10]:
             click.echo(f"  failed: {key}: {reason}", err=True)
+        if p.failed:
+            click.echo(f"run the failed points again with:\n  {again} --retry-failed", err=True)
         if report_path:
             _write_report(store, report_path)
     if p.failed:
         sys.exit(3)
 
 
-def _progress(store):
-    """A live bar: point count, ETA and the last result; its state also lives in the store for `status`."""
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+def resume_command(spec, db, report=None, jobs=None, scheduler=None) -> str:
+    """The exact command that finishes this campaign: the same files, --resume."""
+    import shlex
 
-    total_left = None
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                   TextColumn("{task.fields[last]}"), console=Console(stderr=True))
-    task = None
+    words = ["hfcprov", "campaign", "run", str(spec), "--resume", "-d", str(db)]
+    if report:
+        words += ["-o", str(report)]
+    if jobs:
+        words += ["-j", str(jobs)]
+    if scheduler:
+        words += ["--scheduler", scheduler]
+    return shlex.join(words)
 
-    def hook(kind, point, detail):
-        nonlocal task, total_left
-        if task is None:
-            left = store.progress()
-            total_left = left.pending + left.running
-            task = bar.add_task("points", total=total_left, last="")
-            bar.start()
+
+def _argv_line() -> str:
+    import shlex
+
+    return shlex.join(["hfcprov", *sys.argv[1:]])
+
+
+class _open_store:
+    """A campaign Store whose SQLite errors (a damaged file) become one line naming the file."""
+
+    def __init__(self, path, create: bool = True):
+        self.path = Path(path)
+        self.create = create
+
+    def __enter__(self):
+        from hfcprov.lab.store import Store
+
+        self.store = Store(self.path, create=self.create)
+        return self.store
+
+    def __exit__(self, exc_type, exc, tb):
+        import sqlite3
+
+        self.store.close()
+        if exc_type is not None and issubclass(exc_type, sqlite3.DatabaseError):
+            from hfcprov.lab.spec import CampaignError
+
+            raise CampaignError(f"{self.path}: damaged campaign database ({exc}); "
+                                f"results cannot be read from it: restore it or start a new file") from None
+        return False
+
+
+class _progress:
+    """Progress of a run: count, time left and the last result (bar or periodic lines)."""
+
+    def __init__(self, store, mode=None):
+        from hfcprov.cli.progress import ProgressReport
+
+        self.store = store
+        self.report = ProgressReport("points", mode=mode)
+        self.started = False
+        self.events = 0  # points started or finished by this run
+
+    def hook(self, kind, point, detail):
+        self.events += 1
+        if self.report.mode == "off":
+            return
+        if not self.started:
+            self.started = True
+            left = self.store.progress()
+            self.report.start(left.pending + left.running)
         if kind == "done":
             r = detail[0]
             lat = r.latency_loaded.p50
-            last = (f"{point.key}: {format_rate(r.goodput_bps)}"
-                    + (f", {lat * 1e3:.0f} ms loaded" if lat is not None else ""))
-            bar.update(task, advance=1, last=last)
+            self.report.advance(f"{point.key}: {format_rate(r.goodput_bps)}"
+                                + (f", {lat * 1e3:.0f} ms loaded" if lat is not None else ""))
         elif kind == "failed":
-            bar.update(task, advance=1, last=f"{point.key}: FAILED {detail}"[:120])
+            self.report.advance(f"{point.key}: FAILED {detail}", failed=True)
 
-    return hook, bar
+    def close(self):
+        self.report.close()
 
 
 def _write_report(store, out):
@@ -102,19 +171,48 @@ def _write_report(store, out):
 
 @campaign.command()
 @click.argument("db", type=click.Path(dir_okay=False))
-def status(db):
-    """Where the campaign in DB stands (safe while it runs)."""
-    from hfcprov.lab.store import Store
+@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON (for scripts).")
+def status(db, as_json):
+    """Where the campaign in DB stands (safe while it runs): running, interrupted or finished."""
+    import json
 
-    with Store(db, create=False) as store:
+    from hfcprov.lab.lock import holder
+
+    with _open_store(db, create=False) as store:
         p = store.progress()
-    click.echo(f"campaign {p.name}: {p.done}/{p.total} done, {p.failed} failed, {p.running} running, "
-               f"{p.pending} pending")
-    if p.eta_seconds is not None and p.remaining:
-        click.echo(f"{format_duration(p.seconds_per_point)} per point so far; about "
-                   f"{format_duration(p.eta_seconds)} left")
-    for key in p.running_keys:
-        click.echo(f"running: {key}")
+        lock = holder(store.db)
+        row = store.campaign_row()
+        source = row["source"] if row is not None else None
+    running = lock is not None and lock.alive
+    if running:
+        state = "running"
+    elif p.total and p.done + p.failed == p.total:
+        state = "finished"
+    elif p.running or (p.done + p.failed):
+        state = "interrupted"  # points were started, nothing runs them now
+    else:
+        state = "not started"
+    again = resume_command(source or "SPEC.yaml", db) if state == "interrupted" else None
+    if as_json:
+        click.echo(json.dumps({
+            "campaign": p.name, "state": state, "total": p.total, "done": p.done, "failed": p.failed,
+            "running": p.running if running else 0, "pending": p.pending + (0 if running else p.running),
+            "seconds_per_point": p.seconds_per_point, "eta_seconds": p.eta_seconds if running else None,
+            "holder": {"pid": lock.pid, "host": lock.host, "started": lock.started, "heartbeat": lock.heartbeat,
+                       "command": lock.command} if running else None,
+            "last": p.last, "started": p.started, "resume": again}, indent=2))
+        return
+    if running:
+        click.echo(f"campaign {p.name}: running ({lock.describe()}): {p.done}/{p.total} done, {p.failed} failed, "
+                   f"{p.running} running, {p.pending} pending")
+        if p.eta_seconds is not None and p.remaining:
+            click.echo(f"{format_duration(p.seconds_per_point)} per point so far; about "
+                       f"{format_duration(p.eta_seconds)} left")
+        for key in p.running_keys:
+            click.echo(f"running: {key}")
+    else:
+        left = p.pending + p.running
+        click.echo(f"campaign {p.name}: {state}: {p.done}/{p.total} done, {p.failed} failed, {left} not run")
     if p.last:
         if p.last["state"] == "failed":
             click.echo(f"last: {p.last['key']}: FAILED {p.last['error']}")
@@ -124,6 +222,8 @@ def status(db):
                        + (f", {lat * 1e3:.0f} ms loaded" if lat is not None else ""))
     if p.started:
         click.echo(f"started {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(p.started))}")
+    if again:
+        click.echo(f"finish with: {again}")
 
 
 @campaign.command()
@@ -132,7 +232,8 @@ def status(db):
               help="HTML file; the PNGs and the CSV go beside it (<stem>-*.png, <stem>.csv).")
 def report(db, output):
     """Write the report of the campaign in DB: HTML with embedded plots, PNGs, CSV."""
-    from hfcprov.lab.store import Store
+    from hfcprov.fileio import check_writable
 
-    with Store(db, create=False) as store:
+    with _open_store(db, create=False) as store:
+        check_writable(output)
         _write_report(store, output)

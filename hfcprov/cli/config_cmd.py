@@ -30,6 +30,27 @@ def _read(path, secret=None, strict=False):
     return tree
 
 
+def _load_mibs(dirs) -> None:
+    """Vendor MIBs from --mib-dir folders, added to hfcprov.mib's name index (mibs/ is always there)."""
+    if not dirs:
+        return
+    from hfcprov import mib
+
+    texts = []
+    for folder in map(Path, dirs):
+        if not folder.is_dir():
+            raise HfcprovError(f"{folder}: --mib-dir is not a folder")
+        for path in sorted(folder.iterdir()):
+            if path.is_file() and not path.name.startswith("."):
+                try:
+                    texts.append((str(path), path.read_text(errors="replace")))
+                except OSError as err:
+                    raise HfcprovError(f"{path}: cannot read: {err.strerror}") from None
+    mib.index().load_texts(texts)
+
+
+MIB_DIR = click.option("--mib-dir", "mib_dirs", multiple=True, type=click.Path(file_okay=False),
+                       help="Also resolve OID names from the MIB files in this folder (repeatable).")
 STRICT = click.option("--strict", is_flag=True, help="Binary input: refuse odd fields and a wrong or missing CM MIC"
                                                      " instead of warning.")
 
@@ -57,12 +78,23 @@ def config():
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", required=True, help="Output file, or a directory for several inputs.")
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (adds the CMTS MIC).")
+@click.option("--mta", is_flag=True, help="PacketCable MTA file (also chosen when the first TLV is MtaConfigDelimiter).")
+@click.option("--hash", "mta_hash", type=click.Choice(["na", "eu"]),
+              help="MTA file: add the configuration hash (PacketCable pktcMtaDevProvConfigHash, or Euro-PacketCable).")
+@MIB_DIR
 @STRICT
-def encode(sources, out, secret_file, strict):
+def encode(sources, out, secret_file, mta, mta_hash, mib_dirs, strict):
     """Build binary config files from text/YAML/JSON (or re-encode binary) SOURCES."""
     from hfcprov.config import ConfigError
     from hfcprov.config import encode as encode_tree
+    from hfcprov.config.mta import encode_mta
     from hfcprov.fileio import atomic_write
+
+    _load_mibs(mib_dirs)
+    if mta_hash:
+        mta = True
+    if mta and secret_file:
+        raise HfcprovError("an MTA file has no CMTS MIC: --secret-file is for CM files")
 
     secret = _secret(secret_file)
     targets = _outputs(sources, out, ".cm")
@@ -70,7 +102,8 @@ def encode(sources, out, secret_file, strict):
     blobs = []
     for src in sources:
         try:
-            blobs.append(encode_tree(_read(src, strict=strict), secret))
+            tree = _read(src, strict=strict)
+            blobs.append(encode_mta(tree, mta_hash) if mta else encode_tree(tree, secret))
         except ConfigError as err:
             raise err.at(source=str(src))
     for target, blob in zip(targets, blobs):
@@ -85,16 +118,22 @@ def encode(sources, out, secret_file, strict):
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="Verify both MICs with this shared secret.")
 @click.option("-o", "--output", "out", help="Write here (a directory for several inputs) instead of stdout.")
 @click.option("--names", is_flag=True, help="Text form: show SNMP OIDs by their MIB names (from mibs/).")
+@click.option("--c-tool", "c_tool", is_flag=True,
+              help="Text form: write what the docsis C tool reads (String/HexString, IPAddress, ObjectID, addr/port).")
+@MIB_DIR
 @STRICT
-def decode(files, fmt, secret_file, out, names, strict):
+def decode(files, fmt, secret_file, out, names, c_tool, mib_dirs, strict):
     """Show config FILES (binary or any text form) as text, YAML or JSON.
 
     Binary files are decoded leniently: a field that does not fit its type is shown as a GenericTLV
     and named in a warning (byte offset, TLV path), as is a wrong or missing CM MIC."""
     from hfcprov.config import render_json, render_text, render_yaml
+
+    _load_mibs(mib_dirs)
     from hfcprov.fileio import atomic_write
 
-    render = {"text": lambda t: render_text(t, names=names), "yaml": render_yaml, "json": render_json}[fmt]
+    render = {"text": lambda t: render_text(t, names=names, c_tool=c_tool), "yaml": render_yaml,
+              "json": render_json}[fmt]
     secret = _secret(secret_file)
     targets = _outputs(files, out, SUFFIX[fmt])
     texts = [render(_read(f, secret, strict)) for f in files]
@@ -109,11 +148,12 @@ def decode(files, fmt, secret_file, out, names, strict):
 
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--secret-file", required=True, type=click.Path(dir_okay=False), help="CMTS shared secret.")
+@click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (CM files).")
 def verify(files, secret_file):
-    """Check the CM MIC and CMTS MIC of binary FILES."""
+    """Check the CM MIC and CMTS MIC of binary FILES; of an MTA file, its delimiters and configuration hash."""
     from hfcprov.config import ConfigError
     from hfcprov.config import verify as verify_bytes
+    from hfcprov.config.mta import is_mta, verify_mta
 
     secret = _secret(secret_file)
     failed = []
@@ -123,6 +163,11 @@ def verify(files, secret_file):
         except OSError as err:
             raise HfcprovError(f"{f}: cannot read: {err.strerror}") from None
         try:
+            if is_mta(data):
+                click.echo(f"{f}: OK (MTA file, configuration hash {verify_mta(data)})")
+                continue
+            if secret is None:
+                raise ConfigError("a CM file's CMTS MIC needs --secret-file")
             verify_bytes(data, secret)
             click.echo(f"{f}: OK (CM MIC and CMTS MIC)")
         except ConfigError as err:

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from hfcprov.emu.caps import LOSS_METHODS
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_duration
+from hfcprov.units import format_bytes, format_duration, format_rate, parse_rtt
 
 
 @click.group()
@@ -36,7 +36,7 @@ def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefi
 
     if tftp_root and not filename:
         raise click.UsageError("--tftp-root needs --file (the name the modem requests)")
-    lab = topology.up(rtt=parse_duration(rtt), loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method)
+    lab = topology.up(rtt=parse_rtt(rtt), loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method)
     applied = None
     try:
         if config:

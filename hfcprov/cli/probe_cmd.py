@@ -6,7 +6,7 @@ import json
 
 import click
 
-from hfcprov.units import format_duration, format_rate, parse_duration, parse_rate
+from hfcprov.units import format_duration, format_rate, parse_duration, parse_host_port, parse_link_rate
 
 
 @click.group()
@@ -17,7 +17,7 @@ def probe():
 @probe.command()
 @click.option("--target", help="The one host to probe (runs the responder for TCP/UDP). Not broadcast/multicast.")
 @click.option("--emu", "emu_name", help="Measure across this emulated modem (CPE host to its server).")
-@click.option("--port", default=5201, show_default=True, help="Responder port (UDP echo and TCP bulk).")
+@click.option("--port", type=click.IntRange(1, 65535), default=5201, show_default=True, help="Responder port (UDP echo and TCP bulk).")
 @click.option("--direction", type=click.Choice(["upstream", "downstream"]), default="upstream", show_default=True)
 @click.option("--flows", default=1, show_default=True, help="Parallel TCP bulk flows (0: latency only).")
 @click.option("--duration", default="10s", show_default=True, help="Measured time, warm-up excluded.")
@@ -37,7 +37,7 @@ def run(target, emu_name, port, direction, flows, duration, warmup, idle, cc, ki
         raise click.UsageError("give --target HOST or --emu NAME")
     spec = ProbeSpec(target=target, port=port, direction=direction, flows=flows, duration=parse_duration(duration),
                      warmup=parse_duration(warmup), idle=parse_duration(idle), cc=cc, probe=kind, rate=probe_rate,
-                     shaped_rate_bps=parse_rate(shaped_rate) if shaped_rate else None)
+                     shaped_rate_bps=parse_link_rate(shaped_rate) if shaped_rate else None)
     if emu_name:
         from hfcprov.emu.measure import measure as emu_measure
         from hfcprov.emu.topology import Lab
@@ -58,8 +58,8 @@ def responder(listen):
 
     from hfcprov.probe.responder import Responder
 
-    host, _, port = listen.rpartition(":")
-    r = Responder(host or "0.0.0.0", int(port)).start()
+    host, port = parse_host_port(listen, 5201, default_host="0.0.0.0", any_port=True)
+    r = Responder(host, port).start()
     click.echo(f"responder on {host}:{r.port} (udp echo, tcp bulk); Ctrl-C stops")
     try:
         threading.Event().wait()

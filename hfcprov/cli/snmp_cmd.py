@@ -1,4 +1,5 @@
-"""``hfcprov snmp``: audit deployed modems, reset one, list a CMTS's modems.
+"""``hfcprov snmp``: audit modems, push resets and firmware upgrades, get/walk/set by MIB name,
+list a CMTS's modems.
 
 Credentials come from a file or the environment, never from an option value:
 ``--community-file F`` or ``$HFCPROV_SNMP_COMMUNITY`` (v2c), or ``--v3-user U``
@@ -50,21 +51,17 @@ def _credentials(opts: dict, default_community: str | None):
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        return text, default_port
-    try:
-        return host, int(port)
-    except ValueError:
-        raise HfcprovError(f"bad address {text!r}: expected HOST or HOST:PORT") from None
+    from hfcprov.units import parse_host_port  # ports checked 1..65535
+
+    return parse_host_port(text, default_port)
 
 
 @click.group()
 def snmp():
-    """Audit, reset and list modems over SNMP (v2c or v3 USM)."""
+    """Audit, reset, upgrade, get/walk/set and list modems over SNMP (v2c or v3 USM)."""
 
 
-AUDIT_COLUMNS = ["mac", "host", "status", "config_file", "cm_status", "detail"]
+AUDIT_COLUMNS = ["mac", "host", "status", "config_file", "cm_status", "boot_state", "tftp_server", "detail"]
 
 
 @snmp.command()
@@ -137,7 +134,8 @@ def _progress(wanted: bool | None, total: int):
 class _Writer:
     """Streams rows to stdout as they arrive: aligned table, CSV or JSON lines."""
 
-    WIDTHS: ClassVar[dict[str, int]] = {"mac": 12, "host": 21, "status": 12, "config_file": 20, "cm_status": 16}
+    WIDTHS: ClassVar[dict[str, int]] = {"mac": 12, "host": 21, "status": 12, "config_file": 20, "cm_status": 16,
+                                         "boot_state": 16, "tftp_server": 15}
 
     def __init__(self, fmt: str, columns: list[str]):
         self.fmt, self.columns = fmt, columns
@@ -173,34 +171,254 @@ class _Writer:
         return "  ".join(cells)
 
 
+PUSH_COLUMNS = ["mac", "host", "status", "seconds", "detail"]
+
+
+def _push_targets(modem, inventory, port):
+    from hfcprov.snmp.push import PushTarget, targets_from_inventory
+    from hfcprov.tiers import load_inventory
+
+    if bool(modem) == bool(inventory):
+        raise HfcprovError("give one MODEM (HOST[:PORT]) or --inventory FILE")
+    if modem:
+        host, p = _host_port(modem, port)
+        return [PushTarget(host, p)]
+    return targets_from_inventory(load_inventory(inventory), default_port=port)
+
+
+def _push_options(f):
+    for option in reversed([
+        click.option("--inventory", type=click.Path(dir_okay=False, exists=True),
+                     help="CSV/YAML modems (mac, ip or host, optional port) instead of one MODEM."),
+        click.option("--port", default=161, show_default=True, help="SNMP port (or give MODEM as HOST:PORT)."),
+        click.option("--concurrency", default=8, show_default=True,
+                     help="Modems in progress at once (a watched modem keeps its slot)."),
+        click.option("--rate", type=float, help="Start at most this many modems per second."),
+        click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+                     show_default=True, help="json: one object per modem, streamed."),
+        click.option("--poll-interval", default="2s", show_default=True, help="Time between polls."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _run_push(action, targets, credentials, one, fmt, concurrency, rate, opts):
+    from hfcprov.snmp.client import run
+    from hfcprov.snmp.push import push_all
+
+    if concurrency < 1:
+        raise HfcprovError("--concurrency must be at least 1")
+    if rate is not None and rate <= 0:
+        raise HfcprovError("--rate must be above 0")
+    writer = _Writer(fmt, PUSH_COLUMNS)
+    summary = run(push_all(action, targets, credentials, one, lambda r: writer.row(r.as_dict()),
+                           concurrency=concurrency, rate=rate, timeout=parse_duration(opts["timeout_text"]),
+                           retries=opts["retries"]))
+    click.echo(summary.line(), err=True)
+    if not summary.all_ok:
+        sys.exit(2)
+
+
 @snmp.command()
-@click.argument("modem")
-@click.option("--port", default=161, show_default=True, help="SNMP port (or give MODEM as HOST:PORT).")
-@click.option("--wait-online", is_flag=True, help="Poll until the modem is back online.")
+@click.argument("modem", required=False)
+@_push_options
+@click.option("--wait-online", is_flag=True, help="Watch each modem go down and come back online.")
 @click.option("--online-timeout", default="5min", show_default=True, help="Give up waiting after this long.")
-@click.option("--poll-interval", default="2s", show_default=True, help="Time between polls.")
 @click.option("--down-grace", default="10s", show_default=True,
               help="A modem that never looked down counts as back only after this long.")
-@click.option("--cmts", help="Poll this CMTS (HOST[:PORT]) instead of the modem.")
+@click.option("--cmts", help="One MODEM only: poll this CMTS (HOST[:PORT]) instead of the modem.")
 @_credential_options
-def reset(modem, port, wait_online, online_timeout, poll_interval, down_grace, cmts, **opts):
-    """Reset MODEM (docsDevResetNow.0 = true). Needs a write community or v3 user."""
+def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_online, online_timeout, down_grace,
+          cmts, **opts):
+    """Reset MODEM or every modem of --inventory (docsDevResetNow.0 = true): each re-fetches its
+    config file. Paced: --concurrency at a time, at most --rate per second.
+
+    Needs a write community or v3 user. Exit status 0 when every modem was reset (and came
+    back, with --wait-online), 2 when any was not."""
     from hfcprov.snmp.client import run
     from hfcprov.snmp.ops import reset as do_reset
+    from hfcprov.snmp.push import reset_one
 
-    host, port = _host_port(modem, port)
     credentials = _credentials(opts, default_community=None)
-    result = run(do_reset(host, port, credentials, wait_online=wait_online,
-                          online_timeout=parse_duration(online_timeout), poll_interval=parse_duration(poll_interval),
-                          down_grace=parse_duration(down_grace), cmts=_host_port(cmts, 161) if cmts else None,
-                          timeout=parse_duration(opts["timeout_text"]), retries=opts["retries"]))
-    if result.seconds_to_online is None:
-        click.echo(f"{host}: reset sent")
-    else:
-        click.echo(f"{host}: reset, back online after {result.seconds_to_online:.1f} s")
+    if cmts:
+        if inventory:
+            raise HfcprovError("--cmts polls for one MODEM; with --inventory each modem is polled itself")
+        host, port = _host_port(modem or "", port)
+        result = run(do_reset(host, port, credentials, wait_online=wait_online,
+                              online_timeout=parse_duration(online_timeout),
+                              poll_interval=parse_duration(poll_interval), down_grace=parse_duration(down_grace),
+                              cmts=_host_port(cmts, 161), timeout=parse_duration(opts["timeout_text"]),
+                              retries=opts["retries"]))
+        if result.seconds_to_online is None:
+            click.echo(f"{host}: reset sent")
+        else:
+            click.echo(f"{host}: reset, back online after {result.seconds_to_online:.1f} s")
+        return
+    targets = _push_targets(modem, inventory, port)
+    timing = {"wait_online": wait_online, "online_timeout": parse_duration(online_timeout),
+              "poll_interval": parse_duration(poll_interval), "down_grace": parse_duration(down_grace)}
+
+    async def one(client, target):
+        return await reset_one(client, target, **timing)
+
+    if modem and fmt == "table":  # one modem: the short human form
+        from hfcprov.snmp.client import SnmpClient
+
+        async def single():
+            client = SnmpClient(credentials, timeout=parse_duration(opts["timeout_text"]), retries=opts["retries"])
+            try:
+                return await one(client, targets[0])
+            finally:
+                client.close()
+
+        r = run(single())
+        if r.status == "sent":
+            click.echo(f"{r.host}: reset sent")
+        elif r.status == "ok":
+            click.echo(f"{r.host}: reset, back online after {r.seconds:.1f} s")
+        else:
+            raise HfcprovError(f"{r.host}: reset {r.status}: {r.detail}")
+        return
+    _run_push("reset", targets, credentials, one, fmt, concurrency, rate, opts)
 
 
-CMTS_COLUMNS = ["mac", "ip", "status", "reg_status"]
+@snmp.command()
+@click.argument("modem", required=False)
+@_push_options
+@click.option("--server", required=True, help="TFTP server of the image (IPv4 or IPv6 address).")
+@click.option("--file", "filename", required=True, help="Image file name on that server (docsDevSwFilename).")
+@click.option("--upgrade-timeout", default="10min", show_default=True, help="Give up watching after this long.")
+@click.option("--settle", default="10s", show_default=True,
+              help="A final status read before the modem was seen in progress counts only after this long.")
+@_credential_options
+def upgrade(modem, inventory, port, concurrency, rate, fmt, poll_interval, server, filename, upgrade_timeout,
+            settle, **opts):
+    """Upgrade the firmware of MODEM or every modem of --inventory (DOCS-CABLE-DEVICE-MIB:
+    docsDevSwServerAddress, docsDevSwFilename, docsDevSwAdminStatus = upgradeFromMgt) and watch
+    docsDevSwOperStatus to the end. Exit status 0 when every modem completed, 2 otherwise."""
+    from hfcprov.snmp.push import server_var_binds, upgrade_one
+
+    server_var_binds(server, filename)  # a bad address or name fails before any modem is touched
+    credentials = _credentials(opts, default_community=None)
+    targets = _push_targets(modem, inventory, port)
+    timing = {"upgrade_timeout": parse_duration(upgrade_timeout), "poll_interval": parse_duration(poll_interval),
+              "settle": parse_duration(settle)}
+
+    async def one(client, target):
+        return await upgrade_one(client, target, server, filename, **timing)
+
+    _run_push("upgrade", targets, credentials, one, fmt, concurrency, rate, opts)
+
+
+def _typed_client(credentials, opts):
+    from hfcprov.snmp.client import SnmpClient
+
+    return SnmpClient(credentials, timeout=parse_duration(opts["timeout_text"]), retries=opts["retries"], typed=True)
+
+
+def _print_var_binds(var_binds, as_json: bool) -> None:
+    from hfcprov.snmp.varbind import as_json as vb_json
+    from hfcprov.snmp.varbind import format_line
+
+    for oid, value in var_binds:
+        click.echo(json.dumps(vb_json(oid, value), default=str) if as_json else format_line(oid, value))
+
+
+@snmp.command()
+@click.argument("agent")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--port", default=161, show_default=True, help="SNMP port (or give AGENT as HOST:PORT).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per object.")
+@_credential_options
+def get(agent, names, port, as_json, **opts):
+    """GET objects by MIB name (docsDevServerConfigFile.0) or numeric OID, printed as snmpget does."""
+    from hfcprov.snmp.client import run
+    from hfcprov.snmp.varbind import resolve
+
+    host, port = _host_port(agent, port)
+    credentials = _credentials(opts, default_community="public")
+    oid_list = [resolve(n) for n in names]
+
+    async def go():
+        client = _typed_client(credentials, opts)
+        try:
+            return await client._get(host, port, oid_list)
+        finally:
+            client.close()
+
+    var_binds = run(go())
+    _print_var_binds(var_binds, as_json)
+    if any(getattr(v, "value", 0) is None for _, v in var_binds):
+        sys.exit(2)  # noSuchObject / noSuchInstance
+
+
+@snmp.command()
+@click.argument("agent")
+@click.argument("name", default="mib-2")
+@click.option("--port", default=161, show_default=True, help="SNMP port (or give AGENT as HOST:PORT).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per object.")
+@_credential_options
+def walk(agent, name, port, as_json, **opts):
+    """Walk the subtree under NAME (default mib-2) with GETBULK, printed as snmpwalk does."""
+    from hfcprov.snmp.client import run
+    from hfcprov.snmp.varbind import resolve
+
+    host, port = _host_port(agent, port)
+    credentials = _credentials(opts, default_community="public")
+    root = resolve(name)
+
+    async def go():
+        client = _typed_client(credentials, opts)
+        try:
+            _, tables = await client.fetch(host, port, [], [root])
+        finally:
+            client.close()
+        return [(f"{root}.{index}", value) for index, value in tables[root].items()]
+
+    var_binds = run(go())
+    if not var_binds:  # a scalar instance: walk it as snmpwalk does, with a GET
+        async def scalar():
+            client = _typed_client(credentials, opts)
+            try:
+                return await client._get(host, port, [root])
+            finally:
+                client.close()
+
+        var_binds = [(o, v) for o, v in run(scalar()) if getattr(v, "value", None) is not None]
+    _print_var_binds(var_binds, as_json)
+    click.echo(f"{len(var_binds)} objects under {name}", err=True)
+
+
+@snmp.command("set")
+@click.argument("agent")
+@click.argument("assignments", nargs=-1, required=True)
+@click.option("--port", default=161, show_default=True, help="SNMP port (or give AGENT as HOST:PORT).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per object set.")
+@_credential_options
+def set_(agent, assignments, port, as_json, **opts):
+    """SET objects: NAME TYPE VALUE [NAME TYPE VALUE ...], all in one request. TYPE as net-snmp's
+    snmpset: i (INTEGER, a number or an enum label), u, t, a (IpAddress), o (OID), s (string),
+    x (hex), or = for the MIB's own type. Needs a write community or v3 user."""
+    from hfcprov.snmp.client import run
+    from hfcprov.snmp.varbind import parse_set
+
+    if len(assignments) % 3:
+        raise HfcprovError("set takes NAME TYPE VALUE triples")
+    host, port = _host_port(agent, port)
+    credentials = _credentials(opts, default_community=None)
+    var_binds = [parse_set(*assignments[i:i + 3]) for i in range(0, len(assignments), 3)]
+
+    async def go():
+        client = _typed_client(credentials, opts)
+        try:
+            return await client.set_many(host, port, var_binds)
+        finally:
+            client.close()
+
+    _print_var_binds(run(go()), as_json)
+
+
+CMTS_COLUMNS = ["mac", "ip", "ipv6", "status", "reg_status"]
 
 
 @snmp.command("cmts-modems")
@@ -209,7 +427,8 @@ CMTS_COLUMNS = ["mac", "ip", "status", "reg_status"]
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--inventory-out", type=click.Path(dir_okay=False),
               help="Write an inventory CSV (mac, ip, status) that 'snmp audit --inventory' reads.")
-@click.option("--online-only", is_flag=True, help="Only modems the CMTS reports operational.")
+@click.option("--online-only", is_flag=True,
+              help="Only modems the CMTS reports operational (in either table: DOCS-IF or DOCS-IF3 registration).")
 @_credential_options
 def cmts_modems(cmts, port, fmt, inventory_out, online_only, **opts):
     """List the modems CMTS knows (docsIfCmtsCmStatusTable, DOCS-IF3 registration table)."""
@@ -223,13 +442,15 @@ def cmts_modems(cmts, port, fmt, inventory_out, online_only, **opts):
                              retries=opts["retries"]))
     if online_only:
         modems = [m for m in modems if m.online]
-    rows = [{"mac": m.mac, "ip": m.ip, "status": m.status, "reg_status": m.reg_status} for m in modems]
+    rows = [{"mac": m.mac, "ip": m.ip, "ipv6": m.ipv6, "status": m.status, "reg_status": m.reg_status}
+            for m in modems]
     if inventory_out:
         buf = io.StringIO()
         w = csv.writer(buf)
         w.writerow(CMTS_COLUMNS)
-        for r in rows:
-            w.writerow(["" if r[c] is None else r[c] for c in CMTS_COLUMNS])
+        for r in rows:  # the audit reaches a modem at "ip": an IPv6-only modem by its IPv6 address
+            w.writerow(["" if v is None else v for v in (r["mac"], r["ip"] or r["ipv6"], r["ipv6"], r["status"],
+                                                        r["reg_status"])])
         atomic_write(inventory_out, buf.getvalue())
         click.echo(f"{len(rows)} modems written to {inventory_out}", err=True)
         return

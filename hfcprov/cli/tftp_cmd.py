@@ -7,18 +7,13 @@ import sys
 
 import click
 
-from hfcprov.errors import HfcprovError
 from hfcprov.units import parse_bytes, parse_duration
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        return text, default_port
-    try:
-        return host or "0.0.0.0", int(port)
-    except ValueError:
-        raise HfcprovError(f"bad address {text!r}: expected HOST:PORT, e.g. 0.0.0.0:69") from None
+    from hfcprov.units import parse_host_port  # ports checked 1..65535 (0: any, for --listen)
+
+    return parse_host_port(text, default_port, default_host="0.0.0.0", any_port=True)
 
 
 @click.group()
@@ -28,7 +23,7 @@ def tftp():
 
 @tftp.command()
 @click.option("--root", required=True, type=click.Path(file_okay=False), help="Folder served (read-only).")
-@click.option("--listen", default="0.0.0.0:69", show_default=True, help="HOST:PORT to listen on (port 0: any).")
+@click.option("--listen", default="0.0.0.0:69", show_default=True, help="HOST:PORT or [IPV6]:PORT to listen on ([::]: IPv4 and IPv6; port 0: any).")
 @click.option("--dynamic", "dynamic_path", type=click.Path(dir_okay=False),
               help="YAML: build missing files from a tier template + inventory (see examples/tftp-dynamic.yaml).")
 @click.option("--log", "log_path", default="-", show_default=True, help="JSON-lines transfer log file ('-': stdout).")
@@ -64,7 +59,7 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
             server.log.event("warm", modems=n, seconds=round(time.monotonic() - t0, 3))
 
         threading.Thread(target=warm_up, name="tftp-warm", daemon=True).start()
-    click.echo(f"hfcprov tftp: serving {server.root} on {server.host}:{server.port}"
+    click.echo(f"hfcprov tftp: serving {server.root} on {'[' + server.host + ']' if ':' in server.host else server.host}:{server.port}"
                f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}", err=True)
 
     def on_signal(signum, frame):

@@ -28,6 +28,13 @@ TYPE_ALIASES = {
     "counter": "Counter32", "counter32": "Counter32", "gauge": "Gauge32", "gauge32": "Gauge32",
     "unsigned32": "Gauge32", "timeticks": "TimeTicks", "opaque": "Opaque", "counter64": "Counter64",
 }
+# Value forms of the docsis C tool and net-snmp's snmpset, read into the types above (text input only):
+# DecimalString 1.2.3 and BitString (SMIv2 BITS: bit numbers or hex) are OCTET STRINGs, Short and Char
+# small Integers, BigInt/UnsignedBigInt a Counter64, Float/Double net-snmp's Opaque float/double.
+INPUT_FORMS = {"decimalstring": "OctetString", "bitstring": "OctetString", "short": "Integer", "char": "Integer",
+               "bigint": "Counter64", "unsignedbigint": "Counter64", "float": "Opaque", "double": "Opaque"}
+# Type names the docsis C tool reads (hfcprov's own names are kept by default).
+C_TOOL_NAMES = {"IpAddress": "IPAddress", "ObjectIdentifier": "ObjectID"}
 UNSIGNED_BITS = {"Counter32": 32, "Gauge32": 32, "TimeTicks": 32, "Counter64": 64}
 
 

@@ -12,7 +12,7 @@ import hashlib
 import hmac
 
 from hfcprov.config.dictionary import (CM_MIC, CMTS_MIC, END, FRAGMENTED, MAX_VALUE, PAD, ROOT, Spec,
-                                       children_for)
+                                       check_vendor, children_for)
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.framing import CMTS_MIC_ORDER, assemble, cmts_mic, prepare
 from hfcprov.config.tree import ConfigTree, Layout, Tlv
@@ -22,6 +22,7 @@ from hfcprov.config.types import RAW
 # value is kept as raw bytes so the file re-encodes to the same bytes.
 BER_TYPES = ("snmp_varbind_ber", "ber_oid", "ber_oid+uint8")
 RAW_TYPES = ("bytes", "md5_digest", "empty")  # leaf types whose value is bytes anyway
+MTA_DELIMITER = 254  # a file that starts with it is a PacketCable MTA file (hfcprov.config.mta)
 MIC_NAMES = {CM_MIC: "CM MIC (TLV 6)", CMTS_MIC: "CMTS MIC (TLV 7)"}
 
 
@@ -184,7 +185,10 @@ def _value(spec: Spec | None, node: Tlv, prefix: str) -> bytes:
         if spec is not None and not spec.compound:
             raise ConfigError(f"{spec.name} takes a value, not sub-TLVs")
         inner = f"{prefix}{node.code}."
-        kids = {} if spec is None else children_for(spec, node.children) if spec.vendor_specific else spec.children
+        kids = {} if spec is None else spec.children
+        if spec is not None and spec.vendor_specific:
+            check_vendor(spec, node.children)
+            kids = children_for(spec, node.children)
         return b"".join([encode_tlv(kids.get(c.code), c, inner) for c in node.children])
     if node.unfit:  # decoded leniently: written back as it was read
         return bytes(value)
@@ -231,17 +235,32 @@ def _long_or_bad(spec: Spec | None, node: Tlv, raw: bytes, prefix: str) -> bytes
             pos += n
         return bytes(out)
     if len(raw) > MAX_VALUE:
-        name = spec.name if spec else "value"
-        spans = ", ".join(map(str, FRAGMENTED))
-        raise ConfigError(f"{name} is {len(raw)} bytes; a TLV value holds at most {MAX_VALUE}"
-                          f" (only TLVs {spans} may span several TLVs)", path=path)
+        raise too_long(spec, len(raw), path)
     return bytes((node.code, len(raw))) + raw
+
+
+def too_long(spec: Spec | None, n: int, path: str) -> ConfigError:
+    spans = ", ".join(map(str, FRAGMENTED))
+    return ConfigError(f"{spec.name if spec else 'value'} is {n} bytes; a TLV value holds at most {MAX_VALUE}"
+                       f" (only TLVs {spans} may span several TLVs)", path=path)
+
+
+def tlv_size(code: int, n: int, top: bool) -> int:
+    """Encoded size of a TLV with an ``n``-byte value (several TLVs for a long fragmented value at the top)."""
+    if top and code in FRAGMENTED and n > MAX_VALUE:
+        size = FRAGMENTED[code]
+        return n + 2 * -(-n // size)
+    return n + 2
 
 
 def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:
     """Binary config file: the TLVs, CM MIC, CMTS MIC (computed with ``secret``, else the
     decoded one if any), end marker and padding, in the tree's layout or the standard one.
     A tree whose source carried a CMTS MIC (YAML/JSON ``CmtsMic``) needs the secret to write it."""
+    if tree.mta or tree.tlvs and tree.tlvs[0].code == MTA_DELIMITER:  # the docsis C tool's rule too
+        from hfcprov.config.mta import encode_mta
+
+        return encode_mta(tree)
     if secret is None and tree.cmts_mic is None and tree.carries_cmts_mic:
         raise ConfigError("the source carries a CMTS MIC (TLV 7), which needs the shared secret (--secret-file);"
                           " remove CmtsMic from it to write a file without one", path="7")

@@ -155,18 +155,42 @@ class Spec:
 
 
 def _rows():
+    """Every row of the expanded table: ``tlvdata.ROWS`` with each ``@subtree[:variant]`` mount replaced
+    by the subtree's rows under that path (recursively), variant-tagged rows and names chosen."""
     def span(text):
         return tuple(int(x) for x in text.split("..")) if text else None
 
-    for line in tlvdata.ROWS.splitlines():
-        path, name, typ, rule, vrange, lrange, ref = line.split("|")
-        yield path, name, typ, rule, span(vrange), span(lrange), ref or None
+    def expand(lines, prefix, variant):
+        for line in lines:
+            fields = line.split("|")
+            tags, _, path = fields[0].rpartition(":")
+            if tags and variant not in tags.split(","):
+                continue
+            path = f"{prefix}{path}"
+            names = fields[1].split(",")
+            name, aliases = names[0], []
+            for other in names[1:]:
+                tag, _, override = other.partition("=")
+                if other.startswith("+"):
+                    aliases.append(other[1:])
+                elif tag == variant:
+                    name = override
+            mount = fields[7] if len(fields) > 7 else ""
+            yield path, name, fields[2], fields[3], span(fields[4]), span(fields[5]), fields[6] or None, aliases
+            if mount:
+                sub, _, sub_variant = mount[1:].partition(":")
+                yield from expand(tlvdata.SUBTREES[sub].splitlines(), f"{path}.", sub_variant)
+
+    yield from expand(tlvdata.ROWS.splitlines(), "", "")
+    # (the aliases of the top-level table are listed apart, in tlvdata.ALIASES)
 
 
 def _build() -> Spec:
     root = Spec(path="", name="Main", type="aggregate", rule="sub")
     index: dict[str, Spec] = {"": root}
-    for path, name, typ, rule, vrange, lrange, ref in _rows():
+    aliases = list(tlvdata.ALIASES)
+    for path, name, typ, rule, vrange, lrange, ref, also in _rows():
+        aliases += [(path, a) for a in also]
         parent_path = path.rsplit(".", 1)[0] if "." in path else ""
         parent = index.get(parent_path)
         if parent is None or parent_path == path:
@@ -187,7 +211,7 @@ def _build() -> Spec:
     for spec in index.values():
         kid = spec.children.get(VENDOR_ID)
         spec.vendor_specific = spec.compound and kid is not None and kid.name == "VendorIdentifier"
-    for path, name in tlvdata.ALIASES:
+    for path, name in aliases:
         if path in index and path != "0":
             index[path].aliases.append(name)
             parent = index[path.rsplit(".", 1)[0] if "." in path else ""]
@@ -208,6 +232,18 @@ def children_for(spec: Spec, children) -> dict[int, Spec]:
                 return spec.children
             return {VENDOR_ID: spec.children[VENDOR_ID]}
     return spec.children
+
+
+def check_vendor(spec: Spec, children) -> None:
+    """Refuse named (typed) sub-TLVs under another vendor's VendorSpecific TLV: their meaning is the vendor's."""
+    kids = children_for(spec, children)
+    if kids is spec.children:
+        return
+    for child in children:
+        if child.code != VENDOR_ID and not isinstance(child.value, (bytes, bytearray)) or child.compound:
+            vendor = next(c.value for c in children if c.code == VENDOR_ID)
+            raise ConfigError(f"sub-TLV {child.code} of {spec.name} is named only under vendor ID 0xffffff"
+                              f" (CableLabs); vendor 0x{bytes(vendor).hex()} needs GenericTLV", path=f"{spec.path}.{child.code}")
 
 
 def _name(parent: Spec, name: str, spec: Spec) -> None:

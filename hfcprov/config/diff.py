@@ -3,7 +3,7 @@ second upstream flow); values compared as typed values, so form and byte order d
 
 from __future__ import annotations
 
-from hfcprov.config.dictionary import ROOT, Spec
+from hfcprov.config.dictionary import ROOT, Spec, children_for
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import hex_text
 
@@ -17,11 +17,12 @@ def flatten(tree: ConfigTree) -> dict[str, tuple[str, str]]:
 
 def _walk(nodes: list[Tlv], parent: Spec | None, prefix: str, out: dict) -> None:
     seen: dict[int, int] = {}
+    kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
     for node in nodes:
         k = seen.get(node.code, 0)
         seen[node.code] = k + 1
         key = f"{prefix}{node.code}" + (f"[{k}]" if k else "")
-        spec = parent.children.get(node.code) if parent is not None else None
+        spec = kids.get(node.code)
         if node.compound:
             if not node.children:
                 out[key] = (spec.name if spec else "GenericTLV", "{}")

@@ -16,18 +16,20 @@ its value as in the text form (numbers stay numbers); unknown TLVs are
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-import yaml
-
-from hfcprov.config.codec import BER_TYPES, RAW_TYPES, decode, encode_value
-from hfcprov.config.dictionary import ROOT, Spec
+from hfcprov.config.codec import BER_TYPES, RAW_TYPES, decode, encode_value, tlv_size, too_long
+from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
+from hfcprov.config.mta import decode_mta, is_mta
 from hfcprov.config.text import parse_text
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import hex_text, parse_hex, parse_int
+from hfcprov.lazy import lazy
+
+json = lazy("json")  # only the YAML and JSON forms need these; a text config loads neither
+yaml = lazy("yaml")
 
 MIC_KEYS = ("CmMic", "CmtsMic")
 
@@ -45,9 +47,10 @@ def to_plain(tree: ConfigTree) -> dict:
 
 def _plain(nodes, parent: Spec | None) -> list:
     out = []
+    kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
     for node in nodes:
-        spec = parent.children.get(node.code) if parent is not None else None
-        if spec is None or (spec.compound and not node.compound) or (
+        spec = kids.get(node.code)
+        if spec is None or node.unfit or (spec.compound and not node.compound) or (
                 isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
             raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
             out.append({"GenericTLV": {"TlvCode": node.code, "TlvValue": hex_text(raw)}})
@@ -107,7 +110,7 @@ def _from_node(doc, source: str) -> ConfigTree:
         if main is None:
             raise ConfigError("no 'Main' key", line=_line(doc), source=source)
         doc = main
-    return ConfigTree(tlvs=_entries(doc, ROOT, "", source), carries_cmts_mic=carries)
+    return ConfigTree(tlvs=_entries(doc, ROOT, "", source)[0], carries_cmts_mic=carries)
 
 
 def _pairs(node, source):
@@ -125,12 +128,23 @@ def _pairs(node, source):
         raise ConfigError("expected a list of 'Name: value' entries", line=_line(node), source=source)
 
 
-def _entries(node, parent: Spec, path: str, source: str) -> list[Tlv]:
-    out = []
+def _entries(node, parent: Spec, path: str, source: str) -> tuple[list[Tlv], int]:
+    """The TLVs of a list of entries and their encoded size (a value over 255 bytes is reported with its line)."""
+    out, size = [], 0
+
+    def sized(spec, code, n, line):
+        if n > MAX_VALUE and not path and code == 11 and out and out[0].code == 254 and n <= 0xFFFF:
+            return n + 3  # a PacketCable MTA file: a long SNMP object becomes TLV 64
+        if n > MAX_VALUE and not (not path and code in FRAGMENTED):
+            raise too_long(spec, n, f"{path}.{code}" if path else str(code)).at(line=line, source=source)
+        return tlv_size(code, n, not path)
+
     for key, value in _pairs(node, source):
         name, line = key.value, _line(key)
         if name == "GenericTLV":
-            out.append(_generic(value, path, source))
+            tlv = _generic(value, path, source)
+            size += sized(None, tlv.code, len(tlv.value), line)
+            out.append(tlv)
             continue
         spec = parent.child_named(name)
         if spec is None:
@@ -138,7 +152,15 @@ def _entries(node, parent: Spec, path: str, source: str) -> list[Tlv]:
             raise ConfigError(f"unknown TLV name {name!r} {where}", line=line, path=path or None, source=source)
         sub = f"{path}.{spec.code}" if path else str(spec.code)
         if spec.compound:
-            out.append(Tlv(spec.code, None, _entries(value, spec, sub, source)))
+            children, inner = _entries(value, spec, sub, source)
+            size += sized(spec, spec.code, inner, line)
+            node = Tlv(spec.code, None, children)
+            if spec.vendor_specific:
+                try:
+                    check_vendor(spec, node.children)
+                except ConfigError as err:
+                    raise err.at(line=line, source=source)
+            out.append(node)
             continue
         try:
             plain = _scalar(value)
@@ -146,11 +168,12 @@ def _entries(node, parent: Spec, path: str, source: str) -> list[Tlv]:
                 v = parse_hex(plain)
             else:
                 v = spec.from_plain(plain)
-            encode_value(spec, Tlv(spec.code, v), sub)
+            n = len(encode_value(spec, Tlv(spec.code, v), sub))
         except ConfigError as err:
             raise err.at(line=_line(value), path=sub, source=source)
+        size += sized(spec, spec.code, n, _line(value))
         out.append(Tlv(spec.code, v))
-    return out
+    return out, size
 
 
 def _scalar(node):
@@ -170,8 +193,8 @@ def _generic(node, path, source) -> Tlv:
     fields = {k.value: v.value for k, v in node.value if isinstance(v, yaml.ScalarNode)}
     try:
         code = parse_int(fields.get("TlvCode", "x"))
-        if not 1 <= code <= 254:
-            raise ConfigError(f"TlvCode {code} is not 1..254")
+        if not 0 <= code <= 255:  # (0 and 255 at the top: content of an MTA file; a CM file's encoder refuses them)
+            raise ConfigError(f"TlvCode {code} is not 0..255")
         raw = parse_hex(fields.get("TlvValue", "0x"))
         if "TlvLength" in fields and parse_int(fields["TlvLength"]) != len(raw):
             raise ConfigError("TlvLength does not match TlvValue")
@@ -212,7 +235,10 @@ def parse_any(data: bytes | str, source: str = "<input>", secret: bytes | None =
     form = detect(data)
     if form == "binary":
         try:
-            tree = decode(data, secret, strict=strict)
+            if is_mta(data):
+                tree = decode_mta(data, strict=strict)
+            else:
+                tree = decode(data, secret, strict=strict)
         except ConfigError as err:
             raise err.at(source=source)
         for warning in tree.warnings:

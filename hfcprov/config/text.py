@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import re
 
-from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value, assemble, content_items
-from hfcprov.config.dictionary import ROOT, Spec
+from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value, assemble, content_items, encode, tlv_size, too_long
+from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
-from hfcprov.config.types import hex_text, parse_hex, parse_int, unquote
+from hfcprov.config.types import TYPES, hex_text, parse_hex, parse_int, unquote
 
 # One match per meaningful token: the blanks and comments before it are skipped inside the
 # regex (same alternatives, same order as a token-by-token scan), so Python sees ~1/3 of the matches.
@@ -96,6 +96,7 @@ def _scan(text: str, source: str, line: int) -> list[tuple[str, str, int]]:
 class _Parser:
     def __init__(self, text: str, source: str, first_line: int = 1):
         self.source = source
+        self.mta = False
         self.toks = _tokens(text, source, first_line)
         self.i = 0
 
@@ -132,23 +133,28 @@ class _Parser:
     def block(self, parent: Spec | None, path: str, closing: bool) -> list[Tlv]:
         out = []
         toks = self.toks
+        size = 0  # encoded bytes of this block so far: a value over 255 bytes is reported with its line
         while True:
             kind, tok, line = toks[self.i]  # self.take(), inlined
             if kind == "eof":
                 if closing:
                     raise self.fail("missing '}' at the end of the text", line)
+                self.size = size
                 return out
             self.i += 1
             if tok == "}":
                 if not closing:
                     raise self.fail("unexpected '}'", line)
+                self.size = size
                 return out
             if tok == ";":
                 continue
             if kind != "word":
                 raise self.fail(f"expected a TLV name, found {tok!r}", line)
             if tok == "GenericTLV":
-                out.append(self.generic(path, line))
+                node = self.generic(path, line)
+                size += self.sized(None, node.code, len(node.value), path, line)
+                out.append(node)
                 continue
             spec = parent.child_named(tok) if parent is not None else None
             if spec is None:
@@ -157,7 +163,14 @@ class _Parser:
             if spec.compound:
                 sub_path = f"{path}.{spec.code}" if path else str(spec.code)
                 self.expect("{")
-                out.append(Tlv(spec.code, None, self.block(spec, sub_path, closing=True)))
+                node = Tlv(spec.code, None, self.block(spec, sub_path, closing=True))
+                size += self.sized(spec, spec.code, self.size, path, line)
+                if spec.vendor_specific:
+                    try:
+                        check_vendor(spec, node.children)
+                    except ConfigError as err:
+                        raise err.at(line=line, source=self.source)
+                out.append(node)
                 continue
             # the value's words up to ';' (value_words, inlined: this is the parser's hot loop)
             i, words = self.i, []
@@ -177,10 +190,22 @@ class _Parser:
                 else:
                     value = spec.from_text(words[0] if len(words) == 1 else " ".join(words))
                 node = Tlv(spec.code, value)
-                _value(spec, node, "")  # type, length, range checks (the parser's TLV path is added below)
+                n = len(_value(spec, node, ""))  # type, length, range checks (the parser's TLV path is added below)
             except ConfigError as err:
                 raise err.at(line=line, path=f"{path}.{spec.code}" if path else str(spec.code), source=self.source)
+            if not path and not out and spec.code == 254:
+                self.mta = True  # a PacketCable MTA file: long SNMP objects become TLV 64
+            size += 2 + n if n <= 255 else self.sized(spec, spec.code, n, path, line)
             out.append(node)
+
+    def sized(self, spec, code: int, n: int, path: str, line: int) -> int:
+        """Encoded size of a TLV with an ``n``-byte value; over 255 bytes (unless it may be fragmented)
+        is an error naming the line."""
+        if n > MAX_VALUE and not path and code == 11 and self.mta and n <= 0xFFFF:
+            return n + 3
+        if n > MAX_VALUE and not (not path and code in FRAGMENTED):
+            raise too_long(spec, n, f"{path}.{code}" if path else str(code)).at(line=line, source=self.source)
+        return tlv_size(code, n, not path)
 
     def value_words(self, line):
         """The words of a value up to ';', all on the line of the name (values never span lines)."""
@@ -207,7 +232,9 @@ class _Parser:
             raise self.fail("GenericTLV needs TlvCode", line)
         try:
             code = parse_int(fields["TlvCode"])
-            if "TlvValue" in fields:
+            if "TlvType" in fields:  # the docsis C tool's typed form: TlvType Integer|Short|Char|IPAddress
+                value = _typed_generic(fields["TlvType"], fields.get("TlvValue", ""))
+            elif "TlvValue" in fields:
                 value = parse_hex(fields["TlvValue"])
             elif "TlvString" in fields:
                 value = unquote(fields["TlvString"]).encode("latin-1")
@@ -215,11 +242,11 @@ class _Parser:
                 value = unquote(fields["TlvStringZero"]).encode("latin-1") + b"\0"
             else:
                 value = b""
-            if not 1 <= code <= 254:
-                raise ConfigError(f"TlvCode {code} is not 1..254")
+            if not 0 <= code <= 255:  # (0 and 255 at the top: content of an MTA file; a CM file's encoder refuses them)
+                raise ConfigError(f"TlvCode {code} is not 0..255")
             if "TlvLength" in fields and parse_int(fields["TlvLength"]) != len(value):
                 raise ConfigError(f"TlvLength {fields['TlvLength']} does not match the {len(value)}-byte value")
-            unknown = set(fields) - {"TlvCode", "TlvLength", "TlvValue", "TlvString", "TlvStringZero"}
+            unknown = set(fields) - {"TlvCode", "TlvLength", "TlvValue", "TlvString", "TlvStringZero", "TlvType"}
             if unknown:
                 raise ConfigError(f"GenericTLV: unknown field {sorted(unknown)[0]!r}")
         except (ConfigError, UnicodeEncodeError) as err:
@@ -231,6 +258,18 @@ class _Parser:
 
 
 _CMTS_MIC_COMMENT = re.compile(r"/\*\s*CmtsMic\b")
+
+
+def _typed_generic(kind: str, text: str) -> bytes:
+    size = {"integer": 4, "short": 2, "char": 1}.get(kind.lower())
+    if size:
+        n = parse_int(text)
+        if not 0 <= n < 1 << (8 * size):
+            raise ConfigError(f"TlvValue {n} does not fit {kind} ({size} bytes)")
+        return n.to_bytes(size, "big")
+    if kind.lower() == "ipaddress":
+        return TYPES["ipv4"].encode(text)
+    raise ConfigError(f"TlvType {kind!r}: expected Integer, Short, Char or IPAddress")
 
 
 def parse_text(text: str, source: str = "<text>") -> ConfigTree:
@@ -252,6 +291,10 @@ def encode_text(text: str, secret: bytes | None = None, source: str = "<text>") 
     Anything else (block comments, a brace where a statement should end, any error) takes
     ``parse_text`` and ``encode`` whole, so results and errors are theirs exactly.
     """
+    if "MtaConfigDelimiter" in text:  # maybe a PacketCable MTA file: its own framing (hfcprov.config.mta)
+        tree = parse_text(text, source)
+        if tree.tlvs and tree.tlvs[0].code == 254:
+            return encode(tree)
     return assemble(text_items(text, source), secret)
 
 
@@ -331,13 +374,15 @@ def _parse_statement(text: str, source: str, first_line: int) -> tuple[tuple[int
     return items
 
 
-def render_text(tree: ConfigTree, indent: str = "\t", names: bool = False) -> str:
+def render_text(tree: ConfigTree, indent: str = "\t", names: bool = False, c_tool: bool = False) -> str:
     """The tree in the ``Main { ... }`` form, one TLV per line; MICs as comments.
 
     ``names``: show SNMP OIDs by their MIB names (``docsDevNmAccessStatus.1``) where
-    ``hfcprov.mib`` knows them; parsing resolves them back to the same numbers."""
+    ``hfcprov.mib`` knows them; parsing resolves them back to the same numbers.
+    ``c_tool``: write what the docsis C tool reads (SNMP types String/HexString, IPAddress,
+    ObjectID; ``addr/port``; ``Name 0x00;`` for an empty TLV); hfcprov reads both."""
     lines = ["Main", "{"]
-    _render(tree.tlvs, ROOT, 1, indent, lines, _oid_namer() if names else None)
+    _render(tree.tlvs, ROOT, 1, indent, lines, _oid_namer() if names else None, c_tool)
     if tree.cm_mic is not None:
         lines.append(f"{indent}/* CmMic {hex_text(tree.cm_mic)}; */")
     if tree.cmts_mic is not None:
@@ -354,24 +399,29 @@ def _oid_namer():
     return name_of
 
 
-def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str], namer=None) -> None:
+def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str], namer=None,
+            c_tool: bool = False) -> None:
     pad = indent * depth
+    kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
     for node in nodes:
-        spec = parent.children.get(node.code) if parent is not None else None
-        if spec is None or (spec.compound and not node.compound) or (
+        spec = kids.get(node.code)
+        if spec is None or node.unfit or (spec.compound and not node.compound) or (
                 isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
             raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
             lines.append(f"{pad}GenericTLV TlvCode {node.code} TlvLength {len(raw)} TlvValue {hex_text(raw)};")
         elif node.compound:
             lines.append(f"{pad}{spec.name}")
             lines.append(f"{pad}{{")
-            _render(node.children, spec, depth + 1, indent, lines, namer)
+            _render(node.children, spec, depth + 1, indent, lines, namer, c_tool)
             lines.append(f"{pad}}}")
         else:
             if isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES:
                 shown = hex_text(node.value)  # BER kept byte for byte
             else:
                 shown = spec.vtype.to_text(node.value)
+                if c_tool:
+                    shown = "0x00" if spec.type == "empty" else \
+                        spec.vtype.to_c_tool(node.value) if hasattr(spec.vtype, "to_c_tool") else shown
                 if namer is not None and spec.type == "snmp_varbind_ber":
                     name = namer(node.value.oid)
                     if name:

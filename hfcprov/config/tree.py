@@ -27,6 +27,8 @@ class Tlv:
     # Decoded leniently: a known TLV whose bytes do not fit its type, kept as they were (``value`` is the
     # raw bytes) so the file re-encodes byte for byte; text and YAML show it as a GenericTLV.
     unfit: bool = field(default=False, compare=False, repr=False)
+    # MTA files only: an SNMP object read from (and written back as) TLV 64 with a 2-byte length.
+    wide: bool = field(default=False, compare=False, repr=False)
 
     @property
     def compound(self) -> bool:
@@ -78,6 +80,8 @@ class ConfigTree:
     # The source carried a CMTS MIC (YAML ``CmtsMic``, a text ``/* CmtsMic */`` comment): encoding without
     # the shared secret must say so rather than drop it.
     carries_cmts_mic: bool = field(default=False, compare=False, repr=False)
+    # A PacketCable MTA file (hfcprov.config.mta), decoded: written back in that framing as it was.
+    mta: bool = field(default=False, compare=False, repr=False)
 
     def __iter__(self):
         return iter(self.tlvs)

@@ -181,7 +181,8 @@ class Empty(ValueType):
         return ""
 
     def from_text(self, text):
-        if text.strip():
+        # the docsis C tool writes an empty TLV as "Name 0x00;"
+        if text.strip() not in ("", "0x", "0x00", "0X00", '""'):
             raise ConfigError("this TLV carries no value")
         return b""
 
@@ -263,10 +264,15 @@ class IPPort(CanonicalText):
         return f"{a}:{port}" if a.version == 4 else f"[{a}]:{port}"
 
     def encode(self, value):
-        m = re.fullmatch(r"\[?([0-9A-Fa-f.:]+?)\]?:(\d+)", str(value).strip())
+        # also the docsis C tool's form: 10.0.0.1/161, 2001:db8::1/161
+        m = re.fullmatch(r"\[?([0-9A-Fa-f.:]+?)\]?[:/](\d+)", str(value).strip())
         if not m or int(m.group(2)) > 65535:
             raise ConfigError(f"bad address:port {value!r}: expected 10.0.0.1:161 or [2001:db8::1]:161")
         return _addr(m.group(1)).packed + int(m.group(2)).to_bytes(2, "big")
+
+    def to_c_tool(self, value):
+        host, _, port = value.rpartition(":")
+        return f"{host.strip('[]')}/{port}"
 
 
 class Mac(CanonicalText):
@@ -442,14 +448,29 @@ class VarBindType(ValueType):
             shown = str(vb.value)
         return f"{vb.oid} {vb.type} {shown}".rstrip()
 
+    def to_c_tool(self, vb):
+        """The docsis C tool's names: String or HexString, IPAddress, ObjectID."""
+        if vb.type == "OctetString":
+            printable = _printable(vb.value)
+            return f"{vb.oid} {'String' if printable else 'HexString'} " + (
+                quote(vb.value.decode("latin-1")) if printable else hex_text(vb.value))
+        text = self.to_text(vb)
+        name = ber.C_TOOL_NAMES.get(vb.type)
+        return text.replace(f" {vb.type}", f" {name}", 1) if name else text
+
     def from_text(self, text):
         parts = text.strip().split(None, 2)
         if len(parts) < 2:
             raise ConfigError(f"expected 'OID TYPE VALUE', got {text!r}")
         oid = resolve_oid(parts[0])
         given = parts[1]
-        type_ = ber.canonical_type(given)
         raw = parts[2] if len(parts) > 2 else ""
+        form = given.lower()
+        if form in ber.INPUT_FORMS:
+            vb = ber.VarBind(oid, ber.INPUT_FORMS[form], _input_form(form, raw))
+            ber.encode_varbind(vb)
+            return vb
+        type_ = ber.canonical_type(given)
         if type_ in ("Integer", *ber.UNSIGNED_BITS):
             value = parse_int(raw)
         elif type_ == "OctetString":
@@ -476,6 +497,44 @@ class VarBindType(ValueType):
         return self.to_text(value)
 
 
+def _input_form(form: str, raw: str):
+    """The value of a docsis C tool / net-snmp value form (see ``ber.INPUT_FORMS``)."""
+    import struct
+
+    r = unquote(raw).strip()
+    if form == "decimalstring":  # 1.2.3: one byte each
+        parts = [parse_int(p) for p in re.split(r"[.\s]+", r) if p] if r else []
+        if any(not 0 <= p <= 255 for p in parts):
+            raise ConfigError(f"DecimalString {raw!r}: each number is one byte (0..255)")
+        return bytes(parts)
+    if form == "bitstring":  # SMIv2 BITS: bit numbers (bit 0 = the first byte's top bit), or hex
+        if r[:2].lower() == "0x":
+            return parse_hex(r)
+        bits = [parse_int(p) for p in re.split(r"[,\s]+", r) if p] if r else []
+        if any(not 0 <= b < 2048 for b in bits):
+            raise ConfigError(f"BitString {raw!r}: bit numbers are 0..2047")
+        out = bytearray((max(bits) // 8 + 1) if bits else 0)
+        for b in bits:
+            out[b // 8] |= 0x80 >> (b % 8)
+        return bytes(out)
+    if form in ("short", "char"):
+        n = parse_int(r)
+        lo, hi = (-(2**15), 2**16 - 1) if form == "short" else (-128, 255)
+        if not lo <= n <= hi:
+            raise ConfigError(f"{form.title()} {n} out of range {lo}..{hi}")
+        return n
+    if form in ("bigint", "unsignedbigint"):
+        n = parse_int(r)
+        if n < 0:
+            raise ConfigError(f"BigInt {n}: only 0..18446744073709551615 (sent as Counter64)")
+        return n
+    try:  # Float/Double: net-snmp's Opaque wrapping (tag 0x9f78 float, 0x9f79 double)
+        x = float(r)
+    except ValueError:
+        raise ConfigError(f"expected a number, got {raw!r}") from None
+    return b"\x9f\x78\x04" + struct.pack(">f", x) if form == "float" else b"\x9f\x79\x08" + struct.pack(">d", x)
+
+
 def _printable(raw: bytes) -> bool:
     return all(0x20 <= b <= 0x7E for b in raw)
 
@@ -487,6 +546,8 @@ def _latin1(s: str) -> bool:
 def resolve_oid(text: str) -> str:
     """Numeric OIDs pass through; a MIB name (``docsDevNmAccessStatus.1``) goes through hfcprov.mib."""
     t = text.strip().lstrip(".")
+    if t.startswith("iso."):  # net-snmp's output (the docsis C tool's decode) names the root arc
+        t = "1." + t[4:]
     if re.fullmatch(r"\d+(\.\d+)+", t):
         return t
     try:

@@ -52,19 +52,33 @@ def upstream_flow(campaign: Campaign, point: Point, tree=None) -> ServiceFlow:
 
 def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = None):
     """The simulator scenario that predicts ``point``: its service flow, path and traffic."""
-    from hfcprov.sim import FlowSpec, LossSpec, Scenario, TcpOptions
+    from hfcprov.sim import FlowSpec, LossSpec, Scenario
     from hfcprov.sim.aqm.select import aqm_overrides
 
     flow = flow or upstream_flow(campaign, point)
     t = campaign.traffic
     return Scenario.from_service_flow(
         flow, rtt=point.rtt, flows=[FlowSpec() for _ in range(point.flows)],
-        tcp=TcpOptions(variant=point.congestion_control),
+        tcp=_tcp(point),
         data_loss=LossSpec(model="bernoulli", rate=point.loss) if point.loss else LossSpec(),
         probe_rate=1.0 / t.probe_interval, mac=point.mac,
         # the simulator's duration includes its warm-up; the campaign's counts measured time only
         duration=t.warmup + t.duration, warmup=t.warmup, seed=point.seed, name=point.key,
         **aqm_overrides(point.aqm, flow))
+
+
+def _tcp(point: Point):
+    """The hosts' TCP: the point's congestion control; with the DOCSIS MAC also the Linux-like
+    timers the MAC was calibrated with (hfcprov.sim.mac.CALIBRATED: 200 ms minimum RTO, 40 ms
+    delayed-ACK timer), so ``mac: docsis`` is the calibrated model as docs/calibration.md scores it."""
+    from hfcprov.sim import TcpOptions
+
+    if point.mac != "docsis":
+        return TcpOptions(variant=point.congestion_control)
+    from hfcprov.sim.mac import CALIBRATED
+
+    hosts = {k: v for k, v in CALIBRATED["tcp"].items() if k != "variant"}
+    return TcpOptions(variant=point.congestion_control, **hosts)
 
 
 def simulate(scenario, voice: bool = False) -> RunResult:

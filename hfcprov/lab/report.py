@@ -1,14 +1,15 @@
 """The campaign report: one self-contained HTML file, its PNGs and a CSV.
 
-Figures follow White et al. (2011): per upstream rate, grouped bars over buffer
-size with one bar per added RTT, for TCP throughput (Figs. 4-5), latency under
-load (Figs. 7-8) and VoIP MOS (Fig. 9). Where a campaign measured (emu, modem)
-and simulated, the simulator's prediction is drawn over the measured bars and a
-scatter compares the two. Repetitions are summarised by their median.
+Figures follow White et al. (2011): per upstream rate, a line per added RTT over
+buffer size (log axis), for TCP throughput (Figs. 4-5), latency under load
+(Figs. 7-8, log axis with plain ticks) and VoIP MOS (Fig. 9). Repetitions are
+summarised by their median with min-max error bars. Where a campaign measured
+(emu, modem) and simulated, the simulator's prediction is drawn dashed and a
+scatter compares the two; every panel and row names the model behind it.
 
-The recommended buffer per tier is the smallest one that keeps the queueing
-delay under load within a budget while losing little throughput; the report
-says which rule picked it and the figures behind it.
+The recommended buffer per tier and RTT is the sizing policy of docs/sizing.md
+(``hfcprov.tiers.advisor.choose``) applied to the campaign's results, in bytes
+and in ms of queue at the tier's rate, beside ``buffer advise``'s answer.
 """
 
 from __future__ import annotations
@@ -25,19 +26,26 @@ from pathlib import Path
 from hfcprov.fileio import atomic_write
 from hfcprov.lab.schema import CSV_COLUMNS, VARIANT_AXES, variant_label
 from hfcprov.lab.store import Store
+from hfcprov.tiers.advisor import (
+    G114_ONE_WAY_BUDGET,
+    THROUGHPUT_SHARE,
+    advise_target,
+    choose,
+    queue_budget,
+    relate_to_paper,
+    throughput_need,
+)
 from hfcprov.units import format_bytes, format_duration, format_rate
 
-LATENCY_BUDGET = 0.100  # s of queueing delay under load: below G.114's 150 ms one-way with room for the rest of the path
-THROUGHPUT_SHARE = 0.90  # of the best goodput any tested buffer reached, at every RTT
 
 @dataclass
 class Cell:
-    """The median over repetitions of one (source, point without rep)."""
+    """One (source, point without rep): the median over repetitions, and their spread (min, max)."""
 
     source: str
     tier: str
     upstream_rate: float
-    variant: str  # flows / cc / loss, when the grid varies them
+    variant: str  # flows / cc / loss / mac, when the grid varies them
     rtt: float
     buffer: int
     goodput_bps: float
@@ -45,14 +53,29 @@ class Cell:
     latency_loaded: float | None
     mos: float | None
     reps: int
+    model: str = ""  # what produced the figures (run.model)
+    flows: int = 1
+    congestion_control: str = "reno"
+    goodput_range: tuple | None = None  # (min, max) over repetitions
+    latency_range: tuple | None = None
 
 
 @dataclass
 class Recommendation:
     tier: str
     variant: str
+    rtt: float
+    upstream_rate: float
     buffer: int | None
     reason: str
+    model: str = ""  # the model behind the figures it was chosen from
+    advised: int | None = None  # what `hfcprov buffer advise` says for the same tier (the same policy's rule)
+    paper: str | None = None  # how it relates to White et al., when they state a need for this tier
+
+    @property
+    def queue_ms(self) -> float | None:
+        """The delay a full buffer of this size adds at the tier's rate, ms."""
+        return None if self.buffer is None else self.buffer * 8 / self.upstream_rate * 1e3
 
 
 def write_report(store: Store, out: str | Path, title: str | None = None) -> list[Path]:
@@ -99,71 +122,57 @@ def summarize(rows: list[dict]) -> list[Cell]:
         groups.setdefault(key, []).append(r)
     cells = []
     for (source, rate, variant, rtt, buffer), rs in sorted(groups.items(), key=lambda kv: kv[0]):
-        def med(values):
-            values = [v for v in values if v is not None]
-            return statistics.median(values) if values else None
-
         queue = []
         for r in rs:
             if r["latency_loaded_p50"] is None:
                 continue
             base = r["latency_idle_p50"] if r["latency_idle_p50"] is not None else r["rtt"]
             queue.append(max(0.0, r["latency_loaded_p50"] - base))
+        models = sorted({r.get("model") or source for r in rs})
         cells.append(Cell(source=source, tier=rs[0]["tier"], upstream_rate=rate, variant=variant, rtt=rtt,
-                          buffer=buffer, goodput_bps=med([r["goodput_bps"] for r in rs]), queue_delay=med(queue),
-                          latency_loaded=med([r["latency_loaded_p50"] for r in rs]),
-                          mos=med([r["mos"] for r in rs]), reps=len(rs)))
+                          buffer=buffer, goodput_bps=_median([r["goodput_bps"] for r in rs]),
+                          queue_delay=_median(queue), latency_loaded=_median([r["latency_loaded_p50"] for r in rs]),
+                          mos=_median([r["mos"] for r in rs]), reps=len(rs), model=", ".join(models),
+                          flows=rs[0]["flows"], congestion_control=rs[0]["congestion_control"],
+                          goodput_range=_spread([r["goodput_bps"] for r in rs]),
+                          latency_range=_spread([r["latency_loaded_p50"] for r in rs])))
     return cells
 
 
-def recommend(cells: list[Cell], budget: float = LATENCY_BUDGET, share: float = THROUGHPUT_SHARE) -> list[Recommendation]:
-    """Per tier (and variant): the smallest buffer within the delay budget that keeps ``share`` of the best goodput."""
+def _median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def _spread(values):
+    values = [v for v in values if v is not None]
+    return (min(values), max(values)) if values else None
+
+
+def recommend(cells: list[Cell], one_way_budget: float = G114_ONE_WAY_BUDGET,
+              share: float = THROUGHPUT_SHARE) -> list[Recommendation]:
+    """Per tier, traffic variant and RTT: the sizing policy (``hfcprov.tiers.advisor.choose``, docs/sizing.md)
+    applied to the campaign's own results, beside what ``buffer advise`` says for the same inputs."""
     out = []
-    tiers: dict[tuple, list[Cell]] = {}
+    groups: dict[tuple, list[Cell]] = {}
     for c in cells:
-        tiers.setdefault((c.upstream_rate, c.tier, c.variant), []).append(c)
-    for (rate, tier, variant), cs in sorted(tiers.items()):
-        rtts = sorted({c.rtt for c in cs})
-        buffers = sorted({c.buffer for c in cs})
-        best = {rtt: max(c.goodput_bps for c in cs if c.rtt == rtt) for rtt in rtts}
-        by = {(c.rtt, c.buffer): c for c in cs}
-        rows = []
-        for b in buffers:
-            if not all((rtt, b) in by for rtt in rtts):
-                continue  # not measured at every RTT yet: cannot vouch for it
-            worst_share = min(by[(rtt, b)].goodput_bps / best[rtt] if best[rtt] else 1.0 for rtt in rtts)
-            delays = [by[(rtt, b)].queue_delay for rtt in rtts if by[(rtt, b)].queue_delay is not None]
-            worst_delay = max(delays) if delays else None
-            rows.append((b, worst_share, worst_delay))
-        moses = {b: min((by[(rtt, b)].mos for rtt in rtts if (rtt, b) in by and by[(rtt, b)].mos is not None),
-                        default=None) for b in buffers}
-        if not rows:
-            out.append(Recommendation(tier, variant, None, "no buffer size has results at every RTT yet"))
-            continue
-        within = [r for r in rows if r[2] is None or r[2] <= budget]
-        good = [r for r in within if r[1] >= share]
-        rtt_text = " and ".join(format_duration(r) for r in rtts)
-        if good:
-            b, s, d = good[0]
-            reason = (f"smallest buffer keeping ≥{share:.0%} of the best throughput at RTT {rtt_text} "
-                      f"(worst {s:.0%}) with queueing delay under load {_ms(d)} (budget {_ms(budget)})")
-        elif within:
-            b, s, d = max(within, key=lambda r: (r[1], -r[0]))
-            reason = (f"no size within the {_ms(budget)} delay budget keeps {share:.0%} of the best throughput; "
-                      f"this one keeps the most ({s:.0%} worst case) at {_ms(d)} queueing delay — "
-                      f"more buffer buys throughput only with more delay")
-        else:
-            b, s, d = rows[0]
-            reason = (f"every size exceeds the {_ms(budget)} delay budget under load; the smallest tested "
-                      f"adds {_ms(d)} and keeps {s:.0%} of the best throughput")
-        if moses.get(b) is not None:
-            reason += f"; VoIP MOS {moses[b]:.2f} at worst"
-        out.append(Recommendation(tier, variant, b, reason))
+        groups.setdefault((c.upstream_rate, c.tier, c.variant, c.rtt), []).append(c)
+    for (rate, tier, variant, rtt), cs in sorted(groups.items()):
+        budget = queue_budget(rtt, one_way_budget)
+        rows = [(c.buffer, c.goodput_bps, c.queue_delay if c.queue_delay is not None else c.buffer * 8 / rate)
+                for c in cs]
+        pick = choose(rows, budget, share)
+        chosen = next((c for c in cs if c.buffer == pick.buffer), None)
+        reason = pick.reason
+        if chosen is not None and chosen.mos is not None:
+            reason += f"; VoIP MOS {chosen.mos:.2f}"
+        flows, cc = cs[0].flows, cs[0].congestion_control
+        advised = advise_target(rate, rtt, flows, one_way_budget, cc)
+        out.append(Recommendation(tier, variant, rtt, rate, pick.buffer, reason,
+                                  model=", ".join(sorted({c.model for c in cs if c.model})), advised=advised,
+                                  paper=relate_to_paper(rate, rtt, throughput_need(rate, rtt, flows, cc), advised)
+                                  if flows == 1 else None))
     return out
-
-
-def _ms(seconds: float | None) -> str:
-    return "n/a" if seconds is None else f"{seconds * 1e3:.0f} ms"
 
 
 # -- figures ------------------------------------------------------------------------
@@ -177,85 +186,85 @@ def _figures(cells: list[Cell], primary: str) -> list[tuple[str, object]]:
     sim = [c for c in cells if c.source == "sim"] if primary != "sim" else []
     if not main:
         return []
-    figs = [("throughput", _bars(Figure, main, sim, "goodput_bps", 1e-6, "TCP throughput (Mb/s)",
-                                 "Upstream TCP throughput vs buffer size", rate_line=True))]
+    figs = [("throughput", _lines(Figure, main, sim, "goodput_bps", 1e-6, "TCP goodput (Mb/s)",
+                                  "Upstream TCP goodput vs buffer size", rate_line=True))]
     if any(c.latency_loaded is not None for c in main):
-        figs.append(("latency", _bars(Figure, main, sim, "latency_loaded", 1e3, "median RTT under load (ms)",
-                                      "Latency under load vs buffer size", log=True, predicted_delay=True,
-                                      fmt="%.0f")))
+        figs.append(("latency", _lines(Figure, main, sim, "latency_loaded", 1e3, "median RTT under load (ms)",
+                                       "Latency under load vs buffer size", log=True, predicted_delay=True)))
     if any(c.mos is not None for c in main):
-        figs.append(("mos", _bars(Figure, main, sim, "mos", 1.0, "VoIP MOS", "VoIP MOS vs buffer size",
-                                  ylim=(1, 5), fmt="%.2f")))
+        figs.append(("mos", _lines(Figure, main, sim, "mos", 1.0, "VoIP MOS", "VoIP MOS vs buffer size",
+                                   ylim=(1, 5))))
     if sim:
         figs.append(("measured-vs-simulated", _scatter(Figure, main, sim, primary)))
     return figs
 
 
 def _panels(cells):
-    keys = sorted({(c.variant, c.upstream_rate) for c in cells})
-    return keys
+    return sorted({(c.variant, c.upstream_rate) for c in cells})
 
 
-def _bars(Figure, cells, sim, attr, scale, ylabel, title, log=False, rate_line=False, predicted_delay=False, ylim=None,
-          fmt="%.3g"):
+_COLOURS = ["#1f4e9c", "#d9822b", "#2e8b57", "#9c1f4e", "#6a5acd", "#808000"]
+_RANGES = {"goodput_bps": "goodput_range", "latency_loaded": "latency_range"}
+
+
+def _lines(Figure, cells, sim, attr, scale, ylabel, title, log=False, rate_line=False, predicted_delay=False,
+           ylim=None):
+    """One panel per (traffic variant, rate): a line per RTT over buffer size (log2 axis), the median of
+    the repetitions with error bars from their min to max; the simulator's prediction dashed."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
     panels = _panels(cells)
     ncols = min(len(panels), 2)
     nrows = (len(panels) + ncols - 1) // ncols
     fig = Figure(figsize=(6.2 * ncols, 3.9 * nrows), layout="constrained")
     fig.suptitle(title, fontsize=13, fontweight="bold")
     rtts = sorted({c.rtt for c in cells})
-    colours = ["#1f4e9c", "#d9822b", "#2e8b57", "#9c1f4e", "#6a5acd", "#808000"]
     for n, (variant, rate) in enumerate(panels):
         ax = fig.add_subplot(nrows, ncols, n + 1)
         mine = [c for c in cells if c.variant == variant and c.upstream_rate == rate]
         buffers = sorted({c.buffer for c in mine})
-        width = 0.8 / len(rtts)
+        models = sorted({c.model for c in mine if c.model})
         for i, rtt in enumerate(rtts):
-            xs, ys, pxs, pys = [], [], [], []
-            for j, b in enumerate(buffers):
-                x = j - 0.4 + width * (i + 0.5)
-                c = next((c for c in mine if c.rtt == rtt and c.buffer == b), None)
-                v = getattr(c, attr) if c else None
-                if v is not None:
-                    xs.append(x)
-                    ys.append(v * scale)
-                s = next((s for s in sim if s.variant == variant and s.upstream_rate == rate and s.rtt == rtt
-                          and s.buffer == b), None)
-                sv = getattr(s, attr) if s else None
-                if sv is not None:
-                    pxs.append(x)
-                    pys.append(sv * scale)
-            bars = ax.bar(xs, ys, width * 0.92, color=colours[i % len(colours)], label=f"{format_duration(rtt)} RTT")
-            if len(buffers) <= 8:
-                ax.bar_label(bars, fmt=fmt, fontsize=7, padding=1)
-            if pxs:
-                ax.plot(pxs, pys, linestyle="none", marker="D", markersize=5, color="black",
-                        label="simulated" if i == 0 else None)
-        ax.set_xticks(range(len(buffers)), [format_bytes(b).replace(" ", "") for b in buffers])
+            colour = _COLOURS[i % len(_COLOURS)]
+            for source_cells, style, label in ((mine, "-", f"{format_duration(rtt)} RTT"),
+                                               ([s for s in sim if s.variant == variant and s.upstream_rate == rate],
+                                                "--", f"{format_duration(rtt)} RTT, simulated")):
+                pts = sorted((c.buffer, c) for c in source_cells if c.rtt == rtt and getattr(c, attr) is not None)
+                if not pts:
+                    continue
+                xs = [b for b, _ in pts]
+                ys = [getattr(c, attr) * scale for _, c in pts]
+                spread = [getattr(c, _RANGES[attr]) if attr in _RANGES else None for _, c in pts]
+                err = None
+                if any(r is not None and r[1] > r[0] for r in spread):
+                    err = [[y - (r[0] * scale if r else y) for y, r in zip(ys, spread)],
+                           [(r[1] * scale if r else y) - y for y, r in zip(ys, spread)]]
+                ax.errorbar(xs, ys, yerr=err, color=colour, linestyle=style, marker="o" if style == "-" else "D",
+                            markersize=4, capsize=3, linewidth=1.4, label=label)
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(FixedLocator(buffers))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v).replace(" ", "")))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("upstream buffer (TargetBuffer)")
         ax.set_ylabel(ylabel)
         name = f"{format_rate(rate)} upstream" + (f" — {variant}" if variant else "")
-        ax.set_title(name, fontsize=11)
+        ax.set_title(name + (f"\n{'; '.join(models)}" if models else ""), fontsize=10)
         if rate_line:
-            ax.axhline(rate * scale, color="grey", linestyle="--", linewidth=1, label="configured rate")
-            ax.set_ylim(0, rate * scale * 1.3)  # headroom for the legend above the bars
+            ax.axhline(rate * scale, color="grey", linestyle=":", linewidth=1, label="configured rate")
+            ax.set_ylim(0, rate * scale * 1.15)
         if predicted_delay:
             # White et al.: the latency a full buffer adds is its size divided by the rate.
-            pred = [(b * 8 / rate + min(rtts)) * scale for b in buffers]
-            ax.plot(range(len(buffers)), pred, color="grey", linestyle=":", marker="_",
+            ax.plot(buffers, [(b * 8 / rate + min(rtts)) * scale for b in buffers], color="grey", linestyle=":",
                     label="buffer ÷ rate + RTT")
         if log:
-            from matplotlib.ticker import FuncFormatter
-
             ax.set_yscale("log")
-            plain = FuncFormatter(lambda v, _: f"{v:g}")  # 200, not 2×10²: read like the paper's axes
-            ax.yaxis.set_major_formatter(plain)
-            ax.yaxis.set_minor_formatter(plain)
-            ax.tick_params(axis="y", which="minor", labelsize=7)
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # 20, 50, 100, 200: not 2×10¹
+            ax.yaxis.set_minor_formatter(NullFormatter())
         if ylim:
             ax.set_ylim(*ylim)
-        ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left", ncol=2)
+        ax.grid(alpha=0.3, which="major")
+        ax.legend(fontsize=7, loc="best", ncol=2)
     return fig
 
 
@@ -329,8 +338,9 @@ def _scatter(Figure, main, sim, primary):
 # -- HTML ---------------------------------------------------------------------------
 
 _CAPTIONS = {
-    "throughput": "TCP goodput (warm-up excluded) per buffer size; one panel per upstream rate, one bar per added "
-                  "RTT; the dashed line is the configured rate (cf. White et al. Figs. 4–5).",
+    "throughput": "TCP goodput (warm-up excluded) per buffer size; one panel per upstream rate, one line per added "
+                  "RTT (dashed: the simulator's prediction), error bars over repetitions; the dotted line is the "
+                  "configured rate (cf. White et al. Figs. 4–5). Each panel names the model behind its figures.",
     "latency": "Median round-trip time of probe packets while the upstream is loaded, log scale; the dotted line "
                "is the delay a full buffer adds, buffer ÷ rate, plus the smallest RTT (cf. Figs. 7–8).",
     "mos": "VoIP E-model MOS of a G.711 stream beside the bulk TCP traffic (cf. Fig. 9).",
@@ -356,14 +366,24 @@ figcaption {{ color: #555; font-size: 0.9em; }} .failed {{ color: #a00; }}
 <p>{e(spec.get('description') or '')}</p>
 <p id="summary">Target: <b>{e(primary)}</b>. Points: {progress.done} done, {progress.failed} failed,
 {progress.pending + progress.running} not run, of {progress.total}.
-Each figure is the median of {spec.get('repetitions', 1)} repetition(s).</p>
+Each point is the median of {spec.get('repetitions', 1)} repetition(s); error bars span their minimum to
+maximum. Models behind the figures: {e(", ".join(sorted({r.get("model") or r["source"] for r in rows if r["source"]})))}.</p>
 <h2>Recommended buffer per tier</h2>
+<p>The sizing policy of docs/sizing.md applied to this campaign's results: the smallest buffer keeping
+{THROUGHPUT_SHARE:.0%} of the best goodput whose queueing delay stays within the queue budget (ITU-T G.114's
+150 ms one way less the path's own rtt/2). Beside it, what <code>hfcprov buffer advise</code> says for the
+same tier, and White et al.'s finding where they state one.</p>
 <table id="recommendations"><tr><th>tier</th>{'<th>traffic</th>' if any(r.variant for r in recs) else ''}
-<th>recommended TargetBuffer</th><th>why</th></tr>"""]
+<th>RTT</th><th>recommended TargetBuffer</th><th>queue at the tier's rate</th><th>model</th>
+<th><code>buffer advise</code></th><th>why</th></tr>"""]
     for r in recs:
-        buf = format_bytes(r.buffer) if r.buffer is not None else "—"
+        buf = f"{r.buffer} bytes ({format_bytes(r.buffer)})" if r.buffer is not None else "—"
+        queue = f"{r.queue_ms:.0f} ms" if r.queue_ms is not None else "—"
+        advised = f"{r.advised} bytes ({format_bytes(r.advised)})" if r.advised is not None else "—"
+        why = r.reason + (f". {r.paper}" if r.paper else "")
         variant = f"<td>{e(r.variant)}</td>" if any(x.variant for x in recs) else ""
-        parts.append(f"<tr><td>{e(r.tier)}</td>{variant}<td><b>{e(buf)}</b></td><td>{e(r.reason)}</td></tr>")
+        parts.append(f"<tr><td>{e(r.tier)}</td>{variant}<td>{e(format_duration(r.rtt))}</td><td><b>{e(buf)}</b></td>"
+                     f"<td>{e(queue)}</td><td>{e(r.model)}</td><td>{e(advised)}</td><td>{e(why)}</td></tr>")
     parts.append("</table>")
     for name, data in pngs.items():
         b64 = base64.b64encode(data).decode()

@@ -8,6 +8,12 @@ a kill loses at most the points in flight, and those run again on resume.
 
 Measured points (emu, modem) run one at a time: a modem is one physical thing.
 A failed point is recorded with its reason and the campaign goes on.
+
+A run holds the campaign's lock (``hfcprov.lab.lock``: pid + heartbeat in the database)
+from before it touches the points until it ends, so a second run on the same database
+is refused with the holder's name, and ``campaign status`` tells a running campaign
+from an interrupted one. Pool workers die with the runner (parent-death signal), so a
+``kill -9`` of the runner leaves no orphan computing into the void or holding the file.
 """
 
 from __future__ import annotations
@@ -15,12 +21,14 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hfcprov.errors import HfcprovError
 from hfcprov.lab import backends
+from hfcprov.lab.lock import RunLock
 from hfcprov.lab.spec import Campaign, CampaignError, Point
 from hfcprov.lab.store import Store
 from hfcprov.results import RunResult
@@ -40,8 +48,15 @@ class Summary:
 
 def run_campaign(campaign: Campaign, store: Store, *, resume: bool = False, retry_failed: bool = False,
                  jobs: int | None = None, scheduler: str | None = None, scheduler_timeout: float = 20.0,
-                 on_event: EventHook | None = None) -> Summary:
-    """Run every pending point of ``campaign`` into ``store``; returns what happened this time."""
+                 on_event: EventHook | None = None, command: str | None = None) -> Summary:
+    """Run every pending point of ``campaign`` into ``store``; returns what happened this time.
+
+    ``command``: how this run was started, shown to a second run that finds the lock held."""
+    with RunLock(store.path, command):
+        return _run_locked(campaign, store, resume, retry_failed, jobs, scheduler, scheduler_timeout, on_event)
+
+
+def _run_locked(campaign, store, resume, retry_failed, jobs, scheduler, scheduler_timeout, on_event) -> Summary:
     store.begin(campaign, resume=resume)
     if retry_failed:
         store.retry_failed()
@@ -135,16 +150,42 @@ class _Inline:
         return futures
 
 
-def _worker_ignores_ctrl_c():
+def _init_worker(parent: int) -> None:
     # A terminal's Ctrl-C reaches the whole process group; only the runner handles it, so the
     # workers do not each print a KeyboardInterrupt traceback. The runner stops them below.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent)
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def die_with_parent(parent: int) -> None:
+    """End this process when ``parent`` dies, even by ``kill -9`` (which runs no cleanup in the parent).
+
+    Linux: the kernel's parent-death signal. Elsewhere: a thread that polls for being orphaned."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="parent-watch").start()
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 class _Pool:
     def __init__(self, jobs: int):
         self.slots = jobs
-        self.pool = cf.ProcessPoolExecutor(max_workers=jobs, initializer=_worker_ignores_ctrl_c)
+        self.pool = cf.ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(os.getpid(),))
 
     def __enter__(self):
         return self

@@ -17,9 +17,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate
+from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_link_rate, parse_rtt
 
-REQUIRED = object()  # an axis the grid must give
+class _Required:
+    def __repr__(self):
+        return "required"
+
+
+REQUIRED = _Required()  # a key the file must give
+
+
+def key(default, doc: str, example: str, unit: str | None = None):
+    """A campaign-file key: its default, what it means, an example (docs/campaign-reference.md)."""
+    meta = {"doc": doc, "example": example, "unit": unit}
+    if isinstance(default, (dict, list)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    if default is REQUIRED:
+        return field(metadata={**meta, "required": True})
+    return field(default=default, metadata=meta)
 
 CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast", "prague")
 # The simulator's link model (hfcprov.sim Scenario.mac): a token bucket, or the DOCSIS
@@ -40,10 +55,13 @@ class Axis:
     show: Callable  # plain value -> text (Point.key, report labels)
     # how a report names this axis among a panel's traffic variants; None: a figure axis (rate, rtt, buffer)
     variant: Callable | None = None
+    doc: str = ""  # one line for docs/campaign-reference.md
+    example: str = ""
+    unit: str | None = None
 
 
-def axis(parse, default, sql, label, short, show, variant=None):
-    return field(metadata={"axis": Axis(parse, default, sql, label, short, show, variant)})
+def axis(parse, default, sql, label, short, show, variant=None, doc="", example="", unit=None):
+    return field(metadata={"axis": Axis(parse, default, sql, label, short, show, variant, doc, example, unit)})
 
 
 def _positive(parser):
@@ -98,23 +116,37 @@ class Point:
     """
 
     index: int
-    upstream_rate: float = axis(_positive(parse_rate), REQUIRED, "REAL NOT NULL", "upstream rate", "us",
-                                format_rate)  # bits/s: the service flow's MaxRateSustained (TLV 24.8)
-    downstream_rate: float | None = axis(parse_rate, None, "REAL", "downstream rate", "ds",
+    upstream_rate: float = axis(parse_link_rate, REQUIRED, "REAL NOT NULL", "upstream rate", "us",
+                                format_rate, doc="the upstream service flow's MaxRateSustained (TLV 24.8)",
+                                example="[1M, 2M, 5M, 10M]", unit="b/s")
+    downstream_rate: float | None = axis(parse_link_rate, None, "REAL", "downstream rate", "ds",
                                          lambda v: format_rate(v) if v else "-",
-                                         lambda v: f"{format_rate(v)} down")  # bits/s (TLV 25.8)
-    rtt: float = axis(parse_duration, 0.04, "REAL NOT NULL", "added RTT", "rtt", format_duration)  # s
+                                         lambda v: f"{format_rate(v)} down",
+                                         doc="the downstream flow's MaxRateSustained (TLV 25.8); absent: the "
+                                             "template's", example="50M", unit="b/s")
+    rtt: float = axis(parse_rtt, 0.04, "REAL NOT NULL", "added RTT", "rtt", format_duration,
+                      doc="round-trip delay added beyond the modem (base RTT)", example="[40ms, 100ms]", unit="s")
     buffer: int = axis(_positive(parse_bytes), REQUIRED, "INTEGER NOT NULL", "TargetBuffer", "buf",
-                       format_bytes)  # bytes: TargetBuffer (TLV 24.35.2)
-    flows: int = axis(_whole, 1, "INTEGER NOT NULL", "upstream TCP flows", "flows", str, _plural_flows)
+                       format_bytes, doc="the upstream flow's TargetBuffer (TLV 24.35.2); the modem's queue is "
+                                         "hfcprov.model's queue_size of it", example="[16KiB, 64KiB, 256KiB]",
+                       unit="bytes")
+    flows: int = axis(_whole, 1, "INTEGER NOT NULL", "upstream TCP flows", "flows", str, _plural_flows,
+                      doc="parallel long-lived upstream TCP flows", example="[1, 10]")
     congestion_control: str = axis(_choice(CONGESTION_CONTROLS, "congestion control"), "reno", "TEXT NOT NULL",
-                                   "TCP congestion control", "cc", str, str)
+                                   "TCP congestion control", "cc", str, str,
+                                   doc="TCP congestion control: " + " | ".join(CONGESTION_CONTROLS) +
+                                       " (the kernel's reno stands for newreno and sack)", example="[reno, cubic]")
     loss: float = axis(_fraction, 0.0, "REAL NOT NULL", "plant loss", "loss", lambda v: f"{v:g}",
-                       lambda v: f"loss {v:.2%}")
+                       lambda v: f"loss {v:.2%}", doc="random plant packet loss, a fraction or a percentage",
+                       example="1%")
     mac: str = axis(_choice(MACS, "mac"), "tokenbucket", "TEXT NOT NULL DEFAULT 'tokenbucket'",
-                    "simulator link model", "mac", str, lambda v: f"{v} MAC")
+                    "simulator link model", "mac", str, lambda v: f"{v} MAC",
+                    doc="the simulator's upstream model: tokenbucket (a shaper) | docsis (the DOCSIS request-grant "
+                        "MAC, calibrated); measured points are unaffected", example="[tokenbucket, docsis]")
     aqm: str = axis(_choice(AQMS, "aqm"), "none", "TEXT NOT NULL DEFAULT 'none'", "upstream AQM", "aqm", str,
-                    lambda v: {"none": "drop-tail"}.get(v, v))
+                    lambda v: {"none": "drop-tail"}.get(v, v),
+                    doc="the simulator's upstream queue: " + " | ".join(AQMS) + " (none = drop-tail; file = what "
+                        "the service flow's 24.40 / TLV 76 ask for)", example="[none, docsis-pie, lld]")
     rep: int = 0  # repetition, 0-based
     seed: int = 1
 

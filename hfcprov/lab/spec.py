@@ -44,14 +44,14 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import yaml
 
 from hfcprov.errors import HfcprovError, UnitError
-from hfcprov.lab.schema import AXES, REQUIRED, Point
-from hfcprov.units import parse_duration
+from hfcprov.lab.schema import AXES, REQUIRED, Point, key
+from hfcprov.units import as_written, parse_duration, parse_rtt
 
 KINDS = ("sim", "emu", "modem")
 
@@ -62,37 +62,46 @@ class CampaignError(HfcprovError):
 
 @dataclass(frozen=True)
 class Traffic:
-    duration: float = 20.0  # seconds measured
-    warmup: float = 2.0  # seconds before measuring (TCP slow start)
-    probe_interval: float = 0.1  # seconds between latency probes
-    voip: bool = False  # run a G.711 voice stream beside the bulk flows and score its MOS
+    duration: float = key(20.0, "seconds measured per point (after the warm-up)", "30s", "s")
+    warmup: float = key(2.0, "seconds before measuring: TCP slow start and its recovery are not counted; the "
+                             "emulator's probe lengthens it when the loaded RTT is long", "5s", "s")
+    probe_interval: float = key(0.1, "seconds between latency probes", "100ms", "s")
+    voip: bool = key(False, "run a G.711 voice stream beside the bulk flows and score its MOS", "true")
 
 
 @dataclass(frozen=True)
 class Target:
-    kind: str = "sim"
+    kind: str = key("sim", "what runs the points: sim (the simulator), emu (the emulated modem in network "
+                           "namespaces), modem (a real modem behind a CMTS)", "emu")
     # emu and modem: where configs go and how the modem is reset and audited.
-    modems: tuple = ()  # ({"mac": ..., "ip": ...}, ...) for kind=modem
-    cmts: str | None = None
-    snmp: dict = field(default_factory=dict)  # community, write_community, port, timeout, retries
-    tftp: dict = field(default_factory=dict)  # host, port, root
-    probe: dict = field(default_factory=dict)  # server address the probe measures against
-    online_timeout: float = 120.0  # seconds from reset to "online with the new config"
-    secret: str | None = None  # CMTS MIC shared secret; never stored in the campaign record
+    modems: tuple = key((), "modem: the one modem under test, [{mac, ip, name}]",
+                        "[{mac: 00:11:22:33:44:55, ip: 10.1.0.20}]")
+    cmts: str | None = key(None, "modem: the CMTS address (for its modem table)", "10.1.0.1")
+    snmp: dict = key({}, "community, write_community (env:NAME reads the environment), port, timeout, "
+                         "retries, version", "{community: public, write_community: env:CM_WRITE}")
+    tftp: dict = key({}, "modem: root (the folder the TFTP server serves), host and port (hfcprov serves it "
+                         "itself when host is given)", "{root: /srv/tftp, host: 10.1.0.2}")
+    probe: dict = key({}, "modem: server (the host behind the CMTS answering the probe), port",
+                      "{server: 10.2.0.10}")
+    online_timeout: float = key(120.0, "seconds from reset to online with the new config", "90s", "s")
+    secret: str | None = key(None, "CMTS MIC shared secret (env:NAME reads the environment); never stored",
+                             "env:CMTS_SECRET")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Campaign:
-    name: str
-    target: Target
-    grid: dict  # grid key -> tuple of parsed values
-    traffic: Traffic
-    repetitions: int = 1
-    simulate: bool = True  # run the simulator beside every measured point
-    template: str | None = None  # tier template (path, relative to the campaign file)
-    seed: int = 1
-    jobs: int = 0  # simulator processes; 0 = one per CPU
-    description: str = ""
+    name: str = key(REQUIRED, "campaign name (default: the file's stem)", "buffer-sweep")
+    target: Target = key(Target(), "target kind, or a mapping (see target.*)", "sim")
+    grid: dict = key(REQUIRED, "axes: one value or a list each; every combination is a point (see grid.*)",
+                     "{upstream_rate: [1M, 2M], buffer: [16KiB, 64KiB]}")  # axis -> tuple of parsed values
+    traffic: Traffic = key(Traffic(), "what runs through each point (see traffic.*)", "{duration: 30s}")
+    repetitions: int = key(1, "runs per point; repetition r uses seed + r and the report draws error bars", "3")
+    simulate: bool = key(True, "emu/modem: also predict every point with the simulator", "false")
+    template: str | None = key(None, "tier template (needed for emu and modem), relative to the campaign file, "
+                                     "rendered per point with Point.template_vars", "../templates/res-50x5.j2")
+    seed: int = key(1, "seed of the first repetition", "7")
+    jobs: int = key(0, "simulator processes (0: one per CPU)", "2")
+    description: str = key("", "free text shown at the top of the report", "White et al. Test 1")
     source: str = "<campaign>"
 
     def points(self) -> list[Point]:
@@ -166,8 +175,7 @@ class _Reader:
         return value
 
     def campaign(self, data) -> Campaign:
-        top = self.mapping(data, [], {"name", "description", "target", "template", "grid", "traffic",
-                                       "repetitions", "simulate", "seed", "jobs"})
+        top = self.mapping(data, [], _keys(Campaign))
         name = top.get("name") or Path(self.source).stem
         if not isinstance(name, str):
             self.fail(["name"], "expected a string")
@@ -199,8 +207,7 @@ class _Reader:
     def target(self, value) -> Target:
         if isinstance(value, str):
             value = {"kind": value}
-        t = self.mapping(value, ["target"], {"kind", "modems", "cmts", "snmp", "tftp", "probe",
-                                              "online_timeout", "secret"})
+        t = self.mapping(value, ["target"], _keys(Target))
         kind = t.get("kind", "sim")
         if kind not in KINDS:
             self.fail(["target", "kind"], f"unknown target {kind!r} (known: {', '.join(KINDS)})")
@@ -249,8 +256,8 @@ class _Reader:
             values = []
             for i, item in enumerate(items):
                 path = ["grid", key] + ([i] if isinstance(raw, list) else [])
-                try:
-                    v = ax.parse(item)
+                try:  # a time written as a bare YAML number is refused like `--rtt 30` (units.as_written)
+                    v = ax.parse(as_written(item) if key in g and ax.parse in (parse_duration, parse_rtt) else item)
                 except (UnitError, ValueError) as err:
                     self.fail(path, str(err))
                 if v in values:
@@ -260,7 +267,7 @@ class _Reader:
         return out
 
     def traffic(self, value) -> Traffic:
-        t = self.mapping(value, ["traffic"], {"duration", "warmup", "probe_interval", "voip"})
+        t = self.mapping(value, ["traffic"], _keys(Traffic))
         duration = self.unit(parse_duration, t.get("duration", Traffic.duration), ["traffic", "duration"])
         if duration <= 0:
             self.fail(["traffic", "duration"], "must be greater than 0")
@@ -277,7 +284,8 @@ class _Reader:
 
     def unit(self, parser, value, path):
         try:
-            return parser(value)
+            # a number written in the file is read as its text: `rtt: 30` is refused like `--rtt 30`
+            return parser(as_written(value) if _in_file(self.root, path) else value)
         except UnitError as err:
             self.fail(path, str(err))
 
@@ -287,11 +295,28 @@ class _Reader:
         return value
 
 
+def _keys(cls) -> set[str]:
+    """The keys a section of the file takes: its declared fields (``schema.key``)."""
+    return {f.name for f in fields(cls) if "doc" in f.metadata}
+
+
 def _dotted(path: list) -> str:
     out = ""
     for p in path:
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
     return out
+
+
+def _in_file(node, path: list) -> bool:
+    """Whether ``path`` is written in the YAML (else its value is a default)."""
+    for p in path:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == str(p)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(p, int) and p < len(node.value):
+            node = node.value[p]
+        else:
+            return False
+    return node is not None
 
 
 def _line_of(node, path: list) -> int | None:

@@ -13,13 +13,16 @@ import socket
 import struct
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hfcprov.probe.errors import ProbeError
 from hfcprov.probe.responder import CHUNK, MARGIN, abort, pin_congestion_control
 from hfcprov.probe.timeline import Timeline
 
 _TCPI_TOTAL_RETRANS = 100  # byte offset of tcpi_total_retrans in struct tcp_info
+_TCPI_CA_STATE = 1  # byte offset of tcpi_ca_state: 0 open, 1 disorder, 2 cwr, 3 recovery, 4 loss
+CLEAN_STATES = (0, 2)  # no segment missing at the receiver: nothing delivered later that crossed earlier
+STATE_STEP = 0.02  # s between congestion-state samples
 
 
 @dataclass
@@ -27,6 +30,8 @@ class Flow:
     timeline: Timeline  # receiver's bytes over time, starting with a zero mark
     retransmissions: int | None = None  # sender's total, where the sender is this side
     error: str | None = None
+    # (monotonic time, tcpi_ca_state) of the sender, where the sender is this side (upstream)
+    states: list = field(default_factory=list)
 
 
 def run_flows(target: str, port: int, direction: str, count: int, total: float, cc: str,
@@ -77,10 +82,18 @@ def _upload(sock: socket.socket, flow: Flow, total: float, cc: str) -> None:
             except OSError:
                 return
 
+    def watch():  # the sender's congestion state: measure.py starts the window outside loss recovery
+        while not stop.wait(STATE_STEP):
+            state = _ca_state(sock)
+            if state is None:
+                return
+            flow.states.append((time.monotonic(), state))
+
     try:
         sock.sendall(_header("upload", total, cc))
         sender = threading.Thread(target=send, daemon=True)
         sender.start()
+        threading.Thread(target=watch, daemon=True).start()
         report = _read_line(sock, time.monotonic() + total + MARGIN + 10)
         stop.set()
         sender.join(2)
@@ -130,6 +143,13 @@ def _download(sock: socket.socket, flow: Flow, total: float, cc: str) -> None:
         flow.error = str(err)
     finally:
         abort(sock)
+
+
+def _ca_state(sock: socket.socket) -> int | None:
+    try:
+        return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[_TCPI_CA_STATE]
+    except (OSError, IndexError):
+        return None
 
 
 def _total_retrans(sock: socket.socket) -> int | None:

@@ -9,14 +9,27 @@ Timeline of a run::
 Idle RTT comes from the probes sent in the idle phase, loaded RTT from those
 sent in the measured phase, goodput from each receiver's bytes in the
 measured phase.
+
+Goodput counts only application bytes that crossed the link inside the window.
+A receiver hands bytes to the application in order: while a segment is missing
+(loss recovery), bytes that arrived earlier wait, and are delivered in a burst
+when the hole fills. A window that starts during recovery therefore counts
+bytes that crossed before it (2 Mb/s, 256 KiB, Reno, 3 s warm-up: 2.1 Mb/s
+"measured" on a link carrying at most 1.91 Mb/s of payload). So, upstream (the
+sender is this side), the measured phase starts at the first moment after the
+warm-up when every sender is out of loss recovery (``tcpi_ca_state`` open or
+CWR: nothing missing at the receiver), within ``adaptive_warmup`` more seconds:
+after slow start's overshoot into a deep buffer at a long loaded RTT, recovery
+takes several seconds. The flows run warm-up + ``adaptive_warmup`` + duration.
 """
 
 from __future__ import annotations
 
+import bisect
 import time
 from dataclasses import dataclass
 
-from hfcprov.probe.bulk import run_flows
+from hfcprov.probe.bulk import CLEAN_STATES, run_flows
 from hfcprov.probe.errors import ProbeError
 from hfcprov.probe.latency import LatencyProbe
 from hfcprov.probe.target import check_target
@@ -37,6 +50,9 @@ class ProbeSpec:
     rate: float = 20.0  # probes per second
     shaped_rate_bps: float | None = None  # the service flow's rate, if known, for utilization
     source: str = "modem"  # "emu" when the path is the emulated modem
+    # upstream: up to this many more seconds of warm-up, waiting for the senders to leave loss
+    # recovery before the measured phase starts (0: a fixed warm-up)
+    adaptive_warmup: float = 5.0
 
 
 def measure(spec: ProbeSpec) -> RunResult:
@@ -45,16 +61,17 @@ def measure(spec: ProbeSpec) -> RunResult:
         raise ProbeError(f"flows {spec.flows}: expected >= 0")
     probe = LatencyProbe(target, kind=spec.probe, rate=spec.rate, port=spec.port).start()
     t_start = time.monotonic()
+    extra = spec.adaptive_warmup if spec.direction == "upstream" and spec.flows else 0.0
     try:
         time.sleep(spec.idle)
         t_load = time.monotonic()
-        flows = run_flows(target, spec.port, spec.direction, spec.flows, spec.warmup + spec.duration,
+        flows = run_flows(target, spec.port, spec.direction, spec.flows, spec.warmup + extra + spec.duration,
                           spec.cc) if spec.flows else []
         if not spec.flows:
             time.sleep(spec.warmup + spec.duration)
     finally:
         probes = probe.stop()
-    t_measure = t_load + spec.warmup
+    t_measure = window_start(flows, t_load + spec.warmup, extra)
     t_end = t_measure + spec.duration
 
     def stats(lo, hi):
@@ -72,7 +89,8 @@ def measure(spec: ProbeSpec) -> RunResult:
             results.append(FlowResult(goodput_bps=0.0))
             continue
         origin = tl.t[0]  # the receiver's start mark: load start on its own clock
-        w0, w1 = origin + spec.warmup, origin + spec.warmup + spec.duration
+        w0 = origin + (t_measure - t_load)
+        w1 = w0 + spec.duration
         results.append(FlowResult(goodput_bps=tl.goodput(w0, w1), bytes_delivered=int(tl.at(w1) - tl.at(w0)),
                                   retransmissions=f.retransmissions))
         per_s = [(t + (t_load - t_start), v) for t, v in tl.per_second(w0, w1, origin)]
@@ -87,4 +105,28 @@ def measure(spec: ProbeSpec) -> RunResult:
         extra={"target": target, "direction": spec.direction, "flows": spec.flows, "congestion_control": spec.cc,
                "probe": spec.probe, "probe_rate": spec.rate, "probe_iface": probe.iface,
                "timestamps": "kernel capture (AF_PACKET, SO_TIMESTAMPNS)", "warmup": spec.warmup,
+               "warmup_used": round(t_measure - t_load, 3),
                "idle_time": spec.idle})
+
+
+def window_start(flows, earliest: float, extra: float) -> float:
+    """When the measured phase starts: the first congestion-state sample at or after ``earliest`` at
+    which every sender was out of loss recovery, at most ``extra`` seconds later (then that latest
+    time). Flows without state samples (downstream: the sender is the far end) do not delay it."""
+    if extra <= 0:
+        return earliest
+    watched = [f.states for f in flows if f.states]
+    if not watched:
+        return earliest
+    latest = earliest + extra
+    times = sorted({t for states in watched for t, _ in states if earliest <= t <= latest})
+    for t in [earliest, *times]:
+        if all(_state_at(states, t) in CLEAN_STATES for states in watched):
+            return t
+    return latest
+
+
+def _state_at(states: list, t: float) -> int | None:
+    """The sender's state at ``t``: its last sample at or before ``t``."""
+    i = bisect.bisect_right(states, (t, float("inf")))
+    return states[i - 1][1] if i else None

@@ -21,6 +21,7 @@ from collections import deque
 from heapq import heappush
 
 from hfcprov.sim.loss import NoLoss
+from hfcprov.sim.packet import DATA, Packet, Train
 
 
 class Link:
@@ -112,6 +113,8 @@ class Link:
 
     def send(self, pkt) -> bool:
         # The hot path of the whole simulator: locals, no helper calls.
+        if pkt.__class__ is Train:
+            return self._send_train(pkt)
         engine = self.engine
         now = engine.now
         w = self.waiting
@@ -175,6 +178,81 @@ class Link:
         return True
 
     receive = send  # a link can be the sink of the hop before it
+
+    def _send_train(self, pkt) -> bool:
+        """``n`` back-to-back segments in one event: the buffer takes the prefix that fits, the
+        shaper and channel serve the rest as one block, plant loss is drawn per segment."""
+        engine = self.engine
+        now = engine.now
+        w = self.waiting
+        while w and w[0][0] <= now:
+            self.wbytes -= w.popleft()[1]
+        n = pkt.n
+        per = pkt.size // n
+        seg_wire = per + self.overhead
+        limit = self.limit
+        if limit is not None and self.wbytes + n * seg_wire > limit:
+            k = (limit - self.wbytes) // seg_wire
+            if k <= 0:
+                self.dropped += n
+                return False
+            self.dropped += n - k
+            pkt.n = n = k
+            pkt.size = k * per
+        wire = pkt.size + self.overhead * n
+        start = max(self.free_at, now)
+        if self.rate is not None:
+            tok = min(self.burst, self.tokens + (start - self.t_tokens) * self.rate)
+            if tok < wire:
+                start += (wire - tok) / self.rate
+                tok = wire
+            self.tokens = tok - wire
+            self.t_tokens = start
+        if self.peak is not None:
+            tok = min(self.peak_burst, self.ptokens + (start - self.t_ptokens) * self.peak)
+            if tok < wire:
+                start += (wire - tok) / self.peak
+                tok = wire
+                if self.rate is not None:
+                    self.tokens = min(self.burst, self.tokens + (start - self.t_tokens) * self.rate)
+                    self.t_tokens = start
+            self.ptokens = tok - wire
+            self.t_ptokens = start
+        end = start + wire / self.capacity
+        self.free_at = end
+        self.accepted += n
+        if now >= self.measure_from:
+            self.measured += n
+            if start > now:
+                self.wait_sum += n * (start - now)
+                self.wait_byte_sum += wire * (start - now)
+        elif start > self.measure_from:
+            self.wait_byte_sum += wire * (start - self.measure_from)
+        if start > now:
+            w.append((start, wire))
+            self.wbytes += wire
+        deliver = self.route[pkt.flow] if self.route is not None else self.sink_receive
+        pieces = [pkt]
+        loss = self.loss
+        if loss is not None:
+            kept = [j for j in range(n) if not loss.lost()]
+            if len(kept) < n:
+                self.lost += n - len(kept)
+                pieces = []
+                j = 0
+                while j < len(kept):  # contiguous runs of the segments that survived
+                    a = j
+                    while j + 1 < len(kept) and kept[j + 1] == kept[j] + 1:
+                        j += 1
+                    m = j - a + 1
+                    seq = pkt.seq + kept[a]
+                    pieces.append(Train(pkt.flow, seq, m, m * per, pkt.ts) if m > 1
+                                  else Packet(DATA, pkt.flow, seq, per, pkt.ts))
+                    j += 1
+        for piece in pieces:
+            engine.seq += 1
+            heappush(engine.heap, (end + self.delay, engine.seq, deliver, piece))
+        return True
 
     def wait_beyond(self, t: float) -> float:
         """Byte-seconds that packets queued now will still wait after ``t`` (counted in

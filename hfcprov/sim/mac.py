@@ -35,6 +35,9 @@ from hfcprov.errors import HfcprovError
 from hfcprov.sim.loss import NoLoss
 
 
+ETHERNET_OVERHEAD = 18  # bytes of a frame the rate limiter counts beyond the IP packet (header + CRC)
+
+
 class MacConfigError(HfcprovError, ValueError):
     """A request-grant MAC parameter is out of range."""
 
@@ -61,7 +64,9 @@ class MacParams:
     burst_overhead: int = 30  # per burst: preamble, guard time, FEC tail (bytes of channel time)
     other_load: float = 0.0  # mean share of each MAP used by other modems (0..1)
     other_load_spread: float = 0.0  # that share varies uniformly +- this much per MAP
-    contention_collision: float = 0.0  # probability a contention request collides
+    # probability a contention request collides with another modem's (on by default: a real
+    # upstream has neighbours, and the collisions are one of the MAC's sources of run-to-run spread)
+    contention_collision: float = 0.05
     backoff_maps: int = 4  # a collided CM retries within this many MAPs (uniform)
     random_placement: bool = True  # grants placed at a random offset within the MAP
 
@@ -417,6 +422,8 @@ class CableModem:
         t = t0 + p.burst_overhead * bt
         left = g
         q = self.queue
+        header = p.frame_overhead - ETHERNET_OVERHEAD  # DOCSIS MAC header bytes per frame
+        refund = 0
         while q and left > 0:
             pkt, frame, charge, arrived = q[0]
             remaining = frame - self.head_sent
@@ -428,6 +435,7 @@ class CableModem:
                 self.qbytes -= frame
                 self.charged -= charge
                 self.bytes_sent += frame
+                refund += header
                 if arrived >= self.measure_from:
                     self.wait_sum += t0 - arrived
                     self.measured += 1
@@ -439,10 +447,15 @@ class CableModem:
                 sent = left - p.fragment_overhead
                 self.head_sent += sent
                 self.unrequested += p.fragment_overhead  # the rest of the frame needs its own header
+                refund += p.fragment_overhead
                 t += left * bt
                 left = 0
             else:
                 break
+        if self.rate is not None:
+            # MULPI C.2.2.7.2: the Max Sustained Rate counts from the byte after the MAC header's HCS
+            # to the end of the CRC, so DOCSIS headers and fragment headers go back to the bucket
+            self.tokens += refund
         if q and self.unrequested <= 0 and not (self.cmts_pending or self.in_flight_req or self.grants_pending):
             # Requests fell short of the queue (grant carried less than asked): ask for the rest.
             self.unrequested = self.qbytes - self.head_sent

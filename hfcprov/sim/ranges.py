@@ -62,7 +62,16 @@ class SegmentRanges:
             en.append(e)
             self.count += e - s
             return [(s, e)]
+        if s >= st[-1]:  # the top range grows (or already holds it): the next most common case
+            top = en[-1]
+            if e <= top:
+                return []
+            en[-1] = e
+            self.count += e - top
+            return [(top, e)]
         i = bisect_left(en, s, lo)  # first range ending at or after s (touches, overlaps or lies above)
+        if i < n and st[i] <= s and en[i] >= e:
+            return []  # held already (a SACK block repeated)
         j = bisect_right(st, e, lo)  # ranges below j start at or before e
         if i == j:
             self._insert(i, s, e)

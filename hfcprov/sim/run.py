@@ -116,6 +116,8 @@ class Network:
         # Separate streams: adding probes or flows never shifts the loss pattern.
         data_rng = random.Random(rng.getrandbits(64))
         ack_rng = random.Random(rng.getrandbits(64))
+        # start times and timer phases: what makes repetitions differ on a loss-free path
+        phase_rng = random.Random(rng.getrandbits(64))
         self.send_host = Host()
         self.recv_host = Host()
         data_loss = make_loss(sc.data_loss.model, sc.data_loss.rate, sc.data_loss.burst, data_rng)
@@ -124,6 +126,8 @@ class Network:
         self.entry = self.bottleneck
         if sc.access_rate:
             self.entry = Link(eng, self.bottleneck, capacity=sc.access_rate, overhead=sc.overhead, name="access")
+        # segment trains (TcpOptions.tso) only where every hop of the data is a plain FIFO Link
+        trains = type(self.bottleneck) is Link and type(self.entry) is Link
         self.senders: list[TcpSender] = []
         self.receivers: list[TcpReceiver] = []
         for i, spec in enumerate(sc.flows):
@@ -136,23 +140,28 @@ class Network:
             except KeyError as err:
                 raise ScenarioError(f"flows[{i}]: {err.args[0]}") from None
             s = TcpSender(eng, i, self.entry, opts, cc, spec.size, on_done=self._flow_done)
+            if not trains:
+                s.tso = 1
             r = TcpReceiver(eng, i, self.reverse, opts)
             self.senders.append(s)
             self.receivers.append(r)
             self.send_host.add(s)
             self.recv_host.add(r)
+            s.phase = phase_rng.random() * opts.timer_granularity
+            r.phase = phase_rng.random() * opts.delack_timeout
             if getattr(cc, "ecn", False):  # an L4S sender: ECT(1) data, CE echoed (issue 20)
                 from hfcprov.sim.aqm.ecn import attach
 
                 attach(s, r, self.send_host.receivers, self.recv_host.receivers)
-            eng.at(spec.start, self._flow_start, s)
+            start = spec.start + phase_rng.random() * sc.start_jitter
+            eng.at(min(start, sc.duration), self._flow_start, s)
         self.probe = None
         if sc.probe_rate > 0:
             pid = len(sc.flows)
             self.probe = ProbeSource(eng, pid, self.entry, sc.probe_rate, sc.probe_size, self, sc.duration)
             self.send_host.add(self.probe)
             self.recv_host.add(ProbeEcho(self.reverse))
-            eng.at(0.0, self.probe.tick)
+            eng.at(phase_rng.random() / sc.probe_rate, self.probe.tick)
         self.voice = None
         if sc.voice is not None:
             self.voice = VoiceCall(self, sc.voice)
@@ -219,7 +228,7 @@ class Network:
             got = self.received(i) - self.delivered_at_warmup[i]
             total += got
             if spec.size and s.done_at is not None:
-                completion = s.done_at - spec.start
+                completion = s.done_at - s.started
                 goodput = spec.size * 8 / completion if completion > 0 else 0.0
             else:
                 completion = None
@@ -297,10 +306,14 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("tcp.initial_window: must be >= 1 segment")
     if sc.tcp.ssthresh_from not in SSTHRESH_FROM:
         raise ScenarioError(f"tcp.ssthresh_from: {sc.tcp.ssthresh_from!r} is not one of {', '.join(SSTHRESH_FROM)}")
+    if sc.tcp.tso < 1:
+        raise ScenarioError("tcp.tso: must be >= 1 segment per packet")
     if sc.tcp.delack_count < 1:
         raise ScenarioError("tcp.delack_count: must be >= 1")
     if sc.probe_rate < 0:
         raise ScenarioError("probe_rate: must be >= 0 probes per second")
+    if sc.start_jitter < 0:
+        raise ScenarioError("start_jitter: must be >= 0 s")
     if sc.sample_interval is not None and sc.sample_interval <= 0:
         raise ScenarioError("sample_interval: must be > 0 (or null for no series)")
     for i, f in enumerate(sc.flows):

@@ -16,6 +16,7 @@ from hfcprov.errors import HfcprovError
 from hfcprov.model import DEFAULT_MAX_TRAFFIC_BURST, BufferRejected
 from hfcprov.sim.codecs import CODECS
 from hfcprov.sim.aqm.select import aqm_keys
+from hfcprov.sim.hystart import HYSTART
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
 
 
@@ -56,11 +57,21 @@ class TcpOptions:
     # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
     # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
     grow_on_recovery_exit: bool = False
+    # most segments per packet for new data (TSO at the sender, GRO at the receiver; Linux: 44, 64 KB),
+    # sized as Linux's TSO autosizing (~1 ms of the pacing rate, >= 2); a drop-tail link serves a
+    # train as back-to-back packets in one event; 1: off (always off with a MAC or an AQM)
+    tso: int = 1
     # a retransmission is lost again once data sent after it is SACKed (Linux); off: only the RTO finds it
     detect_lost_retransmit: bool = True
     delayed_ack: bool = True
+    # exact: the delayed ACK waits delack_timeout (Linux); tick: BSD's fast timer, the next tick of a
+    # free-running delack_timeout clock; auto: tick with a coarse RTO timer (timer_granularity > 0)
+    delack_timer: str = "auto"
     delack_count: int = 2
     delack_timeout: float = 0.2  # s
+    # CUBIC's slow-start exit: auto/linux = Linux's HyStart (ACK train + delay), rfc9406 = HyStart++,
+    # off = slow start until a loss (hfcprov.sim.hystart)
+    hystart: str = "auto"
     fast_alpha: float = 20.0  # FAST TCP: packets each flow keeps queued (Caltech release default)
 
     @property
@@ -126,7 +137,9 @@ class Scenario:
     probe_size: int = 64  # bytes
     duration: float = 10.0  # s simulated
     warmup: float = 0.0  # s excluded from goodput and queue figures
-    seed: int = 1
+    seed: int = 1  # every random draw of a run comes from it: same seed, same result
+    # s: each flow starts up to this much after its start (uniform, from the seed), as real runs do
+    start_jitter: float = 0.01
     sample_interval: float | None = 0.1  # s between queue/cwnd samples; None: no series
     name: str = ""
 
@@ -187,6 +200,7 @@ _PARSERS = {
     "initial_rto": parse_duration, "delack_timeout": parse_duration, "start": parse_duration,
     "jitter_buffer": parse_duration, "tail": parse_duration,
     "duration": parse_duration, "warmup": parse_duration, "sample_interval": parse_duration,
+    "start_jitter": parse_duration,
 }
 _NESTED = {"tcp": TcpOptions, "data_loss": LossSpec, "ack_loss": LossSpec, "voice": VoiceSpec}
 # quantities inside mac_params / reverse_mac_params (hfcprov.sim.mac.MacParams and the CM's keys)
@@ -201,6 +215,8 @@ _CHOICES = {
     "model": ("none", "bernoulli", "gilbert"),
     "recovery": ("reno", "newreno", "sack", None),
     "ssthresh_from": SSTHRESH_FROM,
+    "hystart": HYSTART,
+    "delack_timer": ("auto", "exact", "tick"),
 }
 
 
@@ -273,6 +289,8 @@ def _value(cls, key, value, where):
         return flows
     if value is None:
         return None
+    if cls is TcpOptions and key == "hystart" and isinstance(value, bool):
+        value = "auto" if value else "off"  # YAML reads a bare off/on as a boolean
     if key in _PARSERS:
         return _PARSERS[key](value)
     if key in _CHOICES and value not in _CHOICES[key]:

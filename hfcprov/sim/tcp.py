@@ -11,15 +11,18 @@ Choices the RFCs leave open are ``TcpOptions`` fields: limited transmit, ssthres
 from FlightSize or pipe, growth on the ACK that ends recovery (docs/sim.md).
 
 The receiver acknowledges every ``delack_count``-th in-order segment or after
-``delack_timeout``, immediately on out-of-order data or when a hole fills.
+``delack_timeout`` (or at the next tick of a BSD-style fast timer, ``delack_timer``),
+immediately on out-of-order data or when a hole fills. Timer phases are drawn from
+the scenario's seed by ``run.Network``.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
+from heapq import heappop, heappush
 
-from hfcprov.sim.packet import ACK, DATA, Packet
+from hfcprov.sim.packet import ACK, DATA, Packet, Train
 from hfcprov.sim.ranges import SegmentRanges
 
 LOST = -1  # TcpSender.state: deemed lost, not yet resent (a value >= 0: resent, HighData then)
@@ -59,11 +62,13 @@ class TcpSender:
         "mss",
         "nxt",
         "on_done",
+        "phase",
         "recover",
         "recovery",
         "retransmissions",
         "rto",
         "rttvar",
+        "relost",
         "rtx_ptr",
         "rtx_q",
         "rtx_watch",
@@ -77,6 +82,7 @@ class TcpSender:
         "timeouts",
         "timer_at",
         "total",
+        "tso",
         "una",
     )
 
@@ -110,6 +116,8 @@ class TcpSender:
         self.srtt = None
         self.rttvar = 0.0
         self.gran = opts.timer_granularity
+        self.tso = opts.tso  # new data leaves in trains of up to this many segments (run.Network may set 1)
+        self.phase = 0.0  # where the coarse timer's ticks fall (run.Network draws it from the seed)
         self.min_rto = opts.min_rto
         self.max_rto = 60.0
         self.rto = max(opts.initial_rto, self.min_rto)
@@ -136,6 +144,7 @@ class TcpSender:
         # data is SACKed was lost again (Linux's lost-retransmit rule; FIFO path, no reordering).
         self.rtx_q: deque = deque()
         self.rtx_watch = opts.detect_lost_retransmit
+        self.relost: list = []  # heap: resent segments lost again (they lie below rtx_ptr)
         self.lost_retransmits = 0
 
     # -- sending -----------------------------------------------------------
@@ -186,12 +195,35 @@ class TcpSender:
             if limit > self.avail:  # noqa: PLR1730
                 limit = self.avail
             nxt = self.nxt
+            tso = self._train_cap() if self.tso > 1 else 1
             while nxt < limit:
+                if tso > 1 and limit - nxt > 1 and nxt >= self.high:
+                    k = min(tso, limit - nxt)
+                    self._tx_train(nxt, k)
+                    nxt += k
+                    continue
                 self._tx(nxt)
                 nxt += 1
             self.nxt = nxt
         if self.deadline is None and self.una < self.nxt:
             self._arm()
+
+    def _train_cap(self) -> int:
+        """Linux's TSO autosizing: about 1 ms of the pacing rate (2x cwnd/srtt in slow start, 1.2x
+        after), at least 2 segments, at most ``tso``; so trains stay small at DOCSIS rates."""
+        srtt = self.srtt
+        if srtt is None:
+            return 2
+        ratio = 2.0 if self.cwnd < self.ssthresh else 1.2
+        return max(2, min(self.tso, int(ratio * self.cwnd / srtt * 0.001 / self.mss)))
+
+    def _tx_train(self, i: int, k: int) -> None:
+        """New segments ``[i, i + k)`` as one ``Train``."""
+        self.high = i + k
+        size = k * (self.hdr + self.mss)
+        if i + k == self.total:
+            size -= self.mss - self.last_payload
+        self.link.send(Train(self.flow, i, k, size, self.engine.now))
 
     def _limited_transmit(self, wnd: int, limit: int) -> int:
         """Send limit on a duplicate ACK before fast retransmit: one new segment per duplicate ACK
@@ -321,8 +353,8 @@ class TcpSender:
                         state[i] = LOST
                         self.lost_n += 1
                         self.lost_retransmits += 1
-                        if i < self.rtx_ptr:  # noqa: PLR1730
-                            self.rtx_ptr = i
+                        if i < self.rtx_ptr:
+                            heappush(self.relost, i)
         return new
 
     def _mark_lost(self, a: int, b: int) -> None:
@@ -359,6 +391,11 @@ class TcpSender:
     def _next_lost(self) -> int:
         """The lowest segment deemed lost and not resent (RFC 6675 NextSeg rule 1); needs lost_n > 0."""
         state = self.state
+        relost = self.relost
+        while relost:
+            i = heappop(relost)
+            if state.get(i) == LOST:  # else ACKed, SACKed or resent since
+                return i
         i = self.rtx_ptr
         while state.get(i) != LOST:
             i += 1
@@ -373,6 +410,12 @@ class TcpSender:
             if self.lost_n:  # RFC 6675 NextSeg: lost segments first, then new data
                 self._tx(self._next_lost())
             elif self.nxt < limit:
+                k = min(self._train_cap() if self.tso > 1 else 1, limit - self.nxt, wnd - pipe)
+                if k > 1:
+                    self._tx_train(self.nxt, k)
+                    self.nxt += k
+                    pipe += k
+                    continue
                 self._tx(self.nxt)
                 self.nxt += 1
             else:
@@ -398,7 +441,8 @@ class TcpSender:
         g = self.gran
         if g:
             # The BSD slow timer counts ticks: it fires on the k-th tick boundary from now.
-            d = (math.floor(now / g + 1e-9) + math.ceil(wait / g - 1e-9)) * g
+            ph = self.phase
+            d = (math.floor((now - ph) / g + 1e-9) + math.ceil(wait / g - 1e-9)) * g + ph
         else:
             d = now + wait
         self.deadline = d
@@ -440,6 +484,7 @@ class TcpSender:
                 self.lost_n += b - a
             self.lost_mark = self.high
             self.rtx_ptr = self.una
+            self.relost.clear()
         else:
             self.nxt = self.una  # go back N
         self.cc.on_timeout(self)
@@ -453,6 +498,7 @@ class TcpReceiver:
         "delack_count",
         "delack_deadline",
         "delack_timeout",
+        "delack_tick",
         "delack_timer",
         "engine",
         "flow",
@@ -463,6 +509,7 @@ class TcpReceiver:
         "pending",
         "pending_retx",
         "pending_ts",
+        "phase",
         "ranges",
         "rcv_nxt",
         "sack",
@@ -483,11 +530,19 @@ class TcpReceiver:
         # One lazily re-armed delayed-ACK timer instead of one heap event per ACK.
         self.delack_deadline = 0.0
         self.delack_timer = False
+        # BSD's fast timer: a free-running clock of delack_timeout ticks (phase drawn by run.Network);
+        # a delayed ACK goes at the next tick, so it waits anything up to delack_timeout
+        tick = opts.delack_timer == "tick" or (opts.delack_timer == "auto" and opts.timer_granularity > 0)
+        self.delack_tick = self.delack_timeout if tick else 0.0
+        self.phase = 0.0
         self.sack = opts.recovery_mode == "sack"
         self.hdr = opts.header_bytes
 
     def receive(self, pkt) -> None:
         i = pkt.seq
+        if pkt.__class__ is Train:
+            self._receive_train(pkt, i, i + pkt.n)
+            return
         if i == self.rcv_nxt:
             self.rcv_nxt = i + 1
             ranges = self.ranges
@@ -504,7 +559,13 @@ class TcpReceiver:
             if self.pending == 0:
                 self.pending_ts = pkt.ts
                 self.pending_retx = pkt.retx
-                self.delack_deadline = self.engine.now + self.delack_timeout
+                now = self.engine.now
+                tick = self.delack_tick
+                if tick:
+                    ph = self.phase
+                    self.delack_deadline = ph + (math.floor((now - ph) / tick + 1e-9) + 1) * tick
+                else:
+                    self.delack_deadline = now + self.delack_timeout
                 if not self.delack_timer:
                     self.delack_timer = True
                     self.engine.at(self.delack_deadline, self._delack_fire)
@@ -519,6 +580,25 @@ class TcpReceiver:
         else:
             self._ack(pkt.ts, True, None)  # spurious retransmission: tell the sender again
 
+    def _receive_train(self, pkt, i: int, end: int) -> None:
+        """Segments ``[i, end)`` at once (receive offload): one ACK for all of them, as GRO gives."""
+        if end <= self.rcv_nxt:
+            self._ack(pkt.ts, True, None)
+        elif i <= self.rcv_nxt:
+            self.rcv_nxt = end
+            ranges = self.ranges
+            if ranges:
+                s, e = ranges.first()
+                if s <= end:
+                    if e > end:  # noqa: PLR1730
+                        self.rcv_nxt = e
+                    ranges.drop_below(self.rcv_nxt)
+            retx = pkt.retx or (self.pending and self.pending_retx)
+            self._ack(self.pending_ts if self.pending else pkt.ts, retx, None)
+        else:
+            self.ranges.add(i, end)
+            self._ack(pkt.ts, True, self.ranges.index(i))
+
     def held(self) -> int:
         """Segments received above ``rcv_nxt`` (out of order)."""
         return self.ranges.count
@@ -529,9 +609,17 @@ class TcpReceiver:
         ranges = self.ranges
         if self.sack and ranges:
             # The block just changed goes first (RFC 2018), then the lowest others, three in all.
-            first = block if block is not None else 0
-            n = len(ranges)
-            sack = (ranges.at(first),) + tuple(ranges.at(k) for k in (0, 1, 2) if k < n and k != first)[:2]
+            st, en, lo = ranges.starts, ranges.ends, ranges.lo
+            n = len(st) - lo
+            first = block if block is not None and block < n else 0
+            k1, k2 = (1, 2) if first == 0 else ((0, 2) if first == 1 else (0, 1))
+            f = lo + first
+            if n > k2:
+                sack = ((st[f], en[f]), (st[lo + k1], en[lo + k1]), (st[lo + k2], en[lo + k2]))
+            elif n > k1:
+                sack = ((st[f], en[f]), (st[lo + k1], en[lo + k1]))
+            else:
+                sack = ((st[f], en[f]),)
         self.link.send(Packet(ACK, self.flow, self.rcv_nxt, self.hdr, ts, retx, sack))
 
     def _delack_fire(self, _=None) -> None:

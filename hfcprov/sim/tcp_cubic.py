@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hfcprov.sim.cc import CongestionControl
+from hfcprov.sim.hystart import LinuxHyStart, make_hystart
 
 C = 0.4  # RFC 9438 section 5.1: scaling constant, segments/s^3
 BETA = 0.7  # multiplicative decrease factor
@@ -88,13 +89,15 @@ class CubicWindow:
 
 
 class Cubic(CongestionControl):
-    """CUBIC for ``hfcprov.sim.tcp.TcpSender`` (RFC 9438 with fast convergence)."""
+    """CUBIC for ``hfcprov.sim.tcp.TcpSender`` (RFC 9438 with fast convergence), with the
+    slow-start exit ``TcpOptions.hystart`` (default: Linux's HyStart, ``hfcprov.sim.hystart``)."""
 
     name = "cubic"
 
     def __init__(self, options=None) -> None:
         super().__init__(options)
         self.w = CubicWindow()
+        self.hs = make_hystart(getattr(options, "hystart", "auto"))
 
     def _sync(self, s) -> CubicWindow:
         w = self.w
@@ -103,8 +106,11 @@ class Cubic(CongestionControl):
         return w
 
     def on_ack(self, s, acked: int, rtt: float | None) -> None:
+        grow = float(acked)
+        if self.hs is not None and s.cwnd < s.ssthresh:
+            grow = self.hs.growth(s, grow, rtt)  # may end slow start: ssthresh = cwnd
         w = self._sync(s)
-        w.on_ack(s.engine.now, float(acked), s.srtt or rtt or 0.1)
+        w.on_ack(s.engine.now, grow, s.srtt or rtt or 0.1)
         s.cwnd = w.cwnd * s.mss
 
     def ssthresh(self, s) -> float:
@@ -114,3 +120,7 @@ class Cubic(CongestionControl):
 
     def on_timeout(self, s) -> None:
         self.w.epoch_start = None
+        if isinstance(self.hs, LinuxHyStart):
+            self.hs.reset()  # Linux: HyStart starts over in the slow start after an RTO
+        else:
+            self.hs = None  # RFC 9406 4.3: HyStart++ only in the initial slow start

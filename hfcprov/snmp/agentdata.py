@@ -41,6 +41,8 @@ def modem_snmprec(
     first_sfid: int = 1,
     applied: dict[int, dict] | None = None,
     uptime_ticks: int = 360000,
+    tftp_server: str | None = "10.0.0.1",
+    boot_state: int = 1,
 ) -> str:
     """The .snmprec text of a DOCSIS 3.0 cable modem serving the service flows it applied.
 
@@ -57,6 +59,8 @@ def modem_snmprec(
       names in ``hfcprov.snmp.oids.PARAM_SET``, plus ``buffer_size`` and ``param_sets``: which rows
       the flow has, default ``(1, 2, 3)`` active, admitted, provisioned; ``(3,)`` for a flow that
       is provisioned but not active).
+    - ``tftp_server`` / ``boot_state``: docsDevServerConfigTftpAddressType/Address (IPv4 or IPv6) and
+      docsDevServerBootState (1 operational), what the modem says about its own boot.
     - docsDevResetNow.0 is served as false(2) with the ``writecache`` variation, so an SNMP SET of
       true(1) succeeds (start snmpsim with ``--variation-module-options=writecache:file:PATH`` to
       have the set recorded in a shelve file another process can watch).
@@ -67,6 +71,7 @@ def modem_snmprec(
         (oids.SYS_UPTIME, TIMETICKS, uptime_ticks),
         (oids.CONFIG_FILE, OCTETS, config_file),
         (f"{oids.CM_STATUS_VALUE}.{if_index}", INTEGER, status),
+        *_boot_records(tftp_server, boot_state),
     ]
     reset_oid = oids.RESET_NOW
     next_sfid = first_sfid
@@ -106,23 +111,31 @@ def _queue_size(values: dict) -> int:
 
 def cmts_snmprec(modems: list[dict], sys_descr: str = "hfcprov simulated CMTS", docsis3: bool = True) -> str:
     """The .snmprec text of a CMTS that knows ``modems``: dicts with ``mac`` (any notation),
-    ``ip`` and ``status`` (docsIfCmtsCmStatusValue, 8 operational). With ``docsis3`` the
-    DOCS-IF3 registration table is served too (its status: operational(8) when the modem is)."""
+    ``ip`` and ``status`` (docsIfCmtsCmStatusValue, 8 operational), optional ``ipv6``,
+    ``reg_status`` and ``in_status_table`` (False: listed in the registration table only). With
+    ``docsis3`` the DOCS-IF3 registration table is served too (its status: operational(8) when the
+    modem is, unless ``reg_status`` says otherwise)."""
+    import ipaddress
+
     records: list[tuple[str, str, object]] = [(oids.SYS_DESCR, OCTETS, sys_descr)]
     for i, modem in enumerate(modems, 1):
         mac_hex = "".join(c for c in str(modem["mac"]).lower() if c in "0123456789abcdef")
         status = int(modem.get("status", oids.CMTS_CM_OPERATIONAL))
-        records += [
-            (f"{oids.CMTS_CM_MAC}.{i}", HEX, mac_hex),
-            (f"{oids.CMTS_CM_IP}.{i}", IPADDRESS, modem.get("ip", "0.0.0.0")),
-            (f"{oids.CMTS_CM_STATUS}.{i}", INTEGER, status),
-        ]
+        if modem.get("in_status_table", True):  # False: a modem the registration table lists alone
+            records += [
+                (f"{oids.CMTS_CM_MAC}.{i}", HEX, mac_hex),
+                (f"{oids.CMTS_CM_IP}.{i}", IPADDRESS, modem.get("ip") or "0.0.0.0"),
+                (f"{oids.CMTS_CM_STATUS}.{i}", INTEGER, status),
+            ]
         if docsis3:
-            ip_hex = "".join(f"{int(p):02x}" for p in str(modem.get("ip", "0.0.0.0")).split("."))
+            ip_hex = "".join(f"{int(p):02x}" for p in str(modem.get("ip") or "0.0.0.0").split("."))
+            v6 = ipaddress.IPv6Address(modem["ipv6"]).packed.hex() if modem.get("ipv6") else "00" * 16
+            reg = modem.get("reg_status", 8 if status == oids.CMTS_CM_OPERATIONAL else 1)
             records += [
                 (f"{oids.REG_MAC}.{i}", HEX, mac_hex),
+                (f"{oids.REG_IPV6}.{i}", HEX, v6),
                 (f"{oids.REG_IPV4}.{i}", HEX, ip_hex),
-                (f"{oids.REG_STATUS}.{i}", INTEGER, 8 if status == oids.CMTS_CM_OPERATIONAL else 1),
+                (f"{oids.REG_STATUS}.{i}", INTEGER, reg),
             ]
     return snmprec(records)
 
@@ -134,3 +147,15 @@ def _insert_sorted(text: str, line: str) -> str:
 
 
 __all__ = ["cmts_snmprec", "modem_snmprec", "snmprec"]
+
+
+def _boot_records(tftp_server: str | None, boot_state: int) -> list[tuple[str, str, object]]:
+    """docsDevServerBootState and the config file's TFTP server as InetAddressType + InetAddress."""
+    import ipaddress
+
+    records: list[tuple[str, str, object]] = [(oids.BOOT_STATE, INTEGER, boot_state)]
+    if tftp_server:
+        addr = ipaddress.ip_address(tftp_server)
+        records += [(oids.CONFIG_TFTP_TYPE, INTEGER, 1 if addr.version == 4 else 2),
+                    (oids.CONFIG_TFTP, HEX, addr.packed.hex())]
+    return records

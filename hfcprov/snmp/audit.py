@@ -25,6 +25,7 @@ own timeout and output streams.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -87,6 +88,8 @@ class ModemAudit:
     port: int
     status: str
     config_file: str | None = None  # what the modem reports it loaded
+    boot_state: str | None = None  # docsDevServerBootState label, e.g. "operational(1)"
+    tftp_server: str | None = None  # docsDevServerConfigTftpAddress: where it fetched its file
     expected_config: str | None = None
     cm_status: str | None = None  # docsIfCmStatusValue label, e.g. "operational(12)"
     sys_descr: str | None = None
@@ -172,9 +175,10 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
     try:
         reps, columns = _request_shape(target, configs)
         scalars, tables = await client.fetch(
-            target.host, target.port, [oids.SYS_DESCR, oids.CONFIG_FILE],
+            target.host, target.port, [oids.SYS_DESCR, oids.CONFIG_FILE, *oids.BOOT_SCALARS],
             [oids.SF_DIRECTION, oids.SF_BUFFER_SIZE, *columns], max_repetitions=reps,
             first_rows=[oids.CM_STATUS_VALUE], stop=_past_active_rows)
+        _boot_fields(result, scalars)
         name = _check_state(result, target, scalars, configs)
         if name is not None:
             flows = list(tables[oids.SF_DIRECTION])
@@ -195,6 +199,29 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
         result.status, result.message = ERROR, str(err)
     result.seconds = time.monotonic() - started
     return result
+
+
+def _boot_fields(result: ModemAudit, scalars) -> None:
+    """What the modem says about its own boot: docsDevServerBootState and the TFTP server it
+    fetched its config file from (docsDevServerConfigTftpAddressType/Address, IPv4 or IPv6)."""
+    state = scalars.get(oids.BOOT_STATE)
+    if state is not None:
+        label = mib.enum_label("docsDevServerBootState", state)
+        result.boot_state = f"{label}({state})" if label else str(state)
+    result.tftp_server = inet_address(scalars.get(oids.CONFIG_TFTP_TYPE), scalars.get(oids.CONFIG_TFTP))
+
+
+def inet_address(kind, value) -> str | None:
+    """An InetAddressType + InetAddress pair (RFC 4001) as text; None when absent or unknown(0)."""
+    if not isinstance(value, bytes) or not value:
+        return None
+    if kind in (1, 3) and len(value) in (4, 8):  # ipv4, ipv4z (zone index after the address)
+        return str(ipaddress.IPv4Address(value[:4]))
+    if kind in (2, 4) and len(value) in (16, 20):  # ipv6, ipv6z
+        return str(ipaddress.IPv6Address(value[:16]))
+    if kind == 16:  # dns
+        return value.decode(errors="replace")
+    return None
 
 
 def _text(value) -> str | None:

@@ -13,6 +13,7 @@ import asyncio
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from hfcprov.errors import HfcprovError
 
@@ -156,10 +157,21 @@ def _python_value(value):
     return value.prettyPrint()
 
 
-def _vb_value(value):
-    from pysnmp.proto.rfc1905 import EndOfMibView
+def _vb_value(value, typed: bool = False):
+    from pysnmp.proto.rfc1905 import EndOfMibView, NoSuchInstance, NoSuchObject
 
-    return END_OF_MIB if isinstance(value, EndOfMibView) else _python_value(value)
+    if isinstance(value, EndOfMibView):
+        return END_OF_MIB
+    if not typed:
+        return _python_value(value)
+    if isinstance(value, (NoSuchObject, NoSuchInstance)):
+        return Typed("noSuchObject" if isinstance(value, NoSuchObject) else "noSuchInstance", None)
+    names = [c.__name__ for c in type(value).__mro__]
+    kind = next((n for n in ("IpAddress", "Counter32", "Gauge32", "Unsigned32", "TimeTicks", "Counter64", "Opaque",
+                             "Integer32", "Integer", "OctetString", "ObjectIdentifier", "ObjectName", "Null")
+                 if n in names), "Opaque")
+    kind = {"Integer32": "Integer", "Unsigned32": "Gauge32", "ObjectName": "ObjectIdentifier"}.get(kind, kind)
+    return Typed(kind, _python_value(value))
 
 
 _AUTH_FAILURES = ("UnknownUserName", "WrongDigest", "DecryptionError", "UnknownSecurityName",
@@ -168,6 +180,15 @@ _AUTH_FAILURES = ("UnknownUserName", "WrongDigest", "DecryptionError", "UnknownS
 
 
 END_OF_MIB = object()  # a var-bind past the agent's last object
+
+
+class Typed(NamedTuple):
+    """A value with its SMI type, for clients made with ``typed=True`` (``snmp get``/``walk`` print
+    the type as net-snmp does). ``type`` is a ``hfcprov.config.ber`` type name ("Integer",
+    "OctetString", "Counter32", ...) or "noSuchObject"/"noSuchInstance" (then ``value`` is None)."""
+
+    type: str
+    value: object
 _UNSET = object()
 
 
@@ -291,10 +312,11 @@ def _numeric_mib_view():
 class PysnmpClient(BaseClient):
     """pysnmp 7 v3arch engine (v1/v2c/v3 USM); one engine shared by every request of a run."""
 
-    def __init__(self, credentials: Credentials, timeout: float = 2.0, retries: int = 1):
+    def __init__(self, credentials: Credentials, timeout: float = 2.0, retries: int = 1, typed: bool = False):
         from pysnmp.hlapi.v3arch.asyncio import ContextData, SnmpEngine
 
         self.credentials = credentials
+        self.typed = typed
         self.timeout = timeout
         self.retries = retries
         self._engine = SnmpEngine()
@@ -359,7 +381,7 @@ class PysnmpClient(BaseClient):
         result = await get_cmd(self._engine, self._auth, target, self._context,
                                *[self._object(o) for o in oid_list], lookupMib=False)
         self._check(host, port, *result)
-        return [(str(name), _vb_value(value)) for name, value in result[3]]
+        return [(str(name), _vb_value(value, self.typed)) for name, value in result[3]]
 
     async def _bulk(self, host, port, non_repeaters, max_repetitions, oid_list):
         from pysnmp.hlapi.v3arch.asyncio import bulk_cmd
@@ -368,23 +390,30 @@ class PysnmpClient(BaseClient):
         result = await bulk_cmd(self._engine, self._auth, target, self._context, non_repeaters,
                                 max_repetitions, *[self._object(o) for o in oid_list], lookupMib=False)
         self._check(host, port, *result)
-        return [(str(name), _vb_value(value)) for name, value in result[3]]
+        return [(str(name), _vb_value(value, self.typed)) for name, value in result[3]]
 
     async def set(self, host: str, port: int, oid: str, type_, value=_UNSET) -> None:
         """SET one object; ``type_`` is an SMI type name as in ``hfcprov.config.ber`` (e.g. "Integer")."""
+        type_, value = self._set_args(type_, value)
+        await self.set_many(host, port, [(oid, type_, value)])
+
+    async def set_many(self, host: str, port: int, var_binds: list[tuple[str, str, object]]) -> list:
+        """SET several objects in one PDU; ``(oid, type name, value)`` each."""
         from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType, set_cmd
         from pysnmp.proto import rfc1902
 
-        type_, value = self._set_args(type_, value)
-        pysnmp_type = {"Integer": rfc1902.Integer32, "OctetString": rfc1902.OctetString,
-                       "Gauge32": rfc1902.Gauge32, "Unsigned32": rfc1902.Unsigned32,
-                       "IpAddress": rfc1902.IpAddress, "ObjectIdentifier": rfc1902.ObjectName,
-                       "Counter32": rfc1902.Counter32, "TimeTicks": rfc1902.TimeTicks}[type_]
+        types = {"Integer": rfc1902.Integer32, "OctetString": rfc1902.OctetString,
+                 "Gauge32": rfc1902.Gauge32, "Unsigned32": rfc1902.Unsigned32,
+                 "IpAddress": rfc1902.IpAddress, "ObjectIdentifier": rfc1902.ObjectName,
+                 "Counter32": rfc1902.Counter32, "TimeTicks": rfc1902.TimeTicks, "Opaque": rfc1902.Opaque,
+                 "Counter64": rfc1902.Counter64}
         target = await self._target(host, port)
-        obj = ObjectType(ObjectIdentity(oid), pysnmp_type(value)).resolve_with_mib(
-            self._engine.cache["mibViewController"])
-        result = await set_cmd(self._engine, self._auth, target, self._context, obj, lookupMib=False)
+        view = self._engine.cache["mibViewController"]
+        objs = [ObjectType(ObjectIdentity(oid), types[type_](value)).resolve_with_mib(view)
+                for oid, type_, value in var_binds]
+        result = await set_cmd(self._engine, self._auth, target, self._context, *objs, lookupMib=False)
         self._check(host, port, *result)
+        return [(str(name), _vb_value(value, self.typed)) for name, value in result[3]]
 
     def close(self) -> None:
         dispatcher = self._engine.transport_dispatcher
@@ -392,16 +421,18 @@ class PysnmpClient(BaseClient):
             dispatcher.close_dispatcher()
 
 
-def SnmpClient(credentials: Credentials, timeout: float = 2.0, retries: int = 1, engine: str | None = None):
+def SnmpClient(credentials: Credentials, timeout: float = 2.0, retries: int = 1, engine: str | None = None,
+               typed: bool = False):
     """The client for ``credentials``: SNMPv1/v2c through hfcprov's lean BER engine
     (``hfcprov.snmp.v2c``), SNMPv3 through pysnmp. ``engine="pysnmp"`` (or
-    ``$HFCPROV_SNMP_ENGINE=pysnmp``) forces pysnmp for v2c too."""
+    ``$HFCPROV_SNMP_ENGINE=pysnmp``) forces pysnmp for v2c too. ``typed``: values come as
+    ``Typed(type, value)``."""
     engine = engine or os.environ.get("HFCPROV_SNMP_ENGINE", "auto")
     if credentials.version == "2c" and engine != "pysnmp":
         from hfcprov.snmp.v2c import V2cClient
 
-        return V2cClient(credentials, timeout=timeout, retries=retries)
-    return PysnmpClient(credentials, timeout=timeout, retries=retries)
+        return V2cClient(credentials, timeout=timeout, retries=retries, typed=typed)
+    return PysnmpClient(credentials, timeout=timeout, retries=retries, typed=typed)
 
 
 def run(coro):

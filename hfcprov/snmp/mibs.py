@@ -244,7 +244,7 @@ def mib_view(dirs=(), cache: Path | None = None):
 
     found = sources(dirs)
     folder = compile_mibs(dirs, cache, found)
-    mib_builder = builder.MibBuilder()
+    mib_builder = _builder(folder)
     # everything is compiled already: keep pysnmp from building pysmi's grammar on a miss
     mib_builder.set_mib_compiler(_NoMibCompiler(), str(folder))
     try:  # pysnmp's own sources come first, so its full copies of shipped modules (SNMPv2-MIB) win
@@ -254,6 +254,25 @@ def mib_view(dirs=(), cache: Path | None = None):
     except Exception as err:  # noqa: BLE001 - pysnmp raises bare MibLoadError/SmiError from generated code
         raise MibError(f"{folder}: pysnmp cannot load the compiled MIBs: {' '.join(str(err).split())}") from None
     return view.MibViewController(mib_builder)
+
+
+def _builder(compiled: Path | None = None):
+    """A MibBuilder searching pysnmp's own modules, then ``compiled`` (mibs/ and --mib-dir), then
+    the standard modules of pysnmp-mibs: pysnmp would put pysnmp-mibs before an added folder, and
+    an operator's own DOCS-IF-MIB must win over the RFC copy there."""
+    from pysnmp.smi import builder
+
+    mib_builder = builder.MibBuilder()
+    core = [s for s in mib_builder.get_mib_sources() if "pysnmp_mibs" not in str(s)]
+    rest = [builder.DirMibSource(str(compiled))] if compiled is not None else []
+    try:
+        import pysnmp_mibs
+
+        rest.append(builder.DirMibSource(os.path.dirname(pysnmp_mibs.__file__)))
+    except ImportError:
+        pass
+    mib_builder.set_mib_sources(*core, *rest)
+    return mib_builder
 
 
 def objects(mib_view_controller, modules) -> dict[str, tuple[str, str, object]]:
@@ -323,3 +342,61 @@ def load_dirs(dirs, cache: Path | None = None) -> int:
         idx.add(name, oid, module=module, syntax=type(syntax).__name__ if syntax is not None else "",
                 enums=enums or (old.enums if old else {}))
     return changed
+
+
+# The standard modules operators' configs and audits name. pysnmp ships SNMPv2-MIB and the
+# SNMP framework compiled; the IETF cable modules (RFC 2670/4546 DOCS-IF, RFC 4639 cable device,
+# RFC 4323 QoS, RFC 4682 PacketCable MTA, RFC 5098 signalling, RFC 4131 BPI+) come compiled by pysmi
+# in the PyPI package pysnmp-mibs (BSD). Debian main carries none of their text (libsnmp-base
+# has net-snmp's own MIBs only; snmp-mibs-downloader is non-free and downloads at install).
+# CableLabs' DOCS-IF3-MIB / DOCS-QOS3-MIB are in no package: hfcprov's mibs/ or --mib-dir.
+STANDARD_MODULES = ("SNMPv2-MIB", "IF-MIB", "INET-ADDRESS-MIB", "DOCS-IF-MIB", "DOCS-CABLE-DEVICE-MIB",
+                    "DOCS-IETF-QOS-MIB", "DOCS-IETF-BPI2-MIB", "DOCS-IETF-CABLE-DEVICE-NOTIFICATION-MIB",
+                    "PKTC-IETF-MTA-MIB", "PKTC-IETF-SIG-MIB")
+
+_standard_loaded: tuple[str, ...] | None = None
+
+
+def standard_view():
+    """(MibViewController, modules loaded) of the STANDARD_MODULES this machine has compiled."""
+    from pysnmp.smi import view
+
+    from hfcprov.snmp.client import _NoMibCompiler
+
+    mib_builder = _builder()
+    mib_builder.set_mib_compiler(_NoMibCompiler(), str(_pysnmp_mib_dir()))
+    loaded = []
+    for module in STANDARD_MODULES:
+        try:
+            with warnings.catch_warnings():  # pysnmp-mibs uses the pysnmp 4 names pysnmp 7 deprecates
+                warnings.simplefilter("ignore")
+                mib_builder.load_modules(module)
+        except Exception:  # noqa: BLE001 - not on this machine: its names stay unknown
+            continue
+        loaded.append(module)
+    return view.MibViewController(mib_builder), tuple(loaded)
+
+
+def load_standard() -> int:
+    """Add the names of the standard modules (see STANDARD_MODULES) that hfcprov's compact
+    mibs/ lacks to ``hfcprov.mib``'s index; once per process. Returns how many were added."""
+    from hfcprov import mib
+
+    global _standard_loaded
+    if _standard_loaded is not None:
+        return 0
+    view, _standard_loaded = standard_view()
+    idx = mib.index()
+    added = 0
+    for name, (module, oid, syntax) in objects(view, _standard_loaded).items():
+        if name in idx.by_name:
+            continue  # the compact copy is what the tests pin; same OIDs
+        idx.add(name, oid, module=module, syntax=type(syntax).__name__ if syntax is not None else "",
+                enums=enums_of(syntax))
+        added += 1
+    return added
+
+
+def standard_modules() -> tuple[str, ...]:
+    """The standard modules loaded so far (empty before ``load_standard``)."""
+    return _standard_loaded or ()

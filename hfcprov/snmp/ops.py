@@ -7,7 +7,8 @@ modem's. A modem is only "back" after it was seen down or after ``down_grace``
 seconds, so a reply sent before the reboot does not count.
 
 ``cmts_modems`` walks docsIfCmtsCmStatusTable (MAC, IP, status) and, where the
-CMTS has it, the DOCS-IF3 registration table, merged by MAC.
+CMTS has it, the DOCS-IF3 registration table (MAC, IPv4, IPv6, status), merged by
+MAC; a modem listed in the registration table only is kept.
 """
 
 from __future__ import annotations
@@ -81,10 +82,19 @@ class CmtsModem:
     ip: str | None
     status: str  # docsIfCmtsCmStatusValue label, e.g. "operational(8)"
     reg_status: str | None = None  # docsIf3CmtsCmRegStatusValue label, where present
+    ipv6: str | None = None  # docsIf3CmtsCmRegStatusIPv6Addr, where the CMTS has one
 
     @property
     def online(self) -> bool:
-        return self.status.endswith(f"({oids.CMTS_CM_OPERATIONAL})")
+        """Operational in docsIfCmtsCmStatusTable or in the DOCS-IF3 registration table (a DOCSIS 3.1
+        CMTS may list a modem in the latter only)."""
+        want = f"({oids.CMTS_CM_OPERATIONAL})"  # operational(8) in both tables
+        return self.status.endswith(want) or (self.reg_status or "").endswith(want)
+
+    @property
+    def address(self) -> str | None:
+        """Where to reach the modem: its IPv4 address, else its IPv6 one."""
+        return self.ip or self.ipv6
 
 
 def _label(name: str, value) -> str:
@@ -92,6 +102,14 @@ def _label(name: str, value) -> str:
         return "unknown"
     label = mib.enum_label(name, value)
     return f"{label}({value})" if label else str(value)
+
+
+def _ipv6(value) -> str | None:
+    if isinstance(value, bytes) and len(value) == 16 and any(value):
+        import ipaddress
+
+        return str(ipaddress.IPv6Address(value))
+    return None
 
 
 def _ipv4(value) -> str | None:
@@ -107,7 +125,8 @@ async def cmts_modems(host: str, port: int, credentials: Credentials, timeout: f
     client = SnmpClient(credentials, timeout=timeout, retries=retries)
     try:
         _, t = await client.fetch(host, port, [], [oids.CMTS_CM_MAC, oids.CMTS_CM_IP, oids.CMTS_CM_STATUS,
-                                                   oids.REG_MAC, oids.REG_IPV4, oids.REG_STATUS], max_repetitions=25)
+                                                   oids.REG_MAC, oids.REG_IPV4, oids.REG_IPV6, oids.REG_STATUS],
+                                   max_repetitions=25)
     finally:
         client.close()
     modems: dict[str, CmtsModem] = {}
@@ -124,9 +143,12 @@ async def cmts_modems(host: str, port: int, credentials: Credentials, timeout: f
         m = mac.hex()
         reg = _label("docsIf3CmtsCmRegStatusValue", t[oids.REG_STATUS].get(index))
         ip = _ipv4(t[oids.REG_IPV4].get(index))
+        ip = ip if ip != "0.0.0.0" else None
+        ipv6 = _ipv6(t[oids.REG_IPV6].get(index))
         if m in modems:
             modems[m].reg_status = reg
             modems[m].ip = modems[m].ip or ip
+            modems[m].ipv6 = ipv6
         else:
-            modems[m] = CmtsModem(m, ip, "unknown", reg)
+            modems[m] = CmtsModem(m, ip, "unknown", reg, ipv6)
     return sorted(modems.values(), key=lambda x: x.mac)

@@ -18,6 +18,7 @@ import random
 import socket
 
 from hfcprov.config.ber import (
+    TYPE_OF_TAG,
     decode_oid_body,
     decode_value,
     encode_oid,
@@ -33,6 +34,7 @@ from hfcprov.snmp.client import (
     Credentials,
     SnmpAuthError,
     SnmpError,
+    Typed,
 )
 
 GET, GETNEXT, RESPONSE, SET, GETBULK = 0xA0, 0xA1, 0xA2, 0xA3, 0xA5
@@ -42,6 +44,7 @@ ERROR_STATUS = ["noError", "tooBig", "noSuchName", "badValue", "readOnly", "genE
                 "resourceUnavailable", "commitFailed", "undoFailed", "authorizationError", "notWritable",
                 "inconsistentName"]
 NULL = b"\x05\x00"
+_EXCEPTIONS = {NO_SUCH_OBJECT: "noSuchObject", NO_SUCH_INSTANCE: "noSuchInstance"}
 _INTEGER_TAGS = (0x02, 0x41, 0x42, 0x43, 0x46)  # Integer, Counter32, Gauge32, TimeTicks, Counter64
 
 
@@ -58,10 +61,11 @@ def encode_request(pdu_type: int, request_id: int, community: bytes, oid_list: l
     return tlv(0x30, _int(version) + tlv(0x04, community) + pdu)
 
 
-def decode_response(data: bytes) -> tuple[int, int, int, list[tuple[str, object]], bytes]:
+def decode_response(data: bytes, typed: bool = False) -> tuple[int, int, int, list[tuple[str, object]], bytes]:
     """(request_id, error_status, error_index, var-binds, community) of a Response-PDU.
     Values are Python values (int, bytes, dotted str for IpAddress/OID), ``None`` for
-    noSuchObject/noSuchInstance and ``END_OF_MIB`` for endOfMibView. Raises ValueError."""
+    noSuchObject/noSuchInstance and ``END_OF_MIB`` for endOfMibView; with ``typed`` each is a
+    ``Typed(type name, value)`` (``get``/``walk`` print the type). Raises ValueError."""
     try:
         tag, msg, _ = read_tlv(data, 0)
         if tag != 0x30:
@@ -84,7 +88,7 @@ def decode_response(data: bytes) -> tuple[int, int, int, list[tuple[str, object]
             _, oid_body, vpos = read_tlv(vb, 0)
             vtag, vbody, _ = read_tlv(vb, vpos)
             if vtag in (NO_SUCH_OBJECT, NO_SUCH_INSTANCE):
-                value = None
+                value = Typed(_EXCEPTIONS[vtag], None) if typed else None
             elif vtag == END_OF_MIB_VIEW:
                 value = END_OF_MIB
             elif vtag in _INTEGER_TAGS:
@@ -95,6 +99,8 @@ def decode_response(data: bytes) -> tuple[int, int, int, list[tuple[str, object]
                 value = int.from_bytes(vbody, "big", signed=vtag == 0x02)
             else:
                 value = decode_value(vtag, vbody)[1]
+            if typed and value is not END_OF_MIB and not isinstance(value, Typed):
+                value = Typed(TYPE_OF_TAG.get(vtag, "Opaque"), value)
             out.append((decode_oid_body(oid_body), value))
         return fields[0], fields[1], fields[2], out, bytes(community)
     except (ConfigError, IndexError) as err:
@@ -102,12 +108,13 @@ def decode_response(data: bytes) -> tuple[int, int, int, list[tuple[str, object]
 
 
 class _Protocol(asyncio.DatagramProtocol):
-    def __init__(self, pending: dict):
+    def __init__(self, pending: dict, typed: bool = False):
         self.pending = pending
+        self.typed = typed
 
     def datagram_received(self, data, addr):
         try:
-            request_id, *rest = decode_response(data)
+            request_id, *rest = decode_response(data, self.typed)
         except ValueError:
             return  # not ours or garbled: the request times out and is retried
         future = self.pending.get(request_id)
@@ -125,29 +132,44 @@ class _Future(asyncio.Future):
 class V2cClient(BaseClient):
     """SNMPv2c (or v1 for GET/SET) over one UDP socket shared by every request of a run."""
 
-    def __init__(self, credentials: Credentials, timeout: float = 2.0, retries: int = 1, version: int = 1):
+    def __init__(self, credentials: Credentials, timeout: float = 2.0, retries: int = 1, version: int = 1,
+                 typed: bool = False):
         self.community = credentials.community.encode()
+        self.typed = typed
         self.timeout, self.retries, self.version = timeout, retries, version
         self._pending: dict[int, _Future] = {}
         self._ids = itertools.count(random.randrange(1, 2**30))
-        self._transport = None
+        self._transport = self._transport6 = None
 
-    async def _socket(self):
+    async def _socket(self, family: int = socket.AF_INET):
+        """One socket per address family (an IPv6-only modem needs an IPv6 one), made on first use."""
+        if family == socket.AF_INET6:
+            if self._transport6 is None:
+                self._transport6 = await self._open(family, "::")
+            return self._transport6
         if self._transport is None:
-            loop = asyncio.get_running_loop()
-            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)  # bursts of answers
-            sock.bind(("0.0.0.0", 0))
-            self._transport, _ = await loop.create_datagram_endpoint(lambda: _Protocol(self._pending), sock=sock)
+            self._transport = await self._open(family, "0.0.0.0")
         return self._transport
+
+    async def _open(self, family: int, any_addr: str):
+        loop = asyncio.get_running_loop()
+        sock = socket.socket(family, socket.SOCK_DGRAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)  # bursts of answers
+        sock.bind((any_addr, 0))
+        transport, _ = await loop.create_datagram_endpoint(lambda: _Protocol(self._pending, self.typed), sock=sock)
+        return transport
 
     async def _request(self, host: str, port: int, pdu_type: int, oid_list: list[str], non_repeaters=0,
                        max_repetitions=0, values=None) -> list[tuple[str, object]]:
-        transport = await self._socket()
+        host = host.strip("[]")
         try:
-            addr = (socket.gethostbyname(host), port) if not host[:1].isdigit() else (host, port)
+            if ":" in host:
+                addr = (socket.getaddrinfo(host, port, socket.AF_INET6, socket.SOCK_DGRAM)[0][4][0], port)
+            else:
+                addr = (socket.gethostbyname(host), port) if not host[:1].isdigit() else (host, port)
         except OSError as err:
             raise SnmpError(f"{host}:{port}: {err.strerror or err}") from None
+        transport = await self._socket(socket.AF_INET6 if ":" in addr[0] else socket.AF_INET)
         loop = asyncio.get_running_loop()
         for _attempt in range(self.retries + 1):
             request_id = next(self._ids) & 0x7FFFFFFF
@@ -180,15 +202,23 @@ class V2cClient(BaseClient):
     async def set(self, host: str, port: int, oid: str, type_, value=_UNSET) -> None:
         """SET one object; ``type_`` is an SMI type name as in ``hfcprov.config.ber`` (e.g. "Integer")."""
         type_, value = self._set_args(type_, value)
-        try:
-            encoded = encode_value(type_, value)
-        except ConfigError as err:
-            raise SnmpError(f"{host}:{port}: {oid}: {err}") from None
-        await self._request(host, port, SET, [oid], values=[encoded])
+        await self.set_many(host, port, [(oid, type_, value)])
+
+    async def set_many(self, host: str, port: int, var_binds: list[tuple[str, str, object]]) -> list:
+        """SET several objects in one PDU (the agent applies all or none); ``(oid, type name, value)``
+        each. Returns the agent's var-binds."""
+        encoded = []
+        for oid, type_, value in var_binds:
+            try:
+                encoded.append(encode_value(type_, value))
+            except ConfigError as err:
+                raise SnmpError(f"{host}:{port}: {oid}: {err}") from None
+        return await self._request(host, port, SET, [vb[0] for vb in var_binds], values=encoded)
 
     def close(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
-            self._transport = None
+        for transport in (self._transport, self._transport6):
+            if transport is not None:
+                transport.close()
+        self._transport = self._transport6 = None
         for future in self._pending.values():
             future.cancel()

@@ -7,13 +7,16 @@ Library API (stable; the lab runner and the emulated modem use it)::
         data = fetch("127.0.0.1", srv.port, "gold.cm")
 
 ``TftpServer.start()`` returns once listening (``.port`` is the bound port);
-``.stop()`` finishes in-flight transfers. ``dynamic`` is any callable
-``(filename, client_ip) -> bytes | None``; ``hfcprov.tftp.dynamic.load_dynamic``
-builds one from a YAML file (tier template + inventory, TLV 19/20, MICs).
+``.stop()`` finishes in-flight transfers. ``dynamic`` is a ``Provider`` (asked from the
+loop, never blocking: bytes, a future or a miss) or any callable
+``(filename, client_ip) -> bytes | None`` (run on a thread);
+``hfcprov.tftp.dynamic.load_dynamic`` builds a provider from a YAML file (tier template
++ inventory, TLV 19/20 or 59, MICs).
 """
 
 from hfcprov.tftp.client import Fetch, TftpFetchError, fetch, fetch_many
 from hfcprov.tftp.paths import AccessViolation, resolve_in_root
+from hfcprov.tftp.provider import MISS, Provider
 from hfcprov.tftp.server import (
            DynamicProvider,
            TftpServer,
@@ -25,6 +28,8 @@ __all__ = [
            "AccessViolation",
            "DynamicProvider",
            "Fetch",
+           "MISS",
+           "Provider",
            "TftpFetchError",
            "TftpServer",
            "TftpServerError",

@@ -86,7 +86,7 @@ def fetch_many(host: str, port: int, requests: list, *, timeout: float = 1.0, re
     ``timeout``: client retransmission timeout; ``retries``: consecutive timeouts before giving up.
     Returns one ``Fetch`` per request, in order; failures are reported in ``Fetch.error``, not raised.
     """
-    server = (socket.gethostbyname(host), port)
+    server = _server_address(host.strip("[]"), port)
     fetches = [Fetch(r, {}) if isinstance(r, str) else Fetch(r[0], dict(r[1] or {})) for r in requests]
     sel = selectors.DefaultSelector()
     sessions: dict[int, _Session] = {}
@@ -144,10 +144,20 @@ def fetch(host: str, port: int, filename: str, options: dict | None = None, *, t
     return f.data
 
 
+def _server_address(host: str, port: int) -> tuple[str, int]:
+    """(address, port) of an IPv4 or IPv6 literal or a name (IPv4 first, as before IPv6 support)."""
+    try:
+        info = socket.getaddrinfo(host, port, socket.AF_UNSPEC, socket.SOCK_DGRAM)
+    except socket.gaierror as err:
+        raise TftpFetchError(f"{host}: {err.strerror}") from None
+    info.sort(key=lambda i: i[0] != socket.AF_INET)
+    return info[0][4][0], port
+
+
 def _open(f: Fetch, server, bind, mode, now, timeout) -> _Session | None:
     f.started = now
     try:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock = socket.socket(socket.AF_INET6 if ":" in server[0] else socket.AF_INET, socket.SOCK_DGRAM)
         sock.setblocking(False)
         sock.bind((bind, 0))
     except OSError as err:

@@ -1,11 +1,12 @@
-"""Config files built on request: tier template + inventory row, TLV 19/20, MICs.
+"""Config files built on request: tier template + inventory row, TLV 19/20 (59 for IPv6), MICs.
 
 A modem asks for ``001095000002.cm`` (or any name the DHCP server handed out);
 the row is found by the same file-name pattern the bulk build uses
 (``pattern.format_map(row)``), or by the modem's IP address against an
 inventory column. Per request only TLV 19 (TFTP server timestamp) and TLV 20
-(the address the request came from) are set and both MICs recomputed, as a
-DOCSIS provisioning server does.
+(the IPv4 address the request came from; TLV 59 for an IPv6 client, per MULPI) are
+set and both MICs recomputed, as a DOCSIS provisioning server does. The framing is
+the codec's (``hfcprov.config.prepare``/``fill``).
 
 A cold boot storm (a fresh server, a whole node rebooting) must not depend on a
 pre-warmed cache, so the expensive part is shared, made cheap and kept off the loop:
@@ -33,9 +34,10 @@ The YAML file that configures it::
     ip_column: ip                # key=ip: the inventory column holding each modem's address
     secret_file: cmts.key        # CMTS MIC shared secret; optional, never logged
     timestamp: true              # insert TLV 19
-    modem_address: true          # insert TLV 20
+    modem_address: true          # insert TLV 20 (IPv4 client) or TLV 59 (IPv6 client)
     processes: 2                 # build worker processes, niced below the server (default: one per core, at most 4;
                                  # 0: builds in the server's threads)
+    niceness: 10                 # how far below the server the workers run (0..19; default 10)
 
 Edits to the inventory or to a template are picked up (checked at most once a second).
 """
@@ -44,12 +46,8 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
-import hashlib
-import hmac
 import ipaddress
-import operator
 import os
-import socket
 import threading
 import time
 from pathlib import Path
@@ -57,15 +55,17 @@ from pathlib import Path
 import yaml
 
 from hfcprov.errors import HfcprovError
+from hfcprov.tftp.provider import MISS, Provider, chain
 from hfcprov.tftp.workers import WorkerPool
 
 # RFC 868 time (seconds since 1900-01-01), which is what DOCSIS TLV 19 carries.
 RFC868_OFFSET = 2_208_988_800
 TFTP_TIMESTAMP = 19
 TFTP_MODEM_ADDRESS = 20
+TFTP_MODEM_ADDRESS_V6 = 59  # MULPI: the IPv6 form of TLV 20
 
 KEYS = ("inventory", "templates", "key", "filename", "ip_column", "secret_file", "timestamp", "modem_address",
-        "processes")
+        "processes", "niceness")
 MAX_SHARED = 50_000  # distinct rendered configs kept; past that the cache starts over
 # Build workers run this much below the server. In a storm the loop serves every modem's transfer in
 # flight, a build only the modems waiting for its file: builds take what the loop leaves, on every core.
@@ -83,12 +83,15 @@ def tftp_timestamp(now: float | None = None) -> int:
     return (int(time.time() if now is None else now) + RFC868_OFFSET) & 0xFFFFFFFF
 
 
-class ConfigFileBuilder:
-    """The dynamic provider: ``builder(filename, client_ip) -> bytes | None`` (None: no such modem)."""
+class ConfigFileBuilder(Provider):
+    """The dynamic provider (``hfcprov.tftp.provider.Provider``): ``request`` answers from memory
+    (the bytes, a future of a build in progress, or a miss) and hands anything that reads a file
+    to a thread of its own; ``builder(filename, client_ip) -> bytes | None`` waits for the file."""
 
     def __init__(self, inventory: str | Path, templates: str | Path | None = None, *, key: str = "filename",
                  filename: str = "{mac}.cm", ip_column: str = "ip", secret: bytes | None = None,
-                 timestamp: bool = True, modem_address: bool = True, processes: int | None = None):
+                 timestamp: bool = True, modem_address: bool = True, processes: int | None = None,
+                 niceness: int = None):
         if key not in ("filename", "ip"):
             raise DynamicConfigError(f"key must be 'filename' or 'ip', not {key!r}")
         self.inventory = Path(inventory)
@@ -108,8 +111,11 @@ class ConfigFileBuilder:
         if processes < 0:
             raise DynamicConfigError(f"processes must be 0 or more, not {processes}")
         self.processes = processes
+        self.niceness = BUILD_NICENESS if niceness is None else int(niceness)
+        if not 0 <= self.niceness <= 19:
+            raise DynamicConfigError(f"niceness must be 0..19, not {niceness}")
         if processes:
-            _worker_pool(processes)  # started now, so the first modem of a cold storm does not wait for it
+            _worker_pool(processes, self.niceness)  # started now, so the first modem of a cold storm does not wait for it
         self._cache: dict[str, StampedFile] = {}  # mac -> its file, ready for TLV 19/20
         self._shared: dict[tuple, StampedFile] = {}  # (template, the row's values it reads) -> shared file
         self._pending: dict[tuple, concurrent.futures.Future] = {}  # same key -> the build in progress
@@ -120,6 +126,7 @@ class ConfigFileBuilder:
         self.builds = 0  # parse + encode runs (distinct texts built), for tests and logs
         self._deliver = None  # a server loop's call_soon: builds complete in its thread (attach_loop)
         self._reload_lock = threading.Lock()
+        self._reload_pool: concurrent.futures.ThreadPoolExecutor | None = None  # request()'s file reads
         # A bad inventory is reported at start, not at the first modem; the server says it is serving
         # once every worker has compiled every tier's template.
         concurrent.futures.wait(self._reload(force=True), timeout=60)
@@ -129,6 +136,32 @@ class ConfigFileBuilder:
 
     def __call__(self, filename: str, client_ip: str) -> bytes | None:
         return self.submit(filename, client_ip).result()
+
+    def request(self, filename: str, client_ip: str) -> bytes | concurrent.futures.Future | None:
+        """The Provider interface, never blocking: the bytes when built, a future while building
+        (or while a thread reads an edited inventory or a new tier's template), MISS for a modem
+        the inventory does not have."""
+        got = self._submit(filename, client_ip, may_block=False)
+        if got is None:  # would touch a file or build in this thread: a thread of ours does it
+            out: concurrent.futures.Future = concurrent.futures.Future()
+            self._threads().submit(lambda: chain(self.submit(filename, client_ip), out))
+            return out
+        if isinstance(got, concurrent.futures.Future) and got.done() and got.exception() is None \
+                and got.result() is None:
+            return MISS
+        return got
+
+    def _threads(self) -> concurrent.futures.ThreadPoolExecutor:
+        with self._lock:
+            if self._reload_pool is None:
+                self._reload_pool = concurrent.futures.ThreadPoolExecutor(2, thread_name_prefix="tftp-reload")
+            return self._reload_pool
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._reload_pool = self._reload_pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
 
     def submit(self, filename: str, client_ip: str) -> concurrent.futures.Future:
         """The file without waiting for it: a future of its bytes (None: no such modem).
@@ -258,7 +291,7 @@ class ConfigFileBuilder:
             self._built(key, row["mac"], pending, None if err else f.result(), err)
 
         try:
-            _worker_pool(self.processes).submit(_prepare, *args, deliver=self._deliver).add_done_callback(done)
+            _worker_pool(self.processes, self.niceness).submit(_prepare, *args, deliver=self._deliver).add_done_callback(done)
         except BaseException as err:  # noqa: BLE001 - a refused build (broken pool...) must still answer
             self._built(key, row["mac"], pending, None, err)  # every modem waiting for it, not leave them hanging
 
@@ -338,7 +371,7 @@ class ConfigFileBuilder:
                     reads[path] = template_reads(path)
                     if self.processes:  # compiled in each worker now, not by a storm's first builds
                         try:
-                            preloads += _worker_pool(self.processes).broadcast(_preload, str(path))
+                            preloads += _worker_pool(self.processes, self.niceness).broadcast(_preload, str(path))
                         except RuntimeError:
                             pass  # a broken pool: the next build starts a fresh one and compiles then
             keys[row["mac"]] = _build_key(generation, path, reads[path], row)
@@ -368,96 +401,56 @@ class ConfigFileBuilder:
 
 
 class StampedFile:
-    """One modem's config, framed once, stamped per request with TLV 19/20 and fresh MICs.
+    """One modem's config, framed once by the codec, stamped per request with TLV 19 and the
+    modem's address: TLV 20 for an IPv4 client, TLV 59 for an IPv6 one (MULPI's "TFTP server
+    provisioned modem address", IPv4 and IPv6 forms).
 
     Encoding a config with a few hundred TLVs costs far more than a boot storm can spend per
-    request. The content (``hfcprov.config.text_items``: each top-level TLV, encoded) is
-    framed once by the codec's ``assemble`` with placeholder TLV 19/20 where
-    ``ConfigTree.set_top`` puts them (in place of the first of that code, others dropped;
-    else last) and zeros for the MICs. A request writes the two 4-byte values in place and
-    recomputes the CM MIC (MD5 of what precedes TLV 6) and the CMTS MIC. The trailer is the
-    codec's standard one, so every offset follows from the item lengths.
+    request. The content (``hfcprov.config.text_items``: each top-level TLV, encoded) is framed
+    once by ``hfcprov.config.prepare`` with holes for the stamped TLVs; a request fills them and
+    the MICs (``PreparedFile.fill``, reusing the digest of the bytes before the first hole). The
+    IPv6 framing is made on the first IPv6 request for that build (a node is usually one or the
+    other), from the content kept for it.
     """
 
     def __init__(self, items, secret: bytes | None, timestamp: bool, modem_address: bool):
-        from hfcprov.config.codec import CMTS_MIC_ORDER, assemble
+        from hfcprov.config import prepare
 
         self.secret = secret
         self.stamp19 = timestamp
         self.stamp20 = modem_address
-        stamped = {code for code, on in ((TFTP_TIMESTAMP, timestamp), (TFTP_MODEM_ADDRESS, modem_address)) if on}
-        # ConfigTree.set_top of a placeholder for each stamped code: the first TLV of that code becomes
-        # it, the others go; else it comes last, in code order. Where each stamped TLV lands.
-        self.at: dict[int, int] = {}  # code -> offset of the TLV rewritten per request (6, 19, 20)
-        if stamped.isdisjoint(dict(items)):  # the usual: the template writes no TLV 19/20 itself
-            framed, pos = list(items), sum(map(len, map(operator.itemgetter(1), items)))
-        else:
-            framed, pos = [], 0
-            for code, whole in items:
-                if code in stamped:
-                    if code in self.at:
-                        continue
-                    self.at[code] = pos
-                    whole = bytes((code, 4, 0, 0, 0, 0))
-                framed.append((code, whole))
-                pos += len(whole)
-        for code in sorted(stamped - self.at.keys()):
-            self.at[code] = pos
-            framed.append((code, bytes((code, 4, 0, 0, 0, 0))))
-            pos += 6
-        self.data = assemble(framed, secret, digests=False)  # each request's copy gets its own MICs
-        self.at[6] = pos  # the CM MIC follows the content, then the CMTS MIC
-        # The CMTS MIC's input in CMTS_MIC_ORDER: fixed bytes, and (offset, length) of the stamped TLVs.
-        self.mic_parts: list = []
-        if secret is not None:
-            by_code: dict[int, list[bytes]] = {}
-            for code, whole in framed:
-                if code not in stamped:
-                    by_code.setdefault(code, []).append(whole)
-            fixed: list[bytes] = []
-            for code in CMTS_MIC_ORDER:
-                if code in self.at:
-                    if fixed:
-                        self.mic_parts.append(b"".join(fixed))
-                        fixed = []
-                    self.mic_parts.append((self.at[code], 18 if code == 6 else 6))
-                else:
-                    fixed += by_code.get(code, ())
-            if fixed:
-                self.mic_parts.append(b"".join(fixed))
-        # Nothing before the first stamped TLV changes per request: its digest is taken once (lazily,
-        # in the process that stamps: digest objects do not cross to it) and copied for each request.
-        self.fixed = min(self.at.values())
-        self._md5 = self._hmac = None
+        items = list(items)
+        # the content for the IPv6 framing, kept as three flat objects: this file crosses from a
+        # build worker to the server's loop, where unpickling hundreds of (code, bytes) tuples per
+        # build would cost the loop (GIL) more than the build saves
+        self._codes = bytes(code for code, _ in items) if modem_address else None
+        self._lengths = [len(whole) for _, whole in items] if modem_address else None
+        self._content = b"".join(whole for _, whole in items) if modem_address else None
+        self.v4 = prepare(items, secret, holes=self._holes(TFTP_MODEM_ADDRESS))
+        self.v6 = None
 
-    def __getstate__(self):  # sent from a worker before any request: no digest objects yet
-        return {**self.__dict__, "_md5": None, "_hmac": None}
+    def _items(self) -> list[tuple[int, bytes]]:
+        out, pos = [], 0
+        for code, n in zip(self._codes, self._lengths):
+            out.append((code, self._content[pos:pos + n]))
+            pos += n
+        return out
+
+    def _holes(self, address_code: int) -> list[int]:
+        return [code for code, on in ((TFTP_TIMESTAMP, self.stamp19), (address_code, self.stamp20)) if on]
 
     def build(self, stamp: int | None, address: str | None) -> bytes:
-        out = bytearray(self.data)
-        if self.stamp19:
-            p = self.at[TFTP_TIMESTAMP] + 2
-            out[p:p + 4] = (stamp or 0).to_bytes(4, "big")
+        values: dict[int, object] = {TFTP_TIMESTAMP: stamp or 0} if self.stamp19 else {}
+        if self.stamp20 and address and ":" in address:
+            if self.v6 is None:
+                from hfcprov.config import prepare
+
+                self.v6 = prepare(self._items(), self.secret, holes=self._holes(TFTP_MODEM_ADDRESS_V6))
+            values[TFTP_MODEM_ADDRESS_V6] = address
+            return self.v6.fill(values)
         if self.stamp20:
-            p = self.at[TFTP_MODEM_ADDRESS] + 2
-            out[p:p + 4] = socket.inet_aton(address or "0.0.0.0")
-        cm = self.at[6]
-        view = memoryview(out)
-        if self._md5 is None:
-            self._md5 = hashlib.md5(view[:self.fixed])
-        md5 = self._md5.copy()
-        md5.update(view[self.fixed:cm])
-        out[cm + 2:cm + 18] = md5.digest()
-        if self.secret is not None:
-            parts = self.mic_parts
-            if self._hmac is None:  # the CMTS MIC's input up to its first stamped TLV
-                self._hmac = hmac.new(self.secret, parts[0] if isinstance(parts[0], bytes) else b"", hashlib.md5)
-            mac = self._hmac.copy()
-            for part in parts[1:] if isinstance(parts[0], bytes) else parts:
-                mac.update(part if isinstance(part, bytes) else view[part[0]:part[0] + part[1]])
-            out[cm + 20:cm + 36] = mac.digest()
-        view.release()
-        return bytes(out)
+            values[TFTP_MODEM_ADDRESS] = address or "0.0.0.0"
+        return self.v4.fill(values)
 
 
 def _resolved(value) -> concurrent.futures.Future:
@@ -497,19 +490,20 @@ _POOL: WorkerPool | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def _worker_pool(processes: int) -> WorkerPool:
+def _worker_pool(processes: int, niceness: int = None) -> WorkerPool:
     """The process-wide pool of ``processes`` build workers (one per process: builders share it).
 
     Returns once every worker is up with the render path imported: a server that says it is
     serving must not make the first modems of a storm wait for interpreters to start.
     """
     global _POOL
+    niceness = BUILD_NICENESS if niceness is None else niceness
     with _POOL_LOCK:
-        if _POOL is None or _POOL.processes != processes or _POOL.broken:
+        if _POOL is None or _POOL.processes != processes or _POOL.broken or _POOL.niceness != niceness:
             if _POOL is not None:
                 _POOL.shutdown()
             _POOL = WorkerPool(processes, preload=("hfcprov.config", "hfcprov.tiers.templates", "hfcprov.tftp.dynamic"),
-                               initializer=_init_worker, niceness=BUILD_NICENESS)
+                               initializer=_init_worker, niceness=niceness)
         return _POOL
 
 
@@ -586,6 +580,14 @@ def load_dynamic(path: str | Path) -> ConfigFileBuilder:
                                  ip_column=str(spec.get("ip_column", "ip")), secret=secret,
                                  timestamp=bool(spec.get("timestamp", True)),
                                  modem_address=bool(spec.get("modem_address", True)),
-                                 processes=processes)
+                                 processes=processes, niceness=_niceness(path, spec.get("niceness")))
     except DynamicConfigError as err:
         raise DynamicConfigError(f"{path}: {err}") from None
+
+
+def _niceness(path, value) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 19:
+        raise DynamicConfigError(f"{path}: niceness must be a whole number 0..19, not {value!r}")
+    return value

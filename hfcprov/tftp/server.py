@@ -11,19 +11,20 @@ reboots. Here:
   but RLIMIT_NOFILE, no lock around the per-transfer state;
 - the listening socket gets a large SO_RCVBUF (SO_RCVBUFFORCE as root) so a burst
   of RRQs waits in the kernel instead of being dropped;
-- dynamic files come from a provider: one with ``submit_nowait()`` is asked from the loop
-  itself and answers from memory (the bytes, or a future of a build in progress), anything
-  that may read a file goes to a thread, so the loop never waits for a template; a future
-  holds no thread while its build runs, and a provider with ``attach_loop()`` completes
-  its futures in the loop (``call_soon``) instead of trading the GIL with it;
-- each transfer negotiates blksize, tsize, timeout and windowsize and retransmits
-  its window on timeout, at most ``retries`` times in a row.
+- dynamic files come from a provider (``hfcprov.tftp.provider``: one interface, asked from
+  the loop, never blocking: the bytes, a future, or a miss); a future holds no thread while
+  its build runs, and the provider completes its futures in the loop (``call_soon``) instead
+  of trading the GIL with it;
+- each transfer (``hfcprov.tftp.transfer``, the protocol without sockets) negotiates blksize,
+  tsize, timeout and windowsize and retransmits its window on timeout, at most ``retries``
+  times in a row; this module is the loop: sockets, timers, requests, the log.
 """
 
 from __future__ import annotations
 
 import collections
 import concurrent.futures
+import functools
 import heapq
 import itertools
 import os
@@ -40,10 +41,12 @@ from typing import IO
 from hfcprov.errors import HfcprovError
 from hfcprov.tftp import protocol as P
 from hfcprov.tftp.paths import AccessViolation, resolve_in_root
+from hfcprov.tftp.provider import Provider, as_provider, normalise
+from hfcprov.tftp.transfer import Transfer
 from hfcprov.tftp.translog import Summary, TransferLog
 
-# (requested file name, client IP) -> file content, or None for "not found".
-DynamicProvider = Callable[[str, str], "bytes | None"]
+# A Provider, or a plain (requested file name, client IP) -> bytes | file-like | None (None: not found).
+DynamicProvider = Provider | Callable[[str, str], "bytes | None"]
 
 DEFAULT_RCVBUF = 16 << 20  # a 2,000-modem burst of RRQs is ~2,000 skbs of ~1 KiB truesize each
 MAX_STATIC_BYTES = 256 << 20
@@ -54,64 +57,16 @@ class TftpServerError(HfcprovError):
     """The server cannot start (root missing, address in use, ...)."""
 
 
-class _Transfer:
-    """One RRQ being served: the data, the negotiated options and the window position."""
-
-    __slots__ = (
-        "base",
-        "blksize",
-        "client",
-        "data",
-        "deadline",
-        "fd",
-        "filename",
-        "last",
-        "next",
-        "oack",
-        "retries",
-        "sock",
-        "started",
-        "timeout",
-        "tries",
-        "windowsize",
-    )
-
-    def __init__(self, sock, client, filename, data, opts: P.Options, now):
-        self.sock = sock
-        self.fd = sock.fileno()
-        self.client = client
-        self.filename = filename
-        self.data = data
-        self.blksize = opts.blksize
-        self.windowsize = opts.windowsize
-        self.timeout = opts.timeout
-        self.oack = P.encode_oack(opts.oack) if opts.oack else None
-        self.base = 1  # first block not yet acknowledged (absolute; wire numbers wrap at 65536)
-        self.next = 1  # next block to send
-        self.last = len(data) // opts.blksize + 1  # the final, short (possibly empty) block
-        self.deadline = 0.0
-        self.tries = 0  # consecutive timeouts
-        self.retries = 0  # retransmitted datagrams, for the log
-        self.started = now
-
-    def block(self, n: int) -> bytes:
-        off = (n - 1) * self.blksize
-        return P.encode_data(n, self.data[off:off + self.blksize])
-
-
 class TftpServer:
     """Read-only TFTP server; ``start()`` returns once listening, ``stop()`` finishes in-flight transfers.
 
     ``root``: folder served; every requested name is resolved inside it.
     ``host``/``port``: where to listen (``port=0``: an ephemeral port, see ``.port``).
-    ``dynamic``: ``callable(filename, client_ip) -> bytes | file-like | None`` consulted when
-    no static file matches; it runs on a worker thread. It may raise ``FileNotFoundError``
-    (answered as file not found) or any error (answered with a TFTP error and a log line).
-    A provider with a ``submit(filename, client_ip)`` method returning a ``concurrent.futures.Future``
-    is asked through it instead, so a modem waiting for its build holds no worker thread;
-    with a ``submit_nowait`` method too, that is tried first from the loop: it returns the bytes
-    when it has them, a future while they are being made, and None rather than read a file or
-    wait (``hfcprov.tftp.dynamic.ConfigFileBuilder`` does all of this).
+    ``dynamic``: consulted when no static file matches: a ``hfcprov.tftp.provider.Provider``
+    (asked from the loop; ``hfcprov.tftp.dynamic.ConfigFileBuilder`` is one), or a plain
+    ``callable(filename, client_ip) -> bytes | file-like | None`` run on one of ``workers``
+    threads. It may raise ``FileNotFoundError`` (answered as file not found) or any error
+    (answered with a TFTP error and a log line).
     ``log``: a path, an open text stream or None for the JSON transfer log.
     ``timeout``: default retransmission timeout in seconds (a client's ``timeout`` option overrides it).
     ``retries``: consecutive timeouts after which a transfer is abandoned.
@@ -130,8 +85,10 @@ class TftpServer:
         self.root = Path(os.path.realpath(root))
         if not self.root.is_dir():
             raise TftpServerError(f"TFTP root {root}: not a folder")
-        if dynamic is not None and not callable(dynamic):
-            raise TftpServerError("dynamic provider must be callable (filename, client_ip) -> bytes")
+        try:
+            self.provider = as_provider(dynamic, workers)
+        except TypeError as err:
+            raise TftpServerError(str(err)) from None
         self.host = host
         self.port = port
         self.dynamic = dynamic
@@ -145,13 +102,12 @@ class TftpServer:
         self._sock: socket.socket | None = None
         self._sel: selectors.BaseSelector | None = None
         self._thread: threading.Thread | None = None
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._wake_r = self._wake_w = None
         self._calls = collections.deque()  # call_soon's callables (finished builds among them), run by the loop
         self._calls_lock = threading.Lock()
         self._calls_closed = False  # the loop has ended: call_soon runs callables in the caller's thread
         self._signalled = False  # a wake-up for _calls is on its way: later ones need not send one
-        self._transfers: dict[int, _Transfer] = {}  # by socket fd
+        self._transfers: dict[int, Transfer] = {}  # by socket fd
         self._clients: set = set()  # (ip, port) with a transfer or a build in progress
         self._timers: list = []  # heap of (deadline, seq, fd)
         self._seq = itertools.count()
@@ -189,9 +145,8 @@ class TftpServer:
         if self._thread is not None:
             raise TftpServerError("server already started")
         self._bind()
-        attach = getattr(self.dynamic, "attach_loop", None)
-        if attach is not None:  # the provider completes its builds in this loop's thread
-            attach(self.call_soon)
+        if self.provider is not None:  # the provider completes its builds in this loop's thread
+            self.provider.attach_loop(self.call_soon)
         self._thread = threading.Thread(target=self._run, name=f"tftp-{self.port}", daemon=True)
         self._thread.start()
         self._ready.wait()
@@ -231,26 +186,30 @@ class TftpServer:
         return self._exited.wait(timeout)
 
     def _bind(self) -> None:
+        host = (self.host or "0.0.0.0").strip("[]")
+        # IPv6 for an IPv6 literal; "::" is dual-stack (IPv4 clients arrive as ::ffff:a.b.c.d)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
         try:
-            addr = socket.getaddrinfo(self.host or "0.0.0.0", self.port, socket.AF_INET, socket.SOCK_DGRAM)[0][4]
-            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            addr = socket.getaddrinfo(host, self.port, family, socket.SOCK_DGRAM)[0][4]
+            sock = socket.socket(family, socket.SOCK_DGRAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
             _set_rcvbuf(sock, self.rcvbuf)
             sock.bind(addr)
         except OSError as err:
             raise TftpServerError(f"cannot listen on {self.host}:{self.port}: {err.strerror or err}") from None
         sock.setblocking(False)
         self._sock = sock
+        self._family = family
         self.host, self.port = sock.getsockname()[:2]
-        self._local_ip = "" if self.host == "0.0.0.0" else self.host
+        self._local_ip = "" if self.host in ("0.0.0.0", "::") else self.host
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
         self._sel = selectors.DefaultSelector()
         self._sel.register(self._sock, selectors.EVENT_READ, None)
         self._sel.register(self._wake_r, selectors.EVENT_READ, None)
-        if self.dynamic is not None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="tftp-build")
 
     @property
     def rcvbuf_effective(self) -> int:
@@ -321,8 +280,7 @@ class TftpServer:
             return max(0.0, deadline - time.monotonic())
         return None if not self.log._since_summary else self.log.interval
 
-    def _arm(self, t: _Transfer, now: float) -> None:
-        t.deadline = now + t.timeout
+    def _arm(self, t: Transfer) -> None:
         heapq.heappush(self._timers, (t.deadline, next(self._seq), t.fd))
 
     def _expire_timers(self) -> None:
@@ -333,20 +291,11 @@ class TftpServer:
             t = self._transfers.get(fd)
             if t is None or t.deadline != deadline:
                 continue
-            t.tries += 1
-            if t.tries > self.retries:
-                # All but the final block acknowledged: the modem most likely has the file and only
-                # its last ACK was lost (RFC 1350 leaves this case open), so say so.
-                self._finish(t, "unconfirmed" if t.base == t.last and t.next > t.last else "timeout")
-                continue
-            # Resend what the client has not acknowledged: the OACK, or the window from base.
-            if t.oack is not None and t.base == 1 and t.next == 1:
-                self._send(t, t.oack)
-                t.retries += 1
+            result = t.on_timeout(now, self.retries)
+            if result is not None:
+                self._finish(t, result)
             else:
-                t.next = t.base
-                t.retries += self._send_window(t)
-            self._arm(t, now)
+                self._arm(t)
 
     # -- requests on the listening socket -----------------------------------------------------
 
@@ -393,20 +342,19 @@ class TftpServer:
                          detail=str(err))
             return
         data = self._read_static(path)
-        if data is None and self.dynamic is not None:
-            # a provider that can answer from memory does so here (the bytes, or a future of a build
-            # in progress); anything that may read files or wait goes to a thread, so it never
-            # stalls the loop
-            nowait = getattr(self.dynamic, "submit_nowait", None)
-            fut = nowait(filename, client[0]) if nowait is not None else None
-            if isinstance(fut, bytes):
-                data = fut  # built already: served at once, like a static file
-            else:
-                self._clients.add(client)
-                if fut is None:
-                    fut = self._pool.submit(_call_provider, self.dynamic, filename, client[0])
-                fut.add_done_callback(lambda f, c=client, p=pkt, t0=now: self._built(f, c, p, t0))
+        if data is None and self.provider is not None:
+            # asked from the loop, never blocking: the bytes, a future, or a miss
+            try:
+                got = self.provider.request(filename, client_ip(client))
+            except Exception as err:  # noqa: BLE001 - a provider's bug answers that modem only
+                self._refuse(client, filename, _E.NotDefined, "cannot build config file", "generate-error", now,
+                             detail=_describe(err))
                 return
+            if isinstance(got, concurrent.futures.Future):
+                self._clients.add(client)  # its resent RRQs join this wait
+                got.add_done_callback(lambda f, c=client, p=pkt, t0=now: self._built(f, c, p, t0))
+                return
+            data = got
         if data is None:
             self._refuse(client, filename, _E.FileNotFound, "file not found", "not-found", now)
             return
@@ -451,11 +399,7 @@ class TftpServer:
             self._clients.discard(client)
             return
         try:
-            data = fut.result()
-            if isinstance(data, concurrent.futures.Future):  # a provider's submit(): the build goes on
-                data.add_done_callback(lambda f: self._built(f, client, pkt, t0))
-                return  # the client stays known, so its resent RRQs join this build
-            data = _normalise(data)
+            data = normalise(fut.result())
         except FileNotFoundError:
             data = None
         except Exception as err:  # noqa: BLE001 - any provider failure answers that client only
@@ -475,10 +419,10 @@ class TftpServer:
         opts = P.negotiate(pkt.options or {}, len(data), timeout=self.timeout, max_blksize=self.max_blksize,
                            max_windowsize=self.max_windowsize)
         try:
-            sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sock = socket.socket(self._family, socket.SOCK_DGRAM)
         except OSError as err:  # EMFILE/ENFILE: the client will retry its RRQ
             self.summary.dropped += 1
-            self.log.error(f"no socket for a new transfer: {err.strerror}", client=f"{client[0]}:{client[1]}")
+            self.log.error(f"no socket for a new transfer: {err.strerror}", client=_client_text(client))
             return
         try:
             sock.setblocking(False)
@@ -488,19 +432,17 @@ class TftpServer:
             sock.close()
             self._refuse(client, pkt.filename, _E.NotDefined, "server error", "error", t0, detail=str(err))
             return
-        t = _Transfer(sock, client, pkt.filename, data, opts, t0)
+        t = Transfer(client, pkt.filename, data, opts, t0, functools.partial(_send_on, sock))
+        t.sock, t.fd = sock, sock.fileno()
         self._transfers[t.fd] = t
         self._clients.add(client)
         self._sel.register(sock, selectors.EVENT_READ, None)
-        if t.oack is not None:
-            self._send(t, t.oack)
-        else:
-            self._send_window(t)
-        self._arm(t, time.monotonic())
+        t.begin(time.monotonic())
+        self._arm(t)
 
     # -- a transfer in progress ---------------------------------------------------------------
 
-    def _on_transfer_readable(self, t: _Transfer) -> None:
+    def _on_transfer_readable(self, t: Transfer) -> None:
         for _ in range(64):
             try:
                 datagram = t.sock.recv(65536)
@@ -512,58 +454,18 @@ class TftpServer:
                 continue
             opcode = (datagram[0] << 8) | datagram[1]
             if opcode == 4:
-                block = (datagram[2] << 8) | datagram[3]  # decoding an ACK needs no packet object
-                if self._on_ack(t, block):
+                before = t.deadline
+                result = t.on_ack((datagram[2] << 8) | datagram[3], time.monotonic())  # no packet object
+                if result is not None:
+                    self._finish(t, result)
                     return
+                if t.deadline != before:
+                    self._arm(t)
             elif opcode == 5:
                 self._finish(t, "client-error")
                 return
 
-    def _on_ack(self, t: _Transfer, wire_block: int) -> bool:
-        """Handle an ACK; True when the transfer ended."""
-        if t.next == 1:  # OACK sent: only ACK 0 starts the data
-            if wire_block != 0:
-                return False
-            t.tries = 0
-            self._send_window(t)
-            self._arm(t, time.monotonic())
-            return False
-        acked_before = t.base - 1
-        delta = (wire_block - acked_before) & 0xFFFF
-        acked = acked_before + delta
-        if delta == 0 or acked >= t.next:
-            # A duplicate ACK (never answered, or the sorcerer's apprentice doubles every block)
-            # or an ACK of something not sent.
-            return False
-        t.base = acked + 1
-        t.tries = 0
-        if t.base > t.last:
-            self._finish(t, "ok")
-            return True
-        # RFC 7440: an ACK inside the window means the client lost the rest; resume after it.
-        t.next = t.base
-        self._send_window(t)
-        self._arm(t, time.monotonic())
-        return False
-
-    def _send_window(self, t: _Transfer) -> int:
-        sent = 0
-        end = min(t.base + t.windowsize, t.last + 1)
-        while t.next < end:
-            self._send(t, t.block(t.next))
-            t.next += 1
-            sent += 1
-        return sent
-
-    def _send(self, t: _Transfer, datagram: bytes) -> None:
-        try:
-            t.sock.send(datagram)
-        except (BlockingIOError, InterruptedError):
-            pass  # the socket buffer is full: the timer resends
-        except OSError:
-            pass  # ICMP errors from an earlier datagram; the timer decides
-
-    def _finish(self, t: _Transfer, result: str) -> None:
+    def _finish(self, t: Transfer, result: str) -> None:
         self._transfers.pop(t.fd, None)
         self._clients.discard(t.client)
         try:
@@ -571,9 +473,9 @@ class TftpServer:
         except (KeyError, ValueError):
             pass
         t.sock.close()
-        delivered = min(len(t.data), (t.base - 1) * t.blksize)
+        delivered = t.delivered
         self.log.transfer({
-            "time": round(time.time(), 3), "client": f"{t.client[0]}:{t.client[1]}", "file": t.filename,
+            "time": round(time.time(), 3), "client": _client_text(t.client), "file": t.filename,
             "bytes": delivered, "size": len(t.data), "duration": round(time.monotonic() - t.started, 6),
             "retries": t.retries, "result": result, "blksize": t.blksize, "windowsize": t.windowsize,
         })
@@ -585,7 +487,7 @@ class TftpServer:
                 self._sock.sendto(P.encode_error(code, message), client)
         except OSError:
             pass
-        record = {"time": round(time.time(), 3), "client": f"{client[0]}:{client[1]}", "file": filename,
+        record = {"time": round(time.time(), 3), "client": _client_text(client), "file": filename,
                   "bytes": 0, "duration": round(time.monotonic() - t0, 6), "retries": 0, "result": result}
         if detail:
             record["detail"] = detail
@@ -596,13 +498,12 @@ class TftpServer:
             self._calls_closed = True
         self._run_calls()  # builds that finished as we stopped: their futures complete for other waiters
         # (a modem's own file is not sent any more: _on_built sees the loop has ended)
-        attach = getattr(self.dynamic, "attach_loop", None)
-        if attach is not None:
-            attach(None)
+        if self.provider is not None:
+            self.provider.attach_loop(None)
+            if self.provider.owned:
+                self.provider.close()
         for t in list(self._transfers.values()):
             self._finish(t, "aborted")
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
         for s in (self._sock, self._wake_r, self._wake_w):
             if s is not None:
                 s.close()
@@ -613,31 +514,28 @@ class TftpServer:
         self.log.close()
 
 
-def _call_provider(provider: DynamicProvider, filename: str, client_ip: str):
-    """Ask the provider: through its ``submit`` (a future, nothing waits) if it has one, else by a call."""
-    submit = getattr(provider, "submit", None)
-    if callable(submit):
-        return submit(filename, client_ip)
-    return _normalise(provider(filename, client_ip))  # here: reading a file object may block
+def client_ip(client) -> str:
+    """The client's address as a provider sees it: an IPv4 client of a dual-stack socket
+    (``::ffff:10.0.0.5``) is the IPv4 address, so its file gets TLV 20, not TLV 59."""
+    ip = client[0]
+    if ip.startswith("::ffff:") and "." in ip:
+        return ip[7:]
+    return ip
 
 
-def _normalise(result) -> bytes | None:
-    """What a provider returned, as bytes (or None for not found)."""
-    if result is None or isinstance(result, bytes):
-        return result
-    if isinstance(result, (bytearray, memoryview)):
-        return bytes(result)
-    if hasattr(result, "read"):  # any file-like object; it needs no .name (tftpy's crash)
-        try:
-            data = result.read()
-        finally:
-            close = getattr(result, "close", None)
-            if close is not None:
-                close()
-        return data.encode() if isinstance(data, str) else bytes(data)
-    if isinstance(result, str):
-        return result.encode()
-    raise TypeError(f"dynamic provider returned {type(result).__name__}, expected bytes or a file object")
+def _client_text(client) -> str:
+    ip = client_ip(client)
+    return f"[{ip}]:{client[1]}" if ":" in ip else f"{ip}:{client[1]}"
+
+
+def _send_on(sock: socket.socket, datagram: bytes) -> None:
+    """A transfer's ``send``: one datagram on its connected socket."""
+    try:
+        sock.send(datagram)
+    except (BlockingIOError, InterruptedError):
+        pass  # the socket buffer is full: the timer resends
+    except OSError:
+        pass  # ICMP errors from an earlier datagram; the timer decides
 
 
 def _describe(err: BaseException) -> str:

@@ -56,6 +56,7 @@ class WorkerPool:
         if method == "forkserver" and preload:
             ctx.set_forkserver_preload(list(preload))
         self.processes = processes
+        self.niceness = niceness
         self.broken: str | None = None
         self._lock = threading.Lock()
         self._ids = itertools.count()

@@ -172,11 +172,15 @@ class Advice:
     rate: float
     rtt: float
     flows: int
-    latency_budget: float
+    latency_budget: float  # one-way (G.114), seconds
     minimum: int | None
     target: int
     maximum: int
     bdp: float
+    need: int = 0  # bytes: the throughput need (the ladder size that keeps THROUGHPUT_SHARE of the rate)
+    queue_budget: float = 0.0  # s: what the budget leaves the modem's queue
+    model: str = "rule: 1 BDP on the size ladder (reno)"
+    paper: str | None = None  # White et al.'s finding for this tier, and how the advice relates to it
     reasoning: list[str] = field(default_factory=list)
     candidates: list[Prediction] = field(default_factory=list)
 
@@ -186,6 +190,123 @@ class Advice:
         return d
 
 
+# -- the sizing policy (docs/sizing.md) ------------------------------------------------------------------
+
+# The sizes a recommendation is chosen from: White et al.'s 8..256 KiB, doubling, up to a modem's 1 MiB.
+LADDER = tuple(1024 * 2 ** k for k in range(3, 11))
+# A size "fills the rate" when it keeps this share of the best goodput any size reaches.
+THROUGHPUT_SHARE = 0.95
+
+
+def queue_budget(rtt: float, one_way: float = G114_ONE_WAY_BUDGET) -> float:
+    """Seconds of queueing delay under load the modem may add: the one-way budget less the path's
+    own one-way delay (rtt / 2), so the modem does not spend what the rest of the path needs."""
+    return round(one_way - rtt / 2, 9)  # 0.15 - 0.05 is 0.0999...: keep whole bytes whole
+
+
+# The sender's multiplicative decrease on a loss: the window falls to beta x W. A drop-tail buffer
+# of (1 - beta) / beta BDP keeps the link busy through the back-off: 1 BDP for Reno's halving,
+# 0.43 BDP for CUBIC's 0.7. FAST (delay-based) is not modelled by the rule and counts as Reno.
+BACKOFF = {"reno": 0.5, "newreno": 0.5, "sack": 0.5, "cubic": 0.7, "fast": 0.5}
+
+
+def throughput_need(rate: float, rtt: float, flows: int = 1, congestion_control: str = "reno") -> int:
+    """The smallest ladder size holding (1 - beta) / beta of the bandwidth-delay product (over
+    sqrt(flows) for several flows), at least a few frames. On White et al.'s grid the simulator's
+    DOCSIS model needs exactly this to keep 95% of the rate with NewReno (docs/sizing.md)."""
+    _check(rate, rtt, flows)
+    if congestion_control not in BACKOFF:
+        raise AdvisorError(f"unknown congestion control {congestion_control!r} (known: {', '.join(BACKOFF)})")
+    beta = BACKOFF[congestion_control]
+    needed = max(bdp_bytes(rate, rtt) * (1 - beta) / beta / math.sqrt(flows), FRAMES_FLOOR * MAX_FRAME)
+    return next((s for s in LADDER if s >= needed), _round_up_kib(needed))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A buffer chosen from measured or predicted (size, goodput, queueing delay) rows."""
+
+    buffer: int | None
+    share: float | None  # of the best goodput, at this size
+    delay: float | None  # s of queueing delay under load at this size
+    fills: bool  # keeps THROUGHPUT_SHARE within the budget
+    reason: str
+
+
+def choose(rows: list[tuple[int, float, float | None]], budget: float, share: float = THROUGHPUT_SHARE) -> Choice:
+    """The policy over results: the smallest size keeping ``share`` of the best goodput whose queueing
+    delay is within ``budget``; if none does, the size within the budget that keeps the most.
+
+    ``rows``: (buffer bytes, goodput, queueing delay s or None). Used by the campaign report on
+    its measured or simulated points, and by ``recommend`` with the simulator as the model.
+    """
+    rows = sorted(rows)
+    if not rows:
+        return Choice(None, None, None, False, "no results")
+    best = max(g for _, g, _ in rows) or 1.0
+    within = [r for r in rows if r[2] is None or r[2] <= budget + 1e-9]
+    good = [r for r in within if r[1] >= share * best]
+    if good:
+        b, g, d = good[0]
+        return Choice(b, g / best, d, True, f"smallest size keeping ≥{share:.0%} of the best goodput "
+                                             f"({g / best:.0%}) within the {_ms(budget)} queue budget ({_ms(d)})")
+    if within:
+        b, g, d = max(within, key=lambda r: (r[1], -r[0]))
+        return Choice(b, g / best, d, False, f"no size within the {_ms(budget)} queue budget keeps {share:.0%} of "
+                                              f"the best goodput; this one keeps the most ({g / best:.0%}) at "
+                                              f"{_ms(d)}: more buffer buys throughput only with more delay")
+    b, g, d = rows[0]
+    return Choice(b, g / best, d, False, f"every size exceeds the {_ms(budget)} queue budget; the smallest adds "
+                                         f"{_ms(d)} and keeps {g / best:.0%}")
+
+
+def _ms(seconds: float | None) -> str:
+    return "n/a" if seconds is None else f"{seconds * 1e3:.0f} ms"
+
+
+def white_finding(rate: float, rtt: float) -> tuple[int, str] | None:
+    """White et al.'s stated need (bytes, text) for this tier, if they state one."""
+    for f_rate, f_rtt, f_buf, text in WHITE_2011_FINDINGS:
+        if math.isclose(f_rate, rate, rel_tol=0.01) and math.isclose(f_rtt, rtt, rel_tol=0.01):
+            return f_buf, text
+    return None
+
+
+def _white_shortfall(rate: float, rtt: float, buffer: int) -> float | None:
+    """The single-flow goodput White et al. measured short of the rate at this size, if they did."""
+    from hfcprov.sim.mac import WHITE_2011_POINTS
+
+    for p in WHITE_2011_POINTS:
+        if (p.rate, p.rtt, p.buffer, p.flows) == (rate, rtt, buffer, 1) and not p.full and p.goodput:
+            return p.goodput
+    return None
+
+
+def relate_to_paper(rate: float, rtt: float, need: int, target: int) -> str | None:
+    """How a recommendation relates to White et al.'s finding for the same tier (None: they state none)."""
+    found = white_finding(rate, rtt)
+    if found is None:
+        return None
+    buf, text = found
+    where = f"White et al. 2011 (one upstream TCP flow): {text}"
+    if target < buf and target < need:
+        return (f"{where}; the queue budget caps this advice at {format_bytes(target)}: the paper's "
+                f"{format_bytes(buf)} adds {format_duration(latency_under_load(buf, rate))} at {format_rate(rate)}, "
+                "so latency wins over filling the rate with one flow")
+    if need == buf:
+        return f"{where}: the same size"
+    if need < buf:
+        short = _white_shortfall(rate, rtt, need)
+        if short is not None:
+            return (f"{where}; this advice's {format_bytes(need)} is smaller: at that size the paper measured "
+                    f"{format_rate(short)} (the simulator's DOCSIS model, which this rule follows, keeps 95%: its "
+                    "widest miss against the paper, docs/calibration.md)")
+        return (f"{where}; this advice's {format_bytes(need)} is smaller and consistent with it (the paper "
+                "states a size that sufficed, not the least that would)")
+    return (f"{where}; this advice's {format_bytes(need)} is larger: by the simulator the paper's size keeps "
+            "just under 95% of the rate with a halving TCP, which the paper counted as sufficient")
+
+
 def advise(
     rate: float,
     rtt: float,
@@ -193,97 +314,100 @@ def advise(
     latency_budget: float = G114_ONE_WAY_BUDGET,
     min_buffer: bool = False,
     model: Model | None = None,
+    congestion_control: str = "reno",
 ) -> Advice:
-    """Recommended MinimumBuffer / TargetBuffer / MaximumBuffer for one service flow.
+    """Recommended MinimumBuffer / TargetBuffer / MaximumBuffer for one service flow (docs/sizing.md).
 
-    target  = BDP / sqrt(flows) (one BDP fills the rate for a single flow; Appenzeller
-              et al.: n desynchronised flows need BDP/sqrt(n)), at least a few full
-              frames, but never more than the latency budget allows;
-    maximum = the size whose drain time equals the latency budget;
-    minimum = only with ``min_buffer``: the target capped at 24,576 bytes, the size
-              every CM must accept, so asking for it cannot get the flow rejected.
+    need    = the smallest size on the ladder (8 KiB, 16 KiB, ... 1 MiB) holding (1-beta)/beta of the
+              BDP, beta the sender's back-off (Reno 0.5: one BDP; CUBIC 0.7: 0.43 BDP), over
+              sqrt(flows) for n desynchronised flows (Appenzeller et al.): what keeps 95% of the rate
+              through the DOCSIS MAC (the simulator's model agrees on White's grid);
+    budget  = the queueing delay the modem may add: the one-way budget (G.114 150 ms) less the
+              path's one-way delay (rtt/2); maximum = rate x budget;
+    target  = need, capped at the maximum (latency wins over filling the rate with one flow);
+    minimum = only with ``min_buffer``: the target capped at 24,576 bytes, the size every CM
+              must accept, so asking for it cannot get the flow rejected.
+
+    ``model`` only fills the candidate table (analytic by default, or ``SimModel``); with a
+    ``SimModel`` the need is what the simulator says (``choose`` over the ladder), not the rule.
     """
     _check(rate, rtt, flows)
     if latency_budget <= 0:
         raise AdvisorError("latency budget must be > 0")
-    model = model or predict
     bdp = bdp_bytes(rate, rtt)
-    needed = bdp / math.sqrt(flows)
-    cap = int(rate * latency_budget / 8)
-    floor = FRAMES_FLOOR * MAX_FRAME
-    target = advise_target(rate, rtt, flows, latency_budget)
+    budget = queue_budget(rtt, latency_budget)
+    if budget <= 0:
+        raise AdvisorError(f"the path's one-way delay ({format_duration(rtt / 2)}) already spends the "
+                           f"{format_duration(latency_budget)} budget: no queue fits")
+    cap = int(round(rate * budget / 8, 6))
+    need = throughput_need(rate, rtt, flows, congestion_control)
+    beta = BACKOFF[congestion_control]
+    model_name = f"rule: {(1 - beta) / beta:.2g} BDP on the size ladder ({congestion_control})"
+    sizes = [s for s in LADDER if s <= max(need, cap) * 2] or [LADDER[0]]
+    candidates = []
+    if model is not None and hasattr(model, "many"):
+        candidates = model.many([(rate, s, rtt, flows) for s in sizes])
+        picked = choose([(c.buffer, c.utilization, c.latency_under_load) for c in candidates], float("inf"))
+        need = picked.buffer or need
+        model_name = getattr(model, "name", "sim")
     reasons = [
         f"bandwidth-delay product: {format_rate(rate)} x {format_duration(rtt)} = {round(bdp)} bytes;"
         " a single TCP flow needs about this much buffer to fill the rate",
     ]
     if flows > 1:
-        reasons.append(
-            f"{flows} flows share the buffer: BDP/sqrt({flows}) = {round(needed)} bytes suffice (Appenzeller et al.)"
-        )
-    if needed < floor:
-        reasons.append(f"raised to {FRAMES_FLOOR} full frames ({floor} bytes) so a small burst is not dropped")
-    reasons.append(
-        f"latency under load = size / rate: the target {format_bytes(target)} adds"
-        f" {format_duration(latency_under_load(target, rate))} when the flow is saturated"
-    )
-    reasons.append(
-        f"latency budget {format_duration(latency_budget)} (ITU-T G.114: keep one-way delay below 150 ms)"
-        f" allows at most {cap} bytes at {format_rate(rate)}" + (f": maximum = {cap}" if cap >= MAX_FRAME else "")
-    )
+        reasons.append(f"{flows} flows share the buffer: BDP/sqrt({flows}) = {round(bdp / math.sqrt(flows))} bytes "
+                       "suffice (Appenzeller et al.)")
+    reasons.append(f"throughput need: {format_bytes(need)}, the smallest size on the ladder "
+                   f"({', '.join(format_bytes(s) for s in LADDER[:6])}, ...) that keeps {THROUGHPUT_SHARE:.0%} of "
+                   f"the rate ({model_name})")
+    reasons.append(f"queue budget: {format_duration(latency_budget)} one way (ITU-T G.114) less the path's own "
+                   f"{format_duration(rtt / 2)} leaves {format_duration(budget)} for the modem's queue: "
+                   f"maximum = {cap} bytes at {format_rate(rate)}")
     if cap < MAX_FRAME:
-        reasons.append(
-            f"even one full frame ({MAX_FRAME} bytes) takes {format_duration(latency_under_load(MAX_FRAME, rate))}"
-            f" at {format_rate(rate)}: the budget cannot be met; target and maximum are one frame"
-        )
-        cap = target
-    elif _round_up_kib(needed) > cap:
-        reasons.append(
-            "the budget, not the BDP, sets the target: a single flow will not fill the rate at this RTT;"
-            " prefer latency over bulk throughput (White et al. 2011)"
-        )
+        reasons.append(f"even one full frame ({MAX_FRAME} bytes) takes "
+                       f"{format_duration(latency_under_load(MAX_FRAME, rate))} at {format_rate(rate)}: the budget "
+                       "cannot be met; target and maximum are one frame")
+        target = cap = MAX_FRAME
+    elif need > cap:
+        target = cap
+        reasons.append("the budget, not the BDP, sets the target: a single flow will not fill the rate at this RTT;"
+                       " prefer latency over bulk throughput (White et al. 2011)")
+    else:
+        target = need
+    reasons.append(f"latency under load = size / rate: the target {format_bytes(target)} adds "
+                   f"{format_duration(latency_under_load(target, rate))} when the flow is saturated")
     minimum = None
     if min_buffer:
         minimum = min(target, CM_GUARANTEED_MINIMUM_BUFFER)
-        reasons.append(
-            f"minimum {minimum}: any DOCSIS 3.0 CM must accept a MinimumBuffer up to {CM_GUARANTEED_MINIMUM_BUFFER}"
-            " bytes; a larger minimum risks the modem rejecting the flow"
-        )
+        reasons.append(f"minimum {minimum}: any DOCSIS 3.0 CM must accept a MinimumBuffer up to "
+                       f"{CM_GUARANTEED_MINIMUM_BUFFER} bytes; a larger minimum risks the modem rejecting the flow")
     else:
-        reasons.append(
-            "minimum omitted: White et al. recommend setting only the target (and a maximum) so the modem never"
-            f" rejects the flow; a MinimumBuffer <= {CM_GUARANTEED_MINIMUM_BUFFER} bytes is always accepted"
-        )
-    for f_rate, f_rtt, f_buf, text in WHITE_2011_FINDINGS:
-        if math.isclose(f_rate, rate, rel_tol=0.25) and math.isclose(f_rtt, rtt, rel_tol=0.25):
-            reasons.append(f"measured (White et al. 2011, one upstream TCP flow): {text}")
-            break
-    sizes = sorted({8 * 1024, 16 * 1024, 32 * 1024, 64 * 1024, 128 * 1024, 256 * 1024, target, cap})
-    candidates = [model(rate, s, rtt, flows) for s in sizes]
-    return Advice(
-        rate=rate,
-        rtt=rtt,
-        flows=flows,
-        latency_budget=latency_budget,
-        minimum=minimum,
-        target=target,
-        maximum=cap,
-        bdp=bdp,
-        reasoning=reasons,
-        candidates=candidates,
-    )
+        reasons.append("minimum omitted: White et al. recommend setting only the target (and a maximum) so the modem"
+                       f" never rejects the flow; a MinimumBuffer <= {CM_GUARANTEED_MINIMUM_BUFFER} bytes is always "
+                       "accepted")
+    paper = relate_to_paper(rate, rtt, need, target)
+    if paper:
+        reasons.append(paper)
+    if not candidates:
+        shown = sorted({*sizes, target, cap})
+        candidates = [(model or predict)(rate, s, rtt, flows) for s in shown]
+    return Advice(rate=rate, rtt=rtt, flows=flows, latency_budget=latency_budget, minimum=minimum, target=target,
+                  maximum=cap, bdp=bdp, need=need, queue_budget=budget, model=model_name, paper=paper,
+                  reasoning=reasons, candidates=candidates)
 
 
 @functools.lru_cache(maxsize=1024)
-def advise_target(rate: float, rtt: float, flows: int = 1, latency_budget: float = G114_ONE_WAY_BUDGET) -> int:
-    """TargetBuffer in bytes: BDP/sqrt(flows), at least a few frames, at most the latency budget.
+def advise_target(rate: float, rtt: float, flows: int = 1, latency_budget: float = G114_ONE_WAY_BUDGET,
+                  congestion_control: str = "reno") -> int:
+    """TargetBuffer in bytes by the sizing policy (``advise``'s target, without the explanation).
 
-    The one place the target is computed; ``advise`` explains it, templates call it per modem (cached).
+    The one place templates get a target from; cached, since a bulk build asks per modem.
     """
     _check(rate, rtt, flows)
-    needed = bdp_bytes(rate, rtt) / math.sqrt(flows)
-    cap = int(rate * latency_budget / 8)
-    # never below one full frame: a smaller buffer would drop every full-size packet
-    return max(MAX_FRAME, min(max(_round_up_kib(needed), _round_up_kib(FRAMES_FLOOR * MAX_FRAME)), cap))
+    cap = int(round(rate * max(queue_budget(rtt, latency_budget), 0) / 8, 6))
+    if cap < MAX_FRAME:
+        return MAX_FRAME
+    return min(throughput_need(rate, rtt, flows, congestion_control), cap)
 
 
 def _round_up_kib(n: float) -> int:

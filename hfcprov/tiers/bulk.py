@@ -8,8 +8,9 @@ fingerprint is a slow PBKDF2 of it, so the manifest does not help guess it.
 
 A bad row is reported with its line and skipped; the other files are still
 written (each atomically), and a file built by an earlier run stays in the
-manifest when its row fails now. ``strict`` turns any bad row into a failed run
-after everything else is done.
+manifest when its row fails now. ``keep_going=False`` stops at the first bad row
+instead (files already written stay, with their manifest). ``strict`` turns any bad
+row into a raised BuildError after everything else is done; the CLI instead exits 3.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from hfcprov.tiers.templates import (
     template_digest,
 )
 from hfcprov.errors import HfcprovError
-from hfcprov.fileio import atomic_write
+from hfcprov.fileio import atomic_write, ensure_folder
 
 MANIFEST_JSON = "manifest.json"
 MANIFEST_CSV = "manifest.csv"
@@ -68,6 +69,18 @@ class BuildSummary:
     unchanged: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (where, message)
     seconds: float = 0.0
+    stopped: bool = False  # keep_going=False stopped at a bad row: rows after it were not built
+
+    @property
+    def not_built(self) -> int:
+        """Rows neither built, unchanged nor failed (a stop at the first bad row)."""
+        return self.total - self.built - self.unchanged - len(self.failed)
+
+    def as_dict(self) -> dict:
+        return {"out": str(self.out), "total": self.total, "built": self.built, "unchanged": self.unchanged,
+                "failed": [{"row": where, "error": message} for where, message in self.failed],
+                "not_built": self.not_built, "stopped": self.stopped, "seconds": round(self.seconds, 3),
+                "manifest": str(self.out / MANIFEST_JSON)}
 
     @property
     def files_per_second(self) -> float:
@@ -181,6 +194,7 @@ def build(
     pattern: str = "{mac}.cm",
     strict: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    keep_going: bool = True,
 ) -> BuildSummary:
     """Build every row of ``inventory`` into ``out``.
 
@@ -188,8 +202,7 @@ def build(
     row's ``tier`` (default: the shipped ``templates/``).
     """
     started = time.perf_counter()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_folder(out)
     rows = read_rows(inventory)
     summary = BuildSummary(out=out, total=len(rows))
     previous = read_manifest(out)
@@ -205,6 +218,8 @@ def build(
 
     entries: dict[str, Entry] = {}
     done = len(summary.failed)
+    if summary.failed and not keep_going:
+        tasks, summary.stopped = [], True
     if progress:
         progress(done, summary.total)
     try:
@@ -212,6 +227,9 @@ def build(
             done += 1
             if status == "failed":
                 summary.failed.append((error.split(": ", 1)[0], error))
+                if not keep_going:
+                    summary.stopped = True
+                    break
             else:
                 entries[entry.file] = entry
                 summary.built += status == "built"

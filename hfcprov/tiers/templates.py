@@ -10,7 +10,7 @@ what an engineer writes into the integers the TLVs hold:
     {{ advise_buffer(rate, rtt) }}               -> TargetBuffer bytes from the buffer advisor
 
 Templates are looked up next to the requested file first, then in the shipped
-``templates/`` folder, so a site template can ``{% include "_common.j2" %}``.
+``templates/`` folder (``hfcprov.shipped``), so a site template can ``{% include "_common.j2" %}``.
 Any error (undefined variable, bad syntax, bad unit) becomes a TemplateError
 that names the template, the line and the variable.
 """
@@ -29,9 +29,10 @@ import jinja2.meta
 from hfcprov.tiers.advisor import G114_ONE_WAY_BUDGET, advise_target
 from hfcprov.tiers.inventory import mac_colon
 from hfcprov.errors import HfcprovError
-from hfcprov.units import parse_bytes, parse_duration, parse_rate
+from hfcprov.shipped import shipped_dir
+from hfcprov.units import parse_bytes, parse_duration, parse_rate, parse_rtt
 
-SHIPPED = Path(__file__).resolve().parent.parent.parent / "templates"
+SHIPPED = shipped_dir("templates")
 SUFFIX = ".j2"
 
 
@@ -52,7 +53,7 @@ def us(value) -> int:
 
 
 def advise_buffer(rate, rtt, flows=1, latency_budget=G114_ONE_WAY_BUDGET) -> int:
-    return advise_target(parse_rate(rate), parse_duration(rtt), int(flows), parse_duration(latency_budget))
+    return advise_target(parse_rate(rate), parse_rtt(rtt), int(flows), parse_duration(latency_budget))
 
 
 @functools.lru_cache(maxsize=16)

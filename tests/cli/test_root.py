@@ -56,3 +56,22 @@ def test_library_error_exits_1_with_message(extra_command, capsys):
         cli_root.main(["probe-exit", "--fail"])
     assert exc.value.code == 1
     assert capsys.readouterr().err.strip() == "hfcprov: error: modem 10.0.0.1: timeout"
+
+
+def test_help_documents_the_exit_statuses_and_global_options():
+    out = run("--help").stdout
+    assert "Exit status:" in out
+    for code in ("0 ", "1 ", "2 ", "3 ", "130 "):
+        assert f"\n    {code}" in out
+    assert "-q, --quiet" in out and "-v, --verbose" in out
+
+
+def test_shell_completion_lists_the_lazy_commands():
+    import os
+
+    env = dict(os.environ, COMP_WORDS="hfcprov campaign st", COMP_CWORD="2", _HFCPROV_COMPLETE="bash_complete")
+    r = subprocess.run([sys.executable, "-m", "hfcprov"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.split() == ["plain,status"]
+    env.update(_HFCPROV_COMPLETE="bash_source")
+    r = subprocess.run([sys.executable, "-m", "hfcprov"], env=env, capture_output=True, text=True)
+    assert "_hfcprov_completion()" in r.stdout

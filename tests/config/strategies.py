@@ -11,7 +11,7 @@ from hfcprov.config import ConfigError, ConfigTree, Tlv, VarBind
 from hfcprov.config.dictionary import CM_MIC, CMTS_MIC, END, FRAGMENTED, PAD, ROOT, Spec
 from hfcprov.config.tree import Layout
 
-SKIP_TOP = {PAD, CM_MIC, CMTS_MIC, END}
+SKIP_TOP = {PAD, CM_MIC, CMTS_MIC, END, 254}  # 254 first makes a PacketCable MTA file (test_mta)
 MAX_DEPTH = 4
 
 ipv4 = st.integers(0, 2**32 - 1).map(lambda n: str(ipaddress.IPv4Address(n)))
@@ -94,7 +94,8 @@ def leaf_values(spec: Spec):
 
 
 def unknown_tlv(parent: Spec):
-    codes = [c for c in range(1, 255) if c not in parent.children]
+    # nested, 0 and 255 are ordinary sub-TLV codes (pad and end of data only at the top)
+    codes = [c for c in (range(256) if parent.path else range(1, 255)) if c not in parent.children]
     return st.builds(Tlv, st.sampled_from(codes), st.binary(max_size=30))
 
 

@@ -146,3 +146,31 @@ def test_encoding_yaml_that_carries_a_cmts_mic_needs_the_secret(tmp_path, secret
     assert r.returncode == 1 and "carries a CMTS MIC" in r.stderr and "a.yaml" in r.stderr
     assert run("encode", yml, "-o", tmp_path / "b.cm", "--secret-file", secret).returncode == 0
     assert (tmp_path / "b.cm").read_bytes() == cm.read_bytes()
+
+
+VENDOR_MIB = """ACME-CABLE-MIB DEFINITIONS ::= BEGIN
+IMPORTS enterprises, OBJECT-TYPE, Integer32 FROM SNMPv2-SMI;
+acme OBJECT IDENTIFIER ::= { enterprises 99999 }
+acmeTurbo OBJECT-TYPE
+    SYNTAX Integer32
+    MAX-ACCESS read-write
+    STATUS current
+    DESCRIPTION "Turbo mode."
+    ::= { acme 1 }
+END
+"""
+
+
+def test_mib_dir_resolves_vendor_oid_names(tmp_path):
+    mibs = tmp_path / "mibs"
+    mibs.mkdir()
+    (mibs / "ACME-CABLE-MIB").write_text(VENDOR_MIB)
+    src = tmp_path / "a.cfg"
+    src.write_text("Main {\n NetworkAccess 1;\n SnmpMibObject acmeTurbo.0 Integer 1;\n}\n")
+    r = run("encode", src, "-o", tmp_path / "a.cm")
+    assert r.returncode == 1 and "a.cfg:3" in r.stderr and "acmeTurbo" in r.stderr
+    r = run("encode", src, "-o", tmp_path / "a.cm", "--mib-dir", mibs)
+    assert r.returncode == 0, r.stderr
+    r = run("decode", tmp_path / "a.cm", "--names", "--mib-dir", mibs)
+    assert "SnmpMibObject acmeTurbo.0 Integer 1;" in r.stdout
+    assert "1.3.6.1.4.1.99999.1.0 Integer 1" in run("decode", tmp_path / "a.cm").stdout

@@ -93,7 +93,7 @@ def test_every_dictionary_entry_round_trips():
     failures, checked = [], 0
     for spec in ROOT.walk():
         chain = spec.path.split(".")
-        if chain[0] in ("0", "6", "7", "255"):
+        if chain[0] in ("0", "6", "7", "254", "255"):  # 254 alone: an MTA file (test_mta)
             continue
         for value in ([None] if spec.compound else sample_values(spec)):
             node = Tlv(spec.code, value) if value is not None else Tlv(spec.code, None, [])

@@ -251,3 +251,32 @@ def test_odd_fields_are_warnings_kept_raw_and_errors_when_strict(data, offset, p
     with pytest.raises(ConfigError, match=message) as err:
         decode(signed, strict=True)
     assert (err.value.offset, err.value.path) == (offset, path)
+
+
+@pytest.mark.parametrize("code, name", [(32, "MfgCVCData"), (33, "CoSignerCVCData"), (81, "ManufacturerCVCChain"),
+                                        (82, "CoSignerCVCChain")])
+def test_cvc_values_over_255_bytes_are_split_like_the_spec_says(code, name):
+    """MULPI C.1.2.10/11/21/22: a CVC over 254 bytes goes in consecutive TLVs, each but the last of 254 bytes."""
+    cvc = bytes(range(256)) * 3 + b"\x01" * 40  # 808 bytes, as a real CVC
+    data = encode(parse_text(f"Main {{ NetworkAccess 1; {name} 0x{cvc.hex()}; }}"))
+    want = H("030101") + b"".join(bytes([code, len(cvc[i:i + 254])]) + cvc[i:i + 254] for i in range(0, 808, 254))
+    assert data.startswith(want + b"\x06\x10")
+    back = decode(data)
+    assert back.find(str(code))[0].value == cvc and encode(back) == data
+
+
+def test_oversized_values_from_text_and_yaml_name_file_and_line():
+    from hfcprov.config.forms import parse_yaml
+
+    text = 'Main {\n NetworkAccess 1;\n SwUpgradeFilename "%s";\n}\n' % ("f" * 300)
+    with pytest.raises(ConfigError, match="300 bytes; a TLV value holds at most 255") as err:
+        parse_text(text, "big.cfg")
+    assert (err.value.line, err.value.path, err.value.source) == (3, "9", "big.cfg") and "big.cfg:3" in str(err.value)
+    flow = "Main {\n UsServiceFlow {\n  UsServiceFlowRef 1;\n" + \
+        "".join(f'  MaxRateSustained {i};\n' for i in range(45)) + " }\n}\n"
+    with pytest.raises(ConfigError, match="at most 255") as err:
+        parse_text(flow, "flow.cfg")
+    assert (err.value.line, err.value.path) == (2, "24")
+    with pytest.raises(ConfigError, match="at most 255") as err:
+        parse_yaml("Main:\n  - NetworkAccess: 1\n  - SwUpgradeFilename: '%s'\n" % ("f" * 300), "big.yaml")
+    assert (err.value.line, err.value.path) == (3, "9") and "big.yaml:3" in str(err.value)

@@ -58,7 +58,7 @@ def test_report_screenshot_shows_plots(report, tmp_path):
     assert res.returncode == 0 and shot.exists(), res.stderr[-2000:]
     img = mpimg.imread(shot)[..., :3]
     assert img.shape[0] == 2400 and img.shape[1] == 1280
-    # The plots' bar colours (the 40 ms blue #1f4e9c and the 100 ms orange #d9822b) are on screen.
+    # The plots' line colours (the 40 ms blue #1f4e9c and the 100 ms orange #d9822b) are on screen.
     blue = np.all(np.abs(img - np.array([0x1f, 0x4e, 0x9c]) / 255) < 0.04, axis=-1).sum()
     orange = np.all(np.abs(img - np.array([0xd9, 0x82, 0x2b]) / 255) < 0.04, axis=-1).sum()
-    assert blue > 2000 and orange > 2000, (blue, orange)
+    assert blue > 500 and orange > 500, (blue, orange)

@@ -61,31 +61,49 @@ def test_measured_campaign_overlays_the_simulator(tmp_path):
 
 def _cells(rate, rtt_goodput_delay):
     return [Cell(source="sim", tier="t", upstream_rate=rate, variant="", rtt=rtt, buffer=b, goodput_bps=g,
-                 queue_delay=d, latency_loaded=None, mos=None, reps=1)
+                 queue_delay=d, latency_loaded=None, mos=None, reps=1, model="sim: token bucket")
             for (rtt, b), (g, d) in rtt_goodput_delay.items()]
 
 
-def test_recommendation_is_the_smallest_buffer_that_keeps_throughput_within_the_delay_budget():
+def test_recommendation_is_the_smallest_buffer_that_keeps_throughput_within_the_queue_budget():
     cells = _cells(2e6, {
         (0.04, 16384): (1.5e6, 0.06), (0.04, 65536): (1.9e6, 0.25), (0.04, 32768): (1.85e6, 0.09),
         (0.1, 16384): (1.2e6, 0.06), (0.1, 65536): (1.9e6, 0.25), (0.1, 32768): (1.75e6, 0.09),
     })
-    (rec,) = recommend(cells)
-    assert rec.buffer == 32768
-    assert "≥90%" in rec.reason and "90 ms" in rec.reason
+    at40, at100 = recommend(cells)
+    assert (at40.rtt, at40.buffer) == (0.04, 32768)  # 97% of the best within 130 ms (150 - 40/2)
+    assert "≥95%" in at40.reason and "130 ms" in at40.reason
+    assert at40.queue_ms == 32768 * 8 / 2e6 * 1e3 and at40.advised == 16384  # buffer advise: one BDP on the ladder
+    assert at40.paper and "16 KiB sufficed at 2 Mb/s" in at40.paper
+    # at 100 ms only 92% within the 100 ms budget: the most throughput within it, and why
+    assert at100.buffer == 32768 and "no size within the 100 ms queue budget" in at100.reason
 
 
 def test_recommendation_says_when_throughput_must_give_way():
     cells = _cells(10e6, {(0.1, 16384): (4e6, 0.01), (0.1, 65536): (6e6, 0.05), (0.1, 262144): (9.5e6, 0.2)})
     (rec,) = recommend(cells)
     assert rec.buffer == 65536
-    assert "no size within the 100 ms delay budget" in rec.reason
+    assert "no size within the 100 ms queue budget" in rec.reason
+    assert "256 KiB at 100 ms" in rec.paper and "adds 210 ms" in rec.paper
 
 
-def test_recommendation_waits_for_every_rtt():
-    cells = _cells(1e6, {(0.04, 16384): (0.9e6, 0.1)}) + _cells(1e6, {(0.1, 65536): (0.9e6, 0.1)})
-    (rec,) = recommend(cells)
-    assert rec.buffer is None
+def test_advise_and_the_campaign_agree_on_the_same_tier():
+    """The same policy: a campaign whose results follow the sizing rule's premise (one BDP keeps
+    95%) recommends what `buffer advise` says, for every White et al. tier."""
+    from hfcprov.tiers.advisor import LADDER, advise, bdp_bytes
+
+    for rate, rtt in ((1e6, 0.04), (2e6, 0.04), (5e6, 0.04), (10e6, 0.04), (2e6, 0.1), (5e6, 0.1), (10e6, 0.1)):
+        table = {}
+        for b in LADDER[:6]:
+            share = 1.0 if b >= bdp_bytes(rate, rtt) else 0.9 * b / bdp_bytes(rate, rtt)
+            table[(rtt, b)] = (rate * 0.95 * share, b * 8 / rate)
+        (rec,) = recommend(_cells(rate, table))
+        a = advise(rate, rtt)
+        assert rec.advised == a.target
+        if a.target in LADDER:  # the campaign picks from its grid; the advice is capped by the budget otherwise
+            assert rec.buffer == a.target, (rate, rtt)
+        else:
+            assert rec.buffer == max(b for b in LADDER[:6] if b <= a.maximum), (rate, rtt)
 
 
 def test_report_of_a_missing_database_is_one_clear_error(tmp_path):

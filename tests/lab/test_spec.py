@@ -83,7 +83,7 @@ def test_secrets_stay_out_of_the_record(tmp_path):
     assert camp.target.secret == "hunter2"
 
 
-rates = st.lists(st.integers(min_value=1, max_value=10**9), min_size=1, max_size=4, unique=True)
+rates = st.lists(st.integers(min_value=1000, max_value=10**9), min_size=1, max_size=4, unique=True)
 sizes = st.lists(st.integers(min_value=1, max_value=2**24), min_size=1, max_size=4, unique=True)
 rtts = st.lists(st.integers(min_value=0, max_value=2000), min_size=1, max_size=3, unique=True)
 

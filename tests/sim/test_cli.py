@@ -35,7 +35,7 @@ def test_json_output_matches_the_library(tmp_path):
     p = hfcprov("sim", "run", "examples/sim-cohen-loss.yaml", "--json")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
-    assert d["flows"][0]["bytes_delivered"] == 375000 and "series" not in d
+    assert d["flows"][0]["bytes_delivered"] == 3_000_000 and "series" not in d
 
 
 @pytest.mark.parametrize("args,message", [

@@ -5,6 +5,7 @@ White et al. 2011 (right-sizing CM buffers), Cohen & Ramanathan 1998 (TCP over H
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import statistics
 
@@ -48,15 +49,16 @@ def test_single_flow_utilization_rises_with_buffer_as_the_bdp_rule_predicts():
 
 def _cohen(loss: float, seed: int, timer: str = "coarse", sfr: bool = False) -> Scenario:
     # Section III: 25 Mb/s down / 3 Mb/s up, 20 ms RTT, Reno with delayed ACKs, 1460-byte
-    # segments, 3 Mb transfers, 8 KB socket buffer, Poisson (Bernoulli) loss on downstream data.
+    # segments, "3-Mb" transfers, 8 KB socket buffer, Poisson (Bernoulli) loss on downstream data.
+    # The paper's "kb" is kilobytes ("30 kb ... approximately 20 packets of 1.5 kb each"), so 3 MB.
     return Scenario.from_dict({
         "direction": "downstream", "rate": "25M", "buffer": "1MiB", "rtt": "20ms", "reverse_rate": "3M",
-        "flows": [{"size": 375_000}], "data_loss": loss, "duration": "120s", "sample_interval": None,
+        "flows": [{"size": 3_000_000}], "data_loss": loss, "duration": "300s", "sample_interval": None,
         "seed": seed, "tcp": {"variant": "reno", "socket_buffer": "8KiB", "initial_window": 1,
                               "timer": timer, "super_fast_retransmit": sfr}})
 
 
-def _mean(loss, timer="coarse", sfr=False, seeds=range(1, 31)):
+def _mean(loss, timer="coarse", sfr=False, seeds=range(1, 21)):
     runs = [run(_cohen(loss, s, timer, sfr)).flows[0] for s in seeds]
     assert all(f.completion_time is not None for f in runs)
     return statistics.mean(f.goodput_bps for f in runs), statistics.mean(f.timeouts for f in runs)
@@ -67,11 +69,11 @@ def test_cohen_data_loss_costs_throughput_through_timeouts():
     one, one_to = _mean(0.01)
     three, three_to = _mean(0.03)
     assert clean_to == 0
-    # Paper: 1% costs "over 50%" (their one trace had one timeout); here the mean over 30
-    # transfers loses >= 20% with about one timeout in three transfers.
-    assert one < 0.8 * clean and one_to > 0.1
-    # 3%: "several timeouts" (their trace: 11); here >= 3 on average and under half the throughput.
-    assert three_to >= 3 and three < 0.5 * clean
+    # Paper: 1% costs "over 50%" with one timeout in its trace; here the mean of 20 transfers
+    # loses ~38% with ~3 timeouts each.
+    assert one < 0.7 * clean and one_to >= 1
+    # 3%: 11 timeouts and five times the transfer time of 1% in their trace; here ~24 and ~3.3x.
+    assert three_to >= 11 and three < 0.4 * one
 
 
 def test_cohen_200ms_timer_and_super_fast_retransmit_roughly_double_throughput_at_3pct():
@@ -81,6 +83,25 @@ def test_cohen_200ms_timer_and_super_fast_retransmit_roughly_double_throughput_a
     assert fine > 1.3 * coarse  # shorter timeouts (section VI.C)
     assert both > 1.8 * coarse  # and fewer of them (Fig. 17)
     assert both_to < 0.5 * coarse_to
+
+
+def test_cohen_ack_loss_is_survivable_with_the_papers_tunings():
+    # Section VI: with a 200 ms timer, super fast retransmit and a small MSS, "even a 20% loss of
+    # ACK's ... results in less than 10% reduction". Here: ~19% (untuned: ~79%); 10% ACK loss
+    # untuned costs ~24% (paper's Fig. 3: about 10%). docs/sim.md lists the gap.
+    def goodput(ack, **tcp):
+        runs = []
+        for seed in range(1, 11):
+            sc = _cohen(0.0, seed).replace(ack_loss=LossSpec("bernoulli", ack))
+            if tcp:
+                sc = sc.replace(tcp=dataclasses.replace(sc.tcp, **tcp))
+            runs.append(run(sc).flows[0].goodput_bps)
+        return statistics.mean(runs)
+
+    tuned = {"timer_granularity": 0.2, "min_rto": 0.8, "dupthresh": 1, "mss": 536}
+    assert goodput(0.2) < 0.5 * goodput(0.0)
+    assert goodput(0.2, **tuned) > 0.75 * goodput(0.0, **tuned)
+    assert goodput(0.1) > 0.65 * goodput(0.0)
 
 
 def test_cohen_fig9_socket_buffer_above_cm_buffer_times_out_in_slow_start_and_the_rule_avoids_it():

@@ -14,10 +14,12 @@ from hfcprov.tftp import TftpServer, fetch, fetch_many
 from hfcprov.tftp.dynamic import (
     RFC868_OFFSET,
     ConfigFileBuilder,
+    DynamicConfigError,
     load_dynamic,
     tftp_timestamp,
 )
 from hfcprov.tftp.protocol import TftpErrors
+from hfcprov.tftp.provider import MISS, Provider
 
 from .helpers import records, shipped_tiers, wait_idle
 
@@ -216,42 +218,59 @@ def test_a_tier_added_by_an_inventory_edit_is_learned_at_reload(site):
     assert builder.submit_nowait("001095000005.cm", "127.0.0.25").result()
 
 
-class _MemoryProvider:
-    """Answers only through submit_nowait (or only through submit when ``memory`` is False); from memory,
-    with the bytes themselves or with a future of them (``memory == "future"``)."""
+class _LoopProvider(Provider):
+    """Answers with the bytes, with a future another thread completes later, or with a miss;
+    records the thread that asked (the server's loop: the provider must never block it)."""
 
-    def __init__(self, memory):
-        self.memory = memory
-        self.calls = []
+    def __init__(self, mode):
+        self.mode = mode
+        self.threads = []
 
-    def submit_nowait(self, filename, client_ip):
-        self.calls.append("nowait")
-        if not self.memory:
-            return None
-        if self.memory != "future":
-            return filename.encode() * 100
+    def request(self, filename, client_ip):
         import concurrent.futures
+        import threading
 
+        self.threads.append(threading.current_thread().name)
+        if self.mode == "miss" or filename != "a.cm":
+            return MISS
+        data = filename.encode() * 100
+        if self.mode == "bytes":
+            return data
         f = concurrent.futures.Future()
-        f.set_result(filename.encode() * 100)
+        threading.Timer(0.2, f.set_result, (data,)).start()  # the build finishes after request returned
         return f
 
-    def __call__(self, filename, client_ip):
-        return self.submit(filename, client_ip).result()
 
-    def submit(self, filename, client_ip):
-        self.calls.append("submit")
-        if self.memory:
-            raise AssertionError("asked through a thread although it answered from memory")
-        return self.submit_nowait.__func__(_MemoryProvider("future"), filename, client_ip)
-
-
-@pytest.mark.parametrize("memory", [True, "future", False])
-def test_server_asks_from_its_loop_first_and_a_thread_otherwise(tmp_path, memory):
-    provider = _MemoryProvider(memory)
+@pytest.mark.parametrize("mode", ["bytes", "future", "miss"])
+def test_server_asks_the_provider_from_its_loop(tmp_path, mode):
+    provider = _LoopProvider(mode)
     with TftpServer(tmp_path, dynamic=provider) as srv:
-        assert fetch("127.0.0.1", srv.port, "a.cm") == b"a.cm" * 100
-    assert provider.calls == (["nowait"] if memory else ["nowait", "submit"])
+        if mode == "miss":
+            (got,) = fetch_many("127.0.0.1", srv.port, ["a.cm"])
+            assert got.error_code == TftpErrors.FileNotFound
+        else:
+            assert fetch("127.0.0.1", srv.port, "a.cm") == b"a.cm" * 100
+    assert provider.threads == [f"tftp-{srv.port}"]  # asked once, from the loop's own thread
+
+
+def test_a_plain_callable_runs_on_a_thread_and_may_block(tmp_path):
+    import threading
+
+    seen = []
+
+    def slow(filename, client_ip):
+        seen.append(threading.current_thread().name)
+        time.sleep(0.3)
+        return io.BytesIO(b"x" * 700) if filename == "slow.cm" else None
+
+    (tmp_path / "static.cm").write_bytes(b"s" * 10)
+    with TftpServer(tmp_path, dynamic=slow) as srv:
+        t0 = time.monotonic()
+        got = fetch_many("127.0.0.1", srv.port, [("slow.cm", {}), ("static.cm", {})])
+        assert [f.ok for f in got] == [True, True]
+        assert got[1].finished - t0 < 0.25  # the static file did not wait for the slow build
+        assert got[0].data == b"x" * 700
+    assert seen and all(name.startswith("tftp-build") for name in seen)
 
 
 def test_submit_nowait_never_builds_in_the_callers_thread(site):
@@ -316,7 +335,7 @@ def test_a_build_the_pool_refuses_answers_every_waiting_modem(site, monkeypatch)
             raise TypeError("refused")
 
     monkeypatch.setattr(dynamic, "_POOL", Refusing())
-    monkeypatch.setattr(dynamic, "_worker_pool", lambda processes: dynamic._POOL)
+    monkeypatch.setattr(dynamic, "_worker_pool", lambda processes, niceness=None: dynamic._POOL)
     builder.processes = builder.processes or 1
     futures = [builder.submit("001095000001.cm", "127.0.0.21") for _ in range(3)]
     for f in futures:
@@ -358,3 +377,11 @@ def test_a_bad_processes_value_names_the_file_once(site):
     with pytest.raises(HfcprovError) as err:
         load_dynamic(p)
     assert str(err.value) == f"{p}: processes must be a whole number 0 or more, not -2"
+
+
+def test_niceness_key_sets_the_build_workers_priority(site):
+    (site / "n3.yaml").write_text((site / "dyn.yaml").read_text() + "niceness: 3\n")
+    assert load_dynamic(site / "n3.yaml").niceness == 3
+    (site / "bad.yaml").write_text((site / "dyn.yaml").read_text() + "niceness: 40\n")
+    with pytest.raises(DynamicConfigError, match="niceness must be a whole number 0..19"):
+        load_dynamic(site / "bad.yaml")

@@ -76,7 +76,7 @@ def test_every_transfer_completes_through_5_percent_loss(lossy_pair, root, tmp_p
     log = tmp_path / "server.jsonl"
     server = subprocess.Popen(["ip", "netns", "exec", ns_s, sys.executable, "-m", "hfcprov", "tftp", "serve",
                                "--root", str(root), "--listen", f"{server_ip}:69", "--log", str(log),
-                               "--timeout", "0.5", "--retries", "8"],
+                               "--timeout", "500ms", "--retries", "8"],
                               cwd=REPO, stderr=subprocess.PIPE, text=True)
     try:
         assert "serving" in server.stderr.readline()

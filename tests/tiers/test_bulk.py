@@ -65,7 +65,7 @@ def test_defaults_come_from_the_tier_and_the_advisor(tmp_path):
     build(inv, out)
     up, down = flows_by_dir((out / "000000000001.cm").read_bytes(), None)
     assert up[0].max_sustained_rate == 10e6 and down[0].max_sustained_rate == 100e6
-    assert up[0].buffer.target == 50176  # advisor: BDP of 10 Mb/s at 40 ms, rounded up to 1 KiB
+    assert up[0].buffer.target == 65536  # advisor: the ladder size holding the BDP of 10 Mb/s at 40 ms
 
 
 def test_manifest_lists_every_file_with_its_hash(tmp_path, inventory):
@@ -171,14 +171,38 @@ def test_cli_build_summary_bad_row_and_strict(tmp_path):
     cmd = [sys.executable, "-m", "hfcprov", "build", "--inventory", str(inv), "--out", str(tmp_path / "o"),
            "--secret-file", str(secret), "--jobs", "2"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 3, r.stderr  # a failed row is never a success, good rows or not
     assert "1 built, 0 unchanged, 1 failed of 2" in r.stdout
     assert "bad row: m.csv line 3: bad MAC address 'xx'" in r.stderr and "Traceback" not in r.stderr
     assert SECRET.decode() not in r.stdout + r.stderr
     decode((tmp_path / "o" / "000000000001.cm").read_bytes(), SECRET)
     r = subprocess.run(cmd + ["--strict"], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 1 and "m.csv line 3" in r.stderr.splitlines()[-1]
+    assert r.returncode == 3 and "m.csv line 3" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_cli_build_exit_status_and_keep_going(tmp_path):
+    inv = write(tmp_path / "m.csv", "mac,tier\nxx,res-50x5\n000000000001,res-50x5\nyy,nosuchtier\n")
+    cmd = [sys.executable, "-m", "hfcprov", "build", "-i", str(inv), "--json"]
+    r = subprocess.run(cmd + ["-o", str(tmp_path / "a")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3 and "Traceback" not in r.stderr
+    s = json.loads(r.stdout)
+    assert (s["built"], len(s["failed"]), s["not_built"], s["stopped"]) == (1, 2, 0, False)
+    assert s["failed"][0]["row"] == "m.csv line 2" and "bad MAC" in s["failed"][0]["error"]
+    r = subprocess.run(cmd + ["-o", str(tmp_path / "b"), "--fail-fast"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3
+    s = json.loads(r.stdout)
+    assert s["built"] == 0 and s["stopped"] and s["not_built"] + len(s["failed"]) == 3
+    assert not list((tmp_path / "b").glob("*.cm"))
+    # every row bad: still 3, not 0
+    bad = write(tmp_path / "bad.csv", "mac,tier\n000000000001,nosuchtier\n")
+    r = subprocess.run([sys.executable, "-m", "hfcprov", "build", "-i", str(bad), "-o", str(tmp_path / "c")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3 and "0 built" in r.stdout
+    good = write(tmp_path / "good.csv", "mac,tier\n000000000001,res-50x5\n")
+    r = subprocess.run([sys.executable, "-m", "hfcprov", "build", "-i", str(good), "-o", str(tmp_path / "d")],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
 
 
 def test_example_inventory_builds(tmp_path):

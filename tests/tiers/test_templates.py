@@ -19,7 +19,7 @@ def test_filters_turn_engineer_units_into_tlv_integers(tmp_path):
     t = tmp_path / "t.j2"
     t.write_text("{{ r|bps }} {{ b|bytes }} {{ l|us }} {{ mac|mac_colon }} {{ advise_buffer('5M', '40ms') }}")
     out = render_text(t, {"r": "5Mbps", "b": "64KiB", "l": "10ms", "mac": "001122aabbcc"})
-    assert out == "5000000 65536 10000 00:11:22:aa:bb:cc 25600"
+    assert out == "5000000 65536 10000 00:11:22:aa:bb:cc 32768"
 
 
 def test_remembered_filters_still_tell_values_apart(tmp_path):

@@ -1,0 +1,116 @@
+"""One read transfer as a state machine, without sockets (RFC 1350, options RFC 2347-2349, windowsize RFC 7440).
+
+The server's loop owns the sockets and the timer heap; a ``Transfer`` owns the protocol:
+what to send when it starts, on an ACK, on a timeout, and when it is over. It sends through
+the ``send(datagram)`` callable it was given and keeps its own ``deadline`` (the loop re-arms
+its timer when the deadline moved). Tests drive it with a list as ``send`` and a fake clock.
+
+Block numbers are absolute inside (``base``, ``next``, ``last`` start at 1) and wrap at
+65,536 on the wire only, so files past 32 MiB at blksize 512 roll over cleanly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hfcprov.tftp import protocol as P
+
+OK, UNCONFIRMED, TIMEOUT = "ok", "unconfirmed", "timeout"
+
+
+class Transfer:
+    """One RRQ being served: the data, the negotiated options and the window position."""
+
+    __slots__ = ("base", "blksize", "client", "data", "deadline", "fd", "filename", "last", "next", "oack",
+                 "retries", "send", "sock", "started", "timeout", "tries", "windowsize")
+
+    def __init__(self, client, filename: str, data: bytes, opts: P.Options, now: float,
+                 send: Callable[[bytes], None]):
+        self.client = client
+        self.filename = filename
+        self.data = data
+        self.send = send
+        self.sock = None  # the loop's: its socket and fd, kept here to find the transfer again
+        self.fd = -1
+        self.blksize = opts.blksize
+        self.windowsize = opts.windowsize
+        self.timeout = opts.timeout
+        self.oack = P.encode_oack(opts.oack) if opts.oack else None
+        self.base = 1  # first block not yet acknowledged
+        self.next = 1  # next block to send
+        self.last = len(data) // opts.blksize + 1  # the final, short (possibly empty) block
+        self.deadline = 0.0
+        self.tries = 0  # consecutive timeouts
+        self.retries = 0  # retransmitted datagrams, for the log
+        self.started = now
+
+    def block(self, n: int) -> bytes:
+        off = (n - 1) * self.blksize
+        return P.encode_data(n, self.data[off:off + self.blksize])
+
+    @property
+    def delivered(self) -> int:
+        """Bytes the client has acknowledged."""
+        return min(len(self.data), (self.base - 1) * self.blksize)
+
+    def begin(self, now: float) -> None:
+        """Send the OACK (when options were negotiated) or the first window."""
+        if self.oack is not None:
+            self.send(self.oack)
+        else:
+            self._send_window()
+        self.deadline = now + self.timeout
+
+    def on_ack(self, wire_block: int, now: float) -> str | None:
+        """An ACK arrived: ``OK`` when the transfer is complete, else None (the deadline moves
+        only when the ACK brought progress)."""
+        if self.next == 1:  # OACK sent: only ACK 0 starts the data
+            if wire_block != 0:
+                return None
+            self.tries = 0
+            self._send_window()
+            self.deadline = now + self.timeout
+            return None
+        acked_before = self.base - 1
+        delta = (wire_block - acked_before) & 0xFFFF
+        acked = acked_before + delta
+        if delta == 0 or acked >= self.next:
+            # A duplicate ACK (never answered, or the sorcerer's apprentice doubles every block)
+            # or an ACK of something not sent.
+            return None
+        self.base = acked + 1
+        self.tries = 0
+        if self.base > self.last:
+            return OK
+        # RFC 7440: an ACK inside the window means the client lost the rest; resume after it.
+        self.next = self.base
+        self._send_window()
+        self.deadline = now + self.timeout
+        return None
+
+    def on_timeout(self, now: float, max_tries: int) -> str | None:
+        """The deadline passed: resend what is unacknowledged, or give up after ``max_tries``
+        timeouts in a row (``UNCONFIRMED`` when every block was sent and only the final window
+        is unacknowledged, whatever the windowsize: the modem most likely has the file and only
+        its last ACK was lost, a case RFC 1350 leaves open; else ``TIMEOUT``)."""
+        self.tries += 1
+        if self.tries > max_tries:
+            return UNCONFIRMED if self.next > self.last else TIMEOUT
+        if self.oack is not None and self.base == 1 and self.next == 1:
+            self.send(self.oack)
+            self.retries += 1
+        else:
+            self.next = self.base
+            self.retries += self._send_window()
+        self.deadline = now + self.timeout
+        return None
+
+    def _send_window(self) -> int:
+        sent = 0
+        end = min(self.base + self.windowsize, self.last + 1)
+        send = self.send
+        while self.next < end:
+            send(self.block(self.next))
+            self.next += 1
+            sent += 1
+        return sent

@@ -1,0 +1,75 @@
+"""The TLV table declares each shared subtree once; the expanded Spec tree is the flat table it replaced
+(tests/config/data/tlv-table-flat.txt, the 1,542 rows as imported) except the disagreements fixed."""
+
+from pathlib import Path
+
+from hfcprov.config import dictionary, tlvdata
+from hfcprov.config.dictionary import ROOT, lookup
+
+FLAT = Path(__file__).parent / "data" / "tlv-table-flat.txt"
+CLASSIFIERS, FLOWS, NESTED_43 = ("22", "23", "60"), ("24", "25"), ("22", "23", "24", "25", "26", "60")
+EXTENDED_MIC = {"6": "ExtendedCMTSMICConfiguration", "6.1": "ExtendedCMTSMICHMACDigestType",
+                "6.2": "ExtendedCMTSMICHMACBitmap", "6.3": "ExtendedCMTSMICHMACDigest"}
+
+
+def span(text):
+    return tuple(int(x) for x in text.split("..")) if text else None
+
+
+def fixed(flat: dict) -> dict:
+    """The flat table with the disagreements fixed (each from MULPI; see tlvdata's docstring)."""
+    want = {path: list(row) for path, row in flat.items()}
+    for c in CLASSIFIERS:
+        want[f"{c}.10.3"][4] = (3, 3)  # EtherType/DSAP/MacType: 3 bytes (C.2.1.8.3), 23 had 0..3
+        want[f"{c}.12.1"][4] = (3, 3)  # IPv6 traffic class low, high, mask (C.2.1.10.1), 23 had none
+        want[f"{c}.11.2"][3] = (0, 4096)  # VlanID range of 22, 23/60 had none
+    want["23.13"][5] = "MULPIv3.0-I24 Annex C.2.1.4.8"
+    for path in ("60.5", "60.9.7", "60.9.8", "60.9.9", "60.9.10"):  # full-range: the same values
+        want[path][3] = want[path.replace("60.", "22.", 1)][3]
+    for f in FLOWS:
+        want[f"{f}.8"][5] = "MULPIv3.0-I24 Annex C.2.2.7.2"
+        for sub in ("8", "9", "10"):
+            want[f"{f}.{sub}"][3] = None  # 24 had none, 25 the full uint32 range: the same values
+    for c in NESTED_43:
+        for sub, name in EXTENDED_MIC.items():
+            want[f"{c}.43.{sub}"][0] = name
+    return want
+
+
+def expanded() -> dict:
+    return {spec.path: [spec.name, spec.type, spec.rule, spec.vrange, spec.lrange, spec.spec_ref]
+            for spec in ROOT.walk()}
+
+
+def test_expanded_tree_is_the_flat_table_except_the_fixed_disagreements():
+    flat = {}
+    for line in FLAT.read_text().splitlines():
+        path, name, typ, rule, vrange, lrange, ref = line.split("|")
+        if path in dictionary.FRAGMENTED.keys() or path.isdigit() and int(path) in dictionary.FRAGMENTED:
+            lrange = ""  # fragmented at the top: no length limit (the dictionary's rule, unchanged)
+        flat[path] = [name, typ, rule, span(vrange), span(lrange), ref or None]
+    assert expanded() == fixed(flat)
+    assert len(flat) == 1542
+
+
+def test_the_table_declares_each_shared_subtree_once():
+    rows = tlvdata.ROWS.splitlines() + [r for t in tlvdata.SUBTREES.values() for r in t.splitlines()]
+    assert len(rows) < 700  # was 1,542: 869 rows were copies
+    mounts = [r.rsplit("|", 1)[1] for r in tlvdata.ROWS.splitlines() if "|@" in r]
+    assert sorted(mounts) == ["@classifier:drop", "@classifier:ds", "@classifier:us", "@service_flow:ds",
+                              "@service_flow:us", "@vendor_specific", "@vendor_specific"]
+    # the old names of the nested Extended CMTS MIC and of 60's sub-TLVs are still read
+    assert lookup("24.43.6").child_named("ExtendedCMTSMICHMACtype") is lookup("24.43.6.1")
+    assert lookup("60.9").child_named("IPProtocol") is lookup("60.9.2") and lookup("22.9.2").name == "IpProto"
+    assert lookup("25.1").name == "DsServiceFlowRef" and lookup("24.1").name == "UsServiceFlowRef"
+    assert lookup("25.3") is None and lookup("25.17").name == "DsResequencing"
+
+
+def test_a_new_sub_tlv_is_one_row(monkeypatch):
+    row = "77|FutureSubTlv|uint8|fixed:1|0..3||DOCSIS 4.0"
+    subtrees = dict(tlvdata.SUBTREES, service_flow=tlvdata.SUBTREES["service_flow"] + row + "\n",
+                    vendor_specific=tlvdata.SUBTREES["vendor_specific"] + row + "\n")
+    monkeypatch.setattr(tlvdata, "SUBTREES", subtrees)
+    root = dictionary._build()
+    paths = {s.path for s in root.walk() if s.name == "FutureSubTlv"}
+    assert paths == {"24.77", "25.77", "43.77", *(f"{c}.43.77" for c in NESTED_43)}

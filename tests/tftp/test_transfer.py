@@ -1,0 +1,94 @@
+"""The transfer state machine without sockets: a list records what it sends, the clock is a number."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hfcprov.tftp import protocol as P
+from hfcprov.tftp.transfer import OK, TIMEOUT, UNCONFIRMED, Transfer
+
+
+def _blocks(sent: list[bytes]) -> list[int]:
+    return [struct.unpack("!H", d[2:4])[0] for d in sent if d[:2] == b"\x00\x03"]
+
+
+def _make(size=7000, windowsize=1, blksize=512, oack=False):
+    sent: list[bytes] = []
+    opts = P.Options(blksize=blksize, timeout=1.0, windowsize=windowsize,
+                     oack={"windowsize": str(windowsize)} if oack else None)
+    t = Transfer(("192.0.2.7", 1234), "f.cm", bytes(range(256)) * (size // 256) + bytes(size % 256), opts, 0.0,
+                 sent.append)
+    return t, sent
+
+
+def test_window_of_4_then_an_ack_inside_it_resumes_after_that_block():
+    t, sent = _make(windowsize=4)
+    t.begin(0.0)
+    assert _blocks(sent) == [1, 2, 3, 4] and t.deadline == 1.0
+    sent.clear()
+    assert t.on_ack(2, 0.5) is None  # blocks 3 and 4 lost: resend from 3
+    assert _blocks(sent) == [3, 4, 5, 6] and t.deadline == 1.5
+    sent.clear()
+    assert t.on_ack(2, 0.6) is None and sent == [] and t.deadline == 1.5  # duplicate: ignored, no re-arm
+
+
+def test_oack_is_resent_until_ack_0_then_data_flows():
+    t, sent = _make(windowsize=2, oack=True)
+    t.begin(0.0)
+    assert sent[0][:2] == b"\x00\x06" and len(sent) == 1
+    assert t.on_ack(1, 0.1) is None and len(sent) == 1  # not ACK 0: ignored
+    assert t.on_timeout(1.0, max_tries=3) is None and sent[-1][:2] == b"\x00\x06" and t.retries == 1
+    assert t.on_ack(0, 1.2) is None and _blocks(sent) == [1, 2]
+
+
+@pytest.mark.parametrize("windowsize", [1, 4, 8])
+def test_final_ack_lost_is_unconfirmed_and_an_earlier_stop_is_timeout(windowsize):
+    t, _ = _make(windowsize=windowsize)  # 14 blocks
+    t.begin(0.0)
+    while t.next - 1 < t.last:  # acknowledge every window but the final one
+        assert t.on_ack(t.next - 1, 0.1) is None
+    assert t.next == t.last + 1  # every block sent, the final window unacknowledged
+    assert [t.on_timeout(1.0 + i, max_tries=2) for i in range(3)] == [None, None, UNCONFIRMED]
+    early, _ = _make(windowsize=windowsize)
+    early.begin(0.0)
+    assert [early.on_timeout(1.0 + i, max_tries=2) for i in range(3)] == [None, None, TIMEOUT]
+
+
+@settings(max_examples=200, deadline=None)
+@given(size=st.integers(0, 5000), windowsize=st.integers(1, 8), blksize=st.sampled_from([8, 512]),
+       losses=st.lists(st.booleans(), max_size=400))
+def test_a_lossy_client_gets_every_byte_in_order(size, windowsize, blksize, losses):
+    """A client following RFC 7440 (ACK the last in-order block at the window's end or on a gap) over a
+    path that drops the datagrams ``losses`` says: the bytes it assembles are the file's."""
+    t, sent = _make(size=size, windowsize=windowsize, blksize=blksize)
+    data = t.data
+    got = bytearray()
+    expect = 1
+    drops = iter(losses)
+    now = 0.0
+    t.begin(now)
+    for _ in range(20000):
+        batch, sent[:] = list(sent), []
+        last_in_order = None
+        for d in batch:
+            if next(drops, False):
+                continue
+            block = struct.unpack("!H", d[2:4])[0]
+            if block == expect & 0xFFFF:
+                got += d[4:]
+                last_in_order = expect
+                expect += 1
+        now += 0.01
+        if last_in_order is not None:
+            result = t.on_ack(last_in_order & 0xFFFF, now)
+        else:
+            now = t.deadline
+            result = t.on_timeout(now, max_tries=10**6)
+        if result is not None:
+            assert result == OK
+            break
+    assert bytes(got) == data
