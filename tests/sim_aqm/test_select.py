@@ -106,3 +106,15 @@ def test_campaign_axis_overrides():
     assert aqm_overrides("none", up) == {"aqm": "none", "aqm_params": None}
     assert aqm_overrides("docsis-pie", up) == {"aqm": "docsis-pie", "aqm_params": {"latency_target": 0.020}}
     assert aqm_overrides("lld", up)["aqm_params"]["nqb_probes"] is True
+
+
+def test_segment_trains_are_off_behind_an_aqm_hop():
+    """TSO trains are one event for n packets on a plain FIFO Link; PIE and the dual queue
+    decide per packet, so the senders behind them send single segments."""
+    for aqm in ("docsis-pie", "lld"):
+        net = Network(Scenario.from_dict({"rate": "50M", "buffer": "256KiB", "aqm": aqm, "duration": "1s",
+                                          "tcp": {"variant": "cubic", "tso": 16}}))
+        assert all(s.tso == 1 for s in net.senders)
+    net = Network(Scenario.from_dict({"rate": "50M", "buffer": "256KiB", "duration": "1s",
+                                      "tcp": {"variant": "cubic", "tso": 16}}))
+    assert all(s.tso == 16 for s in net.senders)
