@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, fields
 
 from hfcprov.errors import HfcprovError
 from hfcprov.model import DEFAULT_MAX_TRAFFIC_BURST, BufferRejected
-from hfcprov.sim.codecs import CODECS
 from hfcprov.sim.aqm.select import aqm_keys
+from hfcprov.sim.codecs import CODECS
 from hfcprov.sim.hystart import HYSTART
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
 

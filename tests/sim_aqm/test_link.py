@@ -115,8 +115,8 @@ def test_pie_holds_its_latency_target_where_drop_tail_bloats(variant):
     as Linux's (200 ms minimum RTO, limited transmit): with RFC 6298's 1 s minimum,
     PIE's start-up drops become second-long stalls."""
     tcp = TcpOptions(variant=variant, min_rto=0.2, limited_transmit=True)
-    kw = dict(rate=10e6, buffer=256 * 1024, rtt=0.04, duration=25, warmup=8,
-              flows=[FlowSpec(), FlowSpec(start=0.5)], tcp=tcp)
+    kw = {"rate": 10e6, "buffer": 256 * 1024, "rtt": 0.04, "duration": 25, "warmup": 8,
+          "flows": [FlowSpec(), FlowSpec(start=0.5)], "tcp": tcp}
     droptail = aqm_run(aqm="none", **kw)
     pie = aqm_run(aqm="docsis-pie", **kw)
     assert droptail.extra["queue_delay_mean"] > 0.1

@@ -21,7 +21,15 @@ from __future__ import annotations
 import random
 from heapq import heappush
 
-from hfcprov.sim.aqm.dualq import CE, DROPPED, DSCP_NQB, LOW_LATENCY_MARKED, SANCTIONED, DualQParams, DualQueue
+from hfcprov.sim.aqm.dualq import (
+    CE,
+    DROPPED,
+    DSCP_NQB,
+    LOW_LATENCY_MARKED,
+    SANCTIONED,
+    DualQParams,
+    DualQueue,
+)
 from hfcprov.sim.aqm.pie import AqmConfigError, DocsisPie, PieParams, qdelay_estimate
 from hfcprov.sim.link import Link
 from hfcprov.sim.packet import PROBE
@@ -31,7 +39,7 @@ def _pct(xs: list, q: float) -> float | None:
     if not xs:
         return None
     s = sorted(xs)
-    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
+    return s[min(len(s) - 1, round(q / 100 * (len(s) - 1)))]
 
 
 class PieLink(Link):
