@@ -118,3 +118,16 @@ def test_segment_trains_are_off_behind_an_aqm_hop():
     net = Network(Scenario.from_dict({"rate": "50M", "buffer": "256KiB", "duration": "1s",
                                       "tcp": {"variant": "cubic", "tso": 16}}))
     assert all(s.tso == 16 for s in net.senders)
+
+
+def test_sim_run_config_simulates_an_aggregate_service_flow_as_the_dual_queue(tmp_path):
+    from hfcprov.cli.sim_cmd import scenario_from_config
+    from hfcprov.config import encode
+
+    cm = tmp_path / "lld.cm"
+    cm.write_bytes(encode(parse_text("Main { NetworkAccess 1;" + LLD + "}")))
+    sc = scenario_from_config(str(cm), None, ["buffer=256KiB"])
+    assert (sc.rate, sc.aqm) == (50e6, "lld")
+    assert sc.aqm_params["coupling"] == 1.5 and sc.aqm_params["ll_rate"] == 20e6
+    sc = scenario_from_config(str(cm), 2, [])  # naming the low-latency member: the same aggregate
+    assert sc.aqm == "lld"
