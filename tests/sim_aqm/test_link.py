@@ -155,3 +155,20 @@ def test_example_unresponsive_tcp_flow_is_sanctioned_and_the_low_latency_queue_s
     assert bad > 10_000, qp.sanctions_by_flow
     assert qp.sanctions_by_flow.get(0, 0) < bad / 100
     assert res.extra["aqm"]["ll_delay_p99"] < 0.002
+
+
+def test_docsis_pie_on_the_request_grant_cable_modem():
+    """mac: docsis with aqm: docsis-pie: PIE in front of the CM's queue, estimating from its rate."""
+    from hfcprov.sim import ScenarioError
+
+    kw = {"rate": 5e6, "buffer": 256 * 1024, "rtt": 0.04, "duration": 25, "warmup": 8, "mac": "docsis",
+          "mac_params": {"preset": "docsis30"}, "flows": [FlowSpec(), FlowSpec(start=0.5)],
+          "tcp": TcpOptions(variant="cubic", min_rto=0.2, limited_transmit=True), "sample_interval": None}
+    droptail = aqm_run(aqm="none", **kw)
+    pie = aqm_run(aqm="docsis-pie", **kw)
+    assert droptail.extra["queue_delay_mean"] > 0.15
+    assert pie.extra["queue_delay_mean"] < 0.040  # the target plus the request-grant cycle
+    assert pie.extra["aqm"]["early_drops"] > 0
+    assert pie.goodput_bps > 0.85 * droptail.goodput_bps
+    with pytest.raises(ScenarioError, match="lld needs mac: tokenbucket"):
+        aqm_run(aqm="lld", **kw)
