@@ -131,3 +131,17 @@ def test_sim_run_config_simulates_an_aggregate_service_flow_as_the_dual_queue(tm
     assert sc.aqm_params["coupling"] == 1.5 and sc.aqm_params["ll_rate"] == 20e6
     sc = scenario_from_config(str(cm), 2, [])  # naming the low-latency member: the same aggregate
     assert sc.aqm == "lld"
+
+
+def test_a_measured_point_labelled_with_an_aqm_needs_a_file_that_asks_for_it():
+    from hfcprov.lab.measured import PointFailed, build_config
+    from hfcprov.lab.spec import parse_campaign
+
+    from tests.support import REPO
+
+    camp = parse_campaign(f"target: {{kind: emu}}\ntemplate: {REPO / 'templates' / 'res-50x5.j2'}\n"
+                          "grid: {upstream_rate: 2M, buffer: 64KiB, aqm: [none, docsis-pie]}\n")
+    plain, pie = camp.points()
+    build_config(camp, plain)  # drop-tail: what the bare file gives
+    with pytest.raises(PointFailed, match="aqm=docsis-pie"):
+        build_config(camp, pie)
