@@ -133,15 +133,26 @@ def test_sim_run_config_simulates_an_aggregate_service_flow_as_the_dual_queue(tm
     assert sc.aqm == "lld"
 
 
-def test_a_measured_point_labelled_with_an_aqm_needs_a_file_that_asks_for_it():
+def test_a_measured_point_labelled_with_an_aqm_needs_a_file_that_asks_for_it(tmp_path):
+    """The shipped tier templates render 24.40 from the point's aqm; a template that ignores
+    it cannot be measured under an AQM label (the modem would run drop-tail)."""
     from hfcprov.lab.measured import PointFailed, build_config
     from hfcprov.lab.spec import parse_campaign
-
     from tests.support import REPO
 
-    camp = parse_campaign(f"target: {{kind: emu}}\ntemplate: {REPO / 'templates' / 'res-50x5.j2'}\n"
-                          "grid: {upstream_rate: 2M, buffer: 64KiB, aqm: [none, docsis-pie]}\n")
-    plain, pie = camp.points()
-    build_config(camp, plain)  # drop-tail: what the bare file gives
+    def campaign(template):
+        return parse_campaign(f"target: {{kind: emu}}\ntemplate: {template}\n"
+                              "grid: {upstream_rate: 2M, buffer: 64KiB, aqm: [none, docsis-pie, lld]}\n")
+
+    plain, pie, lld = campaign(REPO / "templates" / "res-50x5.j2").points()
+    assert build_config(campaign(REPO / "templates" / "res-50x5.j2"), plain)[1].aqm.disable is None
+    flow = build_config(campaign(REPO / "templates" / "res-50x5.j2"), pie)[1]
+    assert flow.aqm.disable is False and flow.aqm.algorithm == "docsis-pie"
+    assert build_config(campaign(REPO / "templates" / "res-50x5.j2"), lld)[1].aqm.algorithm == "immediate"
+    bare = tmp_path / "bare.j2"
+    bare.write_text("Main { NetworkAccess 1; UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; "
+                    "MaxRateSustained {{ upstream_rate|int }}; BufferControl { TargetBuffer {{ buffer }}; } } }\n")
+    camp = campaign(bare)
+    build_config(camp, camp.points()[0])
     with pytest.raises(PointFailed, match="aqm=docsis-pie"):
-        build_config(camp, pie)
+        build_config(camp, camp.points()[1])
