@@ -7,7 +7,6 @@ all read this one tree. ``ROOT.children[24].children[35].children[2]`` is Target
 from __future__ import annotations
 
 import _thread
-from dataclasses import dataclass, field
 
 from hfcprov.config import tlvdata
 from hfcprov.config.errors import ConfigError
@@ -29,19 +28,31 @@ VENDOR_ID, CABLELABS = 8, b"\xff\xff\xff"
 MEMO_SIZE = 4096
 
 
-@dataclass(eq=False)
 class Spec:
-    path: str
-    name: str
-    type: str
-    rule: str
-    vrange: tuple[int, int] | None = None
-    lrange: tuple[int, int] | None = None
-    spec_ref: str | None = None
-    children: dict[int, Spec] = field(default_factory=dict)
-    by_name: dict[str, Spec] = field(default_factory=dict)
-    aliases: list[str] = field(default_factory=list)
-    enums: dict[int, str] = field(default_factory=dict)  # value -> label
+    """One TLV of the dictionary: path, name, value type, length rule, ranges, its sub-TLVs by code and name.
+
+    Compared by identity (each path has one). A plain class rather than a dataclass: every per-file
+    encode imports this module (see tree.py)."""
+
+    def __init__(self, path: str, name: str, type: str, rule: str, vrange: tuple[int, int] | None = None,
+                 lrange: tuple[int, int] | None = None, spec_ref: str | None = None,
+                 children: dict[int, Spec] | None = None, by_name: dict[str, Spec] | None = None,
+                 aliases: list[str] | None = None, enums: dict[int, str] | None = None):
+        self.path = path
+        self.name = name
+        self.type = type
+        self.rule = rule
+        self.vrange = vrange
+        self.lrange = lrange
+        self.spec_ref = spec_ref
+        self.children = {} if children is None else children
+        self.by_name = {} if by_name is None else by_name
+        self.aliases = [] if aliases is None else aliases
+        self.enums = {} if enums is None else enums  # value -> label
+        self.__post_init__()
+
+    def __repr__(self) -> str:
+        return f"Spec(path={self.path!r}, name={self.name!r}, type={self.type!r}, rule={self.rule!r})"
 
     def __post_init__(self):
         # Precomputed once: the codec asks these for every TLV of every file.
