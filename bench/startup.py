@@ -9,6 +9,7 @@ run (the anchor: what any Python CLI pays before its first import).
     .venv/bin/python bench/startup.py                  # >= 20 runs each
     .venv/bin/python bench/startup.py --docsis /tmp/docsis/src/docsis   # the C tool beside it
     .venv/bin/python bench/startup.py --compare /tmp/old/.venv/bin/python   # another checkout, same run
+    .venv/bin/python bench/startup.py --python /tmp/wheel-venv/bin/python     # an installed wheel
 
 The C tool is optional: build it yourself in a temporary folder and pass its path; its
 `docsis -e one.txt key one.cm` is timed the same way (it needs a key file; one is written).
@@ -17,8 +18,9 @@ Absolute figures depend on the machine and its load; the ratios are what to comp
 The anchor is `python -c pass` of the interpreter given: its site runs that environment's .pth files
 (an editable install's finder imports pathlib, re and urllib: about half of the anchor, which hfcprov
 then finds loaded). For an installed wheel, pass its venv's python (`--python /venv/bin/python`).
-`python -S -c pass` (no site at all) is shown as the interpreter's floor. Besides wall time, each run's CPU time (user + sys of the child, from
-wait4) is given: on a shared machine it moves much less with the load than wall time.
+`python -S -c pass` (no site at all) is shown as the interpreter's floor. Besides wall time, each
+run's CPU time (user + sys of the child, from wait4) is given: on a shared machine it moves much
+less with the load than wall time.
 
 Children run without PYTHONDONTWRITEBYTECODE, so the warm-up run writes the .pyc files an install
 has (pip compiles on install; a checkout writes them on first run); with the variable set, every
