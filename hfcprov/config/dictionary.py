@@ -211,9 +211,10 @@ def _rows(lines, prefix, variant):
         yield path, name, fields[2], fields[3], _span(fields[4]), _span(fields[5]), fields[6] or None, aliases, mount
 
 
-# Mounted subtrees (classifiers, service flows, vendor-specific, L2VPN: two thirds of the 1,542 paths)
-# are built when first used: a per-file encode of a text config touches a few of them, and building
-# all of them was most of `hfcprov config encode`'s import time. The tree is the same either way
+# Sub-TLVs are built when first used: mounted subtrees (classifiers, service flows, vendor-specific,
+# L2VPN: two thirds of the 1,542 paths) and each top-level TLV's own sub-TLV rows. A per-file encode
+# of a text config touches a few of them, and building all of them was most of
+# `hfcprov config encode`'s import time. The tree is the same either way
 # (`walk()` builds everything; docs/config-formats.md's listing is checked against it).
 _LAZY = ("children", "by_name", "vendor_specific")
 _expanding = _thread.allocate_lock()
@@ -221,8 +222,23 @@ _expanding = _thread.allocate_lock()
 
 def _build() -> Spec:
     root = Spec(path="", name="Main", type="aggregate", rule="sub")
+    top, nested = [], {}  # the top-level rows now; each top-level TLV's own sub-TLV rows when first used
+    for line in tlvdata.ROWS.splitlines():
+        path = line.split("|", 1)[0].rpartition(":")[2]
+        if "." in path:
+            nested.setdefault(path.split(".", 1)[0], []).append(line)
+        else:
+            top.append(line)
     # the aliases of the top-level table are listed apart, in tlvdata.ALIASES
-    _fill(root, tlvdata.ROWS.splitlines(), "", "", tlvdata.SUBTREES, tlvdata.ALIASES)
+    _fill(root, top, "", "", tlvdata.SUBTREES, tlvdata.ALIASES)
+    for code, lines in nested.items():
+        spec = root.children.get(int(code)) if code.isdigit() else None
+        if spec is None or spec.path != code:
+            raise RuntimeError(f"TLV table: {lines[0].split('|', 1)[0]} has no parent row")
+        if "_mount" in spec.__dict__:
+            raise RuntimeError(f"TLV table: {code} has rows besides its subtree")
+        spec._mount = (lines, "", "", tlvdata.SUBTREES)
+        del spec.children, spec.by_name, spec.vendor_specific  # built on first use: Spec.__getattr__
     return root
 
 

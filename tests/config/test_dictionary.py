@@ -108,3 +108,14 @@ def test_a_missing_attribute_of_a_spec_is_still_an_attribute_error():
     with pytest.raises(AttributeError):
         lookup("24").no_such_field  # noqa: B018
     assert not hasattr(dictionary._build().children[22], "no_such_field")
+
+
+def test_a_broken_table_is_refused_when_built(monkeypatch):
+    import pytest
+
+    monkeypatch.setattr(tlvdata, "ROWS", tlvdata.ROWS + "200.1|Orphan|uint8|fixed:1|||\n")
+    with pytest.raises(RuntimeError, match="200.1 has no parent row"):
+        dictionary._build()
+    monkeypatch.setattr(tlvdata, "ROWS", tlvdata.ROWS.replace("200.1|", "5.99.1|"))
+    with pytest.raises(RuntimeError, match="5.99.1 has no parent row"):  # nested rows: when first used
+        dictionary._build().children[5].children
