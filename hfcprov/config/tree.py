@@ -103,7 +103,7 @@ class ConfigTree:
 
     def __init__(self, tlvs: list[Tlv] | None = None, cm_mic: bytes | None = None, cmts_mic: bytes | None = None,
                  layout: Layout | None = None, warnings: list | None = None, carries_cmts_mic: bool = False,
-                 mta: bool = False):
+                 mta: bool = False, cm_file: bool = False):
         self.tlvs = [] if tlvs is None else tlvs
         # MIC values as decoded (16 bytes each), or None. encode() recomputes the CM MIC and,
         # given a secret, the CMTS MIC; without a secret it keeps ``cmts_mic``.
@@ -117,6 +117,9 @@ class ConfigTree:
         self.carries_cmts_mic = carries_cmts_mic
         # A PacketCable MTA file (hfcprov.config.mta), decoded: written back in that framing as it was.
         self.mta = mta
+        # Decoded as a CM file (codec.decode of a file not opening with MtaConfigDelimiter 1): written back
+        # as one even when its first TLV is 254, which otherwise (text, YAML) makes encode() write an MTA file.
+        self.cm_file = cm_file
 
     def __eq__(self, other):
         return self.tlvs == other.tlvs if other.__class__ is self.__class__ else NotImplemented
