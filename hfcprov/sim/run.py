@@ -79,10 +79,12 @@ class ProbeSource:
 
     def tick(self, _=None) -> None:
         loaded = self.net.active > 0
+        if loaded and self.engine.now < getattr(self.net.bottleneck, "measure_from", 0.0):
+            loaded = None  # sent during the warm-up: neither idle nor measured, as the probe measures
         self.sent_loaded.append(loaded)
         if loaded:
             self.n_loaded += 1
-        else:
+        elif loaded is not None:
             self.n_idle += 1
         self.link.send(Packet(PROBE, self.flow, len(self.sent_loaded) - 1, self.size, self.engine.now))
         nxt = self.engine.now + self.interval
@@ -91,7 +93,9 @@ class ProbeSource:
 
     def receive(self, pkt) -> None:
         rtt = self.engine.now - pkt.ts
-        (self.loaded if self.sent_loaded[pkt.seq] else self.idle).append(rtt)
+        filed = self.sent_loaded[pkt.seq]
+        if filed is not None:
+            (self.loaded if filed else self.idle).append(rtt)
 
 
 class ProbeEcho:
@@ -330,8 +334,8 @@ def _check(sc: Scenario) -> None:
             raise ScenarioError(f"{key}: unknown {what} {getattr(sc, key)!r} (known: {', '.join(registry)})")
     if sc.aqm_params and sc.aqm == "none":
         raise ScenarioError("aqm_params: only used with an aqm (known: " + ", ".join(k for k in QUEUES if k != "none") + ")")
-    if sc.aqm != "none" and sc.mac != "tokenbucket":
-        raise ScenarioError("aqm: applies to the shaped link (mac: tokenbucket); the request-grant CM has its own queue")
+    if sc.aqm not in ("none", "docsis-pie") and sc.mac != "tokenbucket":
+        raise ScenarioError(f"aqm: {sc.aqm} needs mac: tokenbucket (the request-grant CM runs none or docsis-pie)")
     if sc.mac_params and sc.mac == "tokenbucket":
         raise ScenarioError("mac_params: only used with mac: docsis (the request-grant MAC)")
     if sc.reverse_mac_params and sc.reverse_mac == "tokenbucket":

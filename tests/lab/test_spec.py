@@ -110,6 +110,7 @@ def test_shipped_examples_load():
         camp = load_campaign(path)
         kinds[path.name] = camp.target.kind
         assert camp.points()
-    assert kinds == {"buffer-sweep.yaml": "sim", "emu-campaign.yaml": "emu", "lab-campaign.yaml": "modem"}
+    assert kinds == {"buffer-sweep.yaml": "sim", "campaign-aqm.yaml": "sim", "emu-campaign.yaml": "emu",
+                     "lab-campaign.yaml": "modem"}
     lab = load_campaign(REPO / "examples" / "lab-campaign.yaml")
     assert "env:" in lab.target.secret and len(lab.points()) == 4 * 6 * 3
