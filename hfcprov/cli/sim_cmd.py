@@ -89,7 +89,11 @@ def scenario_from_config(path, flow_ref, assignments):
             raise ScenarioError(f"{path}: {err}") from None
     else:
         keys = flow_keys(sf)
-    d = apply_overrides({**keys, **DEFAULT_WORKLOAD}, list(assignments))
+    d = {**keys, **DEFAULT_WORKLOAD}
+    if sf.buffer.target is None and not any(a.split("=", 1)[0].strip() == "buffer" for a in assignments):
+        click.echo(f"note: {sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "
+                   "(hfcprov.model's rule; --set buffer=SIZE to choose another)", err=True)
+    d = apply_overrides(d, list(assignments))
     return Scenario.from_dict(d, source=f"{path} {(asf or sf).path}".strip())
 
 

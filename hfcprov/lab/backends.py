@@ -69,16 +69,15 @@ def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = No
 
 def _tcp(point: Point):
     """The hosts' TCP: the point's congestion control; with the DOCSIS MAC also the Linux-like
-    timers the MAC was calibrated with (hfcprov.sim.mac.CALIBRATED: 200 ms minimum RTO, 40 ms
+    timers the MAC was calibrated with (hfcprov.sim.mac.CALIBRATED_TCP: 200 ms minimum RTO, 40 ms
     delayed-ACK timer), so ``mac: docsis`` is the calibrated model as docs/calibration.md scores it."""
     from hfcprov.sim import TcpOptions
 
     if point.mac != "docsis":
         return TcpOptions(variant=point.congestion_control)
-    from hfcprov.sim.mac import CALIBRATED
+    from hfcprov.sim.mac import CALIBRATED_TCP
 
-    hosts = {k: v for k, v in CALIBRATED["tcp"].items() if k != "variant"}
-    return TcpOptions(variant=point.congestion_control, **hosts)
+    return TcpOptions(variant=point.congestion_control, **CALIBRATED_TCP)
 
 
 def simulate(scenario, voice: bool = False) -> RunResult:

@@ -1,7 +1,7 @@
 """docs/campaign-reference.md, generated from the campaign spec's own declaration.
 
 Every key of a campaign file is a field of ``Campaign``, ``Target``, ``Traffic``
-(``schema.key`` metadata) or a grid axis of ``Point`` (``schema.axis``); this
+(``schema.file_key`` metadata) or a grid axis of ``Point`` (``schema.axis``); this
 renders them, so the reference cannot drift from what the parser accepts
 (tests/lab/test_reference.py compares the file with ``reference_markdown()``).
 

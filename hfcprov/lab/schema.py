@@ -27,7 +27,7 @@ class _Required:
 REQUIRED = _Required()  # a key the file must give
 
 
-def key(default, doc: str, example: str, unit: str | None = None):
+def file_key(default, doc: str, example: str, unit: str | None = None):
     """A campaign-file key: its default, what it means, an example (docs/campaign-reference.md)."""
     meta = {"doc": doc, "example": example, "unit": unit}
     if isinstance(default, (dict, list)):

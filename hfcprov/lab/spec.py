@@ -44,13 +44,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import yaml
 
 from hfcprov.errors import HfcprovError, UnitError
-from hfcprov.lab.schema import AXES, REQUIRED, Point, key
+from hfcprov.lab.schema import AXES, REQUIRED, Point, file_key
 from hfcprov.units import as_written, parse_duration, parse_rtt
 
 KINDS = ("sim", "emu", "modem")
@@ -62,46 +62,46 @@ class CampaignError(HfcprovError):
 
 @dataclass(frozen=True)
 class Traffic:
-    duration: float = key(20.0, "seconds measured per point (after the warm-up)", "30s", "s")
-    warmup: float = key(2.0, "seconds before measuring: TCP slow start and its recovery are not counted; the "
+    duration: float = file_key(20.0, "seconds measured per point (after the warm-up)", "30s", "s")
+    warmup: float = file_key(2.0, "seconds before measuring: TCP slow start and its recovery are not counted; the "
                              "emulator's probe lengthens it when the loaded RTT is long", "5s", "s")
-    probe_interval: float = key(0.1, "seconds between latency probes", "100ms", "s")
-    voip: bool = key(False, "run a G.711 voice stream beside the bulk flows and score its MOS", "true")
+    probe_interval: float = file_key(0.1, "seconds between latency probes", "100ms", "s")
+    voip: bool = file_key(False, "run a G.711 voice stream beside the bulk flows and score its MOS", "true")
 
 
 @dataclass(frozen=True)
 class Target:
-    kind: str = key("sim", "what runs the points: sim (the simulator), emu (the emulated modem in network "
+    kind: str = file_key("sim", "what runs the points: sim (the simulator), emu (the emulated modem in network "
                            "namespaces), modem (a real modem behind a CMTS)", "emu")
     # emu and modem: where configs go and how the modem is reset and audited.
-    modems: tuple = key((), "modem: the one modem under test, [{mac, ip, name}]",
+    modems: tuple = file_key((), "modem: the one modem under test, [{mac, ip, name}]",
                         "[{mac: 00:11:22:33:44:55, ip: 10.1.0.20}]")
-    cmts: str | None = key(None, "modem: the CMTS address (for its modem table)", "10.1.0.1")
-    snmp: dict = key({}, "community, write_community (env:NAME reads the environment), port, timeout, "
+    cmts: str | None = file_key(None, "modem: the CMTS address (for its modem table)", "10.1.0.1")
+    snmp: dict = file_key({}, "community, write_community (env:NAME reads the environment), port, timeout, "
                          "retries, version", "{community: public, write_community: env:CM_WRITE}")
-    tftp: dict = key({}, "modem: root (the folder the TFTP server serves), host and port (hfcprov serves it "
+    tftp: dict = file_key({}, "modem: root (the folder the TFTP server serves), host and port (hfcprov serves it "
                          "itself when host is given)", "{root: /srv/tftp, host: 10.1.0.2}")
-    probe: dict = key({}, "modem: server (the host behind the CMTS answering the probe), port",
+    probe: dict = file_key({}, "modem: server (the host behind the CMTS answering the probe), port",
                       "{server: 10.2.0.10}")
-    online_timeout: float = key(120.0, "seconds from reset to online with the new config", "90s", "s")
-    secret: str | None = key(None, "CMTS MIC shared secret (env:NAME reads the environment); never stored",
+    online_timeout: float = file_key(120.0, "seconds from reset to online with the new config", "90s", "s")
+    secret: str | None = file_key(None, "CMTS MIC shared secret (env:NAME reads the environment); never stored",
                              "env:CMTS_SECRET")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Campaign:
-    name: str = key(REQUIRED, "campaign name (default: the file's stem)", "buffer-sweep")
-    target: Target = key(Target(), "target kind, or a mapping (see target.*)", "sim")
-    grid: dict = key(REQUIRED, "axes: one value or a list each; every combination is a point (see grid.*)",
+    name: str = file_key(REQUIRED, "campaign name (default: the file's stem)", "buffer-sweep")
+    target: Target = file_key(Target(), "target kind, or a mapping (see target.*)", "sim")
+    grid: dict = file_key(REQUIRED, "axes: one value or a list each; every combination is a point (see grid.*)",
                      "{upstream_rate: [1M, 2M], buffer: [16KiB, 64KiB]}")  # axis -> tuple of parsed values
-    traffic: Traffic = key(Traffic(), "what runs through each point (see traffic.*)", "{duration: 30s}")
-    repetitions: int = key(1, "runs per point; repetition r uses seed + r and the report draws error bars", "3")
-    simulate: bool = key(True, "emu/modem: also predict every point with the simulator", "false")
-    template: str | None = key(None, "tier template (needed for emu and modem), relative to the campaign file, "
+    traffic: Traffic = file_key(Traffic(), "what runs through each point (see traffic.*)", "{duration: 30s}")
+    repetitions: int = file_key(1, "runs per point; repetition r uses seed + r and the report draws error bars", "3")
+    simulate: bool = file_key(True, "emu/modem: also predict every point with the simulator", "false")
+    template: str | None = file_key(None, "tier template (needed for emu and modem), relative to the campaign file, "
                                      "rendered per point with Point.template_vars", "../templates/res-50x5.j2")
-    seed: int = key(1, "seed of the first repetition", "7")
-    jobs: int = key(0, "simulator processes (0: one per CPU)", "2")
-    description: str = key("", "free text shown at the top of the report", "White et al. Test 1")
+    seed: int = file_key(1, "seed of the first repetition", "7")
+    jobs: int = file_key(0, "simulator processes (0: one per CPU)", "2")
+    description: str = file_key("", "free text shown at the top of the report", "White et al. Test 1")
     source: str = "<campaign>"
 
     def points(self) -> list[Point]:
@@ -296,7 +296,7 @@ class _Reader:
 
 
 def _keys(cls) -> set[str]:
-    """The keys a section of the file takes: its declared fields (``schema.key``)."""
+    """The keys a section of the file takes: its declared fields (``schema.file_key``)."""
     return {f.name for f in fields(cls) if "doc" in f.metadata}
 
 

@@ -29,7 +29,6 @@ from hfcprov.sim.tcp import TcpReceiver, TcpSender
 from hfcprov.sim.voip import CODECS, G711, Codec, VoiceCall
 
 
-
 class Host:
     """An end of the path: hands each arriving packet to the endpoint of its flow."""
 
@@ -80,10 +79,12 @@ class ProbeSource:
 
     def tick(self, _=None) -> None:
         loaded = self.net.active > 0
+        if loaded and self.engine.now < getattr(self.net.bottleneck, "measure_from", 0.0):
+            loaded = None  # sent during the warm-up: neither idle nor measured, as the probe measures
         self.sent_loaded.append(loaded)
         if loaded:
             self.n_loaded += 1
-        else:
+        elif loaded is not None:
             self.n_idle += 1
         self.link.send(Packet(PROBE, self.flow, len(self.sent_loaded) - 1, self.size, self.engine.now))
         nxt = self.engine.now + self.interval
@@ -92,7 +93,9 @@ class ProbeSource:
 
     def receive(self, pkt) -> None:
         rtt = self.engine.now - pkt.ts
-        (self.loaded if self.sent_loaded[pkt.seq] else self.idle).append(rtt)
+        filed = self.sent_loaded[pkt.seq]
+        if filed is not None:
+            (self.loaded if filed else self.idle).append(rtt)
 
 
 class ProbeEcho:

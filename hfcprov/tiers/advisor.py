@@ -284,13 +284,19 @@ def white_finding(rate: float, rtt: float) -> tuple[int, str] | None:
     return None
 
 
+# White et al. 2011, single upstream flow, sizes they measured short of the rate: (rate, rtt, buffer, goodput b/s).
+WHITE_2011_SHORTFALLS = (
+    (10e6, 0.040, 16384, 1.97e6),  # Fig. 6a
+    (10e6, 0.100, 16384, 1.65e6),  # Fig. 6b: 4.95 / 3
+    (10e6, 0.100, 65536, 6.05e6),  # Fig. 6b
+)
+
+
 def _white_shortfall(rate: float, rtt: float, buffer: int) -> float | None:
     """The single-flow goodput White et al. measured short of the rate at this size, if they did."""
-    from hfcprov.sim.mac import WHITE_2011_POINTS
-
-    for p in WHITE_2011_POINTS:
-        if (p.rate, p.rtt, p.buffer, p.flows) == (rate, rtt, buffer, 1) and not p.full and p.goodput:
-            return p.goodput
+    for f_rate, f_rtt, f_buf, goodput in WHITE_2011_SHORTFALLS:
+        if (f_rate, f_rtt, f_buf) == (rate, rtt, buffer):
+            return goodput
     return None
 
 
