@@ -72,6 +72,7 @@ def simulate(rate, buffer, rtt, flows, cc, duration, warmup_used, seed=1, trace=
         tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
         duration=IDLE + warmup_used + duration, warmup=IDLE + warmup_used, seed=seed,
         sample_interval=0.05 if trace else None,
+        aqm="none",  # the emulated modem is drop-tail without 24.40; the sim's default is DOCSIS 3.1's PIE
         **LINUX_FRAMING)
     return run(sc)
 
