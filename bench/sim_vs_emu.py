@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hfcprov.emu import shaping, topology  # noqa: E402
+from hfcprov.emu.aqmstage import explicitly_enabled  # noqa: E402
 from hfcprov.emu.measure import measure  # noqa: E402
 from hfcprov.model import BufferControl, ServiceFlow  # noqa: E402
 from hfcprov.probe.run import ProbeSpec  # noqa: E402
@@ -67,11 +68,15 @@ def emulate(lab, rate, buffer, flows, cc, duration, warmup, adaptive):
 
 
 def simulate(rate, buffer, rtt, flows, cc, duration, warmup_used, seed=1, trace=False):
+    flow = flow_of(rate, buffer)
+    # The emulated modem runs AQM only when the file asks (emu.aqmstage.explicitly_enabled); the
+    # simulator's default for the same flow is DOCSIS-PIE (sim.aqm.select): give it the emulator's queue.
+    same_queue = {} if explicitly_enabled(flow.aqm) else {"aqm": "none", "aqm_params": None}
     sc = Scenario.from_service_flow(
-        flow_of(rate, buffer), rtt=rtt, flows=[FlowSpec(start=IDLE) for _ in range(flows)],
+        flow, rtt=rtt, flows=[FlowSpec(start=IDLE) for _ in range(flows)],
         tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
         duration=IDLE + warmup_used + duration, warmup=IDLE + warmup_used, seed=seed,
-        sample_interval=0.05 if trace else None,
+        sample_interval=0.05 if trace else None, **same_queue,
         **LINUX_FRAMING)
     return run(sc)
 
