@@ -60,7 +60,7 @@ ISSUE15_GRID = [(rate, buf, rtt, flows, variant) for variant in ("newreno", "cub
 
 
 # -- ns-3 side (runs inside the ns-3 venv) -------------------------------------------
-def ns3_worker(points: list, duration: float, sack: bool, warmup: float = 0.0) -> list[dict]:
+def ns3_worker(points: list, duration: float, sack: bool, warmup: float | None = None) -> list[dict]:
     """Each point is (rate, buffer, rtt[, flows, variant]); variant newreno (with SACK recovery) or cubic."""
     from ns import ns
 
@@ -125,7 +125,8 @@ def ns3_worker(points: list, duration: float, sack: bool, warmup: float = 0.0) -
         area = ns.cppyy.gbl.hfcbench.QueueArea()
         area.Attach(queue)
         sampler = ns.cppyy.gbl.hfcbench.QueueSampler()
-        sampler.Start(queue, warmup, SAMPLE, duration)
+        if warmup is not None:  # the latency samples cost events: only when asked
+            sampler.Start(queue, warmup, SAMPLE, duration)
         sink = ns.PacketSinkHelper("ns3::TcpSocketFactory",
                                    ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 9).ConvertTo())
         sapps = sink.Install(nodes.Get(1))
@@ -144,7 +145,7 @@ def ns3_worker(points: list, duration: float, sack: bool, warmup: float = 0.0) -
         qbytes = area.Finish(duration) / duration
         out.append({"goodput_bps": rx * 8 / duration, "queue_bytes_mean": qbytes,
                     "queue_delay_mean": qbytes * 8 / rate, "cpu_s": cpu, "events": int(ns.Simulator.GetEventCount() - events0),
-                    **latency([float(x) for x in sampler.q], rate, rtt)})
+                    **(latency([float(x) for x in sampler.q], rate, rtt) if warmup is not None else {})})
         ns.Simulator.Destroy()
     return out
 
@@ -163,7 +164,7 @@ def latency(samples: list, rate: float, rtt: float) -> dict:
             "lat_p99": lat[min(len(lat) - 1, int(0.99 * len(lat)))]}
 
 
-def run_ns3(python: str, points: list, duration: float, warmup: float = 0.0) -> list[dict]:
+def run_ns3(python: str, points: list, duration: float, warmup: float | None = None) -> list[dict]:
     spec = {"points": points, "duration": duration, "sack": RECOVERY == "sack", "warmup": warmup}
     cmd = [python, __file__, "--ns3-worker", json.dumps(spec)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -185,18 +186,20 @@ def scenario(rate: float, buf: int, rtt: float, duration: float, seed: int = 1, 
                                    limited_transmit=RECOVERY == "sack", **NS3_CHOICES))
 
 
-def run_hfc(points: list, duration: float, warmup: float = 0.0) -> list[dict]:
+def run_hfc(points: list, duration: float, warmup: float | None = None) -> list[dict]:
+    """``warmup`` given: also sample the queue from then on for the loaded latency (costs events)."""
     from hfcprov.sim import run
 
     out = []
     for point in points:
         rate, buf, rtt, flows, variant = normalise(point)
-        r = run(scenario(rate, buf, rtt, duration, flows=flows, variant=variant, sample=SAMPLE))
+        r = run(scenario(rate, buf, rtt, duration, flows=flows, variant=variant,
+                         sample=SAMPLE if warmup is not None else None))
         b = r.extra["queue_bytes_mean"]
-        samples = [q for t, q in r.series["queue_bytes"] if t >= warmup - 1e-9]
+        samples = [q for t, q in r.series.get("queue_bytes", ()) if t >= warmup - 1e-9] if warmup is not None else []
         out.append({"goodput_bps": r.goodput_bps, "queue_bytes_mean": b, "queue_delay_mean": b * 8 / rate,
                     "drops": r.extra["queue_drops"], "cpu_s": r.extra["cpu_s"], "events": r.extra["events"],
-                    **latency(samples, rate, rtt)})
+                    **(latency(samples, rate, rtt) if warmup is not None else {})})
     return out
 
 
@@ -267,7 +270,7 @@ def main() -> None:
     if args.ns3_worker:
         spec = json.loads(args.ns3_worker)
         print(json.dumps(ns3_worker([tuple(p) for p in spec["points"]], spec["duration"], spec["sack"],
-                                    spec.get("warmup", 0.0))))
+                                    spec.get("warmup"))))
         return
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     have_ns3 = Path(args.ns3_python).exists()

@@ -38,7 +38,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from sim import NS3_PYTHON, rel  # noqa: E402  (bench/sim.py: the ns-3 venv and the relative difference)
+from sim import NS3_PYTHON, rel
 
 POINTS = [(rate, cc) for rate in (10e6, 50e6) for cc in ("cubic", "sack")]
 BUFFER = 256 * 1024
@@ -123,15 +123,9 @@ def ns3_worker(points: list, duration: float, warmup: float) -> list[dict]:
             bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
             bapps = bulk.Install(nodes.Get(0))
             bapps.Start(ns.Seconds(0.5 * i))
-        rx0 = [0] * FLOWS
-
-        def mark(_=None):
-            for i, s in enumerate(sinks):
-                rx0[i] = ns.DynamicCast[ns.PacketSink](s.Get(0)).GetTotalRx()
-
         ns.Simulator.Stop(ns.Seconds(warmup))
         ns.Simulator.Run()
-        mark()
+        rx0 = [ns.DynamicCast[ns.PacketSink](s.Get(0)).GetTotalRx() for s in sinks]
         ns.Simulator.Stop(ns.Seconds(duration - warmup))
         t0 = time.process_time()
         ns.Simulator.Run()

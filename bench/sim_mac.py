@@ -30,7 +30,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from white2011 import CALIBRATED_MAC, HOSTS_TCP, IMPLIED_POINTS, WHITE_2011_POINTS, point_error, white_scenario
+from white2011 import (
+    CALIBRATED_MAC,
+    HOSTS_TCP,
+    IMPLIED_POINTS,
+    WHITE_2011_POINTS,
+    point_error,
+    white_scenario,
+)
 
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run, run_many
 

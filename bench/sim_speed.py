@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hfcprov.sim import LossSpec, Scenario, TcpOptions, run  # noqa: E402
+from hfcprov.sim import LossSpec, Scenario, TcpOptions, run
 
 RTT = 0.02
 LOSS = 1e-6  # random data loss on top of the buffer overflows (1e-4 would cap CUBIC at ~8% of 1 Gb/s)

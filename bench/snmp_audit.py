@@ -87,10 +87,10 @@ class Agents:
         self.agents = [SnmpSimAgent(data, endpoints, start_timeout=900) for data, endpoints in shares]
 
     def start(self):
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(len(self.agents)) as pool:  # each start waits for its endpoints to bind
-            list(pool.map(lambda a: a.start(), self.agents))
+        for a in self.agents:  # all launched from this thread (it outlives them), then awaited
+            a.launch()
+        for a in self.agents:
+            a.wait_ready()
         return self
 
     def stop(self):

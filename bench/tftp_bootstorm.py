@@ -96,11 +96,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+SERVER_ARGS: list[str] = []  # --server-priority: passed to every hfcprov server
+
+
 def start_server(kind: str, root: Path, dyn: Path | None, port: int, n: int, atftpd: str | None, tmp: Path,
                  *extra: str):
     if kind == "hfcprov":
         args = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(root),
-                "--listen", f"127.0.0.1:{port}", "--log", str(tmp / f"hfcprov-{port}.jsonl")]
+                "--listen", f"127.0.0.1:{port}", "--log", str(tmp / f"hfcprov-{port}.jsonl"), *SERVER_ARGS]
         if dyn:
             args += ["--dynamic", str(dyn), *extra]
         proc = subprocess.Popen(args, cwd=REPO, stderr=subprocess.PIPE, text=True)
@@ -211,7 +214,11 @@ def main(argv=None) -> int:
                     help="fresh dynamic rows with these build-worker niceness values (dyn-cold/nN)")
     ap.add_argument("--cross-check", type=int, default=0, metavar="N",
                     help="also N real tftp/atftp client processes against the fresh static and dynamic servers")
+    ap.add_argument("--server-priority", type=int, default=None,
+                    help="nice value for every hfcprov server (default: the server's own: -10 as root)")
     args = ap.parse_args(argv)
+    if args.server_priority is not None:
+        SERVER_ARGS[:] = ["--priority", str(args.server_priority)]
     raise_fd_limit(65536)
     servers = [("hfcprov", "static")] + ([] if args.cold_only else [("hfcprov", "primed"), ("hfcprov", "dynamic")])
     if args.cold or args.cold_only:

@@ -1,7 +1,8 @@
-"""White et al. (2011) as data: the figures their text states, and how a scenario is built from one.
+"""White et al. (2011) as data: the figures their text states, the points it implies, the hosts
+the fit assumes, how a scenario is built from a point, and the error of a simulated point.
 
-Validation data, kept with the benches and tests (``bench/sim_mac.py``, ``bench/calibrate_mac.py``,
-``tests/sim_mac``), not in the model: ``hfcprov.sim.mac`` holds only the MAC.
+Validation data, kept with the benches and tests (``bench/sim_mac.py``, ``tests/sim_mac``), not in
+the model: ``hfcprov.sim.mac`` holds only the MAC (and ``CALIBRATED_TCP``, the hosts it was fitted with).
 """
 
 from __future__ import annotations
@@ -9,7 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hfcprov.sim.mac import CALIBRATED_TCP
 from hfcprov.sim.scenario import FlowSpec, Scenario, TcpOptions
+
+__all__ = ["CALIBRATED_MAC", "HOSTS_TCP", "IMPLIED_POINTS", "WHITE_2011_POINTS", "WhitePoint", "point_error",
+           "white_scenario"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ WHITE_2011_POINTS = (
     WhitePoint(10e6, 65536, 0.100, 10, 8.77e6, source="Fig. 6b"),
 )
 
+
 # What the text implies without quoting a number: the next smaller buffer than the one "needed"
 # did not reach the rate (Figs. 4/5). Constraints in the held-out fit: at most 90% of the rate.
 IMPLIED_POINTS = (
@@ -64,8 +70,8 @@ IMPLIED_POINTS = (
     WhitePoint(10e6, 131072, 0.100, 1, 0.9 * 10e6, short=True, source="Fig. 5: 256 KiB needed at 100 ms"),
 )
 
-# The end hosts of the fit (not fitted): Linux-like 200 ms minimum RTO and 40 ms delayed-ACK timer.
-HOSTS_TCP = {"variant": "cubic", "min_rto": 0.2, "delack_timeout": 0.04}
+# The end hosts of the fit (not fitted): CUBIC with the Linux-like timers of hfcprov.sim.mac.CALIBRATED_TCP.
+HOSTS_TCP = {"variant": "cubic", **CALIBRATED_TCP}
 # The calibrated MAC is MacParams() (hfcprov.sim.mac); as a scenario's mac_params:
 CALIBRATED_MAC: dict = {}
 

@@ -21,11 +21,9 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from hfcprov.errors import HfcprovError
 from hfcprov.shipped import shipped_dir
-
 
 MIB_DIR = shipped_dir("mibs")  # mibs/ of a checkout, or hfcprov/mibs installed from a wheel
 

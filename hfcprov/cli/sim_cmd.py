@@ -56,29 +56,45 @@ def run_cmd(scenario_file, config_file, flow_ref, assignments, as_json, out, plo
 
 
 def scenario_from_config(path, flow_ref, assignments):
-    """The scenario of one service flow of a config file; --set supplies what the file lacks (rtt, buffer...)."""
+    """The scenario of one service flow of a config file; --set supplies what the file lacks (rtt, buffer...).
+
+    A flow in an aggregate service flow (TLV 70/71, Low Latency DOCSIS) is simulated as the
+    aggregate: its rate, the classic flow's queue and the dual queue (hfcprov.sim.aqm.select).
+    """
     from hfcprov.config import read_config
-    from hfcprov.model import service_flows
+    from hfcprov.model import aggregate_service_flows, modem_settings, service_flows
+    from hfcprov.sim.aqm.pie import AqmConfigError
+    from hfcprov.sim.aqm.select import asf_keys
     from hfcprov.sim.scenario import Scenario, ScenarioError, apply_overrides, flow_keys
 
-    flows = service_flows(read_config(path))
+    tree = read_config(path)
+    flows = service_flows(tree)
+    asfs = {(a.direction, a.ref): a for a in aggregate_service_flows(tree)}
     if flow_ref is not None:
         chosen = [f for f in flows if f.ref == flow_ref]
         if not chosen:
             refs = ", ".join(str(f.ref) for f in flows) or "none"
             raise ScenarioError(f"{path}: no service flow with reference {flow_ref} (there are: {refs})")
     else:
-        chosen = [f for f in flows if f.direction == "upstream" and f.max_sustained_rate] or \
-                 [f for f in flows if f.max_sustained_rate]
+        chosen = [f for f in flows if f.direction == "upstream" and (f.max_sustained_rate or f.asf_ref is not None)] \
+            or [f for f in flows if f.max_sustained_rate]
         if not chosen:
             raise ScenarioError(f"{path}: no service flow with a Max Sustained Traffic Rate to simulate")
     sf = chosen[0]
-    d = {**flow_keys(sf), **DEFAULT_WORKLOAD}
+    asf = asfs.get((sf.direction, sf.asf_ref)) if sf.asf_ref is not None else None
+    if asf is not None:
+        try:
+            keys = asf_keys(asf, flows, modem_settings(tree))
+        except AqmConfigError as err:
+            raise ScenarioError(f"{path}: {err}") from None
+    else:
+        keys = flow_keys(sf)
+    d = {**keys, **DEFAULT_WORKLOAD}
     if sf.buffer.target is None and not any(a.split("=", 1)[0].strip() == "buffer" for a in assignments):
         click.echo(f"note: {sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "
                    "(hfcprov.model's rule; --set buffer=SIZE to choose another)", err=True)
     d = apply_overrides(d, list(assignments))
-    return Scenario.from_dict(d, source=f"{path} {sf.path}".strip())
+    return Scenario.from_dict(d, source=f"{path} {(asf or sf).path}".strip())
 
 
 # What `sim run --config` adds to the flow's own keys: one long-lived TCP flow starting

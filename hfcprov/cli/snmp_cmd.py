@@ -81,9 +81,9 @@ def audit(inventory, configs, concurrency, fmt, port, progress, **opts):
     Exit status 0 when every modem is in sync, 2 when any is drifted, on the wrong
     file, offline, unreachable or refused the credentials (1: the audit could not run).
     """
-    from hfcprov.tiers import load_inventory
     from hfcprov.snmp.audit import ExpectedConfigs, audit_all, targets_from_inventory
     from hfcprov.snmp.client import run
+    from hfcprov.tiers import load_inventory
 
     if concurrency < 1:
         raise HfcprovError("--concurrency must be at least 1")

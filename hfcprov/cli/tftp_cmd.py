@@ -11,7 +11,9 @@ from hfcprov.units import parse_bytes, parse_duration
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
-    from hfcprov.units import parse_host_port  # ports checked 1..65535 (0: any, for --listen)
+    from hfcprov.units import (
+        parse_host_port,  # ports checked 1..65535 (0: any, for --listen)
+    )
 
     return parse_host_port(text, default_port, default_host="0.0.0.0", any_port=True)
 
@@ -33,11 +35,15 @@ def tftp():
 @click.option("--workers", default=4, show_default=True, help="Threads for dynamic-file requests that must read a file first (an edited inventory); builds run in the worker processes set by the dynamic YAML's processes: key.")
 @click.option("--summary-every", default="60s", show_default=True, help="Interval of the summary log line.")
 @click.option("--warm", is_flag=True, help="Build every modem's dynamic file in the background right after start (optional: cold builds are shared and pooled).")
-def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every, warm):
+@click.option("--priority", type=click.IntRange(-20, 19), default=None,
+              help="Nice value of the server (default: -10 as root, so build workers 10 below it run at ordinary "
+                   "priority and are not starved by other busy processes; else unchanged).")
+def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every, warm, priority):
     """Serve ROOT read-only over TFTP until SIGTERM/SIGINT (in-flight transfers finish first)."""
-    from hfcprov.tftp.server import TftpServer, raise_fd_limit
+    from hfcprov.tftp.server import TftpServer, raise_fd_limit, raise_priority
 
     host, port = _host_port(listen, 69)
+    raise_priority(priority)  # before the build workers start: they run relative to it
     dynamic = None
     if dynamic_path:
         from hfcprov.tftp.dynamic import load_dynamic

@@ -14,7 +14,7 @@ import hmac
 from hfcprov.config.dictionary import (CM_MIC, CMTS_MIC, END, FRAGMENTED, MAX_VALUE, PAD, ROOT, Spec,
                                        check_vendor, children_for)
 from hfcprov.config.errors import ConfigError
-from hfcprov.config.framing import CMTS_MIC_ORDER, assemble, cmts_mic, prepare
+from hfcprov.config.framing import CMTS_MIC_ORDER, assemble, cmts_mic
 from hfcprov.config.tree import ConfigTree, Layout, Tlv
 from hfcprov.config.types import RAW
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import socket
 from collections.abc import Mapping
 
 from hfcprov.config.dictionary import CM_MIC, CMTS_MIC, END, PAD, ROOT
@@ -72,7 +73,8 @@ class PreparedFile:
         self.mic_parts = mic_parts  # the CMTS MIC's input: bytes, or (offset, size) read from the filled copy
         self.fixed = fixed  # bytes before this offset never change between fills
         self.secret = secret
-        self._md5 = self._hmac = None
+        self.sizes = {code: hole_size(code) for code in holes}
+        self._md5 = self._hmac = self._rest = None
 
     def __getstate__(self):
         return {**self.__dict__, "_md5": None, "_hmac": None}
@@ -80,12 +82,14 @@ class PreparedFile:
     def fill(self, values: Mapping[int, object] | None = None) -> bytes:
         out = bytearray(self.data)
         if values:
+            holes, sizes = self.holes, self.sizes
             for code, value in values.items():
-                at = self.holes.get(code)
+                at = holes.get(code)
                 if at is None:
                     raise ConfigError(f"TLV {code} is not a hole of this prepared file", path=str(code))
-                raw = _hole_bytes(code, value)
-                out[at:at + len(raw)] = raw
+                size = sizes[code]
+                raw = value if type(value) is bytes and len(value) == size else _hole_bytes(code, size, value)
+                out[at:at + size] = raw
         if not self.steps:
             return bytes(out)
         view = memoryview(out)
@@ -105,25 +109,31 @@ class PreparedFile:
         return bytes(out)
 
     def _cmts(self, view) -> bytes:
-        parts = self.mic_parts
-        first_fixed = bool(parts) and isinstance(parts[0], bytes)
-        if self._hmac is None:
+        if self._hmac is None:  # the input up to its first part that changes per fill, digested once
+            parts = self.mic_parts
+            first_fixed = bool(parts) and isinstance(parts[0], bytes)
             self._hmac = hmac.new(self.secret, parts[0] if first_fixed else b"", hashlib.md5)
+            self._rest = parts[1:] if first_fixed else parts
         mac = self._hmac.copy()
-        for part in parts[1:] if first_fixed else parts:
-            mac.update(part if isinstance(part, bytes) else view[part[0]:part[0] + part[1]])
+        for part in self._rest:
+            mac.update(part if type(part) is bytes else view[part[0]:part[0] + part[1]])
         return mac.digest()
 
 
-def _hole_bytes(code: int, value) -> bytes:
-    size = hole_size(code)
+def _hole_bytes(code: int, size: int, value) -> bytes:
     if isinstance(value, (bytes, bytearray)):
         raw = bytes(value)
     elif value is None:
         raw = bytes(size)
+    elif type(value) is int and size == 4 and 0 <= value < 1 << 32:  # TLV 19, the per-request timestamp
+        raw = value.to_bytes(4, "big")
+    elif type(value) is str and size in (4, 16):  # TLV 20/59, the modem's address: inet_pton is strict and fast
+        try:
+            raw = socket.inet_pton(socket.AF_INET if size == 4 else socket.AF_INET6, value)
+        except OSError:
+            raise ConfigError(f"TLV {code}: bad IPv{4 if size == 4 else 6} address {value!r}", path=str(code)) from None
     else:
-        spec = ROOT.children[code]
-        raw = spec.vtype.encode(value)  # not spec.encode: per-request values would churn its memo
+        raw = ROOT.children[code].vtype.encode(value)  # not spec.encode: per-request values would churn its memo
     if len(raw) != size:
         raise ConfigError(f"TLV {code} takes {size} bytes, not {len(raw)}", path=str(code))
     return raw

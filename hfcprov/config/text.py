@@ -156,6 +156,7 @@ class _Parser:
                 size += self.sized(None, node.code, len(node.value), path, line)
                 out.append(node)
                 continue
+            name = tok
             spec = parent.child_named(tok) if parent is not None else None
             if spec is None:
                 where = f"inside {parent.name}" if parent is not None and parent.path else "at the top level"
@@ -185,7 +186,9 @@ class _Parser:
                 self.value_words(line)  # raises the missing-';' error
             self.i = i + 1
             try:
-                if len(words) == 1 and spec.type in BER_TYPES and words[0][:2].lower() == "0x":
+                if name in CVC_FILE_NAMES and len(words) == 1 and words[0][:1] == '"':
+                    value = self.read_cvc(unquote(words[0]))
+                elif len(words) == 1 and spec.type in BER_TYPES and words[0][:2].lower() == "0x":
                     value = parse_hex(words[0])  # BER kept byte for byte
                 else:
                     value = spec.from_text(words[0] if len(words) == 1 else " ".join(words))
@@ -197,6 +200,17 @@ class _Parser:
                 self.mta = True  # a PacketCable MTA file: long SNMP objects become TLV 64
             size += 2 + n if n <= 255 else self.sized(spec, spec.code, n, path, line)
             out.append(node)
+
+    def read_cvc(self, name: str) -> bytes:
+        """A CVC given by file name, as the docsis C tool takes it: relative to the text's folder."""
+        from pathlib import Path
+
+        path = Path(name) if Path(name).is_absolute() or self.source.startswith("<") else \
+            Path(self.source).parent / name
+        try:
+            return path.read_bytes()
+        except OSError as err:
+            raise ConfigError(f"cannot read the CVC file {str(path)!r}: {err.strerror}") from None
 
     def sized(self, spec, code: int, n: int, path: str, line: int) -> int:
         """Encoded size of a TLV with an ``n``-byte value; over 255 bytes (unless it may be fragmented)
@@ -257,6 +271,8 @@ class _Parser:
         return Tlv(code, value)
 
 
+# The docsis C tool's names that take a CVC's file name (TLV 32, 33, 81, 82; hfcprov's names take the bytes).
+CVC_FILE_NAMES = frozenset({"ManufacturerCVC", "CoSignerCVC", "ManufacturerCVCChainFile", "CoSignerCVCChainFile"})
 _CMTS_MIC_COMMENT = re.compile(r"/\*\s*CmtsMic\b")
 
 

@@ -30,6 +30,12 @@ class ValueType:
         return hex_text(value)
 
     def from_text(self, text: str):
+        t = text.strip()
+        if t[:1] == '"':  # the docsis C tool writes printable bytes as a string ("VLAN100")
+            try:
+                return unquote(t).encode("latin-1")
+            except UnicodeEncodeError:
+                raise ConfigError(f"bytes given as text must be latin-1: {text!r}") from None
         return parse_hex(text)
 
     def to_plain(self, value):
@@ -555,6 +561,18 @@ def resolve_oid(text: str) -> str:
     except ImportError:
         mib = None
     found = mib.resolve(t) if mib is not None and hasattr(mib, "resolve") else None
+    if not found and mib is not None and "::" not in t:
+        # a net-snmp label path (system.sysContact.0, as the docsis C tool's sources have): its last name
+        # says which object; the labels before it must lead there
+        parts = t.split(".")
+        last = max((i for i, p in enumerate(parts) if not p.isdigit()), default=0)
+        if last > 0:
+            found = mib.resolve(".".join(parts[last:]))
+            near = max(i for i, p in enumerate(parts[:last]) if not p.isdigit()) if any(
+                not p.isdigit() for p in parts[:last]) else 0
+            above = mib.resolve(".".join(parts[near:last])) if found else None
+            if found and not (above and found.lstrip(".").startswith(above.lstrip(".") + ".")):
+                found = None
     if not found:
         raise ConfigError(f"unknown OID {text!r}: use a numeric OID or a name from the MIBs in mibs/")
     return found.lstrip(".")

@@ -28,8 +28,21 @@ import zlib
 from collections import deque
 from dataclasses import dataclass, replace
 
-from hfcprov.sim.aqm.dualq import CE, DROPPED, LOW_LATENCY_MARKED, NOT_ECT, DualQParams, DualQueue
-from hfcprov.sim.aqm.pie import AqmConfigError, ByteFifo, PieParams, PieQueue, qdelay_estimate
+from hfcprov.sim.aqm.dualq import (
+    CE,
+    DROPPED,
+    LOW_LATENCY_MARKED,
+    NOT_ECT,
+    DualQParams,
+    DualQueue,
+)
+from hfcprov.sim.aqm.pie import (
+    AqmConfigError,
+    ByteFifo,
+    PieParams,
+    PieQueue,
+    qdelay_estimate,
+)
 
 KINDS = ("droptail", "pie", "dualq")
 

@@ -67,17 +67,17 @@ def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = No
         **aqm_overrides(point.aqm, flow))
 
 
-# Linux end hosts' TCP timers: 200 ms minimum RTO, 40 ms delayed-ACK timer. The DOCSIS MAC was
-# calibrated with these hosts (docs/calibration.md), so ``mac: docsis`` runs with them.
-LINUX_HOST_TIMERS = {"min_rto": 0.2, "delack_timeout": 0.04}
-
-
 def _tcp(point: Point):
-    """The hosts' TCP: the point's congestion control (and Linux's timers with the DOCSIS MAC)."""
+    """The hosts' TCP: the point's congestion control; with the DOCSIS MAC also the Linux-like
+    timers the MAC was calibrated with (hfcprov.sim.mac.CALIBRATED_TCP: 200 ms minimum RTO, 40 ms
+    delayed-ACK timer), so ``mac: docsis`` is the calibrated model as docs/calibration.md scores it."""
     from hfcprov.sim import TcpOptions
 
-    hosts = LINUX_HOST_TIMERS if point.mac == "docsis" else {}
-    return TcpOptions(variant=point.congestion_control, **hosts)
+    if point.mac != "docsis":
+        return TcpOptions(variant=point.congestion_control)
+    from hfcprov.sim.mac import CALIBRATED_TCP
+
+    return TcpOptions(variant=point.congestion_control, **CALIBRATED_TCP)
 
 
 def simulate(scenario, voice: bool = False) -> RunResult:

@@ -26,9 +26,11 @@ from pathlib import Path
 from hfcprov.fileio import atomic_write
 from hfcprov.lab.schema import CSV_COLUMNS, VARIANT_AXES, variant_label
 from hfcprov.lab.store import Store
+from hfcprov.model import DEFAULT_AQM_LATENCY_TARGET
 from hfcprov.tiers.advisor import (
     G114_ONE_WAY_BUDGET,
     THROUGHPUT_SHARE,
+    advise,
     advise_target,
     choose,
     queue_budget,
@@ -56,6 +58,7 @@ class Cell:
     model: str = ""  # what produced the figures (run.model)
     flows: int = 1
     congestion_control: str = "reno"
+    aqm: str = "none"  # the upstream queue (issue 20): the advice follows the AQM target when one is on
     goodput_range: tuple | None = None  # (min, max) over repetitions
     latency_range: tuple | None = None
 
@@ -134,7 +137,7 @@ def summarize(rows: list[dict]) -> list[Cell]:
                           queue_delay=_median(queue), latency_loaded=_median([r["latency_loaded_p50"] for r in rs]),
                           mos=_median([r["mos"] for r in rs]), reps=len(rs), model=", ".join(models),
                           flows=rs[0]["flows"], congestion_control=rs[0]["congestion_control"],
-                          goodput_range=_spread([r["goodput_bps"] for r in rs]),
+                          aqm=rs[0].get("aqm") or "none", goodput_range=_spread([r["goodput_bps"] for r in rs]),
                           latency_range=_spread([r["latency_loaded_p50"] for r in rs])))
     return cells
 
@@ -167,7 +170,11 @@ def recommend(cells: list[Cell], one_way_budget: float = G114_ONE_WAY_BUDGET,
         if chosen is not None and chosen.mos is not None:
             reason += f"; VoIP MOS {chosen.mos:.2f}"
         flows, cc = cs[0].flows, cs[0].congestion_control
-        advised = advise_target(rate, rtt, flows, one_way_budget, cc)
+        if cs[0].aqm in ("docsis-pie", "lld"):  # DOCSIS-PIE (the classic queue of lld) at its 10 ms default
+            advised = advise(rate, rtt, flows, one_way_budget, congestion_control=cc,
+                             aqm_latency_target=DEFAULT_AQM_LATENCY_TARGET).target
+        else:
+            advised = advise_target(rate, rtt, flows, one_way_budget, cc)
         out.append(Recommendation(tier, variant, rtt, rate, pick.buffer, reason,
                                   model=", ".join(sorted({c.model for c in cs if c.model})), advised=advised,
                                   paper=relate_to_paper(rate, rtt, throughput_need(rate, rtt, flows, cc), advised)

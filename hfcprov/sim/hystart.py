@@ -66,8 +66,7 @@ class LinuxHyStart:
         """Segments slow start adds for this ACK (all of them); may end slow start (ssthresh = cwnd)."""
         if rtt is None:
             return acked
-        if rtt < self.delay_min:
-            self.delay_min = rtt
+        self.delay_min = min(self.delay_min, rtt)
         if self.found or s.cwnd < self.LOW_WINDOW * s.mss:
             return acked
         now = s.engine.now
@@ -78,8 +77,7 @@ class LinuxHyStart:
             if now - self.round_start > (self.delay_min + self.ACK_DELAY) / 2:
                 self._exit(s)
         if self.delay:
-            if rtt < self.curr_rtt:
-                self.curr_rtt = rtt
+            self.curr_rtt = min(self.curr_rtt, rtt)
             if self.sample_cnt < MIN_SAMPLES:
                 self.sample_cnt += 1
             elif self.curr_rtt > self.delay_min + delay_threshold(self.delay_min):
@@ -121,8 +119,7 @@ class HyStartPlusPlus:
             self.current_min = math.inf
             self.samples = 0
         if rtt is not None:
-            if rtt < self.current_min:
-                self.current_min = rtt
+            self.current_min = min(self.current_min, rtt)
             self.samples += 1
         if not self.in_css:
             if (self.samples >= MIN_SAMPLES and self.current_min < math.inf and self.last_min < math.inf

@@ -48,7 +48,7 @@ def reverse_link(engine, sc, sink, loss) -> Link:
 
 LINKS: dict[str, object] = {
     "tokenbucket": token_bucket_link,
-    "docsis": "hfcprov.sim.mac_link:make_link",
+    "docsis": "hfcprov.sim.aqm.link:make_docsis_link",  # mac_link.make_link, with DOCSIS-PIE on aqm: docsis-pie
 }
 REVERSE_LINKS: dict[str, object] = {
     "tokenbucket": reverse_link,

@@ -34,8 +34,10 @@ from dataclasses import dataclass
 from hfcprov.errors import HfcprovError
 from hfcprov.sim.loss import NoLoss
 
-
 ETHERNET_OVERHEAD = 18  # bytes of a frame the rate limiter counts beyond the IP packet (header + CRC)
+# The end hosts' TCP timers the MAC was calibrated with (docs/calibration.md): Linux's 200 ms
+# minimum RTO on the variance term and 40 ms delayed-ACK timer (TcpOptions fields; no variant).
+CALIBRATED_TCP = {"min_rto": 0.2, "rto_rule": "linux", "delack_timeout": 0.04}
 
 
 class MacConfigError(HfcprovError, ValueError):
@@ -47,12 +49,12 @@ class MacParams:
     """Upstream channel and CMTS scheduler parameters (seconds, bytes, bits/s).
 
     The defaults are the calibrated set (``docs/calibration.md``): DOCSIS 3.0 requests and
-    fragmentation, a 4 ms MAP advance; the rest are fixed assumptions, not fitted.
+    fragmentation, a 5 ms MAP advance, 5% request collisions; the rest are fixed assumptions, not fitted.
     """
 
     channel_rate: float = 30.72e6  # raw upstream data rate (DOCSIS 2.0, 6.4 MHz 64-QAM ~ 30.72 Mb/s)
     map_interval: float = 0.002  # channel time one MAP describes
-    map_advance: float = 0.004  # a MAP is sent this long before the interval it describes starts
+    map_advance: float = 0.005  # a MAP is sent this long before the interval it describes starts
     propagation: float = 0.0002  # CM -> CMTS one way (HFC plant and interleaving)
     minislot_bytes: int = 16
     max_request_minislots: int = 65535 // 16  # DOCSIS 3.0 requests in bytes (1.x: 255, one byte)

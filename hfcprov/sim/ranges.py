@@ -82,8 +82,7 @@ class SegmentRanges:
         for k in range(i, j):
             if st[k] > x:
                 gaps.append((x, st[k]))
-            if en[k] > x:
-                x = en[k]
+            x = max(x, en[k])
         if x < e:
             gaps.append((x, e))
         for a, b in gaps:

@@ -29,7 +29,6 @@ from hfcprov.sim.tcp import TcpReceiver, TcpSender
 from hfcprov.sim.voip import CODECS, G711, Codec, VoiceCall
 
 
-
 class Host:
     """An end of the path: hands each arriving packet to the endpoint of its flow."""
 
@@ -335,8 +334,8 @@ def _check(sc: Scenario) -> None:
             raise ScenarioError(f"{key}: unknown {what} {getattr(sc, key)!r} (known: {', '.join(registry)})")
     if sc.aqm_params and sc.aqm == "none":
         raise ScenarioError("aqm_params: only used with an aqm (known: " + ", ".join(k for k in QUEUES if k != "none") + ")")
-    if sc.aqm != "none" and sc.mac != "tokenbucket":
-        raise ScenarioError("aqm: applies to the shaped link (mac: tokenbucket); the request-grant CM has its own queue")
+    if sc.aqm not in ("none", "docsis-pie") and sc.mac != "tokenbucket":
+        raise ScenarioError(f"aqm: {sc.aqm} needs mac: tokenbucket (the request-grant CM runs none or docsis-pie)")
     if sc.mac_params and sc.mac == "tokenbucket":
         raise ScenarioError("mac_params: only used with mac: docsis (the request-grant MAC)")
     if sc.reverse_mac_params and sc.reverse_mac == "tokenbucket":

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, fields
 
 from hfcprov.errors import HfcprovError
 from hfcprov.model import DEFAULT_MAX_TRAFFIC_BURST, BufferRejected
-from hfcprov.sim.codecs import CODECS
 from hfcprov.sim.aqm.select import aqm_keys
+from hfcprov.sim.codecs import CODECS
 from hfcprov.sim.hystart import HYSTART
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
 
@@ -43,6 +43,9 @@ class TcpOptions:
     timer_granularity: float = 0.0  # s: 0 fine, 0.5 BSD coarse, 0.2 the HFC tuning
     min_rto: float = 1.0  # s (RFC 6298)
     initial_rto: float = 1.0  # s
+    # rfc6298: RTO = max(srtt + 4 rttvar, min_rto); linux: srtt + max(4 rttvar, min_rto) (Linux keeps
+    # rttvar at least tcp_rto_min), so a steady RTT behind a full buffer does not bring RTO down to srtt
+    rto_rule: str = "rfc6298"
     dupthresh: int = 3  # duplicate ACKs for fast retransmit; 1 = super fast retransmit
     # new data on the duplicate ACKs before fast retransmit (RFC 3042, which RFC 5681 3.2 says a
     # TCP SHOULD do; with SACK while pipe < cwnd, RFC 6675 step 3, as ns-3 does); off by
@@ -217,6 +220,7 @@ _CHOICES = {
     "ssthresh_from": SSTHRESH_FROM,
     "hystart": HYSTART,
     "delack_timer": ("auto", "exact", "tick"),
+    "rto_rule": ("rfc6298", "linux"),
 }
 
 

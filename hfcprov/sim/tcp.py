@@ -49,11 +49,11 @@ class TcpSender:
         "high",
         "high_sacked",
         "in_rec",
+        "last_payload",
+        "link",
         "lost_mark",
         "lost_n",
         "lost_retransmits",
-        "last_payload",
-        "link",
         "lt",
         "lt_sent",
         "max_rto",
@@ -65,10 +65,11 @@ class TcpSender:
         "phase",
         "recover",
         "recovery",
+        "relost",
         "retransmissions",
         "rto",
+        "rto_floor_var",
         "rttvar",
-        "relost",
         "rtx_ptr",
         "rtx_q",
         "rtx_watch",
@@ -119,6 +120,7 @@ class TcpSender:
         self.tso = opts.tso  # new data leaves in trains of up to this many segments (run.Network may set 1)
         self.phase = 0.0  # where the coarse timer's ticks fall (run.Network draws it from the seed)
         self.min_rto = opts.min_rto
+        self.rto_floor_var = opts.rto_rule == "linux"
         self.max_rto = 60.0
         self.rto = max(opts.initial_rto, self.min_rto)
         self.backoff = 1
@@ -249,7 +251,11 @@ class TcpSender:
         una = self.una
         if ack > una:
             if self.recovery == "sack":
-                self._prune_scoreboard(ack)
+                if self.sb.count or self.state:
+                    self._prune_scoreboard(ack)
+                else:  # nothing SACKed or lost: just move the marks (no call on the common path)
+                    self.lost_mark = self.rtx_ptr = ack
+                    self.high_sacked = ack - 1
             now = self.engine.now
             acked = ack - una
             rtt = None
@@ -330,7 +336,7 @@ class TcpSender:
         for s, e in blocks:
             if e <= una:
                 continue
-            for a, b in sb.add(s if s > una else una, e):
+            for a, b in sb.add(max(una, s), e):
                 new += b - a
                 if state:  # deemed lost or resent, and it arrived after all
                     for i in range(a, b):
@@ -432,8 +438,11 @@ class TcpSender:
         else:
             self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - r)
             self.srtt = 0.875 * self.srtt + 0.125 * r
-        rto = self.srtt + max(self.gran, 4.0 * self.rttvar)
-        self.rto = min(max(rto, self.min_rto), self.max_rto)
+        if self.rto_floor_var:  # Linux: rttvar never below rto_min, so RTO >= srtt + rto_min
+            rto = self.srtt + max(self.gran, 4.0 * self.rttvar, self.min_rto)
+        else:  # RFC 6298 2.4: the minimum bounds the whole RTO
+            rto = max(self.srtt + max(self.gran, 4.0 * self.rttvar), self.min_rto)
+        self.rto = min(rto, self.max_rto)
 
     def _arm(self) -> None:
         now = self.engine.now
@@ -497,8 +506,8 @@ class TcpReceiver:
         "delack",
         "delack_count",
         "delack_deadline",
-        "delack_timeout",
         "delack_tick",
+        "delack_timeout",
         "delack_timer",
         "engine",
         "flow",
@@ -546,7 +555,7 @@ class TcpReceiver:
         if i == self.rcv_nxt:
             self.rcv_nxt = i + 1
             ranges = self.ranges
-            if ranges:
+            if ranges.count:
                 s, e = ranges.first()
                 if s == self.rcv_nxt:
                     self.rcv_nxt = e
@@ -587,10 +596,10 @@ class TcpReceiver:
         elif i <= self.rcv_nxt:
             self.rcv_nxt = end
             ranges = self.ranges
-            if ranges:
+            if ranges.count:
                 s, e = ranges.first()
                 if s <= end:
-                    if e > end:  # noqa: PLR1730
+                    if e > end:
                         self.rcv_nxt = e
                     ranges.drop_below(self.rcv_nxt)
             retx = pkt.retx or (self.pending and self.pending_retx)
@@ -607,7 +616,7 @@ class TcpReceiver:
         self.pending = 0
         sack = None
         ranges = self.ranges
-        if self.sack and ranges:
+        if self.sack and ranges.count:
             # The block just changed goes first (RFC 2018), then the lowest others, three in all.
             st, en, lo = ranges.starts, ranges.ends, ranges.lo
             n = len(st) - lo

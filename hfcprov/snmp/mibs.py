@@ -238,7 +238,7 @@ def _failure_line(module: str, st, status, found, stubs) -> str:
 
 def mib_view(dirs=(), cache: Path | None = None):
     """A pysnmp MibViewController with pysnmp's own modules and the compiled mibs/ + ``dirs``."""
-    from pysnmp.smi import builder, view
+    from pysnmp.smi import view
 
     from hfcprov.snmp.client import _NoMibCompiler
 
@@ -371,7 +371,7 @@ def standard_view():
             with warnings.catch_warnings():  # pysnmp-mibs uses the pysnmp 4 names pysnmp 7 deprecates
                 warnings.simplefilter("ignore")
                 mib_builder.load_modules(module)
-        except Exception:  # noqa: BLE001 - not on this machine: its names stay unknown
+        except Exception:  # noqa: BLE001, S112 - not on this machine: its names stay unknown
             continue
         loaded.append(module)
     return view.MibViewController(mib_builder), tuple(loaded)

@@ -211,8 +211,11 @@ def serve(modem: Modem, stdin=sys.stdin, stdout=sys.stdout) -> None:
 
 
 def main(argv: list[str]) -> int:
-    state = json.loads(open(argv[1]).read()) if len(argv) > 1 else {}
-    events = open(argv[2], "a") if len(argv) > 2 else None
+    state = {}
+    if len(argv) > 1:
+        with open(argv[1]) as f:
+            state = json.load(f)
+    events = open(argv[2], "a") if len(argv) > 2 else None  # noqa: SIM115 - open for the agent's life
     serve(Modem(state, events))
     return 0
 

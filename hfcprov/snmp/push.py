@@ -23,7 +23,13 @@ from dataclasses import asdict, dataclass
 
 from hfcprov import mib
 from hfcprov.snmp import ops
-from hfcprov.snmp.client import Credentials, SnmpAuthError, SnmpClient, SnmpError, SnmpTimeout
+from hfcprov.snmp.client import (
+    Credentials,
+    SnmpAuthError,
+    SnmpClient,
+    SnmpError,
+    SnmpTimeout,
+)
 
 OK, SENT, NOT_BACK, FAILED, REFUSED, UNREACHABLE, ERROR = (
     "ok", "sent", "not-back", "failed", "refused", "unreachable", "error")
@@ -54,6 +60,7 @@ class PushResult:
     action: str  # "reset" or "upgrade"
     status: str  # one of STATUSES
     seconds: float = 0.0  # from the SET to the end of what was watched
+    started: float = 0.0  # Unix time the SET was sent (the pacing shows in these)
     detail: str = ""
     went_down: bool | None = None
     oper_status: str | None = None  # docsDevSwOperStatus label at the end (upgrade)
@@ -114,7 +121,7 @@ async def reset_one(client, target: PushTarget, wait_online: bool = False, onlin
                     poll_interval: float = 2.0, down_grace: float = 10.0) -> PushResult:
     """Reset one modem; with ``wait_online`` watch it go down and come back. Never raises for
     anything the modem does."""
-    result = PushResult(target.host, target.port, target.mac, "reset", ERROR)
+    result = PushResult(target.host, target.port, target.mac, "reset", ERROR, started=round(time.time(), 3))
     started = time.monotonic()
     try:
         await client.set(target.host, target.port, ops.oids.RESET_NOW, "Integer", 1)  # TruthValue true(1)
@@ -164,7 +171,7 @@ async def upgrade_one(client, target: PushTarget, server: str, filename: str, up
 
     A completeFromMgt(3) or failed(4) read before the modem was seen inProgress (or silent) and
     before ``settle`` seconds may be the previous upgrade's status: it is polled again."""
-    result = PushResult(target.host, target.port, target.mac, "upgrade", ERROR)
+    result = PushResult(target.host, target.port, target.mac, "upgrade", ERROR, started=round(time.time(), 3))
     var_binds = server_var_binds(server, filename)
     started = time.monotonic()
     try:

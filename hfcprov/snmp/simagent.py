@@ -100,6 +100,14 @@ class SnmpSimAgent:
         self._tmp: tempfile.TemporaryDirectory | None = None
 
     def start(self) -> SnmpSimAgent:
+        """Launch and wait until every endpoint is bound."""
+        self.launch()
+        return self.wait_ready()
+
+    def launch(self) -> None:
+        """Start the process without waiting (several agents can then start side by side). Call it
+        from a thread that outlives the agent: the agent is told to stop when that thread ends
+        (PR_SET_PDEATHSIG follows the thread that forked it, not the process)."""
         self._tmp = tempfile.TemporaryDirectory(prefix="hfcprov-snmpsim-")
         tmp = Path(self._tmp.name)
         args = [f"--agent-udpv4-endpoint={h}:{p}" for h, p in self.endpoints]
@@ -121,6 +129,8 @@ class SnmpSimAgent:
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                      stdin=subprocess.DEVNULL,
                                      preexec_fn=_die_with_parent)  # noqa: PLW1509 (only calls prctl)
+
+    def wait_ready(self) -> SnmpSimAgent:
         want = {(h, p) for h, p in self.endpoints}
         deadline = time.monotonic() + self.start_timeout
         while True:

@@ -103,11 +103,33 @@ class NetSnmpModem:
                 self.stop()
                 raise NetSnmpError(f"snmpd exited with status {self.proc.returncode}: {' | '.join(err.splitlines()[-3:])}")
             if (self.port in _udp6_ports()) if v6 else ((self.host, self.port) in _udp_bound()):
+                self._warm(deadline)
                 return self
             if time.monotonic() > deadline:
                 self.stop()
                 raise NetSnmpError(f"snmpd did not bind {self.host}:{self.port} within {self.start_timeout:.0f} s")
             time.sleep(0.05)
+
+    def _warm(self, deadline: float) -> None:
+        """One GET of a backend object: snmpd starts the pass_persist backend (a Python process) on the
+        first request, which on a busy machine takes longer than a client's timeout."""
+        import socket
+
+        from hfcprov.snmp.passpersist import CONFIG_FILE
+        from hfcprov.snmp.v2c import GET, encode_request
+
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.settimeout(1.0)
+            while time.monotonic() < deadline:
+                s.sendto(encode_request(GET, 1, self.ro_community.encode(), [CONFIG_FILE]), (self.host, self.port))
+                try:
+                    s.recv(4096)
+                    return
+                except OSError:
+                    continue
+        self.stop()
+        raise NetSnmpError(f"snmpd on {self.host}:{self.port} did not answer within {self.start_timeout:.0f} s")
 
     def events(self) -> list[dict]:
         """The SETs the modem accepted so far (and what followed: upgraded, upgrade-failed)."""

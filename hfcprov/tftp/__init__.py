@@ -25,10 +25,10 @@ from hfcprov.tftp.server import (
 )
 
 __all__ = [
+           "MISS",
            "AccessViolation",
            "DynamicProvider",
            "Fetch",
-           "MISS",
            "Provider",
            "TftpFetchError",
            "TftpServer",

@@ -114,6 +114,16 @@ def predict(rate: float, buffer: int, rtt: float, flows: int = 1) -> Prediction:
     )
 
 
+def predict_aqm(rate: float, buffer: int, rtt: float, flows: int = 1, latency_target: float = 0.010) -> Prediction:
+    """The analytic model with DOCSIS-PIE on: the queue settles at the latency target, not the buffer
+    (RFC 8034); TCP sees a buffer of ``latency_target x rate`` at most. ``bench/sim_aqm.py`` checks it."""
+    _check(rate, rtt, flows)
+    held = min(buffer, int(rate * latency_target / 8))
+    return Prediction(rate=rate, buffer=buffer, rtt=rtt, flows=flows,
+                      latency_under_load=min(latency_under_load(buffer, rate), latency_target),
+                      utilization=reno_utilization(rate, held, rtt, flows), model="analytic: DOCSIS-PIE")
+
+
 Model = Callable[[float, int, float, int], Prediction]
 
 
@@ -126,16 +136,18 @@ class SimModel:
     """
 
     def __init__(self, mac: str = "docsis", duration: float = 20.0, warmup: float = 5.0, seed: int = 1,
-                 jobs: int | None = None):
+                 jobs: int | None = None, aqm: str = "none", aqm_params: dict | None = None):
         self.mac, self.duration, self.warmup, self.seed, self.jobs = mac, duration, warmup, seed, jobs
-        self.name = f"sim:{mac}"
+        self.aqm, self.aqm_params = aqm, aqm_params  # hfcprov.sim.links.QUEUES (issue 20): tokenbucket only
+        self.name = f"sim:{mac}" + (f"+{aqm}" if aqm != "none" else "")
 
     def scenario(self, rate: float, buffer: int, rtt: float, flows: int):
         from hfcprov.sim import FlowSpec, Scenario
 
         return Scenario(rate=rate, buffer=buffer, rtt=rtt, flows=[FlowSpec() for _ in range(flows)], mac=self.mac,
                         duration=self.duration, warmup=self.warmup, probe_rate=10, seed=self.seed,
-                        sample_interval=None, name=f"{rate:g}b/s {buffer}B {rtt:g}s x{flows}")
+                        sample_interval=None, name=f"{rate:g}b/s {buffer}B {rtt:g}s x{flows}",
+                        aqm=self.aqm, aqm_params=self.aqm_params)
 
     def prediction(self, cell: tuple, result) -> Prediction:
         rate, buffer, rtt, flows = cell
@@ -321,6 +333,7 @@ def advise(
     min_buffer: bool = False,
     model: Model | None = None,
     congestion_control: str = "reno",
+    aqm_latency_target: float | None = None,
 ) -> Advice:
     """Recommended MinimumBuffer / TargetBuffer / MaximumBuffer for one service flow (docs/sizing.md).
 
@@ -336,6 +349,12 @@ def advise(
 
     ``model`` only fills the candidate table (analytic by default, or ``SimModel``); with a
     ``SimModel`` the need is what the simulator says (``choose`` over the ladder), not the rule.
+
+    ``aqm_latency_target`` (seconds): the flow runs DOCSIS-PIE (every DOCSIS 3.1 upstream by
+    default, issue 20). The queue under load then settles at the target, not size / rate, so:
+    need = the throughput need plus the standing queue PIE keeps (target x rate), on the ladder;
+    maximum = 3 x rate x budget, since DOCSIS-PIE drops nothing early below a third of the
+    buffer and that third is what a burst can queue before it acts; latency under load = the target.
     """
     _check(rate, rtt, flows)
     if latency_budget <= 0:
@@ -349,6 +368,17 @@ def advise(
     need = throughput_need(rate, rtt, flows, congestion_control)
     beta = BACKOFF[congestion_control]
     model_name = f"rule: {(1 - beta) / beta:.2g} BDP on the size ladder ({congestion_control})"
+    aqm = aqm_latency_target is not None
+    if aqm:
+        if not 0 < aqm_latency_target < budget:
+            raise AdvisorError(f"AQM latency target {format_duration(aqm_latency_target)} must be > 0 and below "
+                               f"the {format_duration(budget)} queue budget")
+        standing = rate * aqm_latency_target / 8
+        need = next((s for s in LADDER if s >= need + standing), _round_up_kib(need + standing))
+        cap = 3 * cap
+        model_name += f" + DOCSIS-PIE's {format_duration(aqm_latency_target)} standing queue"
+        if model is None:
+            model = functools.partial(predict_aqm, latency_target=aqm_latency_target)
     sizes = [s for s in LADDER if s <= max(need, cap) * 2] or [LADDER[0]]
     candidates = []
     if model is not None and hasattr(model, "many"):
@@ -366,9 +396,18 @@ def advise(
     reasons.append(f"throughput need: {format_bytes(need)}, the smallest size on the ladder "
                    f"({', '.join(format_bytes(s) for s in LADDER[:6])}, ...) that keeps {THROUGHPUT_SHARE:.0%} of "
                    f"the rate ({model_name})")
-    reasons.append(f"queue budget: {format_duration(latency_budget)} one way (ITU-T G.114) less the path's own "
-                   f"{format_duration(rtt / 2)} leaves {format_duration(budget)} for the modem's queue: "
-                   f"maximum = {cap} bytes at {format_rate(rate)}")
+    if aqm:
+        reasons.append(f"DOCSIS-PIE holds the queue under load near its {format_duration(aqm_latency_target)} "
+                       f"target (RFC 8034), so the buffer no longer sets the latency: it absorbs the window's "
+                       f"back-off burst plus the {round(rate * aqm_latency_target / 8)} bytes of standing queue")
+        reasons.append(f"queue budget: {format_duration(latency_budget)} one way (ITU-T G.114) less the path's own "
+                       f"{format_duration(rtt / 2)} leaves {format_duration(budget)}; PIE drops nothing early below "
+                       f"a third of the buffer, so a burst may queue that third first: maximum = 3 x rate x budget "
+                       f"= {cap} bytes at {format_rate(rate)}")
+    else:
+        reasons.append(f"queue budget: {format_duration(latency_budget)} one way (ITU-T G.114) less the path's own "
+                       f"{format_duration(rtt / 2)} leaves {format_duration(budget)} for the modem's queue: "
+                       f"maximum = {cap} bytes at {format_rate(rate)}")
     if cap < MAX_FRAME:
         reasons.append(f"even one full frame ({MAX_FRAME} bytes) takes "
                        f"{format_duration(latency_under_load(MAX_FRAME, rate))} at {format_rate(rate)}: the budget "
@@ -380,8 +419,13 @@ def advise(
                        " prefer latency over bulk throughput (White et al. 2011)")
     else:
         target = need
-    reasons.append(f"latency under load = size / rate: the target {format_bytes(target)} adds "
-                   f"{format_duration(latency_under_load(target, rate))} when the flow is saturated")
+    if aqm:
+        reasons.append(f"latency under load = the AQM target: the target {format_bytes(target)} adds about "
+                       f"{format_duration(min(aqm_latency_target, latency_under_load(target, rate)))} when the "
+                       f"flow is saturated (drop-tail would add {format_duration(latency_under_load(target, rate))})")
+    else:
+        reasons.append(f"latency under load = size / rate: the target {format_bytes(target)} adds "
+                       f"{format_duration(latency_under_load(target, rate))} when the flow is saturated")
     minimum = None
     if min_buffer:
         minimum = min(target, CM_GUARANTEED_MINIMUM_BUFFER)
@@ -391,7 +435,7 @@ def advise(
         reasons.append("minimum omitted: White et al. recommend setting only the target (and a maximum) so the modem"
                        f" never rejects the flow; a MinimumBuffer <= {CM_GUARANTEED_MINIMUM_BUFFER} bytes is always "
                        "accepted")
-    paper = relate_to_paper(rate, rtt, need, target)
+    paper = None if aqm else relate_to_paper(rate, rtt, need, target)  # White et al. measured drop-tail
     if paper:
         reasons.append(paper)
     if not candidates:

@@ -131,3 +131,26 @@ def test_encodes_like_the_c_tool_and_the_c_tool_reads_our_text(tmp_path):
     assert again.read_bytes() == ours
     shown = subprocess.run([tool, "-d", theirs], check=True, capture_output=True, text=True, timeout=60).stdout
     assert parse_text(shown) == parse_text(PEER_TEXT)
+
+
+def test_bytes_as_a_string_and_cvcs_by_file_name(tmp_path):
+    node = one('VendorSpecific { VendorIdentifier 0xffffff; L2VPNEncoding { VPNIdentifier "VLAN100"; } }')
+    assert node.find("5.1")[0].value == b"VLAN100"
+    cvc = bytes(range(256)) * 3
+    (tmp_path / "mfg.der").write_bytes(cvc)
+    src = tmp_path / "cm.cfg"
+    src.write_text('Main {\n NetworkAccess 1;\n ManufacturerCVCChainFile "mfg.der";\n ManufacturerCVC "mfg.der";\n}\n')
+    tree = parse_text(src.read_text(), str(src))
+    assert tree.find("81")[0].value == cvc and tree.find("32")[0].value == cvc
+    assert decode(encode(tree)).find("81")[0].value == cvc
+    src.write_text('Main {\n NetworkAccess 1;\n CoSignerCVCChainFile "missing.der";\n}\n')
+    with pytest.raises(ConfigError, match="cannot read the CVC file") as err:
+        parse_text(src.read_text(), str(src))
+    assert err.value.line == 3 and err.value.path == "82"
+
+
+def test_net_snmp_label_paths_resolve_to_their_last_name_when_the_labels_agree():
+    assert one("SnmpMibObject system.sysContact.0 String \"ops\";").value.oid == "1.3.6.1.2.1.1.4.0"
+    assert one("SnmpMibObject mib-2.system.sysContact.0 String \"ops\";").value.oid == "1.3.6.1.2.1.1.4.0"
+    with pytest.raises(ConfigError, match="unknown OID"):
+        one("SnmpMibObject interfaces.sysContact.0 String \"ops\";")  # sysContact is not under interfaces

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hfcprov.config import ConfigError, ConfigTree, Tlv, VarBind, encode, parse_text
-from hfcprov.config.forms import parse_any, parse_yaml, render_yaml
+from hfcprov.config.forms import parse_any, render_yaml
 from hfcprov.config.mta import decode_mta, encode_mta, verify_mta
 from hfcprov.config.text import render_text
 
@@ -130,13 +130,34 @@ def test_cli_encode_decode_verify(tmp_path):
     assert r.returncode == 1 and "Traceback" not in r.stderr
 
 
-def test_encodes_like_the_c_tool_p(tmp_path):
+VOICE = """Main
+{
+	MtaConfigDelimiter 1;
+	SnmpMibObject 1.3.6.1.4.1.4491.2.2.1.1.1.1.0 Integer 1;
+	SnmpMibObject 1.3.6.1.4.1.4491.2.2.2.1.1.1.0 Integer 26;
+	SnmpMibObject 1.3.6.1.4.1.4491.2.2.2.1.1.2.0 Integer 46;
+	SnmpMibObject 1.3.6.1.4.1.4491.2.2.3.1.1.1.9 String "[192.168.28.40]";
+	SnmpMibObject 1.3.6.1.4.1.4491.2.2.3.1.1.2.9 Integer 2427;
+	SnmpMibObject 1.3.6.1.4.1.4491.2.2.1.1.1.7.0 IPAddress 10.20.30.40;
+	SnmpMibObject 1.3.6.1.4.1.4491.2.2.1.1.1.8.0 ObjectID 1.3.6.1.4.1.4491;
+	SnmpMibObject 1.3.6.1.4.1.4491.2.2.2.1.2.1.0 HexString 0x003ff00000000000;
+	SnmpMibObject 1.3.6.1.4.1.4491.2.2.2.1.2.2.0 Gauge32 3000;
+	SnmpMibObject 1.3.6.1.4.1.4491.2.2.2.1.2.3.0 TimeTicks 600;
+	SnmpMibObject 1.3.6.1.4.1.4491.2.2.2.1.2.4.0 String "%s";
+	MtaConfigDelimiter 255;
+}
+""" % ("(xx.T|[2-9]xxxxxx|1[2-9]xxxxxxxxx|011x.T|[*#]xx)" * 12)
+
+
+@pytest.mark.parametrize("text", [TEXT, VOICE], ids=["tlv64", "voice"])
+def test_encodes_like_the_c_tool_p(tmp_path, text):
     tool = os.environ.get("HFCPROV_DOCSIS_TOOL") or shutil.which("docsis")
     if not tool:
         pytest.skip("the docsis C tool is not built (set HFCPROV_DOCSIS_TOOL=/path/to/docsis)")
     src = tmp_path / "mta.cfg"
-    src.write_text(render_text(parse_text(TEXT), c_tool=True))
+    src.write_text(render_text(parse_text(text), c_tool=True))
     for flag, kind in ((None, None), ("-na", "na"), ("-eu", "eu")):
         out = tmp_path / f"{kind}.bin"
         subprocess.run([tool, *([flag] if flag else []), "-p", src, out], check=True, capture_output=True, timeout=60)
-        assert out.read_bytes() == encode_mta(parse_text(TEXT), hash=kind)
+        assert out.read_bytes() == encode_mta(parse_text(text), hash=kind)
+        assert encode(decode_mta(out.read_bytes())) == out.read_bytes()

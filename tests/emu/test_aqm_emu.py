@@ -43,7 +43,7 @@ def test_emulated_modem_holds_the_pie_target_on_kernel_tcp(lab_factory):
     rate = 2e6
     lab.apply([shaping.plan(flow(AqmSettings(disable=False)))])
     assert lab.queues["upstream"]["aqm"]["stage"] == "pie"
-    r = measure(lab, ProbeSpec(target=None, flows=2, duration=8, warmup=3, idle=1.5, cc="cubic"))
+    r = measure(lab, ProbeSpec(target=None, flows=2, duration=5, warmup=2, idle=1.0, cc="cubic"))
     excess = r.latency_loaded.p50 - r.latency_idle.p50
     print(f"\nPIE stage: idle p50 {r.latency_idle.p50 * 1e3:.1f} ms, loaded p50 {r.latency_loaded.p50 * 1e3:.1f} ms "
           f"p99 {r.latency_loaded.p99 * 1e3:.1f} ms, goodput {r.goodput_bps / 1e6:.3f} Mb/s")
@@ -52,7 +52,7 @@ def test_emulated_modem_holds_the_pie_target_on_kernel_tcp(lab_factory):
     assert r.goodput_bps > 0.85 * rate * PAYLOAD_SHARE, r.goodput_bps
     lab.apply([shaping.plan(flow(AqmSettings()))])  # the same flow without 24.40: drop-tail again
     assert "aqm" not in lab.queues["upstream"]
-    r = measure(lab, ProbeSpec(target=None, flows=2, duration=5, warmup=2, idle=1.0, cc="cubic"))
+    r = measure(lab, ProbeSpec(target=None, flows=2, duration=3, warmup=1.5, idle=1.0, cc="cubic"))
     print(f"drop-tail: idle p50 {r.latency_idle.p50 * 1e3:.1f} ms, loaded p50 {r.latency_loaded.p50 * 1e3:.1f} ms "
           f"p99 {r.latency_loaded.p99 * 1e3:.1f} ms, goodput {r.goodput_bps / 1e6:.3f} Mb/s")
     assert r.latency_loaded.p50 - r.latency_idle.p50 > 0.15

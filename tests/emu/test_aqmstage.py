@@ -244,10 +244,12 @@ def test_stage_on_real_packets_holds_rate_and_pie_target():
 @pytest.mark.root
 @pytest.mark.slow
 def test_faithful_rate_of_the_stage_on_this_machine(capsys):
-    """The sweep docs/emu.md quotes: faithful at 20 Mb/s at least (the check can fail)."""
+    """Faithful at 20 Mb/s at least (the check can fail). HFCPROV_STAGE_SWEEP=1 runs the whole
+    sweep docs/emu.md quotes (10-200 Mb/s, ~30 s)."""
     require_root("network namespaces and a TUN device")
     rows = []
-    for mbps in (10, 20, 50, 100, 150, 200):
+    sweep = (10, 20, 50, 100, 150, 200) if os.environ.get("HFCPROV_STAGE_SWEEP") else (20,)
+    for mbps in sweep:
         rows.append((mbps, *faithful(mbps * 1e6, 64 * 1024)))
     with capsys.disabled():
         print("\nstage rate  delivered/rate  p50 delay  buffer/rate  faithful")

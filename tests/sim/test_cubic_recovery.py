@@ -93,3 +93,20 @@ def test_after_an_rto_sack_resends_only_what_was_not_sacked():
     assert s.timeouts == 1 and s.done_at is not None
     resent = sorted({seq for seq, retx in fwd.log if retx})
     assert resent == [100, 110]  # go-back-N would resend the whole window after the RTO
+
+
+def test_linux_rto_rule_keeps_a_full_buffer_from_firing_spurious_timeouts():
+    # 2 Mb/s, 64 KiB, 40 ms (issue 16's emulated-modem case): behind a full buffer the RTT is a
+    # steady ~300 ms, RFC 6298's rttvar decays to ~0 and RTO -> srtt, so a resent segment queued
+    # behind 44 KB times out; Linux keeps rttvar >= rto_min (RTO >= srtt + 200 ms): the kernel
+    # resent 16 segments in that case.
+    def cubic(rule):
+        sc = Scenario(rate=2e6, buffer=65536, rtt=0.04, overhead=14, duration=20, warmup=5, sample_interval=None,
+                      tcp=TcpOptions(variant="cubic", mss=1448, header_bytes=52, min_rto=0.2, delack_timeout=0.04,
+                                     rto_rule=rule))
+        return run(sc)
+
+    rfc, linux = cubic("rfc6298"), cubic("linux")
+    assert rfc.extra["timeouts"] >= 1 and rfc.extra["retransmissions"] > 2 * rfc.extra["queue_drops"]
+    assert linux.extra["timeouts"] == 0 and linux.extra["retransmissions"] <= linux.extra["queue_drops"] + 2
+    assert linux.extra["retransmissions"] < 30

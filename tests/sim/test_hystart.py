@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hfcprov.sim import Scenario, TcpOptions, run
+from hfcprov.sim import Scenario, TcpOptions
 from hfcprov.sim.hystart import HyStartPlusPlus, LinuxHyStart
 from hfcprov.sim.run import Network
 

@@ -24,6 +24,15 @@ GRID_POINTS = [(10e6, 65536, 0.04, 1, "cubic"), (2e6, 262144, 0.04, 1, "cubic"),
                (2e6, 262144, 0.1, 10, "cubic")]
 
 
+def _bench_or_skip():
+    if os.environ.get("HFCPROV_NS3") != "1":
+        pytest.skip("opt-in: set HFCPROV_NS3=1 (needs ns-3 in its own venv: pip install ns3)")
+    if not Path(NS3_PYTHON).exists():
+        pytest.skip(f"no ns-3 python at {NS3_PYTHON}: python3 -m venv /work/ns3-venv && "
+                    "/work/ns3-venv/bin/pip install ns3")
+    return _bench()
+
+
 def _bench():
     spec = importlib.util.spec_from_file_location("hfcprov_bench_sim", REPO / "bench" / "sim.py")
     mod = importlib.util.module_from_spec(spec)
@@ -33,12 +42,7 @@ def _bench():
 
 @pytest.mark.slow
 def test_goodput_and_queueing_delay_agree_with_ns3_within_2_percent():
-    if os.environ.get("HFCPROV_NS3") != "1":
-        pytest.skip("opt-in: set HFCPROV_NS3=1 (needs ns-3 in its own venv: pip install ns3)")
-    if not Path(NS3_PYTHON).exists():
-        pytest.skip(f"no ns-3 python at {NS3_PYTHON}: python3 -m venv /work/ns3-venv && "
-                    "/work/ns3-venv/bin/pip install ns3")
-    bench = _bench()
+    bench = _bench_or_skip()
     ours = bench.run_hfc(POINTS, 30.0)
     theirs = bench.run_ns3(NS3_PYTHON, POINTS, 30.0)
     for point, h, n in zip(POINTS, ours, theirs):
@@ -48,12 +52,7 @@ def test_goodput_and_queueing_delay_agree_with_ns3_within_2_percent():
 
 @pytest.mark.slow
 def test_cubic_and_ten_flows_agree_with_ns3_on_goodput_and_loaded_latency():
-    if os.environ.get("HFCPROV_NS3") != "1":
-        pytest.skip("opt-in: set HFCPROV_NS3=1 (needs ns-3 in its own venv: pip install ns3)")
-    if not Path(NS3_PYTHON).exists():
-        pytest.skip(f"no ns-3 python at {NS3_PYTHON}: python3 -m venv /work/ns3-venv && "
-                    "/work/ns3-venv/bin/pip install ns3")
-    bench = _bench()
+    bench = _bench_or_skip()
     ours = bench.run_hfc(GRID_POINTS, 40.0, 10.0)
     theirs = bench.run_ns3(NS3_PYTHON, GRID_POINTS, 40.0, 10.0)
     for point, h, n in zip(GRID_POINTS, ours, theirs):

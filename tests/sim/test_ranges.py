@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -32,7 +34,7 @@ def test_ranges_match_a_set_of_segments(seq, k):
             model = {i for i in model if i >= a}
             assert r.drop_below(a) == before - len(model)
         got = [(s, e) for s, e in r]
-        assert all(e0 < s1 for (_, e0), (s1, _) in zip(got, got[1:]))  # disjoint, not touching
+        assert all(e0 < s1 for (_, e0), (s1, _) in itertools.pairwise(got))  # disjoint, not touching
         assert {i for s, e in got for i in range(s, e)} == model
         assert r.count == len(model) == sum(e - s for s, e in got)
         top = sorted(model, reverse=True)

@@ -13,9 +13,8 @@ from hfcprov.sim import FlowSpec, Scenario, ScenarioError, TcpOptions, VoiceSpec
 from hfcprov.sim.cc import congestion_control
 from hfcprov.sim.engine import Engine
 from hfcprov.sim.link import Link
-from hfcprov.sim.run import Network
+from hfcprov.sim.run import Network, run_with_voice
 from hfcprov.sim.tcp import TcpReceiver, TcpSender
-from hfcprov.sim.run import run_with_voice
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = {"rate": "2M", "buffer": "32KiB"}

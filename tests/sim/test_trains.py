@@ -9,8 +9,9 @@ from hfcprov.sim.run import Network
 
 
 def _sc(tso, **kw):
-    base = dict(rate=1e9, buffer=int(1e9 * 0.02 / 8), rtt=0.02, duration=3, warmup=1, sample_interval=None,
-                burst=1 << 20, tcp=TcpOptions(variant="cubic", tso=tso, min_rto=0.2, delack_timeout=0.04))
+    base = {"rate": 1e9, "buffer": int(1e9 * 0.02 / 8), "rtt": 0.02, "duration": 3, "warmup": 1,
+            "sample_interval": None, "burst": 1 << 20,
+            "tcp": TcpOptions(variant="cubic", tso=tso, min_rto=0.2, delack_timeout=0.04)}
     base.update(kw)
     return Scenario(**base)
 

@@ -16,4 +16,4 @@ def percentile(xs, q: float) -> float:
     xs = sorted(xs)
     if not xs:
         return 0.0
-    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
+    return xs[min(len(xs) - 1, round(q / 100 * (len(xs) - 1)))]

@@ -115,8 +115,8 @@ def test_pie_holds_its_latency_target_where_drop_tail_bloats(variant):
     as Linux's (200 ms minimum RTO, limited transmit): with RFC 6298's 1 s minimum,
     PIE's start-up drops become second-long stalls."""
     tcp = TcpOptions(variant=variant, min_rto=0.2, limited_transmit=True)
-    kw = dict(rate=10e6, buffer=256 * 1024, rtt=0.04, duration=25, warmup=8,
-              flows=[FlowSpec(), FlowSpec(start=0.5)], tcp=tcp)
+    kw = {"rate": 10e6, "buffer": 256 * 1024, "rtt": 0.04, "duration": 25, "warmup": 8,
+          "flows": [FlowSpec(), FlowSpec(start=0.5)], "tcp": tcp}
     droptail = aqm_run(aqm="none", **kw)
     pie = aqm_run(aqm="docsis-pie", **kw)
     assert droptail.extra["queue_delay_mean"] > 0.1
@@ -130,10 +130,45 @@ def test_low_latency_flow_keeps_low_delay_beside_classic_bulk_flows():
     queue delay p99 stays near a millisecond, the classic flows keep a fair share."""
     res, net = aqm_run(aqm="lld", rate=50e6, buffer=256 * 1024, rtt=0.02, duration=20, warmup=5,
                        flows=[FlowSpec(variant="prague"), FlowSpec(), FlowSpec()],
-                       tcp=TcpOptions(variant="cubic"), aqm_params={"ll_rate_gain": 0.125}, keep=True)
+                       tcp=TcpOptions(variant="cubic"), keep=True)
     link = net.bottleneck
     assert percentile(link.l_waits, 99) < 0.002
     shares = [f.goodput_bps / res.goodput_bps for f in res.flows]
     assert min(shares[1:]) > 0.15  # each classic flow keeps a real share of the rate
     assert res.goodput_bps > 0.9 * 50e6 * 1460 / 1518
     assert link.qd.marks > 0 and CE == 3
+
+
+def test_example_unresponsive_tcp_flow_is_sanctioned_and_the_low_latency_queue_stays_low():
+    """examples/sim-lld-unresponsive.yaml, shortened: an ECT(1) TCP flow that ignores marks and
+    losses joins Prague and two CUBIC flows; queue protection sanctions it (and hardly Prague)."""
+    import yaml
+
+    from hfcprov.sim import Scenario
+    from tests.support import REPO
+
+    d = yaml.safe_load((REPO / "examples" / "sim-lld-unresponsive.yaml").read_text())
+    d.update(duration="10s", warmup="3s", probe_rate=0)
+    res, net = aqm_run(keep=True, **Scenario.from_dict(d).__dict__)
+    qp = net.bottleneck.qd.qp
+    bad = qp.sanctions_by_flow.get(3, 0)
+    assert bad > 10_000, qp.sanctions_by_flow
+    assert qp.sanctions_by_flow.get(0, 0) < bad / 100
+    assert res.extra["aqm"]["ll_delay_p99"] < 0.002
+
+
+def test_docsis_pie_on_the_request_grant_cable_modem():
+    """mac: docsis with aqm: docsis-pie: PIE in front of the CM's queue, estimating from its rate."""
+    from hfcprov.sim import ScenarioError
+
+    kw = {"rate": 5e6, "buffer": 256 * 1024, "rtt": 0.04, "duration": 25, "warmup": 8, "mac": "docsis",
+          "mac_params": {"preset": "docsis30"}, "flows": [FlowSpec(), FlowSpec(start=0.5)],
+          "tcp": TcpOptions(variant="cubic", min_rto=0.2, limited_transmit=True), "sample_interval": None}
+    droptail = aqm_run(aqm="none", **kw)
+    pie = aqm_run(aqm="docsis-pie", **kw)
+    assert droptail.extra["queue_delay_mean"] > 0.15
+    assert pie.extra["queue_delay_mean"] < 0.040  # the target plus the request-grant cycle
+    assert pie.extra["aqm"]["early_drops"] > 0
+    assert pie.goodput_bps > 0.85 * droptail.goodput_bps
+    with pytest.raises(ScenarioError, match="lld needs mac: tokenbucket"):
+        aqm_run(aqm="lld", **kw)

@@ -147,7 +147,7 @@ def test_derandomised_gaps_between_drops(seed, prob):
             pie.burst_allowance = 0.0  # keep measuring gaps, not the allowance
     assert gaps
     assert min(gaps) >= math.ceil(0.85 / prob - 1e-9)
-    assert max(gaps) <= math.ceil(8.5 / prob + 1e-9)
+    assert max(gaps) <= math.ceil(8.5 / prob) + 1  # +1: the float sum may fall a hair short
 
 
 def test_packet_size_scales_the_probability():

@@ -106,3 +106,53 @@ def test_campaign_axis_overrides():
     assert aqm_overrides("none", up) == {"aqm": "none", "aqm_params": None}
     assert aqm_overrides("docsis-pie", up) == {"aqm": "docsis-pie", "aqm_params": {"latency_target": 0.020}}
     assert aqm_overrides("lld", up)["aqm_params"]["nqb_probes"] is True
+
+
+def test_segment_trains_are_off_behind_an_aqm_hop():
+    """TSO trains are one event for n packets on a plain FIFO Link; PIE and the dual queue
+    decide per packet, so the senders behind them send single segments."""
+    for aqm in ("docsis-pie", "lld"):
+        net = Network(Scenario.from_dict({"rate": "50M", "buffer": "256KiB", "aqm": aqm, "duration": "1s",
+                                          "tcp": {"variant": "cubic", "tso": 16}}))
+        assert all(s.tso == 1 for s in net.senders)
+    net = Network(Scenario.from_dict({"rate": "50M", "buffer": "256KiB", "duration": "1s",
+                                      "tcp": {"variant": "cubic", "tso": 16}}))
+    assert all(s.tso == 16 for s in net.senders)
+
+
+def test_sim_run_config_simulates_an_aggregate_service_flow_as_the_dual_queue(tmp_path):
+    from hfcprov.cli.sim_cmd import scenario_from_config
+    from hfcprov.config import encode
+
+    cm = tmp_path / "lld.cm"
+    cm.write_bytes(encode(parse_text("Main { NetworkAccess 1;" + LLD + "}")))
+    sc = scenario_from_config(str(cm), None, ["buffer=256KiB"])
+    assert (sc.rate, sc.aqm) == (50e6, "lld")
+    assert sc.aqm_params["coupling"] == 1.5 and sc.aqm_params["ll_rate"] == 20e6
+    sc = scenario_from_config(str(cm), 2, [])  # naming the low-latency member: the same aggregate
+    assert sc.aqm == "lld"
+
+
+def test_a_measured_point_labelled_with_an_aqm_needs_a_file_that_asks_for_it(tmp_path):
+    """The shipped tier templates render 24.40 from the point's aqm; a template that ignores
+    it cannot be measured under an AQM label (the modem would run drop-tail)."""
+    from hfcprov.lab.measured import PointFailed, build_config
+    from hfcprov.lab.spec import parse_campaign
+    from tests.support import REPO
+
+    def campaign(template):
+        return parse_campaign(f"target: {{kind: emu}}\ntemplate: {template}\n"
+                              "grid: {upstream_rate: 2M, buffer: 64KiB, aqm: [none, docsis-pie, lld]}\n")
+
+    plain, pie, lld = campaign(REPO / "templates" / "res-50x5.j2").points()
+    assert build_config(campaign(REPO / "templates" / "res-50x5.j2"), plain)[1].aqm.disable is None
+    flow = build_config(campaign(REPO / "templates" / "res-50x5.j2"), pie)[1]
+    assert flow.aqm.disable is False and flow.aqm.algorithm == "docsis-pie"
+    assert build_config(campaign(REPO / "templates" / "res-50x5.j2"), lld)[1].aqm.algorithm == "immediate"
+    bare = tmp_path / "bare.j2"
+    bare.write_text("Main { NetworkAccess 1; UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; "
+                    "MaxRateSustained {{ upstream_rate|int }}; BufferControl { TargetBuffer {{ buffer }}; } } }\n")
+    camp = campaign(bare)
+    build_config(camp, camp.points()[0])
+    with pytest.raises(PointFailed, match="aqm=docsis-pie"):
+        build_config(camp, camp.points()[1])

@@ -7,6 +7,7 @@ import pytest
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run
 from hfcprov.sim.mac import MacConfigError, MacParams
 from hfcprov.sim.scenario import ScenarioError
+
 from .harness import bench_module
 
 white = bench_module("white2011")
@@ -69,6 +70,6 @@ def test_ten_flows_recover_most_of_the_rate_as_white_measured():
 
 
 def test_default_mac_params_are_the_calibrated_set():
-    # docs/calibration.md: DOCSIS 3.0 requests and fragmentation, 4 ms MAP advance
-    assert MacParams() == MacParams.docsis30(map_advance=0.004)
-    assert MacParams().map_advance == 0.004 and MacParams().fragmentation
+    # docs/calibration.md: DOCSIS 3.0 requests and fragmentation, 5 ms MAP advance, 5% collisions
+    assert MacParams() == MacParams.docsis30(map_advance=0.005, contention_collision=0.05)
+    assert MacParams().map_advance == 0.005 and MacParams().fragmentation

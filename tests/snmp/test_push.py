@@ -7,6 +7,7 @@ never answers, and snmpsim (the audit lab) for reads and SNMPv3.
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 
@@ -18,7 +19,7 @@ from tests.snmp.conftest import MACS, V3_AUTH, V3_PRIV, V3_USER
 from tests.snmp.test_cli import hfcprov
 from tests.support import free_udp_port, require_tool
 
-FAST = ["--timeout", "0.3s", "--retries", "0"]
+FAST = ["--timeout", "1s", "--retries", "1"]  # a busy machine delays an agent's answer by hundreds of ms
 
 
 @pytest.fixture(scope="module")
@@ -71,10 +72,11 @@ def test_reset_inventory_paced_reports_each_modem(fleet):
     assert "noAccess" in rows[macs["readonly"]]["detail"]
     assert rows[macs["dead"]]["status"] == "unreachable"
     assert "reset 5 modems" in res.stderr and "3 ok, 1 refused, 1 unreachable" in res.stderr
-    # each writable modem got exactly one reset, and the starts were at most 4 per second
-    starts = sorted(e["time"] for n in range(3) for e in fleet["modems"][f"cm{n}"].events() if e["event"] == "reset")
-    assert len(starts) == 3
-    assert all(b - a >= 0.2 for a, b in zip(starts, starts[1:])), starts
+    # each writable modem got exactly one reset, and the SETs went out at most 4 per second
+    resets = [e for n in range(3) for e in fleet["modems"][f"cm{n}"].events() if e["event"] == "reset"]
+    assert len(resets) == 3
+    starts = sorted(r["started"] for r in rows.values())
+    assert all(b - a >= 0.24 for a, b in itertools.pairwise(starts)), starts
 
 
 def test_reset_inventory_all_reset_exits_zero_with_a_table(fleet):
@@ -143,8 +145,8 @@ def test_get_walk_set_by_name_on_snmpd(fleet):
                 "docsDevSwAdminStatus.0", "i", "allowProvisioningUpgrade", "--community-file", fleet["rw"], *FAST)
     assert s.returncode == 0, s.stderr
     assert s.stdout.splitlines() == ['DOCS-CABLE-DEVICE-MIB::docsDevSwFilename.0 = STRING: "next.bin"',
-                                     "DOCS-CABLE-DEVICE-MIB::docsDevSwAdminStatus.0 = INTEGER: "
-                                     "allowProvisioningUpgrade(2)"]
+                                     ("DOCS-CABLE-DEVICE-MIB::docsDevSwAdminStatus.0 = INTEGER: "
+                                      "allowProvisioningUpgrade(2)")]
     walked = hfcprov("snmp", "walk", f"127.0.0.1:{port}", "docsDevSoftware", "--json", *FAST)
     assert walked.returncode == 0, walked.stderr
     objs = {o["name"]: o for o in map(json.loads, walked.stdout.splitlines())}
@@ -161,7 +163,7 @@ def test_get_walk_set_by_name_on_snmpd(fleet):
     (["set", "{cm}", "docsDevSwFilename.0", "q", "x.bin"], "unknown type 'q'"),
     (["set", "{cm}", "docsDevSwAdminStatus.0", "i", "upgradeNow"], "upgradeFromMgt(1)"),
     (["set", "{cm}", "noSuchThing.0", "i", "1"], "unknown MIB name 'noSuchThing.0'"),
-    (["get", "{dead}", "sysDescr.0"], "no SNMP answer in 0.3 s"),
+    (["get", "{dead}", "sysDescr.0"], "no SNMP answer in 1 s x 2 tries"),
 ])
 def test_get_set_failures_are_one_line(fleet, args, expected):
     ports = fleet["ports"]

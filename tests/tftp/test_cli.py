@@ -95,3 +95,43 @@ def test_warm_logs_when_every_dynamic_file_is_rendered(root, tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(10)
+
+
+def _nice(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+def _descendants(pid: int) -> list[int]:
+    children = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def test_root_server_raises_itself_so_build_workers_run_at_ordinary_priority(root):
+    """Build workers run 10 below the loop: a server at nice 0 would leave them at +10, starved by any busy
+    ordinary process. As root the server runs at -10 and its workers at 0; --priority 0 keeps the old way."""
+    import os
+
+    import pytest
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to raise a process's priority")
+    for args, server_nice, worker_nice in (((), -10, 0), (("--priority", "0"), 0, 10)):
+        proc, _ = _serve("--root", str(root), "--log", "/dev/null", "--dynamic",
+                         str(REPO / "examples/tftp-dynamic.yaml"), *args)
+        try:
+            assert _nice(proc.pid) == server_nice
+            assert worker_nice in {_nice(p) for p in _descendants(proc.pid)}
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(15)

@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from hfcprov.tiers import load_inventory, render_tree
 from hfcprov.config import decode, encode
 from hfcprov.tftp import TftpServer, dynamic, fetch_many
 from hfcprov.tftp.dynamic import ConfigFileBuilder, load_dynamic
 from hfcprov.tftp.protocol import TftpErrors
+from hfcprov.tiers import load_inventory, render_tree
 
 from .helpers import REPO, RawClient, records, shipped_tiers, wait_idle
 

@@ -8,7 +8,6 @@ import time
 
 import pytest
 
-from hfcprov.tiers import load_inventory, render_tree
 from hfcprov.config import ConfigError, decode, encode, verify
 from hfcprov.tftp import TftpServer, fetch, fetch_many
 from hfcprov.tftp.dynamic import (
@@ -20,6 +19,7 @@ from hfcprov.tftp.dynamic import (
 )
 from hfcprov.tftp.protocol import TftpErrors
 from hfcprov.tftp.provider import MISS, Provider
+from hfcprov.tiers import load_inventory, render_tree
 
 from .helpers import records, shipped_tiers, wait_idle
 

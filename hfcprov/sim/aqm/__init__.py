@@ -14,7 +14,13 @@ The queue objects are pure (no clock, no events): the emulator's userspace stage
 """
 
 from hfcprov.sim.aqm.dualq import CE, ECT0, ECT1, NOT_ECT, DualQParams, DualQueue
-from hfcprov.sim.aqm.pie import AqmConfigError, DocsisPie, PieParams, PieQueue, qdelay_estimate
+from hfcprov.sim.aqm.pie import (
+           AqmConfigError,
+           DocsisPie,
+           PieParams,
+           PieQueue,
+           qdelay_estimate,
+)
 from hfcprov.sim.aqm.qprotect import QProtectParams, QueueProtection
 
 __all__ = ["CE", "ECT0", "ECT1", "NOT_ECT", "AqmConfigError", "DocsisPie", "DualQParams", "DualQueue",

@@ -118,7 +118,7 @@ class DualQueue:
     # -- classification and estimates ---------------------------------------------
     def classify(self, ecn: int, dscp: int = 0) -> bool:
         """True: the low-latency queue (ECT(1) or CE, or a low-latency DSCP)."""
-        return ecn == ECT1 or ecn == CE or (dscp in self.p.ll_dscp)  # noqa: PLR1714
+        return ecn == ECT1 or ecn == CE or (dscp in self.p.ll_dscp)
 
     def qdelay_l(self, extra: int = 0) -> float:
         return (self.l_bytes + extra) * 8.0 / self.max_rate
@@ -181,7 +181,7 @@ class DualQueue:
                 return SANCTIONED if self._classic(item, size, now) else DROPPED
             mark = False
             if self.p.iaqm and ecn != NOT_ECT:  # Not-ECT (NQB by DSCP) is never marked nor dropped
-                prob = pn if pn > self.prob_cl else self.prob_cl
+                prob = max(self.prob_cl, pn)
                 self.count += prob
                 if self.count > 1.0:
                     self.count -= 1.0

@@ -21,7 +21,15 @@ from __future__ import annotations
 import random
 from heapq import heappush
 
-from hfcprov.sim.aqm.dualq import CE, DROPPED, DSCP_NQB, LOW_LATENCY_MARKED, SANCTIONED, DualQParams, DualQueue
+from hfcprov.sim.aqm.dualq import (
+    CE,
+    DROPPED,
+    DSCP_NQB,
+    LOW_LATENCY_MARKED,
+    SANCTIONED,
+    DualQParams,
+    DualQueue,
+)
 from hfcprov.sim.aqm.pie import AqmConfigError, DocsisPie, PieParams, qdelay_estimate
 from hfcprov.sim.link import Link
 from hfcprov.sim.packet import PROBE
@@ -31,7 +39,7 @@ def _pct(xs: list, q: float) -> float | None:
     if not xs:
         return None
     s = sorted(xs)
-    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
+    return s[min(len(s) - 1, round(q / 100 * (len(s) - 1)))]
 
 
 class PieLink(Link):
@@ -234,3 +242,77 @@ def make_dualq_link(engine, sc, sink, loss) -> DualQueueLink:
                          delay=sc.rtt / 2.0, burst=sc.burst, peak=sc.peak, overhead=sc.overhead, loss=loss,
                          classic_buffer=sc.buffer, ll_buffer=ll_buffer, params=params,
                          ll_rate=ll_rate, rng=_seed_rng(sc), name="bottleneck", nqb_probes=nqb)
+
+
+class PieCm:
+    """DOCSIS-PIE in front of a request-grant cable modem (``mac: docsis``): the CM upstream
+    RFC 8034 was written for, its queue drained by grants rather than at a fixed rate.
+
+    The queue delay is estimated as the CM does, from its configured rate and the MSR
+    bucket's tokens (the bytes the tokens cover at the channel rate), never from the
+    departures. Grants drain the queue between arrivals, so the 16 ms updates run on a
+    timer. Everything but ``send`` is the wrapped ``CableModem``'s.
+    """
+
+    def __init__(self, cm, params: PieParams | None = None, rng: random.Random | None = None) -> None:
+        object.__setattr__(self, "cm", cm)
+        object.__setattr__(self, "pie", DocsisPie(params, cm.limit, rng or random.Random(0)))
+        cm.engine.at(self.pie.next_update, self._tick)
+
+    def __getattr__(self, name):
+        return getattr(self.cm, name)
+
+    def __setattr__(self, name, value) -> None:
+        setattr(self.cm, name, value)  # e.g. measure_from
+
+    @property
+    def early_drops(self) -> int:
+        return self.pie.early_drops
+
+    def aqm_stats(self) -> dict:
+        return {"aqm": "docsis-pie", "early_drops": self.pie.early_drops, "drop_prob": self.pie.drop_prob,
+                "latency_target": self.pie.p.latency_target, "on": "request-grant CM"}
+
+    def data_bytes(self) -> int:
+        """The queue without the DOCSIS MAC framing (what RFC 8034's byte_length counts)."""
+        cm = self.cm
+        return cm.qbytes - len(cm.queue) * cm.channel.p.frame_overhead
+
+    def qdelay(self) -> float:
+        cm = self.cm
+        nbytes = self.data_bytes()
+        if cm.rate is None:
+            return nbytes * 8.0 / cm.channel.p.channel_rate
+        now = cm.engine.now
+        tokens = min(cm.burst, cm.tokens + max(0.0, now - cm.t_tokens) * cm.rate)
+        return qdelay_estimate(nbytes, cm.rate * 8.0, cm.channel.p.channel_rate, max(0.0, tokens))
+
+    def _tick(self, _=None) -> None:
+        pie = self.pie
+        pie.update(self.qdelay())
+        pie.next_update += pie.p.interval
+        self.cm.engine.at(pie.next_update, self._tick)
+
+    def send(self, pkt) -> bool:
+        cm = self.cm
+        room = cm.limit is None or cm.charged + pkt.size + cm.buffer_overhead <= cm.limit
+        if room and self.pie.drop_early(pkt.size, self.data_bytes()):
+            cm.dropped += 1
+            return False
+        return cm.send(pkt)
+
+    receive = send
+
+
+def make_docsis_link(engine, sc, sink, loss):
+    """``links.LINKS["docsis"]``: the request-grant CM, with DOCSIS-PIE when ``aqm: docsis-pie``."""
+    from hfcprov.sim.mac_link import make_link
+    from hfcprov.sim.scenario import ScenarioError
+
+    cm = make_link(engine, sc, sink, loss)
+    if sc.aqm == "none":
+        return cm
+    if sc.aqm != "docsis-pie":
+        raise ScenarioError(f"aqm: {sc.aqm} needs mac: tokenbucket (only DOCSIS-PIE is modelled on the "
+                            "request-grant CM)")
+    return PieCm(cm, _params(sc, "docsis-pie"), _seed_rng(sc))

@@ -214,8 +214,7 @@ class DocsisPie:
                 return False
             self.burst_state = IN_BURST
         prob = self.drop_prob * size / p.mean_pkt
-        if prob > p.prob_low:
-            prob = p.prob_low
+        prob = min(prob, p.prob_low)
         self.accu_prob += prob
         if self.qdelay_old < 0.5 * p.latency_target and self.drop_prob < 0.2:
             return False  # safeguard: little delay and a small probability

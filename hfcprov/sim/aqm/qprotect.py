@@ -51,8 +51,16 @@ def flow_hash(key: int, salt: int = 0) -> int:
 class QueueProtection:
     """Per-flow queuing scores; ``protect`` says whether to sanction a packet."""
 
-    __slots__ = ("critical_product", "critical_ql", "expiry", "owner", "p", "sanctioned",
-                 "score_per_byte", "sanctions_by_flow")
+    __slots__ = (
+        "critical_product",
+        "critical_ql",
+        "expiry",
+        "owner",
+        "p",
+        "sanctioned",
+        "sanctions_by_flow",
+        "score_per_byte",
+    )
 
     def __init__(self, params: QProtectParams | None = None, max_th: float = 0.001) -> None:
         self.p = p = params or QProtectParams()
@@ -81,14 +89,12 @@ class QueueProtection:
         for _ in range(p.attempts):
             b = h & mask
             if owner[b] == flow:
-                if expiry[b] <= now:
-                    expiry[b] = now
+                expiry[b] = max(now, expiry[b])
                 return b
             if spare == nbuckets and expiry[b] <= now:
                 spare = b
             h >>= p.bucket_bits
-        if expiry[spare] <= now:
-            expiry[spare] = now
+        expiry[spare] = max(now, expiry[spare])
         owner[spare] = flow
         return spare
 
