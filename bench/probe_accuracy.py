@@ -78,7 +78,7 @@ def main() -> int:
     rate, buffer, rtt = parse_rate(args.rate), parse_bytes(args.buffer), parse_duration(args.rtt)
     duration, warmup = parse_duration(args.duration), parse_duration(args.warmup)
     ensure_tools()
-    lab = topology.up(rtt=rtt, prefix="hfemu-bench")
+    lab = topology.up(rtt=rtt, prefix="hfemu-bench", docsis_version="3.0")  # drop-tail (no 24.40)
     try:
         lab.apply([shaping.plan(ServiceFlow(direction="upstream", max_sustained_rate=rate,
                                             buffer=BufferControl(target=buffer)))])

@@ -4,7 +4,7 @@ The emulated modem (network namespaces, tc htb + bfifo, kernel TCP) is measured 
 the simulator runs the same ``ServiceFlow`` (``Scenario.from_service_flow``: the queue is
 ``hfcprov.model``'s ``queue_size``, the one the emulator applies), the same base RTT, Linux's
 framing (14-byte Ethernet header counted by htb, 1448-byte segments with 52 bytes of IP/TCP
-headers with timestamps), Linux's timers (200 ms minimum RTO, 40 ms delayed ACK), the same
+headers with timestamps), Linux's timers (200 ms minimum RTO kept above srtt, 40 ms delayed ACK), the same
 flows and congestion control, idle phase, warm-up (the probe's adaptive one, as used) and
 measured window. Per point it prints both and the error for goodput, loaded latency (mean,
 p50, p99) and idle RTT.
@@ -37,14 +37,19 @@ from hfcprov.emu.measure import measure  # noqa: E402
 from hfcprov.model import BufferControl, ServiceFlow  # noqa: E402
 from hfcprov.probe.run import ProbeSpec  # noqa: E402
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run  # noqa: E402
+from hfcprov.sim.mac import CALIBRATED_TCP  # noqa: E402
 from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate  # noqa: E402
 
 # How Linux frames a segment on the emulated link: htb counts the 14-byte Ethernet header;
 # timestamps make the TCP header 32 bytes, so 1500 - 52 = 1448 bytes of payload.
 LINUX_FRAMING = {"overhead": 14}
-LINUX_TCP = {"mss": 1448, "header_bytes": 52, "min_rto": 0.2, "delack_timeout": 0.04}
+# Linux's timers: hfcprov.sim.mac.CALIBRATED_TCP (200 ms minimum RTO kept above srtt, 40 ms delayed ACK)
+LINUX_TCP = {"mss": 1448, "header_bytes": 52, **CALIBRATED_TCP}
 # the kernel's reno is NewReno with SACK; the simulator's "sack" is that
 SIM_VARIANT = {"reno": "sack", "cubic": "cubic"}
+# Both sides model the same modem (hfcprov.model.upstream_aqm): a DOCSIS 3.0 one, drop-tail for these
+# flows without 24.40 (htb + bfifo on the emulator), the queue White et al.'s figures are about
+DOCSIS_VERSION = "3.0"
 IDLE = 1.0  # s of probes before any load
 PROBE_RATE = 10.0  # probes/s
 
@@ -71,7 +76,7 @@ def simulate(rate, buffer, rtt, flows, cc, duration, warmup_used, seed=1, trace=
         flow_of(rate, buffer), rtt=rtt, flows=[FlowSpec(start=IDLE) for _ in range(flows)],
         tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
         duration=IDLE + warmup_used + duration, warmup=IDLE + warmup_used, seed=seed,
-        sample_interval=0.05 if trace else None,
+        sample_interval=0.05 if trace else None, docsis_version=DOCSIS_VERSION,
         **LINUX_FRAMING)
     return run(sc)
 
@@ -142,7 +147,7 @@ def main() -> int:
     misses = 0
     started = time.monotonic()
     for rtt in rtts:
-        lab = topology.up(rtt=rtt, prefix="hfemu-sve")
+        lab = topology.up(rtt=rtt, prefix="hfemu-sve", docsis_version=DOCSIS_VERSION)
         try:
             for rate, buffer, n, cc in itertools.product(rates, buffers, flows, ccs):
                 name = case_name(rate, buffer, rtt, n, cc)

@@ -29,14 +29,18 @@ def emu():
 @click.option("--file", "filename", help="Config file name the modem requests (with --tftp-root).")
 @click.option("--dynamic", type=click.Path(exists=True, dir_okay=False), help="Dynamic TFTP provider YAML.")
 @click.option("--prefix", default="hfemu-", show_default=True, help="Name prefix of the lab's namespaces.")
+@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default="3.1",
+              show_default=True, help="The modem's DOCSIS version: 3.1 runs DOCSIS-PIE on upstream flows unless "
+              "24.40.1 / TLV 76 disable it; 3.0 is drop-tail unless the file's 24.40 asks for AQM.")
 @click.option("--json", "as_json", is_flag=True, help="Print the lab as JSON.")
-def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, as_json):
+def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, docsis_version, as_json):
     """Build a lab; with --config/--tftp-root the modem boots from its file over TFTP."""
     from hfcprov.emu import topology
 
     if tftp_root and not filename:
         raise click.UsageError("--tftp-root needs --file (the name the modem requests)")
-    lab = topology.up(rtt=parse_rtt(rtt), loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method)
+    lab = topology.up(rtt=parse_rtt(rtt), loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
+                      docsis_version=docsis_version)
     applied = None
     try:
         if config:
@@ -53,6 +57,10 @@ def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefi
     except BaseException:
         lab.down()
         raise
+    left = ((applied or {}).get("queues") or {}).get("upstream", {}).get("aqm_not_run")
+    if left:
+        click.echo(f"note: the emulated modem's AQM stage runs one upstream flow; {', '.join(left)} left "
+                   f"drop-tail (DOCSIS {docsis_version} would run AQM on them)", err=True)
     _show(lab, applied, as_json)
 
 
@@ -113,6 +121,11 @@ def _show(lab, applied, as_json):
             click.echo(f"  {direction}{which}: {rate}, buffer {format_bytes(f['buffer'])}, burst {f['burst']} B")
         for c in q.get("filters", []):
             click.echo(f"  {direction} classifier {c['classifier']} -> {c['flowid']} (tc prio {c['prio']})")
+        if q.get("aqm"):
+            click.echo(f"  {direction} AQM: {q['aqm']['stage']} stage, latency target "
+                       f"{format_duration(q['aqm']['latency_target'])}")
+        if q.get("aqm_not_run"):
+            click.echo(f"  {direction} drop-tail (the AQM stage runs one flow): {', '.join(q['aqm_not_run'])}")
     if applied:
         click.echo(f"  modem: {applied.get('status')}, file {applied.get('config_file')}, boots {applied.get('boots')}")
         for reason in applied.get("rejected", []):

@@ -18,12 +18,16 @@ def sim():
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Take the service flow from a config file (.cm, text, YAML or JSON) instead.")
 @click.option("--flow", "flow_ref", type=int, help="With --config: the service flow reference (default: first upstream).")
+# hfcprov.model.DOCSIS_VERSIONS, written out so the CLI loads without the model
+@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default="3.1", show_default=True,
+              help="With --config: the modem's DOCSIS version. 3.1 runs DOCSIS-PIE on upstream flows unless 24.40.1 "
+              "/ TLV 76 disable it; 3.0 is drop-tail unless the file's 24.40 asks for AQM (as `emu up`).")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
               help="Override a scenario key, e.g. --set rtt=100ms --set tcp.variant=reno (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (without time series).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the full result (with series) as JSON here.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write a PNG of queue occupancy and cwnd here.")
-def run_cmd(scenario_file, config_file, flow_ref, assignments, as_json, out, plot):
+def run_cmd(scenario_file, config_file, flow_ref, docsis_version, assignments, as_json, out, plot):
     """Simulate one scenario: SCENARIO.yaml, or --config modem.cm [--set key=value ...]."""
     from hfcprov.fileio import atomic_write
     from hfcprov.sim import run
@@ -34,7 +38,7 @@ def run_cmd(scenario_file, config_file, flow_ref, assignments, as_json, out, plo
     if scenario_file:
         sc = load_scenario(scenario_file, assignments)
     else:
-        sc = scenario_from_config(config_file, flow_ref, assignments)
+        sc = scenario_from_config(config_file, flow_ref, assignments, docsis_version)
     result = run(sc)
     if out:
         atomic_write(out, json.dumps(result.to_dict(), indent=1) + "\n")
@@ -55,7 +59,7 @@ def run_cmd(scenario_file, config_file, flow_ref, assignments, as_json, out, plo
     click.echo(format_table([{k: v for k, v in s.items()}]))
 
 
-def scenario_from_config(path, flow_ref, assignments):
+def scenario_from_config(path, flow_ref, assignments, docsis_version="3.1"):
     """The scenario of one service flow of a config file; --set supplies what the file lacks (rtt, buffer...).
 
     A flow in an aggregate service flow (TLV 70/71, Low Latency DOCSIS) is simulated as the
@@ -84,11 +88,11 @@ def scenario_from_config(path, flow_ref, assignments):
     asf = asfs.get((sf.direction, sf.asf_ref)) if sf.asf_ref is not None else None
     if asf is not None:
         try:
-            keys = asf_keys(asf, flows, modem_settings(tree))
+            keys = asf_keys(asf, flows, modem_settings(tree), docsis_version)
         except AqmConfigError as err:
             raise ScenarioError(f"{path}: {err}") from None
     else:
-        keys = flow_keys(sf)
+        keys = flow_keys(sf, docsis_version)
     d = {**keys, **DEFAULT_WORKLOAD}
     if sf.buffer.target is None and not any(a.split("=", 1)[0].strip() == "buffer" for a in assignments):
         click.echo(f"note: {sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "

@@ -28,6 +28,7 @@ import zlib
 from collections import deque
 from dataclasses import dataclass, replace
 
+from hfcprov.model import DEFAULT_DOCSIS_VERSION, upstream_aqm
 from hfcprov.sim.aqm.dualq import (
     CE,
     DROPPED,
@@ -229,26 +230,23 @@ class StagePlan:
                 "latency_target": self.target, "where": "userspace (TUN delay line)"}
 
 
-def explicitly_enabled(aqm) -> bool:
-    """The file asks for AQM: 24.40 is present and not disabling it, and TLV 76 is not set.
+def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSION) -> tuple[StagePlan | None, list[str]]:
+    """The stage for the upstream direction (or None) and the flows left drop-tail for want of it.
 
-    The emulated modem is a DOCSIS 3.0 modem (drop-tail) unless the file says so, which
-    keeps the White et al. reproductions as they are (docs/emu.md).
+    Which flows run AQM is ``hfcprov.model.upstream_aqm``'s rule for the modem's DOCSIS
+    version (the simulator's too). The stage takes every packet from the home side, so it can
+    stand for one upstream flow only: with several upstream flows it runs for none (the others
+    would be shaped twice) and the flows the rule gives AQM are named in the second item.
     """
-    given = (aqm.disable is not None or aqm.latency_target_ms is not None or aqm.algorithm_code is not None
-             or aqm.iaqm_max_threshold_us is not None or aqm.iaqm_range_exponent is not None)
-    return given and aqm.enabled
-
-
-def plan_stage(upstream_plans: list) -> StagePlan | None:
-    """The stage for the upstream direction, or None (no AQM asked for, or more than one
-    upstream flow: the stage takes every packet from the home side, so it can stand for
-    one flow only; the others would be shaped twice)."""
+    wanted = [(p, aqm) for p in upstream_plans
+              if (aqm := upstream_aqm(p.flow, docsis_version=docsis_version)) is not None]
+    if not wanted:
+        return None, []
     if len(upstream_plans) != 1:
-        return None
-    p = upstream_plans[0]
-    if not p.rate_bps or not explicitly_enabled(p.flow.aqm):
-        return None
-    kind = "pie" if p.flow.aqm.algorithm == "docsis-pie" else "dualq"
-    return StagePlan(kind, float(p.rate_bps), int(p.buffer), int(p.burst), p.flow.aqm.latency_target,
-                     replace(p, rate_bps=None, peak_bps=None))
+        return None, [p.flow.name for p, _ in wanted]
+    p, aqm = wanted[0]
+    if not p.rate_bps:  # no rate limit: no queue for an AQM to act on
+        return None, []
+    kind = "pie" if aqm.algorithm == "docsis-pie" else "dualq"
+    return (StagePlan(kind, float(p.rate_bps), int(p.buffer), int(p.burst), aqm.latency_target,
+                      replace(p, rate_bps=None, peak_bps=None)), [])

@@ -41,6 +41,7 @@ from hfcprov.emu.offload import offloads_off
 from hfcprov.emu.shaping import QueuePlan
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
+from hfcprov.model import DEFAULT_DOCSIS_VERSION, DOCSIS_VERSIONS
 
 PREFIX = "hfemu-"
 STATE_DIR = Path(os.environ.get("HFCPROV_EMU_STATE", "/run/hfcprov-emu"))
@@ -75,6 +76,8 @@ class Lab:
     pids: dict[str, int] = field(default_factory=dict)  # helper processes: role -> pid
     queues: dict[str, dict] = field(default_factory=dict)  # direction -> applied queue (tc view)
     rejected: list[str] = field(default_factory=list)
+    # The modem's DOCSIS version: which upstream flows run AQM (hfcprov.model.upstream_aqm)
+    docsis_version: str = DEFAULT_DOCSIS_VERSION
 
     def ns(self, node: str) -> str:
         return f"{self.name}-{node}"
@@ -97,7 +100,8 @@ class Lab:
             raise EmuError(f"no emulated modem named {name} (no {path})") from err
         return cls(name=d["name"], impairments=Impairments(**d["impairments"]),
                    caps=Capabilities(**d["caps"]) if d.get("caps") else None, pids=d.get("pids", {}),
-                   queues=d.get("queues", {}), rejected=d.get("rejected", []))
+                   queues=d.get("queues", {}), rejected=d.get("rejected", []),
+                   docsis_version=d.get("docsis_version", DEFAULT_DOCSIS_VERSION))
 
     # -- building ---------------------------------------------------------------------------
     def build(self) -> None:
@@ -225,8 +229,8 @@ class Lab:
             del flows[MAX_FLOWS:]
         steering, why = classify.steer({d: [p.flow for p in f] for d, f in by_direction.items()}, list(classifiers))
         refused += why
-        # AQM the file asks for on the upstream flow: the userspace stage (issue 20; no pie qdisc here)
-        stage = plan_stage(by_direction.get("upstream", []))
+        # AQM on the upstream flow (hfcprov.model.upstream_aqm): the userspace stage (no pie qdisc here)
+        stage, no_stage = plan_stage(by_direction.get("upstream", []), self.docsis_version)
         for direction, flows in by_direction.items():
             dev = DEV[direction]
             self.clear(direction)  # start clean: a replaced root would keep its old classes and filters
@@ -250,6 +254,8 @@ class Lab:
                                       "flows": bands, "filters": filters}
             if stage is not None and direction == "upstream":
                 self.queues[direction]["aqm"] = stage.as_dict()
+            if no_stage and direction == "upstream":
+                self.queues[direction]["aqm_not_run"] = no_stage  # the rule says AQM; the stage runs one flow
         for direction in ("upstream", "downstream"):
             if direction not in by_direction:
                 self.clear(direction)
@@ -340,13 +346,17 @@ class Lab:
 
 
 def up(rtt: float = 0.0, loss: float = 0.0, seed: int | None = None, name: str | None = None,
-       prefix: str = PREFIX, loss_method: str | None = None) -> Lab:
+       prefix: str = PREFIX, loss_method: str | None = None, docsis_version: str = DEFAULT_DOCSIS_VERSION) -> Lab:
     """Build a new lab with a fresh unique name; the caller owns it (``lab.down()``).
 
     ``loss_method`` forces how random loss is made (one of ``caps.LOSS_METHODS``); by default
-    the first the host offers, in that order.
+    the first the host offers, in that order. ``docsis_version`` ("3.1" or "3.0") is the
+    modem's: which upstream flows get AQM (``hfcprov.model.upstream_aqm``).
     """
-    lab = Lab(name=name or f"{prefix}{secrets.token_hex(3)}", impairments=Impairments(rtt, loss, seed, loss_method))
+    if docsis_version not in DOCSIS_VERSIONS:
+        raise EmuError(f"DOCSIS version {docsis_version!r}: expected one of {', '.join(DOCSIS_VERSIONS)}")
+    lab = Lab(name=name or f"{prefix}{secrets.token_hex(3)}", impairments=Impairments(rtt, loss, seed, loss_method),
+              docsis_version=docsis_version)
     if any(netns.exists(lab.ns(n)) for n in NODES):
         raise EmuError(f"an emulated modem named {lab.name} already exists")
     lab.build()

@@ -132,10 +132,12 @@ class EmuBackend:
     def _lab(self, point: Point):
         from hfcprov.emu import topology
 
-        key = (point.rtt, point.loss)
+        # aqm none (the default) is a DOCSIS 3.0 modem, as the simulated side (select.aqm_overrides)
+        version = "3.0" if point.aqm == "none" else "3.1"
+        key = (point.rtt, point.loss, version)
         lab = self.labs.get(key)
         if lab is None:
-            lab = topology.up(rtt=point.rtt, loss=point.loss, seed=point.seed)
+            lab = topology.up(rtt=point.rtt, loss=point.loss, seed=point.seed, docsis_version=version)
             self.labs[key] = lab
             lab.pids["responder"] = lab.spawn("srv", [os.sys.executable, "-m", "hfcprov.probe.responder",
                                                       "--host", topology.ADDR["srv"], "--port", str(PROBE_PORT)])

@@ -8,6 +8,8 @@ The rules live here and nowhere else:
   when the file gives no target, refused when the minimum cannot be met).
 - ``ServiceFlow.burst``: Max Traffic Burst, DOCSIS default 3044 bytes.
 - ``AqmSettings``: TLV 24/25.40 with the CM's defaults (DOCSIS-PIE, 10 ms).
+- ``upstream_aqm``: the AQM a modem of a given DOCSIS version runs on a flow's queue
+  (the one rule the simulator and the emulated modem both apply).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ DEFAULT_QUEUE = 64 * 1024  # bytes: the queue when the file has no TargetBuffer
 LARGEST_QUEUE = 1024 * 1024  # bytes: the largest queue it can give one flow
 
 AQM_ALGORITHMS = {1: "docsis-pie", 2: "immediate"}  # 24/25.40.3 (0 and absent: the CM's default)
+DOCSIS_VERSIONS = ("3.0", "3.1")  # the modem versions ``upstream_aqm`` knows
+DEFAULT_DOCSIS_VERSION = "3.1"  # what operators deploy today: upstream DOCSIS-PIE on by default
 
 
 class BufferRejected(HfcprovError):
@@ -87,6 +91,13 @@ class AqmSettings:
     @property
     def enabled(self) -> bool:
         return not (self.disable or self.cm_disabled)
+
+    @property
+    def requested(self) -> bool:
+        """The file gives 24.40 (any sub-TLV) and neither 24.40.1 nor TLV 76 switches AQM off."""
+        given = (self.disable, self.latency_target_ms, self.algorithm_code, self.iaqm_max_threshold_us,
+                 self.iaqm_range_exponent)
+        return self.enabled and any(v is not None for v in given)
 
     @property
     def algorithm(self) -> str:
@@ -217,3 +228,24 @@ class ModemSettings:
     @property
     def low_latency_disabled(self) -> bool:
         return bool(self.low_latency_disable)
+
+
+def upstream_aqm(flow: ServiceFlow, settings: ModemSettings | None = None,
+                 docsis_version: str = DEFAULT_DOCSIS_VERSION) -> AqmSettings | None:
+    """The AQM a modem runs on ``flow``'s queue, or None for drop-tail: the one rule.
+
+    A DOCSIS 3.1 modem (the default) runs AQM (DOCSIS-PIE unless 24.40.3 picks another) on
+    every upstream flow unless 24.40.1 or TLV 76 (``settings.cm_upstream_aqm_disable``, also
+    folded into ``flow.aqm.cm_disabled``) disable it; a DOCSIS 3.0 modem is drop-tail unless
+    the file's 24.40 asks for AQM. Downstream queues are the CMTS's: None (not modelled).
+    """
+    if docsis_version not in DOCSIS_VERSIONS:
+        raise HfcprovError(f"DOCSIS version {docsis_version!r}: expected one of {', '.join(DOCSIS_VERSIONS)}")
+    aqm = flow.aqm
+    if flow.direction != "upstream" or not aqm.enabled:
+        return None
+    if settings is not None and settings.cm_upstream_aqm_disable:
+        return None
+    if docsis_version == "3.0" and not aqm.requested:
+        return None
+    return aqm

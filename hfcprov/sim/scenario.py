@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field, fields
 
 from hfcprov.errors import HfcprovError
-from hfcprov.model import DEFAULT_MAX_TRAFFIC_BURST, BufferRejected
+from hfcprov.model import DEFAULT_DOCSIS_VERSION, DEFAULT_MAX_TRAFFIC_BURST, BufferRejected
 from hfcprov.sim.aqm.select import aqm_keys
 from hfcprov.sim.codecs import CODECS
 from hfcprov.sim.hystart import HYSTART
@@ -148,9 +148,9 @@ class Scenario:
 
     # -- construction ---------------------------------------------------------
     @classmethod
-    def from_service_flow(cls, sf, **overrides) -> Scenario:
+    def from_service_flow(cls, sf, docsis_version: str = DEFAULT_DOCSIS_VERSION, **overrides) -> Scenario:
         """A scenario whose bottleneck is this ``hfcprov.model.ServiceFlow`` (``flow_keys``)."""
-        return cls(**{**flow_keys(sf), **overrides})
+        return cls(**{**flow_keys(sf, docsis_version), **overrides})
 
     @classmethod
     def from_dict(cls, d: dict, source: str = "<scenario>") -> Scenario:
@@ -172,7 +172,7 @@ class Scenario:
         return dataclasses.replace(self, **kw)
 
 
-def flow_keys(sf) -> dict:
+def flow_keys(sf, docsis_version: str = DEFAULT_DOCSIS_VERSION) -> dict:
     """The scenario keys a ``hfcprov.model.ServiceFlow`` decides: the one mapping from a flow.
 
     The buffer is the queue a modem gives the flow (``BufferControl.queue_size``, the rule
@@ -188,7 +188,7 @@ def flow_keys(sf) -> dict:
             "direction": sf.direction, "name": sf.service_class_name or sf.path or ""}
     if sf.peak_rate:
         keys["peak"] = float(sf.peak_rate)
-    keys.update(aqm_keys(sf))  # DOCSIS-PIE unless 24.40 / TLV 76 switch it off (issue 20)
+    keys.update(aqm_keys(sf, docsis_version))  # hfcprov.model.upstream_aqm: the emulated modem's rule too
     return keys
 
 

@@ -3,16 +3,22 @@
 2 Mb/s upstream, 64 KiB buffer (262 ms of queue as drop-tail), 40 ms base RTT, two kernel
 CUBIC uploads: with 24.40 asking for DOCSIS-PIE the RTT under load sits near base + the 10 ms
 target instead of base + buffer/rate, and goodput still fills the rate. Without 24.40 the
-emulated modem stays drop-tail (a DOCSIS 3.0 modem: docs/emu.md).
+emulated modem runs what ``hfcprov.model.upstream_aqm`` says for its DOCSIS version, as the
+simulator does for the same file: DOCSIS-PIE at 3.1 (the default), drop-tail at 3.0 (docs/emu.md).
 """
 
+from dataclasses import replace
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hfcprov.emu import shaping
-from hfcprov.emu.aqmstage import explicitly_enabled, plan_stage
+from hfcprov.emu.aqmstage import plan_stage
 from hfcprov.emu.measure import measure
 from hfcprov.model import AqmSettings, BufferControl, ServiceFlow
 from hfcprov.probe.run import ProbeSpec
+from hfcprov.sim.scenario import flow_keys
 
 PAYLOAD_SHARE = 1448 / 1514
 
@@ -22,24 +28,49 @@ def flow(aqm: AqmSettings, rate=2e6, buffer=64 * 1024):
                        aqm=aqm)
 
 
-def test_only_an_explicit_24_40_turns_the_stage_on():
-    assert not explicitly_enabled(AqmSettings())  # nothing in the file: drop-tail (DOCSIS 3.0)
-    assert explicitly_enabled(AqmSettings(disable=False))
-    assert explicitly_enabled(AqmSettings(latency_target_ms=20))
-    assert not explicitly_enabled(AqmSettings(disable=True))
-    assert not explicitly_enabled(AqmSettings(disable=False, cm_disabled=True))  # TLV 76
-    stage = plan_stage([shaping.plan(flow(AqmSettings(latency_target_ms=20)))])
+def test_the_stage_runs_where_the_models_rule_gives_aqm():
+    bare = flow(AqmSettings())  # no 24.40
+    stage, left = plan_stage([shaping.plan(bare)])  # DOCSIS 3.1 (the default): DOCSIS-PIE
+    assert stage.kind == "pie" and stage.target == 0.010 and left == []
+    assert plan_stage([shaping.plan(bare)], "3.0") == (None, [])  # DOCSIS 3.0: drop-tail
+    stage, _ = plan_stage([shaping.plan(flow(AqmSettings(latency_target_ms=20)))], "3.0")  # the file asks
     assert stage.kind == "pie" and stage.target == 0.020 and stage.rate == 2e6 and stage.buffer == 65536
     assert stage.tc_plan.rate_bps is None  # tc steers only; the stage shapes
     assert "--aqm-target" in stage.args()
-    two = [shaping.plan(flow(AqmSettings(disable=False))), shaping.plan(flow(AqmSettings(disable=False)))]
-    assert plan_stage(two) is None  # the stage stands for one upstream flow only
+    for off in (AqmSettings(disable=True), AqmSettings(disable=False, cm_disabled=True)):  # 24.40.1, TLV 76
+        for version in ("3.0", "3.1"):
+            assert plan_stage([shaping.plan(flow(off))], version) == (None, [])
+
+
+def test_more_upstream_flows_with_aqm_than_the_stage_runs_are_named():
+    two = [shaping.plan(flow(AqmSettings())), shaping.plan(replace(flow(AqmSettings(disable=True)), ref=2,
+                                                                    path="24[1]"))]
+    stage, left = plan_stage(two)  # the stage stands for one upstream flow only
+    assert stage is None and left == ["service flow upstream (ref 1)"]
+    assert plan_stage(two, "3.0") == (None, [])  # the rule gives neither AQM: nothing left out
+
+
+AQMS = st.builds(AqmSettings, disable=st.none() | st.booleans(), latency_target_ms=st.none() | st.integers(0, 100),
+                 algorithm_code=st.none() | st.sampled_from([0, 1, 2]), cm_disabled=st.booleans())
+
+
+@given(AQMS, st.sampled_from(["3.0", "3.1"]))
+def test_sim_and_emulated_modem_give_one_flow_the_same_queue(aqm, version):
+    """The scenario the simulator builds and the stage the emulated modem applies agree."""
+    f = flow(aqm)
+    sim = flow_keys(f, version)
+    stage, _ = plan_stage([shaping.plan(f)], version)
+    if stage is None:
+        assert sim["aqm"] == "none"
+    else:
+        assert sim["aqm"] == {"pie": "docsis-pie", "dualq": "lld"}[stage.kind]
+        assert (sim.get("aqm_params") or {}).get("latency_target", 0.010) == stage.target or stage.kind == "dualq"
 
 
 @pytest.mark.root
 @pytest.mark.slow
 def test_emulated_modem_holds_the_pie_target_on_kernel_tcp(lab_factory):
-    lab = lab_factory(rtt=0.040)
+    lab = lab_factory(rtt=0.040, docsis_version="3.0")
     rate = 2e6
     lab.apply([shaping.plan(flow(AqmSettings(disable=False)))])
     assert lab.queues["upstream"]["aqm"]["stage"] == "pie"
@@ -50,9 +81,53 @@ def test_emulated_modem_holds_the_pie_target_on_kernel_tcp(lab_factory):
     # drop-tail would add 64 KiB / 2 Mb/s = 262 ms; PIE holds about its 10 ms target
     assert excess < 0.060, (excess, r.latency_loaded)
     assert r.goodput_bps > 0.85 * rate * PAYLOAD_SHARE, r.goodput_bps
-    lab.apply([shaping.plan(flow(AqmSettings()))])  # the same flow without 24.40: drop-tail again
+    lab.apply([shaping.plan(flow(AqmSettings()))])  # the same flow without 24.40: drop-tail on DOCSIS 3.0
     assert "aqm" not in lab.queues["upstream"]
     r = measure(lab, ProbeSpec(target=None, flows=2, duration=3, warmup=1.5, idle=1.0, cc="cubic"))
     print(f"drop-tail: idle p50 {r.latency_idle.p50 * 1e3:.1f} ms, loaded p50 {r.latency_loaded.p50 * 1e3:.1f} ms "
           f"p99 {r.latency_loaded.p99 * 1e3:.1f} ms, goodput {r.goodput_bps / 1e6:.3f} Mb/s")
     assert r.latency_loaded.p50 - r.latency_idle.p50 > 0.15
+
+
+ONE_FLOW = """Main { NetworkAccess 1;
+  UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; MaxRateSustained 2000000;
+                  BufferControl { TargetBuffer 65536; } }
+  DsServiceFlow { DsServiceFlowRef 2; QosParamSetType 7; MaxRateSustained 10000000; } }"""
+TWO_UPSTREAM = ONE_FLOW.replace("DsServiceFlow {", "UsServiceFlow { UsServiceFlowRef 3; QosParamSetType 7;"
+                                "  MaxRateSustained 1000000; }\n  DsServiceFlow {")
+
+
+def emu_up(lab_factory, cfg, *extra):
+    import json
+    import subprocess
+
+    p = subprocess.run([".venv/bin/hfcprov", "emu", "up", "--prefix", lab_factory.prefix, "--config", str(cfg),
+                        "--json", *extra], check=False, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout), p.stderr
+
+
+@pytest.mark.root
+def test_one_file_without_24_40_gets_the_same_queue_in_sim_and_emu_up(lab_factory, tmp_path):
+    """`emu up --config F` and `sim run --config F` model the same modem for each --docsis-version."""
+    from hfcprov.cli.sim_cmd import scenario_from_config
+
+    cfg = tmp_path / "bare.txt"
+    cfg.write_text(ONE_FLOW)
+    for extra, sim_queue, stage in (((), "docsis-pie", "pie"), (("--docsis-version", "3.0"), "none", None)):
+        lab, note = emu_up(lab_factory, cfg, *extra)
+        assert lab["modem"]["status"] == "operational"
+        assert (lab["queues"]["upstream"].get("aqm") or {}).get("stage") == stage, (extra, lab["queues"])
+        assert "aqm" not in lab["queues"]["downstream"] and "note" not in note
+        assert scenario_from_config(cfg, None, [], *extra[1:]).aqm == sim_queue
+
+
+@pytest.mark.root
+def test_emu_up_names_the_upstream_flows_the_stage_leaves_drop_tail(lab_factory, tmp_path):
+    cfg = tmp_path / "two.txt"
+    cfg.write_text(TWO_UPSTREAM)
+    lab, note = emu_up(lab_factory, cfg)
+    assert lab["modem"]["status"] == "operational" and "aqm" not in lab["queues"]["upstream"]
+    assert note.count("\n") == 1 and "24[0] (ref 1)" in note and "24[1] (ref 3)" in note, note
+    lab, note = emu_up(lab_factory, cfg, "--docsis-version", "3.0")
+    assert note == ""

@@ -33,7 +33,7 @@ def lab():
     from hfcprov.emu import topology
 
     prefix = f"hfemu-p{os.urandom(2).hex()}"
-    lab = topology.up(rtt=0.040, prefix=prefix)
+    lab = topology.up(rtt=0.040, prefix=prefix, docsis_version="3.0")  # drop-tail: the bfifo figures
     yield lab
     lab.down()
     topology.down_all(prefix)

@@ -24,7 +24,7 @@ def test_two_points_agree_within_the_issue_targets():
     from hfcprov.emu import topology
 
     b = _bench()
-    lab = topology.up(rtt=0.04, prefix="hfemu-tsv")
+    lab = topology.up(rtt=0.04, prefix="hfemu-tsv", docsis_version=b.DOCSIS_VERSION)
     try:
         for cc in ("reno", "cubic"):  # 2 Mb/s, 64 KiB, 40 ms, one flow
             emu = b.emulate(lab, 2e6, 65536, 1, cc, duration=8.0, warmup=3.0, adaptive=5.0)

@@ -139,3 +139,50 @@ def test_no_service_flow_rule_is_written_outside_the_model():
         text = path.read_text()
         assert "buffer.target or" not in text, path
         assert "buffer.maximum or" not in text, path
+
+
+# -- the AQM a modem runs on a flow: one rule for sim and emu (issue 16 / 20) ----------------
+AQM_FILES = {  # upstream flow's extra TLVs -> (DOCSIS 3.1 runs AQM?, DOCSIS 3.0 runs AQM?)
+    "": (True, False),  # no 24.40: D3.1's default DOCSIS-PIE; a D3.0 modem stays drop-tail
+    "AQMEncodings { SFAQMLatencyTarget 20; }": (True, True),
+    "AQMEncodings { SFAQMDisable 0; }": (True, True),
+    "AQMEncodings { SFAQMDisable 1; }": (False, False),
+}
+
+
+@pytest.mark.parametrize("extra", list(AQM_FILES))
+def test_upstream_aqm_follows_the_modems_docsis_version(extra):
+    from hfcprov.model import upstream_aqm
+
+    tree = parse_text("Main { UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 2000000; " + extra + " }"
+                      " DsServiceFlow { DsServiceFlowRef 2; MaxRateSustained 2000000; " + extra + " } }")
+    up, down = service_flows(tree)
+    settings = modem_settings(tree)
+    want31, want30 = AQM_FILES[extra]
+    assert (upstream_aqm(up, settings) is not None) == want31  # 3.1 is the default
+    assert (upstream_aqm(up, settings, docsis_version="3.1") is not None) == want31
+    assert (upstream_aqm(up, settings, docsis_version="3.0") is not None) == want30
+    assert upstream_aqm(down, settings) is None and upstream_aqm(down, docsis_version="3.0") is None
+    if want31:
+        assert upstream_aqm(up).algorithm == "docsis-pie"
+
+
+def test_tlv_76_switches_upstream_aqm_off_at_every_version():
+    from hfcprov.model import upstream_aqm
+
+    tree = parse_text("Main { CMUpstreamAQMDisable 1; UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 2000000;"
+                      " AQMEncodings { SFAQMLatencyTarget 20; } } }")
+    (up,) = service_flows(tree)
+    for version in ("3.0", "3.1"):
+        assert upstream_aqm(up, modem_settings(tree), version) is None
+    bare = ServiceFlow(direction="upstream", max_sustained_rate=1e6)  # TLV 76 given only as settings
+    assert upstream_aqm(bare) is not None
+    assert upstream_aqm(bare, modem_settings(tree)) is None
+
+
+def test_an_unknown_docsis_version_is_refused():
+    from hfcprov.errors import HfcprovError
+    from hfcprov.model import upstream_aqm
+
+    with pytest.raises(HfcprovError, match="3.1"):
+        upstream_aqm(ServiceFlow(direction="upstream"), docsis_version="3.2")

@@ -34,6 +34,18 @@ def test_a_docsis31_upstream_flow_runs_docsis_pie_unless_switched_off():
     assert aqm_keys(down) == {"aqm": "none"}  # the CMTS's downstream AQM is not modelled
 
 
+def test_a_docsis30_modem_runs_aqm_only_where_the_file_asks():
+    (up,) = flows("UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 10000000; }")
+    assert aqm_keys(up, "3.0") == {"aqm": "none"}
+    assert flow_keys(up, "3.0")["aqm"] == "none"
+    assert Scenario.from_service_flow(up, docsis_version="3.0").aqm == "none"
+    assert type(Network(Scenario.from_service_flow(up, docsis_version="3.0", duration=1.0)).bottleneck) is Link
+    assert isinstance(Network(Scenario.from_service_flow(up, duration=1.0)).bottleneck, PieLink)  # 3.1 default
+    (t,) = flows("UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 10000000;"
+                 " AQMEncodings { SFAQMLatencyTarget 20; } }")
+    assert aqm_keys(t, "3.0") == {"aqm": "docsis-pie", "aqm_params": {"latency_target": 0.020}}
+
+
 def test_the_file_chooses_the_hop_the_simulator_builds():
     (up,) = flows("UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 10000000;"
                   " AQMEncodings { SFAQMLatencyTarget 20; } }")
@@ -76,6 +88,14 @@ def test_low_latency_disable_turns_the_aggregate_into_its_classic_flow():
     tree = parse_text("Main { LowLatencyDisable 1;" + LLD + "}")
     (asf,) = aggregate_service_flows(tree)
     keys = asf_keys(asf, service_flows(tree), modem_settings(tree))
+    assert keys["aqm"] == "docsis-pie" and keys["aqm_params"] == {"latency_target": 0.015}
+
+
+def test_a_docsis30_modem_has_no_low_latency_docsis():
+    tree = parse_text("Main {" + LLD + "}")
+    (asf,) = aggregate_service_flows(tree)
+    keys = asf_keys(asf, service_flows(tree), modem_settings(tree), "3.0")
+    # the classic flow asks for AQM in its 24.40, so even a D3.0 modem runs PIE on it; no dual queue
     assert keys["aqm"] == "docsis-pie" and keys["aqm_params"] == {"latency_target": 0.015}
 
 
@@ -156,3 +176,19 @@ def test_a_measured_point_labelled_with_an_aqm_needs_a_file_that_asks_for_it(tmp
     build_config(camp, camp.points()[0])
     with pytest.raises(PointFailed, match="aqm=docsis-pie"):
         build_config(camp, camp.points()[1])
+
+
+def test_sim_run_config_takes_the_modems_docsis_version(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "bare.txt"
+    cfg.write_text("Main { UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 2000000; } }")
+    got = {}
+    for extra in ((), ("--docsis-version", "3.0"), ("--docsis-version", "3.1")):
+        p = subprocess.run([sys.executable, "-m", "hfcprov", "sim", "run", "--config", str(cfg), "--set", "duration=3s",
+                            "--set", "warmup=1s", "--json", *extra], check=False, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        got[extra[1:]] = (json.loads(p.stdout)["extra"].get("aqm") or {}).get("aqm", "none")
+    assert got == {(): "docsis-pie", ("3.0",): "none", ("3.1",): "docsis-pie"}

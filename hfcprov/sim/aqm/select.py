@@ -4,7 +4,8 @@ The queue disciplines the simulator knows (``hfcprov.sim.links.QUEUES``):
 
 - ``none``: drop-tail (a DOCSIS 3.0 modem; AQM switched off by 24.40.1 or TLV 76),
 - ``docsis-pie``: DOCSIS-PIE, on by default on every DOCSIS 3.1 upstream service flow
-  (latency target 24.40.2, default 10 ms),
+  (latency target 24.40.2, default 10 ms); which flows get it is ``hfcprov.model.upstream_aqm``'s
+  rule for the modem's DOCSIS version (3.0: only where the file's 24.40 asks),
 - ``lld``: Low Latency DOCSIS, the dual queue of an aggregate service flow (TLV 70/71
   with its 42 encodings: coupling factor, scheduling weight, queue protection; the
   low-latency flow's 24.40.4/5 immediate AQM ramp), unless TLV 91 disables it.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from hfcprov.errors import HfcprovError
+from hfcprov.model import DEFAULT_DOCSIS_VERSION, upstream_aqm
 from hfcprov.sim.aqm.dualq import DualQParams
 from hfcprov.sim.aqm.pie import AqmConfigError, PieParams
 from hfcprov.sim.aqm.qprotect import QProtectParams
@@ -95,15 +97,17 @@ def parse_params(value, aqm: str) -> dict | None:
     return out
 
 
-def aqm_keys(sf) -> dict:
-    """``{"aqm": ..., "aqm_params": ...}`` for one ``hfcprov.model.ServiceFlow`` on its own."""
-    if sf.direction != "upstream" or sf.aqm.algorithm == "none":
+def aqm_keys(sf, docsis_version: str = DEFAULT_DOCSIS_VERSION, settings=None) -> dict:
+    """``{"aqm": ..., "aqm_params": ...}`` for one ``hfcprov.model.ServiceFlow`` on its own, on a
+    modem of ``docsis_version`` (``hfcprov.model.upstream_aqm``: the emulated modem's rule too)."""
+    aqm = upstream_aqm(sf, settings, docsis_version)
+    if aqm is None:
         return {"aqm": "none"}
-    if sf.aqm.algorithm == "immediate":  # a flow with only the immediate AQM: a low-latency queue
+    if aqm.algorithm == "immediate":  # a flow with only the immediate AQM: a low-latency queue
         return {"aqm": "lld", "aqm_params": _iaqm(sf)}
     params = {}
-    if sf.aqm.latency_target_ms:
-        params["latency_target"] = sf.aqm.latency_target
+    if aqm.latency_target_ms:
+        params["latency_target"] = aqm.latency_target
     return {"aqm": "docsis-pie", "aqm_params": params or None}
 
 
@@ -116,14 +120,15 @@ def _iaqm(sf) -> dict:
     return p
 
 
-def asf_keys(asf, flows, settings=None) -> dict:
+def asf_keys(asf, flows, settings=None, docsis_version: str = DEFAULT_DOCSIS_VERSION) -> dict:
     """Scenario keys for an upstream aggregate service flow (Low Latency DOCSIS): its rate and
     burst, the classic flow's buffer as the classic queue, and ``aqm: lld`` with the 70.42
     encodings, the classic flow's latency target and the low-latency flow's IAQM ramp.
 
     ``flows``: the file's ``ServiceFlow``s (the members are found by 24.36 / 70.42.1);
     ``settings``: ``hfcprov.model.ModemSettings`` (TLV 91 turns the aggregate back into
-    its classic flow with DOCSIS-PIE).
+    its classic flow with DOCSIS-PIE). A DOCSIS 3.0 modem has no Low Latency DOCSIS: the
+    classic flow's queue by ``aqm_keys`` (drop-tail unless its 24.40 asks for AQM).
     """
     members = [f for f in flows if f.asf_ref is not None and f.asf_ref == asf.ref and f.direction == asf.direction]
     ll = next((f for f in members if asf.low_latency_ref is not None and f.ref == asf.low_latency_ref), None)
@@ -137,8 +142,8 @@ def asf_keys(asf, flows, settings=None) -> dict:
             "burst": asf.max_traffic_burst or classic.burst, "name": asf.profile_name or asf.path or ""}
     if asf.peak_rate:
         keys["peak"] = float(asf.peak_rate)
-    if ll is None or (settings is not None and settings.low_latency_disabled):
-        keys.update(aqm_keys(classic))
+    if ll is None or (settings is not None and settings.low_latency_disabled) or docsis_version == "3.0":
+        keys.update(aqm_keys(classic, docsis_version, settings))
         return keys
     params: dict = {}
     if classic.aqm.latency_target_ms:
