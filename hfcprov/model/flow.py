@@ -180,8 +180,32 @@ class ServiceFlow:
         return asdict(self)
 
 
+# DOCS-QOS3-MIB's values for the AQM a modem runs (docsQosParamSetAqmDisabled is a TruthValue,
+# docsQosParamSetAqmAlgInUse unknown(1) other(2) docsisPIE(3)).
+TRUTH = {True: 1, False: 2}
+AQM_ALG_IN_USE = {"docsis-pie": 3, "immediate": 2}
+
+
+def _reported_aqm(flow: ServiceFlow) -> AqmSettings | None:
+    """The AQM a DOCSIS 3.1 modem reports on ``flow``'s active row (``upstream_aqm``'s rule; a
+    modem that exposes the AQM columns is a 3.1 one), or None when it runs none."""
+    return upstream_aqm(flow)
+
+
+def _aqm_disabled(flow: ServiceFlow) -> int | None:
+    if flow.direction != "upstream":
+        return None  # the downstream queue is the CMTS's: not modelled, not compared
+    return TRUTH[_reported_aqm(flow) is None]
+
+
+def _aqm_field(get):
+    """A getter that applies only while AQM runs on the flow (a disabled flow's target is moot)."""
+    return lambda flow: get(aqm) if (aqm := _reported_aqm(flow)) is not None else None
+
+
 # The QoS parameters a modem reports per flow (DOCS-QOS3-MIB docsQosParamSetTable), keyed as
-# hfcprov.snmp.oids.PARAM_SET: what the audit compares and the test agent serves.
+# hfcprov.snmp.oids.PARAM_SET: what the audit compares and the test agent serves, in the MIB's
+# units and values (the AQM ones from the one rule, ``upstream_aqm``, so DOCSIS 3.1 defaults).
 QOS_PARAMS = {
     "max_sustained_rate": ("max rate", lambda f: f.max_sustained_rate),
     "max_traffic_burst": ("max burst", lambda f: f.max_traffic_burst),
@@ -189,7 +213,12 @@ QOS_PARAMS = {
     "buffer_minimum": ("minimum buffer", lambda f: f.buffer.minimum),
     "buffer_target": ("target buffer", lambda f: f.buffer.target),
     "buffer_maximum": ("maximum buffer", lambda f: f.buffer.maximum),
+    "aqm_disabled": ("AQM disabled", _aqm_disabled),
+    "aqm_latency_target": ("AQM latency target (ms)", _aqm_field(lambda a: round(a.latency_target * 1e3))),
+    "aqm_algorithm": ("AQM algorithm", _aqm_field(lambda a: AQM_ALG_IN_USE[a.algorithm])),
 }
+# The DOCSIS 3.1 columns among them: a DOCSIS 3.0 modem has none ("not exposed", not a drift).
+AQM_PARAMS = ("aqm_disabled", "aqm_latency_target", "aqm_algorithm")
 
 
 def qos_param_values(flow: ServiceFlow) -> dict:

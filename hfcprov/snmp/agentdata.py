@@ -58,7 +58,8 @@ def modem_snmprec(
       ``{0: {"buffer_target": 65536}}`` for a modem that ignored the asked target buffer (keys are the
       names in ``hfcprov.snmp.oids.PARAM_SET``, plus ``buffer_size`` and ``param_sets``: which rows
       the flow has, default ``(1, 2, 3)`` active, admitted, provisioned; ``(3,)`` for a flow that
-      is provisioned but not active).
+      is provisioned but not active). A value of None leaves the column out: e.g. the
+      ``hfcprov.model.AQM_PARAMS`` columns for a DOCSIS 3.0 modem, whose MIB predates them.
     - ``tftp_server`` / ``boot_state``: docsDevServerConfigTftpAddressType/Address (IPv4 or IPv6) and
       docsDevServerBootState (1 operational), what the modem says about its own boot.
     - docsDevResetNow.0 is served as false(2) with the ``writecache`` variation, so an SNMP SET of
@@ -88,7 +89,7 @@ def modem_snmprec(
                 value = values.get(key)
                 if value is None:
                     continue
-                tag = OCTETS if key == "service_class_name" else GAUGE32
+                tag = OCTETS if key == "service_class_name" else INTEGER if key in _INTEGER_PARAMS else GAUGE32
                 records.append((f"{column}.{index}", tag, value if tag == OCTETS else int(value)))
         buffer_size = values.get("buffer_size")
         if buffer_size is None:
@@ -98,6 +99,10 @@ def modem_snmprec(
     text = snmprec(records)
     # the writecache variation needs "value=" syntax, so it is added outside snmprec()'s escaping
     return _insert_sorted(text, f"{reset_oid}|{INTEGER}:writecache|value=2")
+
+
+# param-set columns whose SYNTAX is an INTEGER enumeration (TruthValue included), not Unsigned32
+_INTEGER_PARAMS = ("aqm_disabled", "aqm_algorithm")
 
 
 def _queue_size(values: dict) -> int:

@@ -3,7 +3,8 @@
 Per modem, one GETBULK reads sysDescr, docsDevServerConfigFile,
 docsIfCmStatusValue, the modem's service flows (docsQosServiceFlowDirection,
 docsQosServiceFlowBufferSize) and the active rows of docsQosParamSetTable (max
-rate, burst, min reserved rate, Buffer Control minimum/target/maximum): active
+rate, burst, min reserved rate, Buffer Control minimum/target/maximum, and on a
+DOCSIS 3.1 modem the AQM disable/latency target/algorithm columns): active
 rows sort first in every column, so each column's walk stops at its first
 admitted/provisioned row. Only a flow with no active row costs one more GET, of
 its provisioned row. One round trip and about a fifth of the var-binds of a
@@ -33,7 +34,7 @@ from pathlib import Path
 
 from hfcprov import mib
 from hfcprov.errors import HfcprovError
-from hfcprov.model import QOS_PARAMS, ServiceFlow
+from hfcprov.model import AQM_PARAMS, QOS_PARAMS, ServiceFlow
 from hfcprov.snmp import oids
 from hfcprov.snmp.client import (
     Credentials,
@@ -78,7 +79,8 @@ class Drift:
     def __str__(self) -> str:
         if self.field == "flow":
             return f"{self.flow}: {self.expected}, {self.actual}"
-        return f"{self.flow}: {FIELDS[self.field][0]} {_num(self.expected)} asked, {_num(self.actual)} applied"
+        return (f"{self.flow}: {FIELDS[self.field][0]} {_shown(self.field, self.expected)} asked, "
+                f"{_shown(self.field, self.actual)} applied")
 
 
 @dataclass
@@ -95,6 +97,8 @@ class ModemAudit:
     sys_descr: str | None = None
     drifts: list[Drift] = field(default_factory=list)
     buffer_sizes: dict[str, int] = field(default_factory=dict)  # "upstream flow 1" -> docsQosServiceFlowBufferSize
+    # DOCSIS 3.1 AQM columns: True compared, False not exposed (a DOCSIS 3.0 MIB), None nothing to compare
+    aqm_exposed: bool | None = None
     message: str = ""
     seconds: float = 0.0
 
@@ -113,6 +117,15 @@ class ModemAudit:
 
 def _num(v) -> str:
     return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+
+def _shown(key: str, value) -> str:
+    """A compared value as text: an enumerated column's label (docsisPIE(3), true(1)), else the number."""
+    if isinstance(value, (int, float)) and key in oids.PARAM_SET:
+        label = mib.enum_label(oids.PARAM_SET[key], int(value))
+        if label:
+            return f"{label}({int(value)})"
+    return _num(value)
 
 
 def targets_from_inventory(rows: list[dict], default_port: int = 161, pattern: str = "{mac}.cm") -> list[AuditTarget]:
@@ -317,6 +330,8 @@ def _compare_flows(result: ModemAudit, name: str, tables, params: dict[str, obje
     result.status = DRIFTED if result.drifts else IN_SYNC
     if not result.drifts:
         result.message = f"{len(expected_flows)} flows as in {name}"
+        if result.aqm_exposed is False:
+            result.message += "; AQM not exposed (no DOCSIS 3.1 AQM columns), not compared"
 
 
 def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit) -> list[Drift]:
@@ -349,7 +364,7 @@ def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit) -> list[Dri
                 result.buffer_sizes[f"{direction} flow {n}"] = buffer_size[sfid]
             for key, (_label, get) in FIELDS.items():
                 asked = get(flow)
-                if asked is None:
+                if asked is None or _aqm_not_exposed(result, key, applied.get(key)):
                     continue
                 actual = applied.get(key)
                 if actual is None or int(actual) != int(asked):
@@ -357,6 +372,16 @@ def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit) -> list[Dri
         for sfid in have[len(want):]:
             drifts.append(Drift(f"{direction} sfid {sfid}", "flow", "not in the config file", "active on the modem"))
     return drifts
+
+
+def _aqm_not_exposed(result: ModemAudit, key: str, actual) -> bool:
+    """Is ``key`` a DOCSIS 3.1 AQM column the modem does not serve? Then it is skipped, not a drift
+    (a DOCSIS 3.0 modem's DOCS-QOS3-MIB predates them); ``result.aqm_exposed`` records which."""
+    if key not in AQM_PARAMS:
+        return False
+    exposed = actual is not None
+    result.aqm_exposed = exposed or bool(result.aqm_exposed)
+    return not exposed
 
 
 @dataclass

@@ -36,6 +36,10 @@ PARAM_SET = {
     "buffer_minimum": _oid("docsQosParamSetMinimumBuffer"),
     "buffer_target": _oid("docsQosParamSetTargetBuffer"),
     "buffer_maximum": _oid("docsQosParamSetMaximumBuffer"),
+    # DOCSIS 3.1 only (hfcprov.model.AQM_PARAMS)
+    "aqm_disabled": _oid("docsQosParamSetAqmDisabled"),
+    "aqm_latency_target": _oid("docsQosParamSetAqmLatencyTarget"),
+    "aqm_algorithm": _oid("docsQosParamSetAqmAlgInUse"),
 }
 # docsQosServiceFlowTable columns; row index ifIndex.sfid
 SF_DIRECTION = _oid("docsQosServiceFlowDirection")  # downstream(1), upstream(2)

@@ -9,6 +9,9 @@ Modems (one snmpsim endpoint each, community "public", also SNMPv3 user "auditor
   provonly (PROV_ONLY) an upstream flow with only a provisioned row, at 4 Mbit/s instead of 5
   extra    (EXTRA_FLOW) a second upstream flow (a voice call's) between its two flows, and its
            downstream flow at 40 Mbit/s instead of 50: the audit must read past what its file asks
+  AQM_MODEMS (DOCSIS 3.1 AQM columns): "target" runs the default 10 ms where its file asks 20 ms,
+           "off" runs AQM where its file disables it (24.40.1), "d30" is a DOCSIS 3.0 modem that
+           serves no AQM column at all (its file asks 20 ms: "not exposed", not a drift)
 plus a CMTS whose docsIfCmtsCmStatusTable lists them.
 """
 
@@ -23,7 +26,7 @@ import pytest
 
 from hfcprov.config import encode, parse_text
 from hfcprov.fileio import atomic_write
-from hfcprov.model import BufferControl, service_flows
+from hfcprov.model import AQM_PARAMS, BufferControl, service_flows
 from hfcprov.snmp import agentdata
 from hfcprov.snmp.simagent import SnmpSimAgent, write_endpoint_data
 from tests.support import free_udp_port
@@ -46,6 +49,12 @@ MACS = {
 }
 
 
+# name -> (mac, the upstream flow's AQM Encodings in its file, what the modem applied instead)
+AQM_MODEMS = {
+    "target": ("0011220000c1", "SFAQMLatencyTarget 20;", {"aqm_latency_target": 10}),
+    "off": ("0011220000c2", "SFAQMDisable 1;", {"aqm_disabled": 2, "aqm_latency_target": 10, "aqm_algorithm": 3}),
+    "d30": ("0011220000c3", "SFAQMLatencyTarget 20;", {k: None for k in AQM_PARAMS}),
+}
 PROV_ONLY = "0011220000b1"  # served, but not one of the kinds the audit table test expects
 EXTRA_FLOW = "0011220000b2"  # likewise
 
@@ -61,7 +70,7 @@ class Lab:
 
     def inventory(self, names, path: Path | None = None) -> Path:
         path = path or self.tmp / f"inv-{'-'.join(names)}.csv"
-        macs = {**MACS, "provonly": PROV_ONLY, "extra": EXTRA_FLOW}
+        macs = {**MACS, "provonly": PROV_ONLY, "extra": EXTRA_FLOW, **{n: m for n, (m, _, _) in AQM_MODEMS.items()}}
         lines = ["mac,ip,port"] + [f"{macs[n]},127.0.0.1,{self.ports[n]}" for n in names]
         atomic_write(path, "\n".join(lines) + "\n")
         return path
@@ -79,8 +88,17 @@ def lab(tmp_path_factory):
     # the file the wrong-config modem really loaded: another tier
     old = parse_text(TIER.format(us=1_000_000, ds=10_000_000))
     atomic_write(configs / "old-tier.cm", encode(old))
+    aqm_texts = []
+    for name, (mac, encodings, applied) in AQM_MODEMS.items():
+        text = TIER.format(us=5_000_000, ds=50_000_000).replace(
+            "MaximumBuffer 65536; }", f"MaximumBuffer 65536; }} AQMEncodings {{ {encodings} }}")
+        tree = parse_text(text, source=f"{name}.cfg")
+        atomic_write(configs / f"{mac}.cm", encode(tree))
+        flows[name] = service_flows(tree)
+        aqm_texts.append(agentdata.modem_snmprec(flows[name], f"hfcprov sim modem aqm {name}", f"{mac}.cm",
+                                                 applied={0: applied}))
 
-    served = ["insync", "drifted", "wrongcfg", "offline", "provonly", "extra"]
+    served = ["insync", "drifted", "wrongcfg", "offline", "provonly", "extra", *AQM_MODEMS]
     us, ds = flows["extra"]
     voice = dataclasses.replace(us, max_sustained_rate=128_000, max_traffic_burst=None, buffer=BufferControl())
     texts = [
@@ -94,6 +112,7 @@ def lab(tmp_path_factory):
                                 applied={0: {"param_sets": (3,), "max_sustained_rate": 4_000_000}}),
         agentdata.modem_snmprec([us, voice, ds], "hfcprov sim modem extra", f"{EXTRA_FLOW}.cm",
                                 applied={2: {"max_sustained_rate": 40_000_000}}),
+        *aqm_texts,
         agentdata.cmts_snmprec([{"mac": MACS[n], "ip": "127.0.0.1", "status": 2 if n == "offline" else 8}
                                 for n in MACS]),
     ]

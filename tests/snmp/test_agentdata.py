@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hfcprov.model import BufferControl, ServiceFlow
+from hfcprov.model import AQM_PARAMS, BufferControl, ServiceFlow
 from hfcprov.snmp import agentdata, oids
 
 
@@ -56,3 +56,16 @@ def test_cmts_rows():
     assert recs[f"{oids.CMTS_CM_MAC}.1"] == ("4x", "001122334455")
     assert recs[f"{oids.CMTS_CM_IP}.1"] == ("64", "10.1.2.3")
     assert recs[f"{oids.REG_IPV4}.1"] == ("4x", "0a010203")
+
+
+def test_the_aqm_columns_are_served_with_their_mib_types():
+    """TruthValue and the AlgInUse enumeration are INTEGERs, the latency target an Unsigned32 (ms);
+    only upstream flows have them (the downstream queue is the CMTS's)."""
+    us, ds = ServiceFlow("upstream", max_sustained_rate=1e6), ServiceFlow("downstream", max_sustained_rate=1e7)
+    recs = parse(agentdata.modem_snmprec([us, ds], "m", "f.cm"))
+    assert recs[f"{oids.PARAM_SET['aqm_disabled']}.2.1.1"] == ("2", "2")  # false(2): AQM on
+    assert recs[f"{oids.PARAM_SET['aqm_latency_target']}.2.1.1"] == ("66", "10")
+    assert recs[f"{oids.PARAM_SET['aqm_algorithm']}.2.1.1"] == ("2", "3")  # docsisPIE(3)
+    assert not any(f"{oids.PARAM_SET[k]}.2.1.2" in recs for k in AQM_PARAMS)
+    d30 = parse(agentdata.modem_snmprec([us], "m", "f.cm", applied={0: dict.fromkeys(AQM_PARAMS)}))
+    assert not any(f"{oids.PARAM_SET[k]}.2.1.1" in d30 for k in AQM_PARAMS)

@@ -307,3 +307,32 @@ def test_a_flow_without_active_row_is_judged_by_its_provisioned_row(lab):
     assert row["status"] == "drifted", row
     assert [(d["field"], d["expected"], d["actual"]) for d in row["drifts"]] == [
         ("max_sustained_rate", 5_000_000.0, 4_000_000)]
+
+
+def test_the_audit_compares_the_applied_aqm_with_the_file(lab):
+    """DOCSIS 3.1 AQM columns (docsQosParamSetAqm*): a modem running another latency target, or
+    running AQM where the file disables it, is drifted; the in-sync modem's AQM was compared."""
+    from tests.snmp.conftest import AQM_MODEMS
+
+    names = ["insync", "target", "off"]
+    res = hfcprov("snmp", "audit", "--inventory", lab.inventory(names), "--configs", lab.configs, "--format", "json")
+    assert res.returncode == 2, res.stderr
+    rows = by_mac(res.stdout)
+    assert rows[MACS["insync"]]["status"] == "in-sync" and rows[MACS["insync"]]["aqm_exposed"] is True
+    target = rows[AQM_MODEMS["target"][0]]
+    assert target["status"] == "drifted", target
+    assert [(d["field"], d["expected"], d["actual"]) for d in target["drifts"]] == [("aqm_latency_target", 20, 10)]
+    assert "AQM latency target (ms) 20 asked, 10 applied" in target["detail"]
+    off = rows[AQM_MODEMS["off"][0]]
+    assert [(d["field"], d["expected"], d["actual"]) for d in off["drifts"]] == [("aqm_disabled", 1, 2)], off
+    assert "AQM disabled true(1) asked, false(2) applied" in off["detail"]
+
+
+def test_a_modem_without_the_aqm_columns_is_not_exposed_not_drifted(lab):
+    from tests.snmp.conftest import AQM_MODEMS
+
+    res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["d30"]), "--configs", lab.configs, "--format", "json")
+    assert res.returncode == 0, res.stderr
+    row = by_mac(res.stdout)[AQM_MODEMS["d30"][0]]
+    assert (row["status"], row["aqm_exposed"]) == ("in-sync", False), row
+    assert "AQM not exposed" in row["detail"]
