@@ -130,12 +130,25 @@ class Modem:
         for p in self.reset_cache.parent.glob(self.reset_cache.name + "*"):
             p.unlink()  # a fresh boot answers docsDevResetNow false(2) again
         text = modem_snmprec([p.flow for p in plans], self.model.sys_descr, self.filename,
-                             applied={i: {"buffer_size": p.buffer} for i, p in enumerate(plans)})
+                             applied={i: {"buffer_size": p.buffer, **self._applied_aqm(p)}
+                                      for i, p in enumerate(plans)})
         data_dir = self.state / "snmp"
         write_endpoint_data(data_dir, self.community, [text])
         self.agent = SnmpSimAgent(data_dir, [(ADDR["cm_rf"], self.snmp_port)],
                                   writecache_file=self.reset_cache).start()
         self.log(f"snmp: answering on {ADDR['cm_rf']}:{self.snmp_port}")
+
+    def _applied_aqm(self, plan: shaping.QueuePlan) -> dict:
+        """The AQM columns to serve where the emulator does not run what the model's rule asks: none
+        at all on a DOCSIS 3.0 modem (its MIB predates them), disabled on an upstream flow the
+        AQM stage cannot run (``Lab.queues["upstream"]["aqm_not_run"]``), so the audit sees it."""
+        from hfcprov.model import AQM_PARAMS
+
+        if self.lab.docsis_version == "3.0":
+            return dict.fromkeys(AQM_PARAMS)
+        if plan.flow.name in self.lab.queues.get("upstream", {}).get("aqm_not_run", ()):
+            return {"aqm_disabled": 1, "aqm_latency_target": None, "aqm_algorithm": None}
+        return {}
 
     def _stop_snmp(self) -> None:
         if self.agent is not None:
