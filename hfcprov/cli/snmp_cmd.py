@@ -318,8 +318,9 @@ def _with_client(credentials, opts, fn, typed: bool = True):
 
 def _print_var_binds(var_binds, as_json: bool) -> None:
     from hfcprov.snmp.varbind import as_json as vb_json
-    from hfcprov.snmp.varbind import format_line
+    from hfcprov.snmp.varbind import format_line, name_all
 
+    name_all([oid for oid, _ in var_binds])
     for oid, value in var_binds:
         click.echo(json.dumps(vb_json(oid, value), default=str) if as_json else format_line(oid, value))
 
