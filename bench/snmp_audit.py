@@ -18,7 +18,7 @@ Prints medians of ``--runs`` runs: modems/s, failures, CPU seconds (client and
 agents), hfcprov's own client CPU per modem (the goal: <= 1 ms) and the ratio.
 
     .venv/bin/python bench/snmp_audit.py --modems 1000 --runs 3
-    .venv/bin/python bench/snmp_audit.py --modems 10000 --agents 8 --runs 3 --script-modems 50
+    .venv/bin/python bench/snmp_audit.py --modems 10000 --agents 8 --runs 2 --script-modems 20
 """
 
 from __future__ import annotations
@@ -152,8 +152,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modems", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--concurrency", type=int, default=None,
-                    help="modems audited at once (default 32 per agent process)")
+    ap.add_argument("--concurrency", type=int, default=64,
+                    help="modems audited at once; more than the agents' cores can answer only queues requests "
+                         "until they time out (10,000 modems / 8 agents on 2 cores: 256 gave 1,334 failures, 64 none)")
     ap.add_argument("--agents", type=int, default=1, help="snmpsim processes the modems are spread over")
     ap.add_argument("--script-modems", type=int, default=100, help="modems the net-snmp loop audits per run")
     args = ap.parse_args()
@@ -163,7 +164,6 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="hfcprov-bench-snmp-") as tmp:
         t0 = time.perf_counter()
         targets, configs, shares = build_lab(args.modems, Path(tmp), args.agents)
-        args.concurrency = args.concurrency or 32 * args.agents
         agent = Agents(shares).start()
         print(f"lab: {args.modems} modems on {args.agents} snmpsim processes, ready in "
               f"{time.perf_counter() - t0:.1f} s; {os.cpu_count()} CPUs (shared with other work: in-run "

@@ -9,10 +9,22 @@ run (the anchor: what any Python CLI pays before its first import).
     .venv/bin/python bench/startup.py                  # >= 20 runs each
     .venv/bin/python bench/startup.py --docsis /tmp/docsis/src/docsis   # the C tool beside it
     .venv/bin/python bench/startup.py --compare /tmp/old/.venv/bin/python   # another checkout, same run
+    .venv/bin/python bench/startup.py --python /tmp/wheel-venv/bin/python     # an installed wheel
 
 The C tool is optional: build it yourself in a temporary folder and pass its path; its
 `docsis -e one.txt key one.cm` is timed the same way (it needs a key file; one is written).
 Absolute figures depend on the machine and its load; the ratios are what to compare.
+
+The anchor is `python -c pass` of the interpreter given: its site runs that environment's .pth files
+(an editable install's finder imports pathlib, re and urllib: about half of the anchor, which hfcprov
+then finds loaded). For an installed wheel, pass its venv's python (`--python /venv/bin/python`).
+`python -S -c pass` (no site at all) is shown as the interpreter's floor. Besides wall time, each
+run's CPU time (user + sys of the child, from wait4) is given: on a shared machine it moves much
+less with the load than wall time.
+
+Children run without PYTHONDONTWRITEBYTECODE, so the warm-up run writes the .pyc files an install
+has (pip compiles on install; a checkout writes them on first run); with the variable set, every
+run would compile hfcprov's modules from source (~30 ms).
 """
 
 from __future__ import annotations
@@ -53,13 +65,21 @@ DOCSIS_TEXT = """Main {
 """
 
 
-def timed(cmd: list[str], cwd: Path) -> float:
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    dt = time.perf_counter() - t0
-    if r.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr.decode()[-500:]}")
-    return dt
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    """(wall, cpu) seconds of one run of ``cmd``; cpu = the child's user + sys time."""
+    with open(os.devnull, "wb") as null, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdout=null, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err.read().decode()[-500:]}")
+    return wall, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -78,6 +98,7 @@ def main() -> None:
         (work / "one.txt").write_text(TEXT)
         commands = {
             "python -c pass (anchor)": [args.python, "-c", "pass"],
+            "python -S -c pass (no site)": [args.python, "-S", "-c", "pass"],
             "python -c 'import click'": [args.python, "-c", "import click"],
             "hfcprov config encode": [str(script) if script.exists() else args.python] +
                                      ([] if script.exists() else ["-m", "hfcprov"]) +
@@ -94,21 +115,33 @@ def main() -> None:
             commands["C docsis -e"] = [args.docsis, "-e", "one.docsis.txt", "key", "one-c.cm"]
         for cmd in commands.values():  # warm the page cache and .pyc files once
             timed(cmd, work)
-        times: dict[str, list[float]] = {name: [] for name in commands}
+        wall: dict[str, list[float]] = {name: [] for name in commands}
+        cpu: dict[str, list[float]] = {name: [] for name in commands}
+        load = os.getloadavg()[0]
         for _ in range(args.runs):
             for name, cmd in commands.items():
-                times[name].append(timed(cmd, work))
-        anchor = statistics.median(times["python -c pass (anchor)"])
-        print(f"{args.runs} runs each, interleaved; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}; "
-              f"{args.python}")
+                w, c = timed(cmd, work)
+                wall[name].append(w)
+                cpu[name].append(c)
+        anchor = statistics.median(wall["python -c pass (anchor)"])
+        cpu_anchor = statistics.median(cpu["python -c pass (anchor)"])
+        print(f"{args.runs} runs each, interleaved; {os.cpu_count()} CPUs; load {load:.2f} -> "
+              f"{os.getloadavg()[0]:.2f}; {args.python}")
         if args.compare:
             print(f"compared: {args.compare}")
-        print(f"{'command':<34} {'min ms':>8} {'median ms':>10} {'max ms':>8} {'x anchor':>9}")
-        for name, ts in times.items():
-            med = statistics.median(ts)
-            print(f"{name:<34} {min(ts) * 1e3:>8.1f} {med * 1e3:>10.1f} {max(ts) * 1e3:>8.1f} {med / anchor:>9.2f}")
-        ratio = statistics.median(times["hfcprov config encode"]) / anchor
-        print(f"hfcprov config encode / python -c pass (medians): {ratio:.2f} (target <= 3)")
+        print(f"{'command':<34} {'wall min':>8} {'median':>7} {'max':>7} {'x anchor':>8}"
+              f"  {'cpu min':>7} {'median':>7} {'max':>7} {'x anchor':>8}")
+        for name in commands:
+            w, c = wall[name], cpu[name]
+            print(f"{name:<34} {min(w) * 1e3:>8.1f} {statistics.median(w) * 1e3:>7.1f} {max(w) * 1e3:>7.1f} "
+                  f"{statistics.median(w) / anchor:>8.2f}  {min(c) * 1e3:>7.1f} {statistics.median(c) * 1e3:>7.1f} "
+                  f"{max(c) * 1e3:>7.1f} {statistics.median(c) / cpu_anchor:>8.2f}")
+        print("(ms; x anchor = median / median of python -c pass, same run)")
+        for label, times in (("wall", wall), ("cpu", cpu)):
+            enc = statistics.median(times["hfcprov config encode"])
+            line = f"hfcprov config encode / python -c pass, {label} medians: " \
+                   f"{enc / statistics.median(times['python -c pass (anchor)']):.2f} (target <= 3)"
+            print(line)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

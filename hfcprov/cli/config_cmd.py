@@ -31,22 +31,16 @@ def _read(path, secret=None, strict=False):
 
 
 def _load_mibs(dirs) -> None:
-    """Vendor MIBs from --mib-dir folders, added to hfcprov.mib's name index (mibs/ is always there)."""
+    """--mib-dir folders compiled with pysmi together with mibs/ and the standard modules
+    (``hfcprov.mib.load_mib_dirs``, cached by digest); their names join hfcprov.mib's index."""
     if not dirs:
         return
     from hfcprov import mib
 
-    texts = []
     for folder in map(Path, dirs):
         if not folder.is_dir():
             raise HfcprovError(f"{folder}: --mib-dir is not a folder")
-        for path in sorted(folder.iterdir()):
-            if path.is_file() and not path.name.startswith("."):
-                try:
-                    texts.append((str(path), path.read_text(errors="replace")))
-                except OSError as err:
-                    raise HfcprovError(f"{path}: cannot read: {err.strerror}") from None
-    mib.index().load_texts(texts)
+    mib.load_mib_dirs(dirs)
 
 
 MIB_DIR = click.option("--mib-dir", "mib_dirs", multiple=True, type=click.Path(file_okay=False),

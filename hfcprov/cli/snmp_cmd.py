@@ -262,16 +262,7 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
         return await reset_one(client, target, **timing)
 
     if modem and fmt == "table":  # one modem: the short human form
-        from hfcprov.snmp.client import SnmpClient
-
-        async def single():
-            client = SnmpClient(credentials, timeout=parse_duration(opts["timeout_text"]), retries=opts["retries"])
-            try:
-                return await one(client, targets[0])
-            finally:
-                client.close()
-
-        r = run(single())
+        r = _with_client(credentials, opts, lambda client: one(client, targets[0]), typed=False)
         if r.status == "sent":
             click.echo(f"{r.host}: reset sent")
         elif r.status == "ok":
@@ -310,16 +301,26 @@ def upgrade(modem, inventory, port, concurrency, rate, fmt, poll_interval, serve
     _run_push("upgrade", targets, credentials, one, fmt, concurrency, rate, opts)
 
 
-def _typed_client(credentials, opts):
-    from hfcprov.snmp.client import SnmpClient
+def _with_client(credentials, opts, fn, typed: bool = True):
+    """Run ``await fn(client)`` and close the client; ``typed``: values carry their SMI type (get/walk/set)."""
+    from hfcprov.snmp.client import SnmpClient, run
 
-    return SnmpClient(credentials, timeout=parse_duration(opts["timeout_text"]), retries=opts["retries"], typed=True)
+    async def go():
+        client = SnmpClient(credentials, timeout=parse_duration(opts["timeout_text"]), retries=opts["retries"],
+                            typed=typed)
+        try:
+            return await fn(client)
+        finally:
+            client.close()
+
+    return run(go())
 
 
 def _print_var_binds(var_binds, as_json: bool) -> None:
     from hfcprov.snmp.varbind import as_json as vb_json
-    from hfcprov.snmp.varbind import format_line
+    from hfcprov.snmp.varbind import format_line, name_all
 
+    name_all([oid for oid, _ in var_binds])
     for oid, value in var_binds:
         click.echo(json.dumps(vb_json(oid, value), default=str) if as_json else format_line(oid, value))
 
@@ -332,21 +333,12 @@ def _print_var_binds(var_binds, as_json: bool) -> None:
 @_credential_options
 def get(agent, names, port, as_json, **opts):
     """GET objects by MIB name (docsDevServerConfigFile.0) or numeric OID, printed as snmpget does."""
-    from hfcprov.snmp.client import run
     from hfcprov.snmp.varbind import resolve
 
     host, port = _host_port(agent, port)
     credentials = _credentials(opts, default_community="public")
     oid_list = [resolve(n) for n in names]
-
-    async def go():
-        client = _typed_client(credentials, opts)
-        try:
-            return await client._get(host, port, oid_list)
-        finally:
-            client.close()
-
-    var_binds = run(go())
+    var_binds = _with_client(credentials, opts, lambda c: c._get(host, port, oid_list))
     _print_var_binds(var_binds, as_json)
     if any(getattr(v, "value", 0) is None for _, v in var_binds):
         sys.exit(2)  # noSuchObject / noSuchInstance
@@ -360,31 +352,20 @@ def get(agent, names, port, as_json, **opts):
 @_credential_options
 def walk(agent, name, port, as_json, **opts):
     """Walk the subtree under NAME (default mib-2) with GETBULK, printed as snmpwalk does."""
-    from hfcprov.snmp.client import run
     from hfcprov.snmp.varbind import resolve
 
     host, port = _host_port(agent, port)
     credentials = _credentials(opts, default_community="public")
     root = resolve(name)
 
-    async def go():
-        client = _typed_client(credentials, opts)
-        try:
-            _, tables = await client.fetch(host, port, [], [root])
-        finally:
-            client.close()
-        return [(f"{root}.{index}", value) for index, value in tables[root].items()]
+    async def subtree(client):
+        _, tables = await client.fetch(host, port, [], [root])
+        if tables[root]:
+            return [(f"{root}.{index}", value) for index, value in tables[root].items()]
+        # a scalar instance: walked as snmpwalk does, with a GET
+        return [(o, v) for o, v in await client._get(host, port, [root]) if getattr(v, "value", None) is not None]
 
-    var_binds = run(go())
-    if not var_binds:  # a scalar instance: walk it as snmpwalk does, with a GET
-        async def scalar():
-            client = _typed_client(credentials, opts)
-            try:
-                return await client._get(host, port, [root])
-            finally:
-                client.close()
-
-        var_binds = [(o, v) for o, v in run(scalar()) if getattr(v, "value", None) is not None]
+    var_binds = _with_client(credentials, opts, subtree)
     _print_var_binds(var_binds, as_json)
     click.echo(f"{len(var_binds)} objects under {name}", err=True)
 
@@ -399,7 +380,6 @@ def set_(agent, assignments, port, as_json, **opts):
     """SET objects: NAME TYPE VALUE [NAME TYPE VALUE ...], all in one request. TYPE as net-snmp's
     snmpset: i (INTEGER, a number or an enum label), u, t, a (IpAddress), o (OID), s (string),
     x (hex), or = for the MIB's own type. Needs a write community or v3 user."""
-    from hfcprov.snmp.client import run
     from hfcprov.snmp.varbind import parse_set
 
     if len(assignments) % 3:
@@ -407,15 +387,7 @@ def set_(agent, assignments, port, as_json, **opts):
     host, port = _host_port(agent, port)
     credentials = _credentials(opts, default_community=None)
     var_binds = [parse_set(*assignments[i:i + 3]) for i in range(0, len(assignments), 3)]
-
-    async def go():
-        client = _typed_client(credentials, opts)
-        try:
-            return await client.set_many(host, port, var_binds)
-        finally:
-            client.close()
-
-    _print_var_binds(run(go()), as_json)
+    _print_var_binds(_with_client(credentials, opts, lambda c: c.set_many(host, port, var_binds)), as_json)
 
 
 CMTS_COLUMNS = ["mac", "ip", "ipv6", "status", "reg_status"]

@@ -38,7 +38,9 @@ def decode(data: bytes, secret: bytes | None = None, *, strict: bool = False) ->
         raise ConfigError("empty file: no TLVs, no CM MIC")
     if secret is not None:
         verify(data, secret)
-    tree = ConfigTree()
+    # A file that does not open with MtaConfigDelimiter 1 (mta.is_mta) is a CM file even when its first
+    # TLV is 254: it re-encodes as one (encode() would otherwise pick MTA framing and refuse it).
+    tree = ConfigTree(cm_file=data[:3] != bytes((MTA_DELIMITER, 1, 1)))
     warnings = tree.warnings
     marks: list[tuple[int, int]] = []
     kept: dict[int, bytes] = {}
@@ -257,7 +259,7 @@ def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:
     """Binary config file: the TLVs, CM MIC, CMTS MIC (computed with ``secret``, else the
     decoded one if any), end marker and padding, in the tree's layout or the standard one.
     A tree whose source carried a CMTS MIC (YAML/JSON ``CmtsMic``) needs the secret to write it."""
-    if tree.mta or tree.tlvs and tree.tlvs[0].code == MTA_DELIMITER:  # the docsis C tool's rule too
+    if tree.mta or not tree.cm_file and tree.tlvs and tree.tlvs[0].code == MTA_DELIMITER:  # the C tool's rule too
         from hfcprov.config.mta import encode_mta
 
         return encode_mta(tree)

@@ -6,7 +6,7 @@ all read this one tree. ``ROOT.children[24].children[35].children[2]`` is Target
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import _thread
 
 from hfcprov.config import tlvdata
 from hfcprov.config.errors import ConfigError
@@ -28,19 +28,31 @@ VENDOR_ID, CABLELABS = 8, b"\xff\xff\xff"
 MEMO_SIZE = 4096
 
 
-@dataclass(eq=False)
 class Spec:
-    path: str
-    name: str
-    type: str
-    rule: str
-    vrange: tuple[int, int] | None = None
-    lrange: tuple[int, int] | None = None
-    spec_ref: str | None = None
-    children: dict[int, Spec] = field(default_factory=dict)
-    by_name: dict[str, Spec] = field(default_factory=dict)
-    aliases: list[str] = field(default_factory=list)
-    enums: dict[int, str] = field(default_factory=dict)  # value -> label
+    """One TLV of the dictionary: path, name, value type, length rule, ranges, its sub-TLVs by code and name.
+
+    Compared by identity (each path has one). A plain class rather than a dataclass: every per-file
+    encode imports this module (see tree.py)."""
+
+    def __init__(self, path: str, name: str, type: str, rule: str, vrange: tuple[int, int] | None = None,
+                 lrange: tuple[int, int] | None = None, spec_ref: str | None = None,
+                 children: dict[int, Spec] | None = None, by_name: dict[str, Spec] | None = None,
+                 aliases: list[str] | None = None, enums: dict[int, str] | None = None):
+        self.path = path
+        self.name = name
+        self.type = type
+        self.rule = rule
+        self.vrange = vrange
+        self.lrange = lrange
+        self.spec_ref = spec_ref
+        self.children = {} if children is None else children
+        self.by_name = {} if by_name is None else by_name
+        self.aliases = [] if aliases is None else aliases
+        self.enums = {} if enums is None else enums  # value -> label
+        self.__post_init__()
+
+    def __repr__(self) -> str:
+        return f"Spec(path={self.path!r}, name={self.name!r}, type={self.type!r}, rule={self.rule!r})"
 
     def __post_init__(self):
         # Precomputed once: the codec asks these for every TLV of every file.
@@ -49,10 +61,30 @@ class Spec:
         self.vtype: ValueType | None = None if self.compound else TYPES[self.type]
         self.fixed = int(self.rule[6:]) if self.rule.startswith("fixed:") and not self.lrange else None
         self.free_length = self.rule in ("var", "nul") and not self.lrange
-        self.vendor_specific = False  # set by _build for VendorSpecific TLVs
+        self.vendor_specific = False  # set by _fill for VendorSpecific TLVs
         # Only immutable (hashable) values are remembered, so two trees never share a mutable value.
         self._parsed: dict[str, object] = {}  # text -> value
         self._encoded: dict[tuple, bytes] = {}  # (value's type, value) -> its bytes
+
+    def __getattr__(self, attr: str):
+        # Only a mount point not built yet lacks these (``_fill``); any other missing name is an error.
+        if attr in _LAZY and "_mount" in self.__dict__:
+            self._expand()
+            return getattr(self, attr)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {attr!r}")
+
+    def _expand(self) -> None:
+        with _expanding:
+            mount = self.__dict__.get("_mount")
+            if mount is None:  # another thread built it meanwhile
+                return
+            lines, prefix, variant, subtrees = mount
+            built = Spec(self.path, self.name, self.type, self.rule)  # filled aside: other threads see all or nothing
+            _fill(built, lines, prefix, variant, subtrees)
+            self.vendor_specific = _is_vendor_specific(built)
+            self.by_name = built.by_name
+            self.children = built.children
+            del self._mount
 
     def length_ok(self, n: int) -> str | None:
         """None when ``n`` value bytes suit this TLV, else why not."""
@@ -154,42 +186,68 @@ class Spec:
             yield from child.walk()
 
 
-def _rows():
-    """Every row of the expanded table: ``tlvdata.ROWS`` with each ``@subtree[:variant]`` mount replaced
-    by the subtree's rows under that path (recursively), variant-tagged rows and names chosen."""
-    def span(text):
-        return tuple(int(x) for x in text.split("..")) if text else None
+def _span(text):
+    return tuple(int(x) for x in text.split("..")) if text else None
 
-    def expand(lines, prefix, variant):
-        for line in lines:
-            fields = line.split("|")
-            tags, _, path = fields[0].rpartition(":")
-            if tags and variant not in tags.split(","):
-                continue
-            path = f"{prefix}{path}"
-            names = fields[1].split(",")
-            name, aliases = names[0], []
-            for other in names[1:]:
-                tag, _, override = other.partition("=")
-                if other.startswith("+"):
-                    aliases.append(other[1:])
-                elif tag == variant:
-                    name = override
-            mount = fields[7] if len(fields) > 7 else ""
-            yield path, name, fields[2], fields[3], span(fields[4]), span(fields[5]), fields[6] or None, aliases
-            if mount:
-                sub, _, sub_variant = mount[1:].partition(":")
-                yield from expand(tlvdata.SUBTREES[sub].splitlines(), f"{path}.", sub_variant)
 
-    yield from expand(tlvdata.ROWS.splitlines(), "", "")
-    # (the aliases of the top-level table are listed apart, in tlvdata.ALIASES)
+def _rows(lines, prefix, variant):
+    """The rows of one table (``tlvdata.ROWS`` or a subtree mounted at ``prefix``): variant-tagged rows
+    and names chosen; a row's mount (``@subtree[:variant]``) is returned, not expanded."""
+    for line in lines:
+        fields = line.split("|")
+        tags, _, path = fields[0].rpartition(":")
+        if tags and variant not in tags.split(","):
+            continue
+        path = f"{prefix}{path}"
+        names = fields[1].split(",")
+        name, aliases = names[0], []
+        for other in names[1:]:
+            tag, _, override = other.partition("=")
+            if other.startswith("+"):
+                aliases.append(other[1:])
+            elif tag == variant:
+                name = override
+        mount = fields[7] if len(fields) > 7 else ""
+        yield path, name, fields[2], fields[3], _span(fields[4]), _span(fields[5]), fields[6] or None, aliases, mount
+
+
+# Sub-TLVs are built when first used: mounted subtrees (classifiers, service flows, vendor-specific,
+# L2VPN: two thirds of the 1,542 paths) and each top-level TLV's own sub-TLV rows. A per-file encode
+# of a text config touches a few of them, and building all of them was most of
+# `hfcprov config encode`'s import time. The tree is the same either way
+# (`walk()` builds everything; docs/config-formats.md's listing is checked against it).
+_LAZY = ("children", "by_name", "vendor_specific")
+_expanding = _thread.allocate_lock()
 
 
 def _build() -> Spec:
     root = Spec(path="", name="Main", type="aggregate", rule="sub")
-    index: dict[str, Spec] = {"": root}
-    aliases = list(tlvdata.ALIASES)
-    for path, name, typ, rule, vrange, lrange, ref, also in _rows():
+    top, nested = [], {}  # the top-level rows now; each top-level TLV's own sub-TLV rows when first used
+    for line in tlvdata.ROWS.splitlines():
+        path = line.split("|", 1)[0].rpartition(":")[2]
+        if "." in path:
+            nested.setdefault(path.split(".", 1)[0], []).append(line)
+        else:
+            top.append(line)
+    # the aliases of the top-level table are listed apart, in tlvdata.ALIASES
+    _fill(root, top, "", "", tlvdata.SUBTREES, tlvdata.ALIASES)
+    for code, lines in nested.items():
+        spec = root.children.get(int(code)) if code.isdigit() else None
+        if spec is None or spec.path != code:
+            raise RuntimeError(f"TLV table: {lines[0].split('|', 1)[0]} has no parent row")
+        if "_mount" in spec.__dict__:
+            raise RuntimeError(f"TLV table: {code} has rows besides its subtree")
+        spec._mount = (lines, "", "", tlvdata.SUBTREES)
+        del spec.children, spec.by_name, spec.vendor_specific  # built on first use: Spec.__getattr__
+    return root
+
+
+def _fill(top: Spec, lines, prefix: str, variant: str, subtrees: dict[str, str], aliases=()) -> None:
+    """Add one table's rows under ``top``; each mount point gets its subtree on first use (``Spec._expand``)."""
+    index: dict[str, Spec] = {top.path: top}
+    aliases = list(aliases)
+    mounts = []
+    for path, name, typ, rule, vrange, lrange, ref, also, mount in _rows(lines, prefix, variant):
         aliases += [(path, a) for a in also]
         parent_path = path.rsplit(".", 1)[0] if "." in path else ""
         parent = index.get(parent_path)
@@ -201,22 +259,31 @@ def _build() -> Spec:
             raise RuntimeError(f"TLV table: {path} has unknown type {typ}")
         if path.isdigit() and int(path) in FRAGMENTED:
             lrange = None  # 0..255 per fragment; the joined chain has no limit
-        spec = Spec(path, name, typ, rule, tuple(vrange) if vrange else None,
-                    tuple(lrange) if lrange else None, ref)
+        spec = Spec(path, name, typ, rule, vrange, lrange, ref)
         if typ.startswith("uint") and name in tlvdata.ENUMS:
             spec.enums = dict(tlvdata.ENUMS[name])
         index[path] = spec
         parent.children[spec.code] = spec
         _name(parent, name, spec)
+        if mount:
+            mounts.append((spec, mount))
     for spec in index.values():
-        kid = spec.children.get(VENDOR_ID)
-        spec.vendor_specific = spec.compound and kid is not None and kid.name == "VendorIdentifier"
+        spec.vendor_specific = _is_vendor_specific(spec)
     for path, name in aliases:
         if path in index and path != "0":
             index[path].aliases.append(name)
-            parent = index[path.rsplit(".", 1)[0] if "." in path else ""]
-            _name(parent, name, index[path])
-    return root
+            _name(index[path.rsplit(".", 1)[0] if "." in path else ""], name, index[path])
+    for spec, mount in mounts:
+        sub, _, sub_variant = mount[1:].partition(":")
+        if spec.children:
+            raise RuntimeError(f"TLV table: {spec.path} has rows besides its @{sub} subtree")
+        spec._mount = (subtrees[sub].splitlines(), f"{spec.path}.", sub_variant, subtrees)
+        del spec.children, spec.by_name, spec.vendor_specific  # built on first use: Spec.__getattr__
+
+
+def _is_vendor_specific(spec: Spec) -> bool:
+    kid = spec.children.get(VENDOR_ID)
+    return spec.compound and kid is not None and kid.name == "VendorIdentifier"
 
 
 def children_for(spec: Spec, children) -> dict[int, Spec]:

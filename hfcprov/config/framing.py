@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import socket
 from collections.abc import Mapping
 
 from hfcprov.config.dictionary import CM_MIC, CMTS_MIC, END, PAD, ROOT
@@ -128,6 +127,8 @@ def _hole_bytes(code: int, size: int, value) -> bytes:
     elif type(value) is int and size == 4 and 0 <= value < 1 << 32:  # TLV 19, the per-request timestamp
         raw = value.to_bytes(4, "big")
     elif type(value) is str and size in (4, 16):  # TLV 20/59, the modem's address: inet_pton is strict and fast
+        import socket  # here: only a TFTP server stamping TLV 20/59 needs it, not a per-file encode
+
         try:
             raw = socket.inet_pton(socket.AF_INET if size == 4 else socket.AF_INET6, value)
         except OSError:

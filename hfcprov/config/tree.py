@@ -12,23 +12,39 @@ standard trailer (``... TLV6 TLV7 0xFF 0x00-padding to a multiple of 4``), so
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+# Plain classes written as the dataclasses they were (same __init__, ==, repr, slots): every per-file
+# `hfcprov config encode` imports this module, and the dataclasses machinery (its import and the code
+# it generates per class) was ~3 ms of that process.
 
 
-@dataclass(slots=True)
 class Tlv:
-    code: int
-    value: Any = None
-    children: list[Tlv] = field(default_factory=list)
-    # CVC chains (81/82) only: fragment sizes seen on decode when they were not the
-    # standard 254-byte split, so the file re-encodes to the same bytes.
-    fragments: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
-    # Decoded leniently: a known TLV whose bytes do not fit its type, kept as they were (``value`` is the
-    # raw bytes) so the file re-encodes byte for byte; text and YAML show it as a GenericTLV.
-    unfit: bool = field(default=False, compare=False, repr=False)
-    # MTA files only: an SNMP object read from (and written back as) TLV 64 with a 2-byte length.
-    wide: bool = field(default=False, compare=False, repr=False)
+    """One TLV. Equal when code, value and children are; the other fields are how it was written."""
+
+    __slots__ = ("code", "value", "children", "fragments", "unfit", "wide")
+    __match_args__ = __slots__
+    __hash__ = None  # mutable, compared by content
+
+    def __init__(self, code: int, value=None, children: list[Tlv] | None = None,
+                 fragments: tuple[int, ...] | None = None, unfit: bool = False, wide: bool = False):
+        self.code = code
+        self.value = value
+        self.children = [] if children is None else children
+        # CVC chains (81/82) only: fragment sizes seen on decode when they were not the
+        # standard 254-byte split, so the file re-encodes to the same bytes.
+        self.fragments = fragments
+        # Decoded leniently: a known TLV whose bytes do not fit its type, kept as they were (``value`` is the
+        # raw bytes) so the file re-encodes byte for byte; text and YAML show it as a GenericTLV.
+        self.unfit = unfit
+        # MTA files only: an SNMP object read from (and written back as) TLV 64 with a 2-byte length.
+        self.wide = wide
+
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.code, self.value, self.children) == (other.code, other.value, other.children)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(code={self.code!r}, value={self.value!r}, children={self.children!r})"
 
     @property
     def compound(self) -> bool:
@@ -50,7 +66,6 @@ class Tlv:
         return default
 
 
-@dataclass
 class Layout:
     """Where a decoded file put its MICs, pad bytes and end marker (non-standard files only).
 
@@ -61,27 +76,56 @@ class Layout:
     did not match, a second CMTS MIC unlike the first, a MIC TLV that is not 16 bytes long.
     """
 
-    marks: list[tuple[int, int]] = field(default_factory=list)
-    end_marker: bool = True
-    tail: bytes = b""
-    kept: dict[int, bytes] = field(default_factory=dict)
+    __hash__ = None
+
+    def __init__(self, marks: list[tuple[int, int]] | None = None, end_marker: bool = True, tail: bytes = b"",
+                 kept: dict[int, bytes] | None = None):
+        self.marks = [] if marks is None else marks
+        self.end_marker = end_marker
+        self.tail = tail
+        self.kept = {} if kept is None else kept
+
+    def _fields(self) -> tuple:
+        return self.marks, self.end_marker, self.tail, self.kept
+
+    def __eq__(self, other):
+        return self._fields() == other._fields() if other.__class__ is self.__class__ else NotImplemented
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__qualname__}(marks={self.marks!r}, end_marker={self.end_marker!r}, "
+                f"tail={self.tail!r}, kept={self.kept!r})")
 
 
-@dataclass
 class ConfigTree:
-    tlvs: list[Tlv] = field(default_factory=list)
-    # MIC values as decoded (16 bytes each), or None. encode() recomputes the CM MIC and,
-    # given a secret, the CMTS MIC; without a secret it keeps ``cmts_mic``.
-    cm_mic: bytes | None = field(default=None, compare=False)
-    cmts_mic: bytes | None = field(default=None, compare=False)
-    layout: Layout | None = field(default=None, compare=False, repr=False)
-    # What a lenient decode noticed (ConfigError objects naming offset and TLV path), in file order.
-    warnings: list = field(default_factory=list, compare=False, repr=False)
-    # The source carried a CMTS MIC (YAML ``CmtsMic``, a text ``/* CmtsMic */`` comment): encoding without
-    # the shared secret must say so rather than drop it.
-    carries_cmts_mic: bool = field(default=False, compare=False, repr=False)
-    # A PacketCable MTA file (hfcprov.config.mta), decoded: written back in that framing as it was.
-    mta: bool = field(default=False, compare=False, repr=False)
+    """The TLVs of one file. Equal when the TLVs are; the rest is how the file was framed."""
+
+    __hash__ = None
+
+    def __init__(self, tlvs: list[Tlv] | None = None, cm_mic: bytes | None = None, cmts_mic: bytes | None = None,
+                 layout: Layout | None = None, warnings: list | None = None, carries_cmts_mic: bool = False,
+                 mta: bool = False, cm_file: bool = False):
+        self.tlvs = [] if tlvs is None else tlvs
+        # MIC values as decoded (16 bytes each), or None. encode() recomputes the CM MIC and,
+        # given a secret, the CMTS MIC; without a secret it keeps ``cmts_mic``.
+        self.cm_mic = cm_mic
+        self.cmts_mic = cmts_mic
+        self.layout = layout
+        # What a lenient decode noticed (ConfigError objects naming offset and TLV path), in file order.
+        self.warnings = [] if warnings is None else warnings
+        # The source carried a CMTS MIC (YAML ``CmtsMic``, a text ``/* CmtsMic */`` comment): encoding without
+        # the shared secret must say so rather than drop it.
+        self.carries_cmts_mic = carries_cmts_mic
+        # A PacketCable MTA file (hfcprov.config.mta), decoded: written back in that framing as it was.
+        self.mta = mta
+        # Decoded as a CM file (codec.decode of a file not opening with MtaConfigDelimiter 1): written back
+        # as one even when its first TLV is 254, which otherwise (text, YAML) makes encode() write an MTA file.
+        self.cm_file = cm_file
+
+    def __eq__(self, other):
+        return self.tlvs == other.tlvs if other.__class__ is self.__class__ else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(tlvs={self.tlvs!r}, cm_mic={self.cm_mic!r}, cmts_mic={self.cmts_mic!r})"
 
     def __iter__(self):
         return iter(self.tlvs)

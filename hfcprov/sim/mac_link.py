@@ -50,7 +50,7 @@ def _modem(engine, scenario, sink, loss, given, default, *, buffer, rate, burst,
 
 
 def make_link(engine, scenario, sink, loss) -> CableModem:
-    """``run.LINKS`` factory: the scenario's service flow as one CM on a request-grant channel
+    """``links.LINKS["docsis"]`` factory: the scenario's service flow as one CM on a request-grant channel
     (``Scenario.mac_params``; None: the calibrated set).
 
     ``mac_params.modems`` adds that many other CMs with the same service flow,
@@ -61,7 +61,7 @@ def make_link(engine, scenario, sink, loss) -> CableModem:
 
 
 def make_reverse_link(engine, scenario, sink, loss) -> CableModem:
-    """``run.REVERSE_LINKS`` factory: ACKs (and probe echoes) go up through a request-grant CM.
+    """``links.REVERSE_LINKS["docsis"]`` factory: ACKs (and probe echoes) go up through a request-grant CM.
 
     For downstream transfers such as Atov-Kennedy's (data at 3 Mb/s down, ACKs through
     the CM's 512 kb/s upstream): the ACK clock then carries the MAC's request-grant

@@ -430,19 +430,31 @@ class TcpSender:
 
     # -- RTO -----------------------------------------------------------------
     def _rtt_sample(self, r: float) -> None:
+        # once per ACK: plain comparisons, no min()/max()/abs() calls
         if self.min_rtt is None or r < self.min_rtt:
             self.min_rtt = r
-        if self.srtt is None:
-            self.srtt = r
-            self.rttvar = r / 2.0
+        srtt = self.srtt
+        if srtt is None:
+            srtt = r
+            rttvar = r / 2.0
         else:
-            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - r)
-            self.srtt = 0.875 * self.srtt + 0.125 * r
+            dev = srtt - r if srtt > r else r - srtt
+            rttvar = 0.75 * self.rttvar + 0.25 * dev
+            srtt = 0.875 * srtt + 0.125 * r
+        self.srtt = srtt
+        self.rttvar = rttvar
+        var = 4.0 * rttvar
+        if var < self.gran:  # noqa: PLR1730 (once per ACK: cheaper than max())
+            var = self.gran
         if self.rto_floor_var:  # Linux: rttvar never below rto_min, so RTO >= srtt + rto_min
-            rto = self.srtt + max(self.gran, 4.0 * self.rttvar, self.min_rto)
+            if var < self.min_rto:  # noqa: PLR1730
+                var = self.min_rto
+            rto = srtt + var
         else:  # RFC 6298 2.4: the minimum bounds the whole RTO
-            rto = max(self.srtt + max(self.gran, 4.0 * self.rttvar), self.min_rto)
-        self.rto = min(rto, self.max_rto)
+            rto = srtt + var
+            if rto < self.min_rto:  # noqa: PLR1730
+                rto = self.min_rto
+        self.rto = rto if rto < self.max_rto else self.max_rto  # noqa: FURB136
 
     def _arm(self) -> None:
         now = self.engine.now

@@ -24,7 +24,6 @@ own timeout and output streams.
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import time
 from collections import Counter
@@ -42,6 +41,7 @@ from hfcprov.snmp.client import (
     SnmpClient,
     SnmpError,
     SnmpTimeout,
+    for_each,
 )
 
 IN_SYNC, DRIFTED, WRONG_CONFIG, OFFLINE, UNREACHABLE, AUTH_FAILURE, ERROR = (
@@ -385,24 +385,8 @@ async def audit_all(targets: list[AuditTarget], credentials: Credentials, config
     in completion order as they arrive."""
     started = time.monotonic()
     client = SnmpClient(credentials, timeout=timeout, retries=retries)
-    counts: Counter = Counter()
-    queue: asyncio.Queue = asyncio.Queue()
-    for t in targets:
-        queue.put_nowait(t)
-
-    async def worker():
-        while True:
-            try:
-                target = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            result = await audit_modem(client, target, configs)
-            counts[result.status] += 1
-            if on_result is not None:
-                on_result(result)
-
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(targets))))))
+        counts = await for_each(targets, concurrency, lambda t: audit_modem(client, t, configs), on_result)
     finally:
         client.close()
     return AuditSummary(counts, time.monotonic() - started, len(targets))

@@ -29,6 +29,7 @@ from hfcprov.snmp.client import (
     SnmpClient,
     SnmpError,
     SnmpTimeout,
+    for_each,
 )
 
 OK, SENT, NOT_BACK, FAILED, REFUSED, UNREACHABLE, ERROR = (
@@ -218,29 +219,15 @@ async def push_all(action: str, targets: list[PushTarget], credentials: Credenti
     """Run ``one(client, target)`` (a coroutine giving a PushResult) over every target, paced."""
     started = time.monotonic()
     client = SnmpClient(credentials, timeout=timeout, retries=retries)
-    pacer = Pacer(rate)
-    counts: Counter = Counter()
-    queue: asyncio.Queue = asyncio.Queue()
-    for t in targets:
-        queue.put_nowait(t)
 
-    async def worker():
-        while True:
-            try:
-                target = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            await pacer.wait()
-            try:
-                result = await one(client, target)
-            except SnmpError as err:
-                result = _failure(PushResult(target.host, target.port, target.mac, action, ERROR), err)
-            counts[result.status] += 1
-            if on_result is not None:
-                on_result(result)
+    async def guarded(target):
+        try:
+            return await one(client, target)
+        except SnmpError as err:
+            return _failure(PushResult(target.host, target.port, target.mac, action, ERROR), err)
 
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(targets))))))
+        counts = await for_each(targets, concurrency, guarded, on_result, before=Pacer(rate).wait)
     finally:
         client.close()
     return PushSummary(action, counts, time.monotonic() - started, len(targets))

@@ -76,7 +76,36 @@ def _die_with_parent() -> None:
         pass
 
 
-class SnmpSimAgent:
+class AgentProcess:
+    """An agent process the tests or a bench started: ``stop()`` ends it and removes its temp folder."""
+
+    proc: subprocess.Popen | None = None
+    _tmp: tempfile.TemporaryDirectory | None = None
+    _log = None
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self._log:
+            self._log.close()
+            self._log = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class SnmpSimAgent(AgentProcess):
     """An snmpsim-command-responder process; ``start()`` returns once every endpoint is bound."""
 
     def __init__(
@@ -146,29 +175,8 @@ class SnmpSimAgent:
                 raise SimAgentError(f"snmpsim did not bind {len(want)} endpoints within {self.start_timeout:.0f} s")
             time.sleep(0.1)
 
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if getattr(self, "_log", None):
-            self._log.close()
-            self._log = None
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
-
     def cpu_seconds(self) -> float:
         """User+system CPU the agent has used so far (for the benchmark)."""
         with open(f"/proc/{self.proc.pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def __enter__(self) -> SnmpSimAgent:  # noqa: PYI034
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
-from hfcprov.snmp.simagent import _die_with_parent, _udp_bound
+from hfcprov.snmp.simagent import AgentProcess, _die_with_parent, _udp_bound
 
 
 class NetSnmpError(HfcprovError):
@@ -45,7 +45,7 @@ def _udp6_ports() -> set[int]:
     return {int(line.split()[1].rsplit(":", 1)[1], 16) for line in lines if line.strip()}
 
 
-class NetSnmpModem:
+class NetSnmpModem(AgentProcess):
     """One ``snmpd`` process serving one modem on ``host:port`` (UDP; ``host`` may be ``::1``)."""
 
     def __init__(self, port: int, host: str = "127.0.0.1", state: dict | None = None,
@@ -137,24 +137,3 @@ class NetSnmpModem:
         if path is None or not path.exists():
             return []
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if getattr(self, "_log", None):
-            self._log.close()
-            self._log = None
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
-
-    def __enter__(self) -> NetSnmpModem:  # noqa: PYI034
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()

@@ -73,3 +73,49 @@ def test_a_new_sub_tlv_is_one_row(monkeypatch):
     root = dictionary._build()
     paths = {s.path for s in root.walk() if s.name == "FutureSubTlv"}
     assert paths == {"24.77", "25.77", "43.77", *(f"{c}.43.77" for c in NESTED_43)}
+
+
+def test_subtrees_built_on_first_use_are_the_same_from_every_thread():
+    # mounted subtrees are built on first use (a per-file encode touches few); threads racing for one
+    # must all get the one subtree, each mount built once, and a full walk must see every path
+    import threading
+
+    root = dictionary._build()
+    assert "_mount" in root.children[24].__dict__ and "_mount" in root.children[43].__dict__
+    found, start = [], threading.Barrier(8)
+
+    def look():
+        start.wait()
+        spec = root
+        for code in (24, 43, 5, 1):
+            spec = spec.children[code]
+        found.append((spec, root.children[24].by_name["VendorSpecific"], root.children[43].vendor_specific))
+
+    threads = [threading.Thread(target=look) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(found) == 8 and len({tuple(map(id, f[:2])) for f in found}) == 1 and all(f[2] for f in found)
+    assert found[0][0].path == "24.43.5.1"
+    assert sum(1 for _ in root.walk()) == sum(1 for _ in ROOT.walk()) == 1542
+    assert not any("_mount" in s.__dict__ for s in root.walk())
+
+
+def test_a_missing_attribute_of_a_spec_is_still_an_attribute_error():
+    import pytest
+
+    with pytest.raises(AttributeError):
+        lookup("24").no_such_field  # noqa: B018
+    assert not hasattr(dictionary._build().children[22], "no_such_field")
+
+
+def test_a_broken_table_is_refused_when_built(monkeypatch):
+    import pytest
+
+    monkeypatch.setattr(tlvdata, "ROWS", tlvdata.ROWS + "200.1|Orphan|uint8|fixed:1|||\n")
+    with pytest.raises(RuntimeError, match="200.1 has no parent row"):
+        dictionary._build()
+    monkeypatch.setattr(tlvdata, "ROWS", tlvdata.ROWS.replace("200.1|", "5.99.1|"))
+    with pytest.raises(RuntimeError, match="5.99.1 has no parent row"):  # nested rows: when first used
+        dictionary._build().children[5].children

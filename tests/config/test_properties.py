@@ -164,3 +164,13 @@ def test_fuzz_text_raises_only_config_errors(text):
             parse(text)
         except ConfigError:
             pass
+
+
+def test_a_cm_file_whose_first_tlv_is_254_re_encodes_as_a_cm_file():
+    # found by the fuzz test above: a CM file's first byte turned into 254 decoded as a CM file, then
+    # encode() took the tree for an MTA file and refused it ("an MTA file starts with ...")
+    for first in (bytes((254, 16)) + bytes(16), bytes((254, 1, 255))):
+        blob = bytearray(encode(ConfigTree([Tlv(3, 1)]), b"k"))
+        blob[:3] = b""
+        blob[:0] = first
+        _only_config_errors(bytes(blob))

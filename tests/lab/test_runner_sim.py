@@ -94,8 +94,9 @@ def test_example_campaign_end_to_end_through_the_cli(tmp_path):
         by_rate = {r.tier: r.buffer for r in recs if r.rtt == rtt}
         assert by_rate["1 Mb/s up"] <= by_rate["2 Mb/s up"] <= by_rate["5 Mb/s up"] <= by_rate["10 Mb/s up"]
         assert by_rate["1 Mb/s up"] < by_rate["10 Mb/s up"]
-    # the report and `buffer advise` (the same policy, CUBIC as the campaign) agree at 7 of 8 tiers
-    assert sum(r.buffer == r.advised for r in recs) >= 7
+    # the report and `buffer advise` (the same policy, CUBIC as the campaign) agree at 6 of 8 tiers;
+    # at 2 and 5 Mb/s, 40 ms the DOCSIS model needs one ladder step more (docs/sizing.md)
+    assert sum(r.buffer == r.advised for r in recs) >= 6
     assert {r.model for r in recs} == {"sim: DOCSIS request-grant MAC"}
     # White et al. Fig. 9: at 1 Mb/s a 256 KiB buffer ruins a call that 16 KiB leaves fine
     rows = [r for r in store_rows(db) if r["upstream_rate"] == 1e6 and r["rtt"] == 0.04]

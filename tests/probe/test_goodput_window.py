@@ -47,5 +47,7 @@ def test_goodput_never_exceeds_what_the_shaped_link_carries():
         lab.down()
     assert r.goodput_bps <= capacity * 1.002, (r.goodput_bps, r.extra)
     assert r.goodput_bps > 0.9 * capacity
-    assert all(v <= capacity * 1.01 for _, v in r.series["goodput_bps"]), r.series["goodput_bps"]
+    # nothing is held at the receiver when the window starts, so its first second cannot beat the link
+    # either (a later second may: a hole that forms inside the window releases its bytes in a burst)
+    assert r.series["goodput_bps"][0][1] <= capacity * 1.01, r.series["goodput_bps"]
     assert r.extra["warmup_used"] > 3.0  # slow start's overshoot into 256 KiB: recovery outlasts 3 s

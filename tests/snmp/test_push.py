@@ -153,6 +153,11 @@ def test_get_walk_set_by_name_on_snmpd(fleet):
     assert objs["docsDevSwFilename.0"]["value"] == "next.bin"
     assert objs["docsDevSwAdminStatus.0"]["label"] == "allowProvisioningUpgrade"
     assert "6 objects under docsDevSoftware" in walked.stderr
+    # a name only the standard modules define (pysnmp-mibs' IF-MIB), served by snmpd's own ifXTable
+    if_mib = hfcprov("snmp", "get", f"127.0.0.1:{port}", "ifHCInOctets.1", "ifName.1", *FAST)
+    assert if_mib.returncode == 0, if_mib.stderr
+    assert if_mib.stdout.startswith("IF-MIB::ifHCInOctets.1 = Counter64: ")
+    assert 'IF-MIB::ifName.1 = STRING: "lo"' in if_mib.stdout
     missing = hfcprov("snmp", "get", f"127.0.0.1:{port}", "docsDevServerConfigFile.7", *FAST)
     assert missing.returncode == 2
     assert "No Such Instance currently exists at this OID" in missing.stdout
