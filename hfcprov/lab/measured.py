@@ -55,8 +55,7 @@ def build_config(campaign: Campaign, point: Point, mac: str | None = None) -> tu
         variables["mac"] = mac
     tree = backends.config_tree(campaign, point, variables)
     flow = backends.upstream_flow(campaign, point, tree)
-    if point.aqm in ("docsis-pie", "lld") and not (flow.aqm.enabled and flow.aqm.disable is False
-                                                    or flow.aqm.latency_target_ms or flow.aqm.algorithm_code):
+    if point.aqm in ("docsis-pie", "lld") and not flow.aqm.requested:
         # a measured modem runs what its file says: a point labelled with an AQM must ask for it
         raise PointFailed(f"the grid says aqm={point.aqm} but the rendered upstream flow {flow.path or ''} does "
                           "not enable AQM (24.40); render AQMEncodings from {{ aqm }} in the template")
