@@ -22,13 +22,15 @@ How fast the stage stays faithful on this machine is measured by
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
 import struct
 import zlib
 from collections import deque
 from dataclasses import dataclass, replace
 
-from hfcprov.model import DEFAULT_DOCSIS_VERSION, upstream_aqm
+from hfcprov.model import ANY_PROTOCOL, DEFAULT_DOCSIS_VERSION, TCP_OR_UDP, Classifier, upstream_aqm
 from hfcprov.sim.aqm.dualq import (
     CE,
     DROPPED,
@@ -190,6 +192,75 @@ class AqmStage:
         return out
 
 
+# -- several service flows: classify, then one stage per flow -------------------------------
+def packet_matches(c: Classifier, pkt: bytes) -> bool:
+    """Does the raw packet match the classifier, as its tc u32 filters would (``classify.u32_matches``)?
+
+    The same rules as tc: IPv4 only (the filters are ``protocol ip``), ports only on TCP/UDP
+    packets with a 20-byte IP header, IpProto 257 (or any protocol with port criteria) means
+    TCP or UDP. ``c`` is one the modem installed (``classify.steer`` refused the invalid ones).
+    """
+    if len(pkt) < 20 or pkt[0] >> 4 != 4:
+        return False
+    proto = pkt[9]
+    if c.tos and not c.tos[0] <= (pkt[1] & c.tos[2]) <= c.tos[1]:
+        return False
+    uses_ports = c.src_ports is not None or c.dst_ports is not None
+    if c.protocol == TCP_OR_UDP or (uses_ports and c.protocol == ANY_PROTOCOL):
+        if proto not in (6, 17):
+            return False
+    elif c.protocol != ANY_PROTOCOL and proto != c.protocol:
+        return False
+    for field, at in ((c.src, 12), (c.dst, 16)):
+        if field and (int.from_bytes(pkt[at:at + 4], "big") & field[1]) != (field[0] & field[1]):
+            return False
+    if uses_ports:
+        if pkt[0] & 0x0F != 5 or len(pkt) < 24:
+            return False
+        for ports, at in ((c.src_ports, 20), (c.dst_ports, 22)):
+            if ports and not ports[0] <= int.from_bytes(pkt[at:at + 2], "big") <= ports[1]:
+                return False
+    return True
+
+
+class FlowDispatch:
+    """The upstream service flows in userspace: each packet goes to its flow's stage.
+
+    ``rules`` are the installed classifiers in the order the modem tries them, each with the
+    band (index of its flow among the upstream flows); a packet no rule matches goes to band 0,
+    the primary flow (tc's htb default). ``stages[band]`` is that flow's ``AqmStage``, or None
+    for a flow the stage does not queue (tc shapes it after the delay line): ``offer`` then
+    returns None and the caller passes the packet on.
+    """
+
+    def __init__(self, stages: list, rules: list = ()) -> None:
+        self.stages = list(stages)
+        self.rules = list(rules)
+        self.live = [s for s in self.stages if s is not None]
+
+    def classify(self, pkt: bytes) -> int:
+        for c, band in self.rules:
+            if packet_matches(c, pkt):
+                return band
+        return 0
+
+    def offer(self, pkt: bytes, now: float) -> bool | None:
+        stage = self.stages[self.classify(pkt)] if len(self.stages) > 1 else self.stages[0]
+        return None if stage is None else stage.offer(pkt, now)
+
+    def next_time(self, now: float) -> float | None:
+        times = [t for s in self.live if (t := s.next_time(now)) is not None]
+        return min(times) if times else None
+
+    def release(self, now: float) -> list:
+        if len(self.live) == 1:
+            return self.live[0].release(now)
+        out = []
+        for s in self.live:
+            out += s.release(now)
+        return out
+
+
 def source_matcher(net):
     """A predicate on raw packets: IPv4 with a source address inside ``net`` (an IPv4Network)."""
     base = int(net.network_address)
@@ -206,47 +277,89 @@ HOME_PREFIX = "10.10.1.0/24"  # the CPE side of the emulated plant: upstream pac
 
 
 @dataclass(frozen=True)
-class StagePlan:
-    """The userspace stage an upstream flow with AQM gets, and the tc class left to it.
-
-    ``tc_plan`` is the flow's own plan without a rate (tc only steers; the stage shapes and
-    queues, or tc's queue would fill first and the AQM would never see a queue).
-    """
+class FlowStage:
+    """What one upstream flow with AQM runs in the stage."""
 
     kind: str  # "pie" | "dualq"
     rate: float  # bits/s
     buffer: int  # bytes
     burst: int  # bytes
     target: float  # s: the AQM latency target
-    tc_plan: object  # hfcprov.emu.shaping.QueuePlan
+    flow: str  # the flow's name, for status and errors
 
-    def args(self) -> list[str]:
-        """``hfcprov.emu.delayline`` options that run this stage."""
-        return ["--aqm", self.kind, "--aqm-rate", repr(self.rate), "--aqm-buffer", str(self.buffer),
-                "--aqm-burst", str(self.burst), "--aqm-target", repr(self.target), "--aqm-from", HOME_PREFIX]
+    def build(self, seed: int = 0) -> AqmStage:
+        return AqmStage(self.kind, self.rate, self.buffer, burst=self.burst, target=self.target, seed=seed)
 
     def as_dict(self) -> dict:
         return {"stage": self.kind, "rate_bps": self.rate, "buffer": self.buffer, "burst": self.burst,
-                "latency_target": self.target, "where": "userspace (TUN delay line)"}
+                "latency_target": self.target, "flow": self.flow}
 
 
-def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSION) -> tuple[StagePlan | None, list[str]]:
+@dataclass(frozen=True)
+class StagePlan:
+    """The userspace stage of the upstream direction: one ``FlowStage`` (or None) per flow, in band order.
+
+    ``tc_plans`` are the flows' own plans, without a rate for the flows the stage queues (tc
+    only steers them; the stage shapes and queues, or tc's queue would fill first and the AQM
+    would never see a queue). ``rules`` are the installed upstream classifiers with their bands.
+    """
+
+    flows: tuple  # FlowStage | None per upstream band
+    tc_plans: tuple  # hfcprov.emu.shaping.QueuePlan per upstream band
+    rules: tuple = ()  # (Classifier, band) in the order the modem tries them
+
+    @property
+    def staged(self) -> list[FlowStage]:
+        return [f for f in self.flows if f is not None]
+
+    def spec(self) -> dict:
+        return {"from": HOME_PREFIX,
+                "flows": [None if f is None else f.as_dict() for f in self.flows],
+                "rules": [{"band": band, "classifier": dataclasses.asdict(c)} for c, band in self.rules]}
+
+    def args(self) -> list[str]:
+        """``hfcprov.emu.delayline`` options that run this stage."""
+        return ["--aqm-spec", json.dumps(self.spec())]
+
+    def as_dict(self) -> dict:
+        first = self.staged[0].as_dict()  # the primary staged flow at the top level (status line)
+        return {**first, "where": "userspace (TUN delay line)", "flows": [f.as_dict() for f in self.staged]}
+
+
+def dispatch_from_spec(spec: dict, seed: int = 0) -> FlowDispatch:
+    """The ``FlowDispatch`` a ``StagePlan.spec()`` describes (the delay line's side)."""
+    stages = [None if f is None else AqmStage(f["stage"], f["rate_bps"], f["buffer"], burst=f["burst"],
+                                              target=f["latency_target"], seed=seed + band)
+              for band, f in enumerate(spec["flows"])]
+    rules = []
+    for r in spec.get("rules", []):
+        c = r["classifier"]
+        c = Classifier(**{k: tuple(v) if isinstance(v, list) else v for k, v in c.items()})
+        rules.append((c, r["band"]))
+    return FlowDispatch(stages, rules)
+
+
+def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSION,
+               steering: list = ()) -> tuple[StagePlan | None, list[str]]:
     """The stage for the upstream direction (or None) and the flows left drop-tail for want of it.
 
     Which flows run AQM is ``hfcprov.model.upstream_aqm``'s rule for the modem's DOCSIS
-    version (the simulator's too). The stage takes every packet from the home side, so it can
-    stand for one upstream flow only: with several upstream flows it runs for none (the others
-    would be shaped twice) and the flows the rule gives AQM are named in the second item.
+    version (the simulator's too). Each such flow with a rate gets its own shaper and queue in
+    the stage; the stage classifies packets with the installed upstream classifiers
+    (``steering``, from ``classify.steer``) exactly as tc does. Flows without AQM stay in tc.
     """
-    wanted = [(p, aqm) for p in upstream_plans
-              if (aqm := upstream_aqm(p.flow, docsis_version=docsis_version)) is not None]
-    if not wanted:
+    flows, tc_plans = [], []
+    for p in upstream_plans:
+        aqm = upstream_aqm(p.flow, docsis_version=docsis_version)
+        if aqm is None or not p.rate_bps:  # no AQM, or no rate limit: no queue for an AQM to act on
+            flows.append(None)
+            tc_plans.append(p)
+            continue
+        kind = "pie" if aqm.algorithm == "docsis-pie" else "dualq"
+        flows.append(FlowStage(kind, float(p.rate_bps), int(p.buffer), int(p.burst), aqm.latency_target,
+                               p.flow.name))
+        tc_plans.append(replace(p, rate_bps=None, peak_bps=None))
+    if not any(flows):
         return None, []
-    if len(upstream_plans) != 1:
-        return None, [p.flow.name for p, _ in wanted]
-    p, aqm = wanted[0]
-    if not p.rate_bps:  # no rate limit: no queue for an AQM to act on
-        return None, []
-    kind = "pie" if aqm.algorithm == "docsis-pie" else "dualq"
-    return (StagePlan(kind, float(p.rate_bps), int(p.buffer), int(p.burst), aqm.latency_target,
-                      replace(p, rate_bps=None, peak_bps=None)), [])
+    rules = tuple((s.classifier, s.band) for s in steering if s.classifier.direction == "upstream")
+    return StagePlan(tuple(flows), tuple(tc_plans), rules), []

@@ -9,11 +9,13 @@ A constant delay keeps packets in order, so a FIFO suffices. Timing uses
 scheduled from the arrival time, so late wake-ups never accumulate.
 
     python -m hfcprov.emu.delayline --dev dl0 --delay 0.02 [--loss 0.01 --seed 1]
-        [--aqm pie --aqm-rate 10e6 --aqm-buffer 262144 --aqm-from 10.10.1.0/24]
+        [--aqm pie --aqm-rate 10e6 --aqm-buffer 262144 --aqm-from 10.10.1.0/24 | --aqm-spec JSON]
 
 With ``--aqm`` the packets from ``--aqm-from`` (the home side: upstream) first
 pass a userspace AQM stage (``hfcprov.emu.aqmstage``: shaper + DOCSIS-PIE, the
-LLD dual queue or drop-tail), then the delay.
+LLD dual queue or drop-tail), then the delay. ``--aqm-spec`` (``StagePlan.spec``)
+runs one such stage per upstream service flow, packets classified to their flow
+by the modem's classifiers.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import argparse
 import collections
 import fcntl
 import ipaddress
+import json
 import os
 import random
 import select
@@ -62,9 +65,8 @@ def serve(fd: int, delay: float, loss: float = 0.0, seed: int | None = None, sta
                 now = time.monotonic()
                 if loss and rng.random() < loss:
                     continue
-                if stage is not None and stage_match(pkt):
-                    stage.offer(pkt, now)
-                    continue
+                if stage is not None and stage_match(pkt) and stage.offer(pkt, now) is not None:
+                    continue  # queued (or dropped) by its flow's stage; None: a flow tc shapes
                 queue.append((now + delay, pkt))
         now = time.monotonic()
         if stage is not None:
@@ -90,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--aqm-burst", type=int, default=3044, help="the stage's token bucket, bytes")
     ap.add_argument("--aqm-target", type=float, default=None, help="AQM latency target, seconds")
     ap.add_argument("--aqm-from", default="0.0.0.0/0", help="IPv4 source prefix the stage takes")
+    ap.add_argument("--aqm-spec", default=None, help="JSON: one stage per service flow (aqmstage.StagePlan.spec)")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
@@ -99,11 +102,17 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, AttributeError):
         pass
     stage = match = None
-    if args.aqm:
-        from hfcprov.emu.aqmstage import AqmStage, source_matcher
+    if args.aqm_spec:
+        from hfcprov.emu.aqmstage import dispatch_from_spec, source_matcher
 
-        stage = AqmStage(args.aqm, args.aqm_rate, args.aqm_buffer, burst=args.aqm_burst,
-                         target=args.aqm_target, seed=args.seed or 0)
+        spec = json.loads(args.aqm_spec)
+        stage = dispatch_from_spec(spec, seed=args.seed or 0)
+        match = source_matcher(ipaddress.ip_network(spec["from"], strict=False))
+    elif args.aqm:
+        from hfcprov.emu.aqmstage import AqmStage, FlowDispatch, source_matcher
+
+        stage = FlowDispatch([AqmStage(args.aqm, args.aqm_rate, args.aqm_buffer, burst=args.aqm_burst,
+                                       target=args.aqm_target, seed=args.seed or 0)])
         match = source_matcher(ipaddress.ip_network(args.aqm_from, strict=False))
     fd = open_tun(args.dev)
     try:

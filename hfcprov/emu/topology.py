@@ -229,14 +229,15 @@ class Lab:
             del flows[MAX_FLOWS:]
         steering, why = classify.steer({d: [p.flow for p in f] for d, f in by_direction.items()}, list(classifiers))
         refused += why
-        # AQM on the upstream flow (hfcprov.model.upstream_aqm): the userspace stage (no pie qdisc here)
-        stage, no_stage = plan_stage(by_direction.get("upstream", []), self.docsis_version)
+        # AQM on upstream flows (hfcprov.model.upstream_aqm): the userspace stage (no pie qdisc here),
+        # one shaper + queue per such flow, packets classified by the same classifiers as tc's
+        stage, no_stage = plan_stage(by_direction.get("upstream", []), self.docsis_version, steering)
         for direction, flows in by_direction.items():
             dev = DEV[direction]
             self.clear(direction)  # start clean: a replaced root would keep its old classes and filters
             netns.run(["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1"], ns=cm)
             for band, p in enumerate(flows):
-                tc_plan = stage.tc_plan if stage is not None and direction == "upstream" else p
+                tc_plan = stage.tc_plans[band] if stage is not None and direction == "upstream" else p
                 for argv in tc_plan.tc_args(dev, classid=_classid(band), handle=f"{band + 10:x}:"):
                     netns.run(argv, ns=cm)
             filters = []
@@ -255,7 +256,7 @@ class Lab:
             if stage is not None and direction == "upstream":
                 self.queues[direction]["aqm"] = stage.as_dict()
             if no_stage and direction == "upstream":
-                self.queues[direction]["aqm_not_run"] = no_stage  # the rule says AQM; the stage runs one flow
+                self.queues[direction]["aqm_not_run"] = no_stage  # the rule says AQM; the stage cannot run it
         for direction in ("upstream", "downstream"):
             if direction not in by_direction:
                 self.clear(direction)

@@ -41,17 +41,16 @@ def test_the_audit_of_the_emulated_modem_compares_its_aqm(lab_factory, tmp_path,
     assert row["aqm_exposed"] is exposed, row
 
 
-def test_an_upstream_flow_the_emulator_leaves_drop_tail_is_reported_drifted(lab_factory, tmp_path):
-    """Two upstream flows: the AQM stage runs for neither (aqmstage.plan_stage), so the modem reports
-    AQM disabled where the model's rule (DOCSIS 3.1) expects it on, and the audit says so."""
+def test_two_upstream_flows_both_run_aqm_and_the_audit_agrees(lab_factory, tmp_path):
+    """Two upstream flows: the stage runs one queue per flow (aqmstage.plan_stage), so the modem reports
+    AQM on for both, as the model's rule (DOCSIS 3.1) expects, and the audit finds them in sync."""
     second = ("DsServiceFlow { DsServiceFlowRef 2;",
               "UsServiceFlow { UsServiceFlowRef 3; QosParamSetType 7; MaxRateSustained 128000; }\n"
               "  DsServiceFlow { DsServiceFlowRef 2;")
     (tmp_path / "gold.cm").write_bytes(encode(parse_text(CONFIG.replace(*second))))
     lab = lab_factory(docsis_version="3.1")
     applied = lab.boot(tmp_path, "gold.cm")
-    assert len(applied["queues"]["upstream"]["aqm_not_run"]) == 2
+    up = applied["queues"]["upstream"]
+    assert "aqm_not_run" not in up and [f["stage"] for f in up["aqm"]["flows"]] == ["pie", "pie"], up
     rc, row = audit(lab, tmp_path)
-    assert rc == 2 and row["status"] == "drifted", row
-    assert [(d["flow"].split(" (")[0], d["field"], d["expected"], d["actual"]) for d in row["drifts"]] == [
-        ("upstream flow 1", "aqm_disabled", 2, 1), ("upstream flow 2", "aqm_disabled", 2, 1)], row
+    assert rc == 0 and row["status"] == "in-sync", row

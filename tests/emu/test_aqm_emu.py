@@ -7,6 +7,7 @@ emulated modem runs what ``hfcprov.model.upstream_aqm`` says for its DOCSIS vers
 simulator does for the same file: DOCSIS-PIE at 3.1 (the default), drop-tail at 3.0 (docs/emu.md).
 """
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -31,22 +32,24 @@ def flow(aqm: AqmSettings, rate=2e6, buffer=64 * 1024):
 def test_the_stage_runs_where_the_models_rule_gives_aqm():
     bare = flow(AqmSettings())  # no 24.40
     stage, left = plan_stage([shaping.plan(bare)])  # DOCSIS 3.1 (the default): DOCSIS-PIE
-    assert stage.kind == "pie" and stage.target == 0.010 and left == []
+    assert stage.flows[0].kind == "pie" and stage.flows[0].target == 0.010 and left == []
     assert plan_stage([shaping.plan(bare)], "3.0") == (None, [])  # DOCSIS 3.0: drop-tail
     stage, _ = plan_stage([shaping.plan(flow(AqmSettings(latency_target_ms=20)))], "3.0")  # the file asks
-    assert stage.kind == "pie" and stage.target == 0.020 and stage.rate == 2e6 and stage.buffer == 65536
-    assert stage.tc_plan.rate_bps is None  # tc steers only; the stage shapes
-    assert "--aqm-target" in stage.args()
+    f = stage.flows[0]
+    assert f.kind == "pie" and f.target == 0.020 and f.rate == 2e6 and f.buffer == 65536
+    assert stage.tc_plans[0].rate_bps is None  # tc steers only; the stage shapes
+    assert stage.args()[0] == "--aqm-spec" and json.loads(stage.args()[1])["flows"][0]["latency_target"] == 0.020
     for off in (AqmSettings(disable=True), AqmSettings(disable=False, cm_disabled=True)):  # 24.40.1, TLV 76
         for version in ("3.0", "3.1"):
             assert plan_stage([shaping.plan(flow(off))], version) == (None, [])
 
 
-def test_more_upstream_flows_with_aqm_than_the_stage_runs_are_named():
+def test_several_upstream_flows_each_get_the_aqm_the_rule_gives_them():
     two = [shaping.plan(flow(AqmSettings())), shaping.plan(replace(flow(AqmSettings(disable=True)), ref=2,
                                                                     path="24[1]"))]
-    stage, left = plan_stage(two)  # the stage stands for one upstream flow only
-    assert stage is None and left == ["service flow upstream (ref 1)"]
+    stage, left = plan_stage(two)  # flow 1: PIE in the stage; flow 2 (24.40.1 off): tc's drop-tail
+    assert left == [] and stage.flows[0].kind == "pie" and stage.flows[1] is None
+    assert stage.tc_plans[0].rate_bps is None and stage.tc_plans[1] == two[1]
     assert plan_stage(two, "3.0") == (None, [])  # the rule gives neither AQM: nothing left out
 
 
@@ -63,8 +66,9 @@ def test_sim_and_emulated_modem_give_one_flow_the_same_queue(aqm, version):
     if stage is None:
         assert sim["aqm"] == "none"
     else:
-        assert sim["aqm"] == {"pie": "docsis-pie", "dualq": "lld"}[stage.kind]
-        assert (sim.get("aqm_params") or {}).get("latency_target", 0.010) == stage.target or stage.kind == "dualq"
+        kind, target = stage.flows[0].kind, stage.flows[0].target
+        assert sim["aqm"] == {"pie": "docsis-pie", "dualq": "lld"}[kind]
+        assert (sim.get("aqm_params") or {}).get("latency_target", 0.010) == target or kind == "dualq"
 
 
 @pytest.mark.root
@@ -123,11 +127,12 @@ def test_one_file_without_24_40_gets_the_same_queue_in_sim_and_emu_up(lab_factor
 
 
 @pytest.mark.root
-def test_emu_up_names_the_upstream_flows_the_stage_leaves_drop_tail(lab_factory, tmp_path):
+def test_emu_up_runs_the_stage_for_every_upstream_flow_the_rule_gives_aqm(lab_factory, tmp_path):
     cfg = tmp_path / "two.txt"
     cfg.write_text(TWO_UPSTREAM)
     lab, note = emu_up(lab_factory, cfg)
-    assert lab["modem"]["status"] == "operational" and "aqm" not in lab["queues"]["upstream"]
-    assert note.count("\n") == 1 and "24[0] (ref 1)" in note and "24[1] (ref 3)" in note, note
+    up = lab["queues"]["upstream"]
+    assert lab["modem"]["status"] == "operational" and "aqm_not_run" not in up and note == "", (up, note)
+    assert [(f["stage"], f["rate_bps"]) for f in up["aqm"]["flows"]] == [("pie", 2e6), ("pie", 1e6)]
     lab, note = emu_up(lab_factory, cfg, "--docsis-version", "3.0")
-    assert note == ""
+    assert note == "" and "aqm" not in lab["queues"]["upstream"]

@@ -10,6 +10,7 @@ delay a full buffer gives (buffer/rate, within 25 % or 1 ms).
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import socket
@@ -119,7 +120,7 @@ def test_stage_rejects_unknown_kinds_and_zero_rates():
 class Path3:
     """snd (10.77.1.2) -- mid (delay line + stage on TUN) -- rcv (10.77.2.2)."""
 
-    def __init__(self, kind: str, rate: float, buffer: int, delay: float = 0.0) -> None:
+    def __init__(self, kind: str, rate: float, buffer: int, delay: float = 0.0, spec: dict | None = None) -> None:
         from hfcprov.emu import netns
 
         self.netns = netns
@@ -147,8 +148,10 @@ class Path3:
             netns.run(["ip", "rule", "add", "pref", "100", "iif", "ms", "lookup", "100"], ns=mid)
             self.proc = subprocess.Popen(
                 ["ip", "netns", "exec", mid, sys.executable, "-m", "hfcprov.emu.delayline", "--dev", "aq0",
-                 "--delay", repr(delay), "--aqm", kind, "--aqm-rate", repr(rate), "--aqm-buffer", str(buffer),
-                 "--aqm-from", "10.77.1.0/24"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                 "--delay", repr(delay),
+                 *(["--aqm-spec", json.dumps({**spec, "from": "10.77.1.0/24"})] if spec else
+                   ["--aqm", kind, "--aqm-rate", repr(rate), "--aqm-buffer", str(buffer), "--aqm-from", "10.77.1.0/24"])],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             deadline = time.monotonic() + 10
             while "NO-CARRIER" in netns.run(["ip", "link", "show", "aq0"], ns=mid):
                 if time.monotonic() > deadline or self.proc.poll() is not None:
