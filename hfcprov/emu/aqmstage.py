@@ -102,7 +102,7 @@ class AqmStage:
 
     def __init__(self, kind: str, rate: float, buffer: int | None, burst: int = 3044,
                  target: float | None = None, dualq: DualQParams | None = None, seed: int = 0,
-                 keep: int = 100_000) -> None:
+                 keep: int = 100_000, ll_buffer: int | None = None, ll_rate: float | None = None) -> None:
         if kind not in KINDS:
             raise AqmConfigError(f"AQM stage: {kind!r} is not one of {', '.join(KINDS)}")
         if not rate or rate <= 0:
@@ -120,7 +120,7 @@ class AqmStage:
             p = dualq or DualQParams()
             if target:
                 p = DualQParams(**{**p.__dict__, "classic": PieParams(latency_target=target)})
-            self.q = DualQueue(rate, buffer, None, p, rng=rng)
+            self.q = DualQueue(rate, buffer, ll_buffer, p, ll_rate=ll_rate, rng=rng)
         else:
             self.q = ByteFifo(buffer)
         self.offered = self.dropped = self.marked = self.sent = self.sent_bytes = 0
@@ -236,7 +236,8 @@ class FlowDispatch:
     def __init__(self, stages: list, rules: list = ()) -> None:
         self.stages = list(stages)
         self.rules = list(rules)
-        self.live = [s for s in self.stages if s is not None]
+        # an aggregate's member flows share one stage (the dual queue): release it once
+        self.live = list({id(s): s for s in self.stages if s is not None}.values())
 
     def classify(self, pkt: bytes) -> int:
         for c, band in self.rules:
@@ -284,15 +285,27 @@ class FlowStage:
     rate: float  # bits/s
     buffer: int  # bytes
     burst: int  # bytes
-    target: float  # s: the AQM latency target
-    flow: str  # the flow's name, for status and errors
+    target: float | None  # s: the AQM latency target (None: the dual queue's own, from ``params``)
+    flow: str  # the flow's name (an aggregate's: its path or profile), for status and errors
+    params: dict | None = None  # an aggregate's dual queue: ``asf_keys``'s aqm_params, as the simulator's
 
     def build(self, seed: int = 0) -> AqmStage:
-        return AqmStage(self.kind, self.rate, self.buffer, burst=self.burst, target=self.target, seed=seed)
+        """The stage the delay line runs (``dualq_params`` reads ``params`` as the simulator does)."""
+        if self.params is None:
+            return AqmStage(self.kind, self.rate, self.buffer, burst=self.burst, target=self.target, seed=seed)
+        from hfcprov.sim.aqm.select import dualq_params
+
+        dq, ll_buffer, ll_rate, _nqb = dualq_params(self.params)
+        return AqmStage("dualq", self.rate, self.buffer, burst=self.burst, dualq=dq, seed=seed, ll_buffer=ll_buffer,
+                        ll_rate=ll_rate)
 
     def as_dict(self) -> dict:
-        return {"stage": self.kind, "rate_bps": self.rate, "buffer": self.buffer, "burst": self.burst,
-                "latency_target": self.target, "flow": self.flow}
+        d = {"stage": self.kind, "rate_bps": self.rate, "buffer": self.buffer, "burst": self.burst,
+             "latency_target": self.target if self.target is not None else PieParams().latency_target,
+             "flow": self.flow}
+        if self.params is not None:
+            d["params"] = self.params
+        return d
 
 
 @dataclass(frozen=True)
@@ -310,11 +323,14 @@ class StagePlan:
 
     @property
     def staged(self) -> list[FlowStage]:
-        return [f for f in self.flows if f is not None]
+        """The stages, each once (an aggregate's member flows share one)."""
+        return list({id(f): f for f in self.flows if f is not None}.values())
 
     def spec(self) -> dict:
-        return {"from": HOME_PREFIX,
-                "flows": [None if f is None else f.as_dict() for f in self.flows],
+        staged = self.staged
+        index = {id(f): i for i, f in enumerate(staged)}
+        return {"from": HOME_PREFIX, "stages": [f.as_dict() for f in staged],
+                "bands": [None if f is None else index[id(f)] for f in self.flows],
                 "rules": [{"band": band, "classifier": dataclasses.asdict(c)} for c, band in self.rules]}
 
     def args(self) -> list[str]:
@@ -328,36 +344,74 @@ class StagePlan:
 
 def dispatch_from_spec(spec: dict, seed: int = 0) -> FlowDispatch:
     """The ``FlowDispatch`` a ``StagePlan.spec()`` describes (the delay line's side)."""
-    stages = [None if f is None else AqmStage(f["stage"], f["rate_bps"], f["buffer"], burst=f["burst"],
-                                              target=f["latency_target"], seed=seed + band)
-              for band, f in enumerate(spec["flows"])]
+    stages = [FlowStage(f["stage"], f["rate_bps"], f["buffer"], f["burst"], f["latency_target"], f["flow"],
+                        f.get("params")).build(seed + i) for i, f in enumerate(spec["stages"])]
     rules = []
     for r in spec.get("rules", []):
         c = r["classifier"]
         c = Classifier(**{k: tuple(v) if isinstance(v, list) else v for k, v in c.items()})
         rules.append((c, r["band"]))
-    return FlowDispatch(stages, rules)
+    return FlowDispatch([None if i is None else stages[i] for i in spec["bands"]], rules)
 
 
-def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSION,
-               steering: list = ()) -> tuple[StagePlan | None, list[str]]:
+def _aggregate_stages(plans: list, aggregates, settings, docsis_version: str) -> dict[int, FlowStage]:
+    """{band: the dual queue} for the member flows of each upstream LLD aggregate service flow.
+
+    ``asf_keys`` (the simulator's path for ``sim run --config``) gives the aggregate's rate,
+    burst, classic buffer and dual-queue parameters; where it gives no dual queue (no
+    low-latency member, TLV 91, DOCSIS 3.0) it is the classic flow's DOCSIS-PIE at the
+    aggregate's rate, or, without AQM, the members stay per-flow (tc).
+    """
+    from hfcprov.sim.aqm.select import asf_keys
+
+    flows = [p.flow for p in plans]
+    out: dict[int, FlowStage] = {}
+    for asf in aggregates:
+        if asf.direction != "upstream" or asf.ref is None:
+            continue
+        bands = [i for i, f in enumerate(flows) if f.asf_ref == asf.ref]
+        if not bands:
+            continue
+        keys = asf_keys(asf, flows, settings, docsis_version)
+        name = f"aggregate service flow {asf.path or asf.ref}"
+        params = dict(keys.get("aqm_params") or {})
+        if keys["aqm"] == "lld":
+            stage = FlowStage("dualq", keys["rate"], int(keys["buffer"]), int(keys["burst"]), None, name, params)
+        elif keys["aqm"] == "docsis-pie":  # TLV 91 or DOCSIS 3.0: the classic flow's PIE at the aggregate's rate
+            stage = FlowStage("pie", keys["rate"], int(keys["buffer"]), int(keys["burst"]),
+                              params.get("latency_target", PieParams().latency_target), name)
+        else:
+            continue
+        out.update(dict.fromkeys(bands, stage))
+    return out
+
+
+def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSION, steering: list = (),
+               aggregates=(), settings=None) -> tuple[StagePlan | None, list[str]]:
     """The stage for the upstream direction (or None) and the flows left drop-tail for want of it.
 
     Which flows run AQM is ``hfcprov.model.upstream_aqm``'s rule for the modem's DOCSIS
     version (the simulator's too). Each such flow with a rate gets its own shaper and queue in
-    the stage; the stage classifies packets with the installed upstream classifiers
-    (``steering``, from ``classify.steer``) exactly as tc does. Flows without AQM stay in tc.
+    the stage; the member flows of an LLD aggregate service flow (``aggregates``: the file's
+    ``AggregateServiceFlow``s, ``settings``: its ``ModemSettings``) share one dual queue at the
+    aggregate's rate, as ``sim run --config`` runs it. The stage classifies packets with the
+    installed upstream classifiers (``steering``, from ``classify.steer``) exactly as tc does.
+    Flows without AQM stay in tc.
     """
+    shared = _aggregate_stages(upstream_plans, aggregates, settings, docsis_version) if aggregates else {}
     flows, tc_plans = [], []
-    for p in upstream_plans:
-        aqm = upstream_aqm(p.flow, docsis_version=docsis_version)
-        if aqm is None or not p.rate_bps:  # no AQM, or no rate limit: no queue for an AQM to act on
+    for band, p in enumerate(upstream_plans):
+        aqm = upstream_aqm(p.flow, settings, docsis_version)
+        if band in shared:
+            flows.append(shared[band])
+        elif aqm is None or not p.rate_bps:  # no AQM, or no rate limit: no queue for an AQM to act on
             flows.append(None)
             tc_plans.append(p)
             continue
-        kind = "pie" if aqm.algorithm == "docsis-pie" else "dualq"
-        flows.append(FlowStage(kind, float(p.rate_bps), int(p.buffer), int(p.burst), aqm.latency_target,
-                               p.flow.name))
+        else:
+            kind = "pie" if aqm.algorithm == "docsis-pie" else "dualq"
+            flows.append(FlowStage(kind, float(p.rate_bps), int(p.buffer), int(p.burst), aqm.latency_target,
+                                   p.flow.name))
         tc_plans.append(replace(p, rate_bps=None, peak_bps=None))
     if not any(flows):
         return None, []

@@ -207,7 +207,8 @@ class Lab:
         return proc.pid
 
     # -- queues -----------------------------------------------------------------------------
-    def apply(self, plans: list[QueuePlan], classifiers: Sequence[Classifier] = (), save: bool = True) -> list[str]:
+    def apply(self, plans: list[QueuePlan], classifiers: Sequence[Classifier] = (), save: bool = True,
+              aggregates: Sequence = (), settings=None) -> list[str]:
         """Install every flow's queue and the classifiers that steer into them; replaces what was there.
 
         Per direction: an ``htb`` root (handle 1:) with one class per service flow in plan
@@ -215,7 +216,9 @@ class Lab:
         there), each the flow's own token bucket and byte-limited queue (``QueuePlan.tc_args``),
         and ``u32`` filters from the classifiers in rule order (``classify.steer``). The
         classes sit side by side under the root, so each is held to its own rate. Returns why
-        flows or classifiers were not installed.
+        flows or classifiers were not installed. Upstream flows under AQM run in the userspace
+        stage (``aqmstage.plan_stage``); ``aggregates`` (the file's ``AggregateServiceFlow``s) and
+        ``settings`` (its ``ModemSettings``) let an LLD aggregate run there as one dual queue.
         """
         cm = self.ns("cm")
         by_direction: dict[str, list[QueuePlan]] = {}
@@ -231,7 +234,8 @@ class Lab:
         refused += why
         # AQM on upstream flows (hfcprov.model.upstream_aqm): the userspace stage (no pie qdisc here),
         # one shaper + queue per such flow, packets classified by the same classifiers as tc's
-        stage, no_stage = plan_stage(by_direction.get("upstream", []), self.docsis_version, steering)
+        stage, no_stage = plan_stage(by_direction.get("upstream", []), self.docsis_version, steering,
+                                     aggregates, settings)
         for direction, flows in by_direction.items():
             dev = DEV[direction]
             self.clear(direction)  # start clean: a replaced root would keep its old classes and filters

@@ -38,7 +38,7 @@ def test_the_stage_runs_where_the_models_rule_gives_aqm():
     f = stage.flows[0]
     assert f.kind == "pie" and f.target == 0.020 and f.rate == 2e6 and f.buffer == 65536
     assert stage.tc_plans[0].rate_bps is None  # tc steers only; the stage shapes
-    assert stage.args()[0] == "--aqm-spec" and json.loads(stage.args()[1])["flows"][0]["latency_target"] == 0.020
+    assert stage.args()[0] == "--aqm-spec" and json.loads(stage.args()[1])["stages"][0]["latency_target"] == 0.020
     for off in (AqmSettings(disable=True), AqmSettings(disable=False, cm_disabled=True)):  # 24.40.1, TLV 76
         for version in ("3.0", "3.1"):
             assert plan_stage([shaping.plan(flow(off))], version) == (None, [])

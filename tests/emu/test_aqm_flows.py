@@ -137,7 +137,8 @@ def test_dispatch_shapes_each_flow_to_its_own_rate_on_a_virtual_clock():
 
 
 # -- real packets (root) ------------------------------------------------------------------
-def blast_ports(path: Path3, flows: dict[int, float], size: int, duration: float, warmup: float = 1.0):
+def blast_ports(path: Path3, flows: dict[int, float], size: int, duration: float, warmup: float = 1.0,
+                tos: dict[int, int] | None = None):
     """UDP to several ports at once, {port: IP bits/s}; per port (delivered bits/s, delays) after warm-up."""
     with path.netns.entered(path.ns["rcv"]):
         rxs = {}
@@ -149,6 +150,7 @@ def blast_ports(path: Path3, flows: dict[int, float], size: int, duration: float
     with path.netns.entered(path.ns["snd"]):
         txs = {port: socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for port in flows}
         for port, tx in txs.items():
+            tx.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, (tos or {}).get(port, 0))
             tx.connect(("10.77.2.2", port))
     payload = b"\0" * (size - 28 - 12)
     t0 = time.monotonic()
@@ -186,7 +188,7 @@ def two_flow_spec(rates, kind="pie", buffer=256 * 1024):
     steering, _ = classify.steer({"upstream": [p.flow for p in plans]}, [voice])
     stage, _ = plan_stage(plans, "3.1", steering)
     spec = stage.spec()
-    for f in spec["flows"]:
+    for f in spec["stages"]:
         f["stage"] = kind
     return spec
 
@@ -241,3 +243,66 @@ def test_faithful_rate_of_the_multi_flow_stage(capsys):
     assert all(ok for mbps, per in rows if mbps <= 20 for *_, ok in per), rows
 
 
+
+
+# -- the LLD aggregate service flow as one dual queue (issue 20 item 3, part 2) ----------------
+LLD = """Main { NetworkAccess 1;
+  UpstreamAggregateServiceFlow { UpstreamServiceFlowReference 9; MaxRateSustained 10000000;
+    LowLatencyAggregateSFEncodings { LowLatencyServiceFlowReference 2; AQMCouplingFactor 15; } }
+  UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; UpstreamAggregateServiceFlowReference 9;
+                  BufferControl { TargetBuffer 262144; } AQMEncodings { SFAQMLatencyTarget 15; } }
+  UsServiceFlow { UsServiceFlowRef 2; QosParamSetType 7; UpstreamAggregateServiceFlowReference 9;
+                  AQMEncodings { AQMAlgorithm 2; } }
+  DsServiceFlow { DsServiceFlowRef 3; QosParamSetType 7; MaxRateSustained 10000000; } }"""
+
+
+def lld_stage(version="3.1", text=LLD):
+    from hfcprov.config import parse_text
+    from hfcprov.model import aggregate_service_flows, modem_settings, service_flows
+
+    tree = parse_text(text)
+    flows, settings = service_flows(tree), modem_settings(tree)
+    plans = [shaping.plan(f) for f in flows if f.direction == "upstream"]
+    stage, left = plan_stage(plans, version, (), aggregate_service_flows(tree), settings)
+    return stage, left, aggregate_service_flows(tree), flows, settings
+
+
+def test_an_lld_aggregate_runs_as_one_dual_queue_with_the_simulators_parameters():
+    from hfcprov.sim.aqm.select import asf_keys
+
+    stage, left, (asf,), flows, settings = lld_stage()
+    assert left == [] and stage.flows[0] is stage.flows[1] and len(stage.staged) == 1
+    f = stage.flows[0]
+    keys = asf_keys(asf, flows, settings)
+    assert (f.kind, f.rate, f.buffer, f.params) == ("dualq", 10e6, keys["buffer"], keys["aqm_params"])
+    assert f.params["coupling"] == 1.5 and f.params["latency_target"] == 0.015
+    assert [p.rate_bps for p in stage.tc_plans] == [None, None]
+    d = dispatch_from_spec(json.loads(json.dumps(stage.spec())))
+    assert d.stages[0] is d.stages[1] and len(d.live) == 1
+    q = d.stages[0].q
+    assert (q.p.coupling, q.p.classic.latency_target) == (1.5, 0.015)
+    d.offer(ipv4(tos=1), 0.0)  # ECT(1): the low-latency queue, whichever member flow the classifier says
+    d.offer(ipv4(tos=0), 0.0)
+    d.offer(ipv4(tos=45 << 2), 0.0)  # DSCP 45 (NQB): low-latency too, as in the simulator
+    assert (len(q.lq), len(q.cq)) == (2, 1)
+    # no low-latency DOCSIS on a 3.0 modem, nor with TLV 91: the classic flow's PIE at the aggregate rate
+    for s, *_ in (lld_stage("3.0"), lld_stage(text=LLD.replace("NetworkAccess 1;", "NetworkAccess 1; LowLatencyDisable 1;"))):
+        assert s.flows[0] is s.flows[1] and (s.flows[0].kind, s.flows[0].rate, s.flows[0].target) == ("pie", 10e6, 0.015)
+
+
+@pytest.mark.root
+def test_an_ect1_flow_sees_low_ms_delay_beside_a_classic_bulk_flow_in_the_lld_stage():
+    require_root("network namespaces and a TUN device")
+    stage, *_ = lld_stage()
+    path = Path3("dualq", 0, 0, spec=stage.spec())
+    try:  # classic bulk at 110 % of the 10 Mb/s aggregate, an ECT(1) flow at 1 Mb/s beside it
+        res = blast_ports(path, {9000: 11e6, 9001: 1e6}, 1400, 8.0, warmup=3.0, tos={9001: 1})
+    finally:
+        path.close()
+    (cgot, cdel), (lgot, ldel) = res[9000], res[9001]
+    c50, l50, l99 = cdel[len(cdel) // 2], ldel[len(ldel) // 2], ldel[int(len(ldel) * 0.99)]
+    print(f"\nLLD stage: classic {cgot / 1e6:.3f} Mb/s p50 {c50 * 1e3:.1f} ms; ECT(1) {lgot / 1e6:.3f} Mb/s "
+          f"p50 {l50 * 1e3:.2f} ms p99 {l99 * 1e3:.2f} ms")
+    assert abs(lgot / 1e6 - 1) < 0.05 and abs((cgot + lgot) / 10e6 - 1) < 0.05, (cgot, lgot)
+    assert l50 < 0.003 and c50 > 0.005, (l50, c50)  # low-ms LL queue; classic held near its 15 ms target
+    assert c50 < 0.040, c50
