@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from hfcprov.emu import classify, shaping
+from hfcprov.emu import shaping
 from hfcprov.emu.topology import Lab
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
