@@ -10,18 +10,9 @@ from hfcprov.snmp.agentdata import modem_snmprec
 from hfcprov.snmp.client import Credentials, SnmpClient, run
 from hfcprov.snmp.simagent import SnmpSimAgent, write_endpoint_data
 from hfcprov.udpstat import udp_sockets
+from tests.support import has_ipv6_loopback
 
-
-def _has_ipv6_loopback() -> bool:
-    try:
-        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
-            s.bind(("::1", 0))
-        return True
-    except OSError:
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _has_ipv6_loopback(), reason="no IPv6 loopback (::1) on this host")
+pytestmark = pytest.mark.skipif(not has_ipv6_loopback(), reason="no IPv6 loopback (::1) on this host")
 
 
 def test_udp6_table_lists_an_ipv6_socket_by_its_address():
