@@ -1,4 +1,4 @@
-"""The kernel's view of this host's IPv4 UDP sockets (Linux ``/proc/net/udp``).
+"""The kernel's view of this host's UDP sockets (Linux ``/proc/net/udp``, ``/proc/net/udp6``).
 
 Used to tell when an agent is listening, and to read a socket's drop counter: the
 per-socket count of datagrams the kernel discarded because the receive buffer was
@@ -7,18 +7,19 @@ full, which is what a TFTP boot storm overflows.
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import NamedTuple
 
 
 class UdpSocket(NamedTuple):
-    address: str  # local IPv4 address, dotted
+    address: str  # local address: IPv4 dotted, or IPv6 compressed (from /proc/net/udp6)
     port: int
     drops: int  # datagrams dropped on this socket since it was opened
 
 
 def udp_sockets(table: str | Path = "/proc/net/udp") -> list[UdpSocket]:
-    """Every IPv4 UDP socket on this host; empty where the table does not exist (not Linux)."""
+    """Every UDP socket of ``table`` (IPv4 by default); empty where it does not exist (not Linux)."""
     try:
         lines = Path(table).read_text().splitlines()[1:]
     except FileNotFoundError:
@@ -27,8 +28,9 @@ def udp_sockets(table: str | Path = "/proc/net/udp") -> list[UdpSocket]:
     for line in lines:
         cols = line.split()
         addr_hex, port_hex = cols[1].split(":")
-        # the address is the kernel's 32-bit word in host (little-endian) byte order
-        address = ".".join(str(int(addr_hex[i:i + 2], 16)) for i in (6, 4, 2, 0))
+        # the address is the kernel's 32-bit words (one for IPv4, four for IPv6) in host (little-endian) order
+        raw = b"".join(bytes.fromhex(addr_hex[i:i + 8])[::-1] for i in range(0, len(addr_hex), 8))
+        address = str(ipaddress.ip_address(raw))
         out.append(UdpSocket(address, int(port_hex, 16), int(cols[-1])))
     return out
 

@@ -143,29 +143,43 @@ def decode(files, fmt, secret_file, out, names, c_tool, mib_dirs, strict):
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (CM files).")
-def verify(files, secret_file):
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON list: per file, its kind (cm or mta), ok, and the error if not ok.")
+def verify(files, secret_file, as_json):
     """Check the CM MIC and CMTS MIC of binary FILES; of an MTA file, its delimiters and configuration hash."""
+    import json
+
     from hfcprov.config import ConfigError
     from hfcprov.config import verify as verify_bytes
     from hfcprov.config.mta import is_mta, verify_mta
 
     secret = _secret(secret_file)
-    failed = []
+    failed, results = [], []
     for f in files:
         try:
             data = Path(f).read_bytes()
         except OSError as err:
             raise HfcprovError(f"{f}: cannot read: {err.strerror}") from None
+        result = {"file": f, "kind": "mta" if is_mta(data) else "cm", "ok": False}
+        results.append(result)
         try:
-            if is_mta(data):
-                click.echo(f"{f}: OK (MTA file, configuration hash {verify_mta(data)})")
+            if result["kind"] == "mta":
+                result["config_hash"] = verify_mta(data)
+                result["ok"] = True
+                if not as_json:
+                    click.echo(f"{f}: OK (MTA file, configuration hash {result['config_hash']})")
                 continue
             if secret is None:
                 raise ConfigError("a CM file's CMTS MIC needs --secret-file")
             verify_bytes(data, secret)
-            click.echo(f"{f}: OK (CM MIC and CMTS MIC)")
+            result["ok"] = True
+            if not as_json:
+                click.echo(f"{f}: OK (CM MIC and CMTS MIC)")
         except ConfigError as err:
+            result["error"] = str(err)
             failed.append(f"{f}: {err}")
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
     if failed:
         if len(failed) > 1 or len(files) > 1:
             for line in failed[:-1]:
@@ -176,12 +190,17 @@ def verify(files, secret_file):
 @config.command()
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
-def diff(a, b):
+@click.option("--json", "as_json", is_flag=True, help='Print {"a", "b", "same", "differences": [...]} instead.')
+def diff(a, b, as_json):
     """Semantic differences between two configs (any forms), by TLV path. Exit 1 if they differ."""
+    import json
+
     from hfcprov.config.diff import diff_trees
 
     lines = diff_trees(_read(a), _read(b))
-    for line in lines:
+    if as_json:
+        click.echo(json.dumps({"a": a, "b": b, "same": not lines, "differences": lines}, indent=2))
+    for line in [] if as_json else lines:
         click.echo(line)
     if lines:
         sys.exit(1)  # like diff(1); SystemExit passes through the CLI root untouched

@@ -32,15 +32,17 @@ def emu():
 @click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default="3.1",
               show_default=True, help="The modem's DOCSIS version: 3.1 runs DOCSIS-PIE on upstream flows unless "
               "24.40.1 / TLV 76 disable it; 3.0 is drop-tail unless the file's 24.40 asks for AQM.")
+@click.option("--ipv6", is_flag=True, help="The modem's management on IPv6 (fd00:10:2::2, CMTS fd00:10:2::1): it "
+              "boots by TFTP over IPv6 (a dynamic file carries TLV 59) and answers SNMP there.")
 @click.option("--json", "as_json", is_flag=True, help="Print the lab as JSON.")
-def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, docsis_version, as_json):
+def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, docsis_version, ipv6, as_json):
     """Build a lab; with --config/--tftp-root the modem boots from its file over TFTP."""
     from hfcprov.emu import topology
 
     if tftp_root and not filename:
         raise click.UsageError("--tftp-root needs --file (the name the modem requests)")
     lab = topology.up(rtt=parse_rtt(rtt), loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
-                      docsis_version=docsis_version)
+                      docsis_version=docsis_version, ipv6=ipv6)
     applied = None
     try:
         if config:
@@ -109,7 +111,8 @@ def _show(lab, applied, as_json):
     if as_json:
         click.echo(json.dumps({"name": lab.name, "namespaces": {n: lab.ns(n) for n in ("cpe", "cm", "cmts", "srv")},
                                "methods": lab.caps.describe(lab.impairments.loss_method) if lab.caps else None,
-                               "impairments": vars(lab.impairments), "queues": queues, "modem": applied}, default=str))
+                               "impairments": vars(lab.impairments), "queues": queues, "modem": applied,
+                               "management": lab.addr("cm_rf")}, default=str))
         return
     imp = lab.impairments
     click.echo(f"{lab.name}: {lab.caps.describe(lab.impairments.loss_method) if lab.caps else 'unknown methods'}; "
@@ -127,6 +130,7 @@ def _show(lab, applied, as_json):
         if q.get("aqm_not_run"):
             click.echo(f"  {direction} drop-tail (the AQM stage runs one flow): {', '.join(q['aqm_not_run'])}")
     if applied:
-        click.echo(f"  modem: {applied.get('status')}, file {applied.get('config_file')}, boots {applied.get('boots')}")
+        click.echo(f"  modem: {applied.get('status')}, file {applied.get('config_file')}, boots {applied.get('boots')}, "
+                   f"management {lab.addr('cm_rf')}")
         for reason in applied.get("rejected", []):
             click.echo(f"  refused: {reason}")

@@ -88,15 +88,30 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
 @click.option("--blksize", type=int, help="RFC 2348 block size to ask for.")
 @click.option("--windowsize", type=int, help="RFC 7440 window to ask for.")
 @click.option("--timeout", default="1s", show_default=True, help="Client retransmission timeout.")
-def get(server, filename, output, blksize, windowsize, timeout):
+@click.option("--json", "as_json", is_flag=True,
+              help="With -o: print what was fetched (server, file, bytes, seconds, SHA-256) as JSON.")
+def get(server, filename, output, blksize, windowsize, timeout, as_json):
     """Fetch FILENAME from SERVER (HOST[:PORT])."""
+    import json
+    import time
+
     from hfcprov.fileio import atomic_write
     from hfcprov.tftp.client import fetch
 
+    if as_json and not output:
+        raise click.UsageError("--json needs -o FILE: without it the file itself goes to stdout")
     host, port = _host_port(server, 69)
     options = {k: v for k, v in (("blksize", blksize), ("windowsize", windowsize)) if v}
+    started = time.monotonic()
     data = fetch(host, port, filename, options, timeout=parse_duration(timeout))
+    seconds = time.monotonic() - started
     if output:
         atomic_write(output, data)
     else:
         sys.stdout.buffer.write(data)
+    if as_json:
+        import hashlib
+
+        click.echo(json.dumps({"server": host, "port": port, "filename": filename, "output": output,
+                               "bytes": len(data), "seconds": round(seconds, 6),
+                               "sha256": hashlib.sha256(data).hexdigest()}, indent=2))

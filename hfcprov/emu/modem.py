@@ -3,6 +3,7 @@
 Runs inside the modem namespace (started by ``Lab.boot``)::
 
     python -m hfcprov.emu.modem --lab hfemu-1a2b3c --tftp 10.10.2.1:69 --file gold.cm
+    python -m hfcprov.emu.modem --lab hfemu-1a2b3c --tftp '[fd00:10:2::1]:69' --file gold.cm  # up(ipv6=True)
 
 Boot: fetch the config file by TFTP from the provisioning side, decode it
 (``hfcprov.config.decode``: a bad CM MIC or TLV fails the boot, as on a real
@@ -30,10 +31,11 @@ import sys
 import time
 from pathlib import Path
 
-from hfcprov.emu import classify, shaping
-from hfcprov.emu.topology import ADDR, Lab
+from hfcprov.emu import shaping
+from hfcprov.emu.topology import Lab
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
+from hfcprov.units import parse_host_port
 
 TRUE = 1  # SNMP TruthValue true(1)
 
@@ -81,7 +83,8 @@ class Modem:
                 time.sleep(0.5)
         if data is None:
             return self._write({"status": "tftp-failed", "config_file": self.filename})
-        self.log(f"boot {self.boots}: fetched {self.filename} ({len(data)} bytes) from tftp://{host}:{port}")
+        server = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        self.log(f"boot {self.boots}: fetched {self.filename} ({len(data)} bytes) from tftp://{server}")
         try:
             check_cm_mic(data)
             tree = decode(data)
@@ -112,7 +115,10 @@ class Modem:
             "status": "operational", "config_file": self.filename, "boots": self.boots, "booted_at": time.time(),
             "queues": self.lab.queues, "rejected": rejected,
             "flows": [{**p.flow.as_dict(), "applied_buffer": p.buffer} for p in plans],
-            "snmp": f"{ADDR['cm_rf']}:{self.snmp_port}",
+            "snmp": self.lab.endpoint("cm_rf", self.snmp_port), "tftp_server": server,
+            # the address the provisioning server stamped for this modem: TLV 20 (IPv4) or 59 (IPv6)
+            "stamped_address": {tlv: [str(t.value) for t in tree.find(tlv)] for tlv in ("20", "59")
+                                if tree.find(tlv)},
         }
         self._serve_snmp(plans)
         return self._write(applied)
@@ -134,9 +140,9 @@ class Modem:
                                       for i, p in enumerate(plans)})
         data_dir = self.state / "snmp"
         write_endpoint_data(data_dir, self.community, [text])
-        self.agent = SnmpSimAgent(data_dir, [(ADDR["cm_rf"], self.snmp_port)],
+        self.agent = SnmpSimAgent(data_dir, [(self.lab.addr("cm_rf"), self.snmp_port)],
                                   writecache_file=self.reset_cache).start()
-        self.log(f"snmp: answering on {ADDR['cm_rf']}:{self.snmp_port}")
+        self.log(f"snmp: answering on {self.lab.endpoint('cm_rf', self.snmp_port)}")
 
     def _applied_aqm(self, plan: shaping.QueuePlan) -> dict:
         """The AQM columns to serve where the emulator does not run what the model's rule asks: none
@@ -190,10 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--snmp-port", type=int, default=161)
     ap.add_argument("--max-buffer", type=int, default=shaping.ModemModel.max_buffer)
     args = ap.parse_args(argv)
-    host, _, port = args.tftp.rpartition(":")
+    host, port = parse_host_port(args.tftp, 69)  # 10.10.2.1:69 or [fd00:10:2::1]:69
     lab = Lab.load(args.lab)
     community = os.environ.get("HFCPROV_EMU_COMMUNITY", "public")  # environment: never on a command line
-    modem = Modem(lab, (host, int(port)), args.file, Path(args.state), args.snmp_port, community,
+    modem = Modem(lab, (host, port), args.file, Path(args.state), args.snmp_port, community,
                   shaping.ModemModel(max_buffer=args.max_buffer))
 
     def stop(*_):

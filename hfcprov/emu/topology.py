@@ -50,6 +50,10 @@ ADDR = {
     "cpe": "10.10.1.2", "cm_lan": "10.10.1.1", "cm_rf": "10.10.2.2",
     "cmts_rf": "10.10.2.1", "cmts_net": "10.10.3.1", "srv": "10.10.3.2",
 }
+# ``up(ipv6=True)``: the modem's management side (CM rf <-> CMTS rf, where it boots by TFTP and
+# answers SNMP) is IPv6 as well, on a unique-local prefix that lives only inside the namespaces.
+ADDR6 = {"cm_rf": "fd00:10:2::2", "cmts_rf": "fd00:10:2::1"}
+ADDR6_PREFIX = 64
 DEV = {"upstream": "rf", "downstream": "lan"}  # modem-namespace device holding each direction's queue
 MAX_FLOWS = 16  # service flows one direction gets (a DOCSIS 3.0 CM's usual minimum)
 TUN = "dl0"
@@ -78,9 +82,19 @@ class Lab:
     rejected: list[str] = field(default_factory=list)
     # The modem's DOCSIS version: which upstream flows run AQM (hfcprov.model.upstream_aqm)
     docsis_version: str = DEFAULT_DOCSIS_VERSION
+    ipv6: bool = False  # management (TFTP boot, SNMP) over IPv6: ADDR6
 
     def ns(self, node: str) -> str:
         return f"{self.name}-{node}"
+
+    def addr(self, role: str) -> str:
+        """The address of ``role`` (an ``ADDR`` key) the modem's management uses: IPv6 where the lab has it."""
+        return ADDR6[role] if self.ipv6 and role in ADDR6 else ADDR[role]
+
+    def endpoint(self, role: str, port: int) -> str:
+        """``host:port`` of ``role``, ``[v6]:port`` for an IPv6 address (what ``--listen``/``--tftp`` take)."""
+        host = self.addr(role)
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
     @property
     def state_file(self) -> Path:
@@ -101,7 +115,7 @@ class Lab:
         return cls(name=d["name"], impairments=Impairments(**d["impairments"]),
                    caps=Capabilities(**d["caps"]) if d.get("caps") else None, pids=d.get("pids", {}),
                    queues=d.get("queues", {}), rejected=d.get("rejected", []),
-                   docsis_version=d.get("docsis_version", DEFAULT_DOCSIS_VERSION))
+                   docsis_version=d.get("docsis_version", DEFAULT_DOCSIS_VERSION), ipv6=d.get("ipv6", False))
 
     # -- building ---------------------------------------------------------------------------
     def build(self) -> None:
@@ -133,9 +147,16 @@ class Lab:
         netns.run(["ip", "-n", ns("cm"), "route", "add", "default", "via", ADDR["cmts_rf"]])
         netns.run(["ip", "-n", ns("cmts"), "route", "add", "10.10.1.0/24", "via", ADDR["cm_rf"]])
         netns.run(["ip", "-n", ns("srv"), "route", "add", "default", "via", ADDR["cmts_net"]])
+        v6_nodes = ("cm", "cmts") if self.ipv6 else ()
+        for node in v6_nodes:  # both ends of rf: nodad, so the addresses are usable at once
+            netns.run(["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=0", "net.ipv6.conf.rf.disable_ipv6=0"],
+                      ns=ns(node))
+            netns.run(["ip", "-n", ns(node), "addr", "add", f"{ADDR6[f'{node}_rf']}/{ADDR6_PREFIX}", "dev", "rf",
+                       "nodad"])
         for node in NODES:
-            sysctls = ["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
-                       "net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0"]
+            sysctls = [] if node in v6_nodes else ["net.ipv6.conf.all.disable_ipv6=1",
+                                                   "net.ipv6.conf.default.disable_ipv6=1"]
+            sysctls += ["net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0"]
             if node in ("cm", "cmts"):
                 sysctls.append("net.ipv4.ip_forward=1")
             netns.run(["sysctl", "-q", "-w", *sysctls], ns=ns(node))
@@ -304,12 +325,12 @@ class Lab:
         """
         self.state_dir.mkdir(parents=True, exist_ok=True)
         serve = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(Path(tftp_root).resolve()),
-                 "--listen", f"{ADDR['cmts_rf']}:{tftp_port}", "--log", str(self.state_dir / "tftp.log")]
+                 "--listen", self.endpoint("cmts_rf", tftp_port), "--log", str(self.state_dir / "tftp.log")]
         if dynamic:
             serve += ["--dynamic", str(Path(dynamic).resolve())]
         self.pids["tftp"] = self.spawn("cmts", serve, log=self.state_dir / "tftp.err")
         modem = [sys.executable, "-m", "hfcprov.emu.modem", "--lab", self.name, "--file", filename,
-                 "--tftp", f"{ADDR['cmts_rf']}:{tftp_port}", "--state", str(self.state_dir),
+                 "--tftp", self.endpoint("cmts_rf", tftp_port), "--state", str(self.state_dir),
                  "--snmp-port", str(snmp_port)]
         if max_buffer is not None:
             modem += ["--max-buffer", str(max_buffer)]
@@ -351,17 +372,20 @@ class Lab:
 
 
 def up(rtt: float = 0.0, loss: float = 0.0, seed: int | None = None, name: str | None = None,
-       prefix: str = PREFIX, loss_method: str | None = None, docsis_version: str = DEFAULT_DOCSIS_VERSION) -> Lab:
+       prefix: str = PREFIX, loss_method: str | None = None, docsis_version: str = DEFAULT_DOCSIS_VERSION,
+       ipv6: bool = False) -> Lab:
     """Build a new lab with a fresh unique name; the caller owns it (``lab.down()``).
 
     ``loss_method`` forces how random loss is made (one of ``caps.LOSS_METHODS``); by default
     the first the host offers, in that order. ``docsis_version`` ("3.1" or "3.0") is the
-    modem's: which upstream flows get AQM (``hfcprov.model.upstream_aqm``).
+    modem's: which upstream flows get AQM (``hfcprov.model.upstream_aqm``). ``ipv6`` puts the
+    modem's management on IPv6 (``ADDR6``): it boots by TFTP from the CMTS's IPv6 address (so a
+    dynamic file carries TLV 59, not TLV 20) and answers SNMP on its own. Data paths stay IPv4.
     """
     if docsis_version not in DOCSIS_VERSIONS:
         raise EmuError(f"DOCSIS version {docsis_version!r}: expected one of {', '.join(DOCSIS_VERSIONS)}")
     lab = Lab(name=name or f"{prefix}{secrets.token_hex(3)}", impairments=Impairments(rtt, loss, seed, loss_method),
-              docsis_version=docsis_version)
+              docsis_version=docsis_version, ipv6=ipv6)
     if any(netns.exists(lab.ns(n)) for n in NODES):
         raise EmuError(f"an emulated modem named {lab.name} already exists")
     lab.build()
@@ -431,4 +455,4 @@ def _repo_root() -> str:
     return str(Path(__file__).resolve().parent.parent.parent)
 
 
-__all__ = ["ADDR", "PREFIX", "EmuError", "Impairments", "Lab", "NetnsError", "down_all", "names", "up"]
+__all__ = ["ADDR", "ADDR6", "PREFIX", "EmuError", "Impairments", "Lab", "NetnsError", "down_all", "names", "up"]

@@ -14,9 +14,11 @@ come from there.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 
+from hfcprov.errors import HfcprovError
 from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_link_rate, parse_rtt
 
 class _Required:
@@ -58,6 +60,22 @@ class Axis:
     doc: str = ""  # one line for docs/campaign-reference.md
     example: str = ""
     unit: str | None = None
+
+
+def _key_text(a: Axis, value) -> str:
+    """How a point's key writes an axis value: as the report shows it ("40 ms") when that reads back
+    as the same number, else exactly in the axis's base unit ("1.001 s"): two points must never share
+    a key because the display rounds (1000 ms and 1001 ms both show as "1 s")."""
+    text = a.show(value)
+    if not isinstance(value, float):
+        return text
+    try:
+        back = a.parse(text)
+    except (ValueError, TypeError, HfcprovError):
+        back = None
+    if back is not None and math.isclose(back, value, rel_tol=1e-12, abs_tol=0.0):
+        return text
+    return f"{value:.12g} {a.unit}" if a.unit else f"{value:.12g}"
 
 
 def axis(parse, default, sql, label, short, show, variant=None, doc="", example="", unit=None):
@@ -153,7 +171,7 @@ class Point:
     @property
     def key(self) -> str:
         """A readable identity that does not depend on the order of the grid."""
-        parts = [f"{a.short}={a.show(getattr(self, name))}" for name, a in AXES.items()]
+        parts = [f"{a.short}={_key_text(a, getattr(self, name))}" for name, a in AXES.items()]
         return " ".join(parts + [f"rep={self.rep}"])
 
     @property

@@ -16,10 +16,11 @@ A receiver hands bytes to the application in order: while a segment is missing
 when the hole fills. A window that starts during recovery therefore counts
 bytes that crossed before it (2 Mb/s, 256 KiB, Reno, 3 s warm-up: 2.1 Mb/s
 "measured" on a link carrying at most 1.91 Mb/s of payload). So, upstream (the
-sender is this side), each flow's measured window starts at the first moment
-after the warm-up when its sender is out of loss recovery (``tcpi_ca_state``
-open or CWR: nothing missing at the receiver), within ``adaptive_warmup`` more
-seconds; loaded latency is measured from when the last flow's window starts:
+sender is this side), the measured phase starts at the first moment after the
+warm-up when every sender is out of loss recovery (``tcpi_ca_state`` open or
+CWR: nothing missing at the receiver), within ``adaptive_warmup`` more seconds,
+or failing that (many flows: one is nearly always recovering) at the moment
+with the fewest senders in recovery:
 after slow start's overshoot into a deep buffer at a long loaded RTT, recovery
 takes several seconds. The flows run warm-up + ``adaptive_warmup`` + duration.
 """
@@ -72,10 +73,8 @@ def measure(spec: ProbeSpec) -> RunResult:
             time.sleep(spec.warmup + spec.duration)
     finally:
         probes = probe.stop()
-    # each flow's window starts when that flow is out of recovery (with many flows one of them
-    # nearly always is in it); the latency window when the last one starts
-    starts = [window_start([f], t_load + spec.warmup, extra) for f in flows] or [t_load + spec.warmup]
-    t_measure = max(starts)
+    # one window for every flow: per-flow windows would let the flows' sum exceed the link
+    t_measure = window_start(flows, t_load + spec.warmup, extra)
     t_end = t_measure + spec.duration
 
     def stats(lo, hi):
@@ -93,7 +92,7 @@ def measure(spec: ProbeSpec) -> RunResult:
             results.append(FlowResult(goodput_bps=0.0))
             continue
         origin = tl.t[0]  # the receiver's start mark: load start on its own clock
-        w0 = origin + (starts[k] - t_load)
+        w0 = origin + (t_measure - t_load)
         w1 = w0 + spec.duration
         results.append(FlowResult(goodput_bps=tl.goodput(w0, w1), bytes_delivered=int(tl.at(w1) - tl.at(w0)),
                                   retransmissions=f.retransmissions))
@@ -115,8 +114,9 @@ def measure(spec: ProbeSpec) -> RunResult:
 
 def window_start(flows, earliest: float, extra: float) -> float:
     """When the measured phase starts: the first congestion-state sample at or after ``earliest`` at
-    which every sender was out of loss recovery, at most ``extra`` seconds later (then that latest
-    time). Flows without state samples (downstream: the sender is the far end) do not delay it."""
+    which every sender was out of loss recovery, at most ``extra`` seconds later; if there is none,
+    the first moment with the fewest senders in recovery. Flows without state samples (downstream:
+    the sender is the far end) do not delay it."""
     if extra <= 0:
         return earliest
     watched = [f.states for f in flows if f.states]
@@ -124,10 +124,14 @@ def window_start(flows, earliest: float, extra: float) -> float:
         return earliest
     latest = earliest + extra
     times = sorted({t for states in watched for t, _ in states if earliest <= t <= latest})
+    best, fewest = earliest, len(watched) + 1
     for t in [earliest, *times]:
-        if all(_state_at(states, t) in CLEAN_STATES for states in watched):
+        busy = sum(_state_at(states, t) not in CLEAN_STATES for states in watched)
+        if busy == 0:
             return t
-    return latest
+        if busy < fewest:
+            best, fewest = t, busy
+    return best
 
 
 def _state_at(states: list, t: float) -> int | None:

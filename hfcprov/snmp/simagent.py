@@ -15,6 +15,7 @@ never appear on a process command line.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import signal
 import subprocess
@@ -62,7 +63,15 @@ def write_endpoint_data(data_dir: str | Path, community: str, texts: list[str], 
 
 
 def _udp_bound() -> set[tuple[str, int]]:
-    return {(sock.address, sock.port) for sock in udp_sockets()}
+    return {(sock.address, sock.port) for table in ("/proc/net/udp", "/proc/net/udp6") for sock in udp_sockets(table)}
+
+
+def _canonical(host: str) -> str:
+    """An address as /proc/net/udp* spells it (IPv6 compressed), so a bound endpoint is recognised."""
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host
 
 
 def _die_with_parent() -> None:
@@ -139,7 +148,8 @@ class SnmpSimAgent(AgentProcess):
         (PR_SET_PDEATHSIG follows the thread that forked it, not the process)."""
         self._tmp = tempfile.TemporaryDirectory(prefix="hfcprov-snmpsim-")
         tmp = Path(self._tmp.name)
-        args = [f"--agent-udpv4-endpoint={h}:{p}" for h, p in self.endpoints]
+        args = [f"--agent-udpv6-endpoint=[{h}]:{p}" if ":" in h else f"--agent-udpv4-endpoint={h}:{p}"
+                for h, p in self.endpoints]
         user, auth_key, priv_key, auth_proto, priv_proto = self.v3
         if user:
             args += [f"--v3-user={user}", f"--v3-auth-key={auth_key}", f"--v3-auth-proto={auth_proto}"]
@@ -160,7 +170,7 @@ class SnmpSimAgent(AgentProcess):
                                      preexec_fn=_die_with_parent)  # noqa: PLW1509 (only calls prctl)
 
     def wait_ready(self) -> SnmpSimAgent:
-        want = {(h, p) for h, p in self.endpoints}
+        want = {(_canonical(h), p) for h, p in self.endpoints}
         deadline = time.monotonic() + self.start_timeout
         while True:
             if self.proc.poll() is not None:

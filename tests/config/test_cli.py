@@ -174,3 +174,24 @@ def test_mib_dir_resolves_vendor_oid_names(tmp_path):
     r = run("decode", tmp_path / "a.cm", "--names", "--mib-dir", mibs)
     assert "SnmpMibObject acmeTurbo.0 Integer 1;" in r.stdout
     assert "1.3.6.1.4.1.99999.1.0 Integer 1" in run("decode", tmp_path / "a.cm").stdout
+
+
+def test_verify_and_diff_json_for_scripts(tmp_path, secret):
+    good = tmp_path / "good.cm"
+    assert run("encode", EXAMPLE, "-o", good, "--secret-file", secret).returncode == 0
+    bad = tmp_path / "bad.cm"
+    data = bytearray(good.read_bytes())
+    data[5] ^= 0x01  # a value byte: both MICs now disagree with the content
+    bad.write_bytes(bytes(data))
+    r = run("verify", good, bad, "--secret-file", secret, "--json")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    rows = json.loads(r.stdout)
+    assert [(x["file"], x["kind"], x["ok"]) for x in rows] == [(str(good), "cm", True), (str(bad), "cm", False)]
+    assert "MIC" in rows[1]["error"] and "error" not in rows[0]
+    other = tmp_path / "other.cfg"
+    other.write_text(render_text(read_config(EXAMPLE)).replace("\tMaxCPE 4;\n", ""))
+    r = run("diff", good, other, "--json")
+    assert r.returncode == 1
+    assert json.loads(r.stdout) == {"a": str(good), "b": str(other), "same": False, "differences": ["- 18 MaxCPE 4"]}
+    r = run("diff", good, EXAMPLE, "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["same"] is True

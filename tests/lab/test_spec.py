@@ -114,3 +114,11 @@ def test_shipped_examples_load():
                      "lab-campaign.yaml": "modem"}
     lab = load_campaign(REPO / "examples" / "lab-campaign.yaml")
     assert "env:" in lab.target.secret and len(lab.points()) == 4 * 6 * 3
+
+
+def test_a_key_keeps_values_the_display_rounds_apart():
+    camp = parse_campaign("grid:\n  upstream_rate: [1000000, 1000001]\n  buffer: 16KiB\n  rtt: [1000ms, 1001ms, 40ms]\n")
+    keys = [p.key for p in camp.points()]
+    assert len(set(keys)) == 6
+    assert any("us=1 Mb/s" in k and "rtt=40 ms" in k for k in keys)  # round values keep their display form
+    assert any("rtt=1.001 s" in k and "us=1000001 b/s" in k for k in keys)

@@ -22,8 +22,10 @@ def test_window_waits_for_every_sender_to_leave_recovery():
     b = flow([(1.0, OPEN), (2.4, DISORDER), (2.8, OPEN)])
     assert window_start([a, b], earliest=2.0, extra=5.0) == 2.8
     assert window_start([a, b], earliest=3.0, extra=5.0) == 3.0  # already clean at the warm-up's end
-    assert window_start([a, b], earliest=2.0, extra=0.7) == 2.7  # no clean moment within 0.7 s: the latest
-    assert window_start([flow([(1.0, RECOVERY), (9.0, RECOVERY)])], earliest=2.0, extra=3.0) == 5.0  # gave up
+    c = flow([(1.0, RECOVERY), (2.2, OPEN), (2.4, RECOVERY)])
+    # no moment with all three clean within 0.7 s: the first with the fewest recovering (2.2: only a)
+    assert window_start([a, b, c], earliest=2.0, extra=0.7) == 2.2
+    assert window_start([flow([(1.0, RECOVERY), (9.0, RECOVERY)])], earliest=2.0, extra=3.0) == 2.0  # never clean
     assert window_start([a], earliest=2.0, extra=0.0) == 2.0  # adaptive warm-up off
     assert window_start([flow([])], earliest=2.0, extra=3.0) == 2.0  # downstream: no sender here
 

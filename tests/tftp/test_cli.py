@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 import subprocess
@@ -75,6 +76,15 @@ def test_get_writes_file_atomically_or_not_at_all(root, tmp_path):
                            capture_output=True, text=True, timeout=30)
         assert r.returncode == 1 and "file not found" in r.stderr and r.stderr.count("\n") == 1
         assert not missing.exists()
+        r = subprocess.run(HFCPROV + ["tftp", "get", f"127.0.0.1:{port}", "gold.cm", "-o", str(tmp_path / "j.cm"),
+                                      "--json"], capture_output=True, text=True, timeout=30)
+        got = json.loads(r.stdout)
+        gold = (root / "gold.cm").read_bytes()
+        assert r.returncode == 0 and got["bytes"] == len(gold) and got["filename"] == "gold.cm"
+        assert got["sha256"] == hashlib.sha256(gold).hexdigest() and got["port"] == port
+        r = subprocess.run(HFCPROV + ["tftp", "get", f"127.0.0.1:{port}", "gold.cm", "--json"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2 and "--json needs -o" in r.stderr and r.stdout == ""
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(10)

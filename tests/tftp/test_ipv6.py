@@ -14,6 +14,7 @@ from hfcprov.config import decode, encode, verify
 from hfcprov.tftp import TftpServer, fetch, fetch_many
 from hfcprov.tftp.dynamic import load_dynamic
 from hfcprov.tiers import load_inventory, render_tree
+from tests.support import has_ipv6_loopback
 
 from .helpers import REPO, records, wait_idle
 from .test_dynamic import SECRET, site  # noqa: F401 - the fixture
@@ -21,16 +22,7 @@ from .test_dynamic import SECRET, site  # noqa: F401 - the fixture
 pytestmark = pytest.mark.skipif(not socket.has_ipv6, reason="no IPv6 in this Python")
 
 
-def _ipv6_loopback() -> bool:
-    try:
-        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
-            s.bind(("::1", 0))
-        return True
-    except OSError:
-        return False
-
-
-if not _ipv6_loopback():
+if not has_ipv6_loopback():
     pytest.skip("::1 is not configured on this machine", allow_module_level=True)
 
 
