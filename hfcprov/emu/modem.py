@@ -68,7 +68,7 @@ class Modem:
 
     def boot(self) -> dict:
         from hfcprov.config import decode
-        from hfcprov.model import classifiers, service_flows
+        from hfcprov.model import aggregate_service_flows, classifiers, modem_settings, service_flows
         from hfcprov.tftp.client import fetch
 
         self.boots += 1
@@ -90,6 +90,7 @@ class Modem:
             tree = decode(data)
             flows = service_flows(tree)
             rules = classifiers(tree)
+            aggregates, settings = aggregate_service_flows(tree), modem_settings(tree)
         except HfcprovError as err:
             self.log(f"boot {self.boots}: config file rejected: {err}")
             return self._write({"status": "config-rejected", "config_file": self.filename, "reason": str(err)})
@@ -101,7 +102,7 @@ class Modem:
                 rejected.append(str(err))
                 self.log(f"boot {self.boots}: {err}")
         # the lab's state file belongs to whoever built it
-        for reason in self.lab.apply(plans, rules, save=False):
+        for reason in self.lab.apply(plans, rules, save=False, aggregates=aggregates, settings=settings):
             rejected.append(reason)
             self.log(f"boot {self.boots}: {reason}")
         for direction, q in self.lab.queues.items():

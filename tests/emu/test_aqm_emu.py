@@ -136,3 +136,21 @@ def test_emu_up_runs_the_stage_for_every_upstream_flow_the_rule_gives_aqm(lab_fa
     assert [(f["stage"], f["rate_bps"]) for f in up["aqm"]["flows"]] == [("pie", 2e6), ("pie", 1e6)]
     lab, note = emu_up(lab_factory, cfg, "--docsis-version", "3.0")
     assert note == "" and "aqm" not in lab["queues"]["upstream"]
+
+
+@pytest.mark.root
+def test_emu_up_runs_an_lld_aggregate_as_one_dual_queue(lab_factory, tmp_path):
+    """The modem hands its file's aggregate service flows (70/71) and TLV 91 to the stage, as `sim run --config` reads them."""
+    from hfcprov.cli.sim_cmd import scenario_from_config
+    from tests.emu.test_aqm_flows import LLD
+
+    cfg = tmp_path / "lld.txt"
+    cfg.write_text(LLD)
+    lab, note = emu_up(lab_factory, cfg)
+    stages = lab["queues"]["upstream"]["aqm"]["flows"]
+    assert lab["modem"]["status"] == "operational" and note == ""
+    assert [(f["stage"], f["rate_bps"]) for f in stages] == [("dualq", 10e6)], stages  # both members, one queue
+    assert scenario_from_config(cfg, None, []).aqm == "lld"
+    cfg.write_text(LLD.replace("NetworkAccess 1;", "NetworkAccess 1; LowLatencyDisable 1;"))
+    lab, _ = emu_up(lab_factory, cfg)
+    assert [f["stage"] for f in lab["queues"]["upstream"]["aqm"]["flows"]] == ["pie"]
