@@ -60,6 +60,20 @@ ISSUE15_GRID = [(rate, buf, rtt, flows, variant) for variant in ("newreno", "cub
 
 
 # -- ns-3 side (runs inside the ns-3 venv) -------------------------------------------
+def ns3_tcp_defaults(ns, *, sack: bool, min_rto: float) -> None:
+    """The end hosts every ns-3 bench here shares: MSS, IW10, delayed ACK every 2nd segment,
+    socket buffers out of the way, no timestamps; SACK and the minimum RTO as the bench asks."""
+    cfg = ns.Config.SetDefault
+    cfg("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
+    cfg("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
+    cfg("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
+    cfg("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 27))
+    cfg("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 27))
+    cfg("ns3::TcpSocketBase::Sack", ns.BooleanValue(sack))
+    cfg("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
+    cfg("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(min_rto)))
+
+
 def ns3_worker(points: list, duration: float, sack: bool, warmup: float | None = None) -> list[dict]:
     """Each point is (rate, buffer, rtt[, flows, variant]); variant newreno (with SACK recovery) or cubic."""
     from ns import ns
@@ -93,16 +107,9 @@ def ns3_worker(points: list, duration: float, sack: bool, warmup: float | None =
     }
     """)
     cfg = ns.Config.SetDefault
+    ns3_tcp_defaults(ns, sack=sack, min_rto=1.0)
     cfg("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
-    cfg("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
-    cfg("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
-    cfg("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
-    cfg("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 27))
-    cfg("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 27))
-    cfg("ns3::TcpSocketBase::Sack", ns.BooleanValue(sack))
-    cfg("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
     cfg("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
-    cfg("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
     cfg("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
     out = []
     for point in points:

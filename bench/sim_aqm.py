@@ -38,13 +38,12 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from sim import NS3_PYTHON, rel
+from sim import MSS, NS3_PYTHON, ns3_tcp_defaults, rel
 
 POINTS = [(rate, cc) for rate in (10e6, 50e6) for cc in ("cubic", "sack")]
 BUFFER = 256 * 1024
 RTT = 0.040
 FLOWS = 2
-MSS = 1460
 
 
 # -- ns-3 side (runs inside the ns-3 venv) -------------------------------------------
@@ -73,14 +72,7 @@ def ns3_worker(points: list, duration: float, warmup: float) -> list[dict]:
     }
     """)
     cfg = ns.Config.SetDefault
-    cfg("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
-    cfg("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
-    cfg("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
-    cfg("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 27))
-    cfg("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 27))
-    cfg("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    cfg("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
-    cfg("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(0.2)))
+    ns3_tcp_defaults(ns, sack=True, min_rto=0.2)
     out = []
     for rate, cc, aqm in points:
         tcp = {"cubic": "ns3::TcpCubic", "sack": "ns3::TcpNewReno"}[cc]
