@@ -159,6 +159,8 @@ class Lab:
             sysctls += ["net.ipv4.conf.all.send_redirects=0", "net.ipv4.conf.default.send_redirects=0"]
             if node in ("cm", "cmts"):
                 sysctls.append("net.ipv4.ip_forward=1")
+            else:
+                sysctls += _host_tcp()
             netns.run(["sysctl", "-q", "-w", *sysctls], ns=ns(node))
 
     def _impair(self) -> None:
@@ -440,6 +442,28 @@ def _kill(pid: int, grace: float = 2.0) -> None:
         os.waitpid(pid, 0)
     except (ProcessLookupError, ChildProcessError):
         pass
+
+
+def _host_tcp() -> list[str]:
+    """TCP settings of the end hosts (cpe, srv).
+
+    A new namespace takes the host's default congestion control. Where that is BBR, a socket
+    born BBR keeps the kernel's internal pacing on after it is switched to CUBIC or Reno (BBR's
+    init turns it on; nothing turns it off), so a "cubic" flow would leave paced, unlike a stock
+    Linux host. The probe sets each flow's congestion control before connecting; the hosts'
+    default is CUBIC, or else Reno (a namespace may only default to an algorithm the host allows,
+    ``tcp_allowed_congestion_control``), so nothing else starts paced either. No cached metrics:
+    a run must not start from the ssthresh or RTT of the run before.
+    """
+    tcp = ["net.ipv4.tcp_no_metrics_save=1"]
+    try:
+        allowed = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read_text().split()
+    except OSError:
+        allowed = []
+    default = next((cc for cc in ("cubic", "reno") if cc in allowed), None)
+    if default:
+        tcp.append(f"net.ipv4.tcp_congestion_control={default}")
+    return tcp
 
 
 def _classid(band: int) -> str:

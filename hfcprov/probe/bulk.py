@@ -42,12 +42,12 @@ def run_flows(target: str, port: int, direction: str, count: int, total: float, 
     socks = []
     try:
         for _ in range(count):
-            s = socket.create_connection((target, port), timeout=5)
-            pin_congestion_control(s, cc)
-            socks.append(s)
-    except OSError as err:
+            socks.append(_connect(target, port, cc))
+    except (OSError, ProbeError) as err:
         for s in socks:
             abort(s)
+        if isinstance(err, ProbeError):  # the congestion control asked for is not available
+            raise
         raise ProbeError(f"no responder at {target}:{port} (tcp): {err.strerror or err}") from err
     flows = [Flow(timeline=Timeline()) for _ in socks]
     worker = _upload if direction == "upstream" else _download
@@ -62,6 +62,25 @@ def run_flows(target: str, port: int, direction: str, count: int, total: float, 
     if errors and len(errors) == len(flows):
         raise ProbeError(f"every TCP flow to {target}:{port} failed: {errors[0]}")
     return flows
+
+
+def _connect(target: str, port: int, cc: str) -> socket.socket:
+    """A TCP connection that runs ``cc`` from its first segment.
+
+    The congestion control is set before the handshake: a socket set after it was first
+    initialised by the host's default, and if that is BBR it leaves the kernel's internal
+    pacing switched on for the connection's life, so a "cubic" flow would leave paced.
+    """
+    family = socket.AF_INET6 if ":" in target else socket.AF_INET
+    s = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        pin_congestion_control(s, cc)
+        s.settimeout(5)
+        s.connect((target, port))
+    except BaseException:
+        s.close()
+        raise
+    return s
 
 
 def _header(mode: str, duration: float, cc: str) -> bytes:

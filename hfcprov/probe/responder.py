@@ -144,7 +144,19 @@ class Responder:
     """UDP echo and TCP bulk endpoint on one port; a context manager."""
 
     def __init__(self, host: str = "0.0.0.0", port: int = 0):
-        self.tcp = _TcpServer((host, port), _BulkHandler, bind_and_activate=True)
+        self.tcp = _TcpServer((host, port), _BulkHandler, bind_and_activate=False)
+        try:
+            # accepted sockets start with the listener's congestion control before a download
+            # pins theirs: CUBIC, so a host default of BBR does not leave them paced (bulk._connect)
+            self.tcp.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"cubic")
+        except OSError:
+            pass  # not available or not permitted: the host's default
+        try:
+            self.tcp.server_bind()
+            self.tcp.server_activate()
+        except OSError:
+            self.tcp.server_close()
+            raise
         self.port = self.tcp.server_address[1]
         self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.udp.bind((host, self.port))
