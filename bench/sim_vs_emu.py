@@ -13,11 +13,17 @@ The emulator side is also the Linux reference for the simulator's own validation
 ``--linux-only`` measures just the kernel and ``--json FILE`` writes every case's figures
 (``RunResult.to_dict`` per case, keyed by the case's name) for other benches to read.
 
-Needs root. CPU-heavy (real time: about duration + warm-up + 8 s per case); on a shared
+The measured window is at least ``--duration`` and covers ``--cycles`` sawtooth periods of the
+case's TCP (``sawtooth_period``: a Reno cycle over a 256 KiB buffer at 2 Mb/s lasts over a
+minute), up to ``--max-window``: a shorter window samples the two sides at different phases.
+
+Needs root. CPU-heavy (real time: about window + warm-up + 8 s per case); on a shared
 machine the kernel's figures are what they are, the simulator's do not depend on load.
+``--sim-from FILE`` re-runs only the simulator against the kernel figures a ``--json`` run saved.
 
     sudo .venv/bin/python bench/sim_vs_emu.py --small                 # 4 cases, ~2 min
-    sudo .venv/bin/python bench/sim_vs_emu.py                         # the 48-case grid, ~20 min
+    sudo .venv/bin/python bench/sim_vs_emu.py --json grid.json        # the 48-case grid, ~25 min
+    .venv/bin/python bench/sim_vs_emu.py --sim-from grid.json         # simulator side only, seconds
     sudo .venv/bin/python bench/sim_vs_emu.py --linux-only --json linux.json
 """
 
@@ -26,6 +32,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -36,6 +43,7 @@ from hfcprov.emu import shaping, topology  # noqa: E402
 from hfcprov.emu.measure import measure  # noqa: E402
 from hfcprov.model import BufferControl, ServiceFlow  # noqa: E402
 from hfcprov.probe.run import ProbeSpec  # noqa: E402
+from hfcprov.results import RunResult  # noqa: E402
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run  # noqa: E402
 from hfcprov.sim.mac import CALIBRATED_TCP  # noqa: E402
 from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate  # noqa: E402
@@ -54,6 +62,26 @@ IDLE = 1.0  # s of probes before any load
 PROBE_RATE = 10.0  # probes/s
 
 GOODPUT_TARGET, LATENCY_TARGET = 0.05, 0.10  # issue 16: within 5% and 10%, every point
+
+
+FRAME = 1514  # bytes a full segment occupies in the emulated queue (1448 + 52 + 14)
+
+
+def sawtooth_period(rate: float, buffer: int, rtt: float, flows: int, cc: str) -> float:
+    """Seconds between two losses of one flow in steady state, roughly: Reno halves and climbs one
+    segment per loaded RTT back to the window that fills pipe + buffer; CUBIC returns to W_max in
+    K = cbrt(W_max (1 - 0.7) / 0.4) s (RFC 9438), whatever the RTT."""
+    pipe, queue = rate * rtt / 8 / FRAME, buffer / FRAME
+    w_max = (pipe + queue) / flows  # segments per flow when the buffer overflows
+    if cc == "cubic":
+        return (w_max * 0.3 / 0.4) ** (1 / 3)
+    loaded_rtt = rtt + 0.75 * buffer * 8 / rate  # the queue spends most of a cycle nearly full
+    return w_max / 2 * loaded_rtt
+
+
+def window_for(rate, buffer, rtt, flows, cc, duration: float, cycles: float, longest: float) -> float:
+    """The measured window of a case: ``duration``, or ``cycles`` sawtooth periods if longer, at most ``longest``."""
+    return round(max(duration, min(longest, cycles * sawtooth_period(rate, buffer, rtt, flows, cc))), 1)
 
 
 def case_name(rate, buffer, rtt, flows, cc) -> str:
@@ -115,6 +143,26 @@ def errors(emu, sim) -> dict:
     return out
 
 
+def _row(label: str, r, retx: str, source: str) -> str:
+    return (f"{label:<28}{source:>5}{r.goodput_bps / 1e6:>10.3f}"
+            + "".join(f"{(get(r) or 0) * 1e3:>10.1f}" for _, get, _ in FIGURES[1:4])
+            + f"{(r.latency_idle.p50 or 0) * 1e3:>9.1f}{retx:>6}")
+
+
+def summary(errs: dict) -> list[str]:
+    """Per figure: cases within target, the median |error| and the worst case."""
+    lines = [f"{'figure':<10}{'target':>8}{'within':>9}{'median |err|':>14}   worst case"]
+    for fname, _get, tol in FIGURES:
+        vals = [(abs(e[fname]), e[fname], name) for name, e in errs.items() if e.get(fname) is not None]
+        if not vals:
+            continue
+        within = sum(v <= tol for v, _, _ in vals)
+        worst = max(vals)
+        lines.append(f"{fname:<10}{tol:>8.0%}{f'{within}/{len(vals)}':>9}{statistics.median(v for v, _, _ in vals):>14.1%}"
+                     f"   {worst[1]:+.1%} {worst[2]}")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rates", default="2M,10M")
@@ -122,12 +170,17 @@ def main() -> int:
     ap.add_argument("--rtts", default="40ms,100ms")
     ap.add_argument("--flows", default="1,10")
     ap.add_argument("--cc", default="reno,cubic")
-    ap.add_argument("--duration", default="10s", help="measured seconds per case")
+    ap.add_argument("--duration", default="10s", help="shortest measured window per case")
+    ap.add_argument("--cycles", type=float, default=2.0,
+                    help="the window covers at least this many sawtooth periods (sawtooth_period)")
+    ap.add_argument("--max-window", default="120s", help="longest measured window per case")
     ap.add_argument("--warmup", default="3s", help="warm-up (the probe adapts it, up to --adaptive more)")
     ap.add_argument("--adaptive", default="5s")
     ap.add_argument("--small", action="store_true", help="2 Mb/s and 10 Mb/s, 64 KiB, 40 ms, 1 flow, reno (4 cases)")
     ap.add_argument("--linux-only", action="store_true", help="measure the kernel only (the Linux reference)")
     ap.add_argument("--json", help="write every case's figures (emu and sim RunResults) here")
+    ap.add_argument("--sim-from", metavar="FILE", help="no emulator: compare the simulator with the kernel figures "
+                                                       "a --json run saved in FILE (its cases and windows)")
     ap.add_argument("--trace", metavar="CASE", help="write CASE's delay traces (emu probes, sim queue) as CSV, "
                                                      "e.g. 2Mb/s/64KiB/40ms/1xcubic")
     args = ap.parse_args()
@@ -138,32 +191,40 @@ def main() -> int:
     rtts = [parse_duration(x) for x in args.rtts.split(",")]
     flows = [int(x) for x in args.flows.split(",")]
     ccs = args.cc.split(",")
-    duration, warmup, adaptive = (parse_duration(args.duration), parse_duration(args.warmup),
-                                  parse_duration(args.adaptive))
+    duration, warmup, adaptive, longest = (parse_duration(args.duration), parse_duration(args.warmup),
+                                           parse_duration(args.adaptive), parse_duration(args.max_window))
+    saved = json.loads(Path(args.sim_from).read_text()) if args.sim_from else None
     out: dict = {}
-    head = (f"{'case':<28}{'':>5}{'goodput':>10}{'lat mean':>10}{'lat p50':>10}{'lat p99':>10}{'idle':>9}"
-            f"{'retx':>6}{'warm':>6}")
-    print(head)
+    errs: dict = {}
+    print(f"{'case':<28}{'':>5}{'goodput':>10}{'lat mean':>10}{'lat p50':>10}{'lat p99':>10}{'idle':>9}"
+          f"{'retx':>6}{'warm':>6}{'window':>7}")
     misses = 0
     started = time.monotonic()
     for rtt in rtts:
-        lab = topology.up(rtt=rtt, prefix="hfemu-sve", docsis_version=DOCSIS_VERSION)
+        cases = [(case_name(rate, buffer, rtt, n, cc), rate, buffer, n, cc)
+                 for rate, buffer, n, cc in itertools.product(rates, buffers, flows, ccs)]
+        if saved is not None:
+            cases = [c for c in cases if c[0] in saved]
+            if not cases:
+                continue
+        lab = None if saved is not None else topology.up(rtt=rtt, prefix="hfemu-sve", docsis_version=DOCSIS_VERSION)
         try:
-            for rate, buffer, n, cc in itertools.product(rates, buffers, flows, ccs):
-                name = case_name(rate, buffer, rtt, n, cc)
-                emu = emulate(lab, rate, buffer, n, cc, duration, warmup, adaptive)
-                used = emu.extra.get("warmup_used", warmup)
-                row = {"emu": emu.to_dict(series=False), "warmup_used": used}
-                print(f"{name:<28}{'emu':>5}{emu.goodput_bps / 1e6:>10.3f}" + "".join(
-                    f"{(get(emu) or 0) * 1e3:>10.1f}" for _, get, _ in FIGURES[1:4]) +
-                    f"{(emu.latency_idle.p50 or 0) * 1e3:>9.1f}{_retx(emu):>6}{used:>6.1f}", flush=True)
+            for name, rate, buffer, n, cc in cases:
+                if saved is not None:
+                    row = saved[name]
+                    emu, used, window = RunResult.from_dict(row["emu"]), row["warmup_used"], row["window"]
+                else:
+                    window = window_for(rate, buffer, rtt, n, cc, duration, args.cycles, longest)
+                    emu = emulate(lab, rate, buffer, n, cc, window, warmup, adaptive)
+                    used = emu.extra.get("warmup_used", warmup)
+                    row = {"emu": emu.to_dict(series=False), "warmup_used": used, "window": window}
+                print(_row(name, emu, _retx(emu), "emu") + f"{used:>6.1f}{window:>7.0f}", flush=True)
                 if not args.linux_only:
-                    sim = simulate(rate, buffer, rtt, n, cc, duration, used, trace=args.trace == name)
+                    sim = simulate(rate, buffer, rtt, n, cc, window, used, trace=args.trace == name)
                     err = errors(emu, sim)
                     row.update(sim=sim.to_dict(series=False), error=err)
-                    print(f"{'':<28}{'sim':>5}{sim.goodput_bps / 1e6:>10.3f}" + "".join(
-                        f"{(get(sim) or 0) * 1e3:>10.1f}" for _, get, _ in FIGURES[1:4]) +
-                        f"{(sim.latency_idle.p50 or 0) * 1e3:>9.1f}{_retx(sim):>6}")
+                    errs[name] = err
+                    print(_row("", sim, _retx(sim), "sim"))
                     if args.trace == name:
                         write_trace(Path(f"{name.replace('/', '_')}.trace.csv"), emu, sim, rate, IDLE + used)
                     flags = []
@@ -175,10 +236,13 @@ def main() -> int:
                     print(f"{'':<28}{'err':>5}" + "".join(flags).replace("* ", "*").rstrip(), flush=True)
                 out[name] = row
         finally:
-            lab.down()
+            if lab is not None:
+                lab.down()
     print(f"\n{len(out)} cases in {time.monotonic() - started:.0f} s; targets: goodput within "
           f"{GOODPUT_TARGET:.0%}, latency within {LATENCY_TARGET:.0%}; * marks a miss ({misses} figures missed)")
-    print("Note: 6 helpers share 2 cores today: the kernel's figures carry that load; the simulator's do not.")
+    if errs:
+        print("\n".join(summary(errs)))
+    print("Note: helpers share 2 cores today: the kernel's figures carry that load; the simulator's do not.")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
     return 0
