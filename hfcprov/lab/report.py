@@ -58,6 +58,9 @@ class Cell:
     model: str = ""  # what produced the figures (run.model)
     flows: int = 1
     congestion_control: str = "reno"
+    # the upstream model the sizing rule uses for these figures: the point's mac on the simulator, the
+    # emulated modem's token bucket (htb), a real modem's request-grant MAC
+    mac: str = "docsis"
     aqm: str = "none"  # the upstream queue (issue 20): the advice follows the AQM target when one is on
     goodput_range: tuple | None = None  # (min, max) over repetitions
     latency_range: tuple | None = None
@@ -137,9 +140,16 @@ def summarize(rows: list[dict]) -> list[Cell]:
                           queue_delay=_median(queue), latency_loaded=_median([r["latency_loaded_p50"] for r in rs]),
                           mos=_median([r["mos"] for r in rs]), reps=len(rs), model=", ".join(models),
                           flows=rs[0]["flows"], congestion_control=rs[0]["congestion_control"],
+                          mac=_upstream_model(source, rs[0].get("mac")),
                           aqm=rs[0].get("aqm") or "none", goodput_range=_spread([r["goodput_bps"] for r in rs]),
                           latency_range=_spread([r["latency_loaded_p50"] for r in rs])))
     return cells
+
+
+def _upstream_model(source: str, mac: str | None) -> str:
+    if source == "sim":
+        return mac or "tokenbucket"
+    return "tokenbucket" if source == "emu" else "docsis"
 
 
 def _median(values):
@@ -169,15 +179,15 @@ def recommend(cells: list[Cell], one_way_budget: float = G114_ONE_WAY_BUDGET,
         reason = pick.reason
         if chosen is not None and chosen.mos is not None:
             reason += f"; VoIP MOS {chosen.mos:.2f}"
-        flows, cc = cs[0].flows, cs[0].congestion_control
+        flows, cc, mac = cs[0].flows, cs[0].congestion_control, cs[0].mac
         if cs[0].aqm in ("docsis-pie", "lld"):  # DOCSIS-PIE (the classic queue of lld) at its 10 ms default
             advised = advise(rate, rtt, flows, one_way_budget, congestion_control=cc,
-                             aqm_latency_target=DEFAULT_AQM_LATENCY_TARGET).target
+                             aqm_latency_target=DEFAULT_AQM_LATENCY_TARGET, mac=mac).target
         else:
-            advised = advise_target(rate, rtt, flows, one_way_budget, cc)
+            advised = advise_target(rate, rtt, flows, one_way_budget, cc, mac)
         out.append(Recommendation(tier, variant, rtt, rate, pick.buffer, reason,
                                   model=", ".join(sorted({c.model for c in cs if c.model})), advised=advised,
-                                  paper=relate_to_paper(rate, rtt, throughput_need(rate, rtt, flows, cc), advised)
+                                  paper=relate_to_paper(rate, rtt, throughput_need(rate, rtt, flows, cc, mac), advised)
                                   if flows == 1 else None))
     return out
 

@@ -26,9 +26,8 @@ from hfcprov.units import format_bytes, format_duration, format_rate
 CM_GUARANTEED_MINIMUM_BUFFER = 24_576
 # ITU-T G.114: one-way delay below this keeps interaction "essentially transparent".
 G114_ONE_WAY_BUDGET = 0.150
-# A full-size Ethernet frame as the CM queues it; the buffer must hold a few of them.
+# A full-size Ethernet frame as the CM queues it.
 MAX_FRAME = 1518
-FRAMES_FLOOR = 4
 # TCP segment on the wire (MSS 1460 + 40 bytes of TCP/IP header): the packet unit of the model.
 PACKET = 1500
 
@@ -136,15 +135,25 @@ class SimModel:
     """
 
     def __init__(self, mac: str = "docsis", duration: float = 20.0, warmup: float = 5.0, seed: int = 1,
-                 jobs: int | None = None, aqm: str = "none", aqm_params: dict | None = None):
+                 jobs: int | None = None, aqm: str = "none", aqm_params: dict | None = None,
+                 congestion_control: str | None = None):
         self.mac, self.duration, self.warmup, self.seed, self.jobs = mac, duration, warmup, seed, jobs
         self.aqm, self.aqm_params = aqm, aqm_params  # hfcprov.sim.links.QUEUES (issue 20): tokenbucket only
+        # None: the simulator's default TCP; a name: that variant, with the hosts' timers the DOCSIS MAC was
+        # calibrated with (as a campaign runs it)
+        self.congestion_control = congestion_control
         self.name = f"sim:{mac}" + (f"+{aqm}" if aqm != "none" else "")
 
     def scenario(self, rate: float, buffer: int, rtt: float, flows: int):
-        from hfcprov.sim import FlowSpec, Scenario
+        from hfcprov.sim import FlowSpec, Scenario, TcpOptions
 
-        return Scenario(rate=rate, buffer=buffer, rtt=rtt, flows=[FlowSpec() for _ in range(flows)], mac=self.mac,
+        extra = {}
+        if self.congestion_control is not None:
+            from hfcprov.sim.mac import CALIBRATED_TCP
+
+            timers = CALIBRATED_TCP if self.mac == "docsis" else {}
+            extra["tcp"] = TcpOptions(variant=self.congestion_control, **timers)
+        return Scenario(rate=rate, buffer=buffer, rtt=rtt, flows=[FlowSpec() for _ in range(flows)], mac=self.mac, **extra,
                         duration=self.duration, warmup=self.warmup, probe_rate=10, seed=self.seed,
                         sample_interval=None, name=f"{rate:g}b/s {buffer}B {rtt:g}s x{flows}",
                         aqm=self.aqm, aqm_params=self.aqm_params)
@@ -216,22 +225,83 @@ def queue_budget(rtt: float, one_way: float = G114_ONE_WAY_BUDGET) -> float:
     return round(one_way - rtt / 2, 9)  # 0.15 - 0.05 is 0.0999...: keep whole bytes whole
 
 
-# The sender's multiplicative decrease on a loss: the window falls to beta x W. A drop-tail buffer
-# of (1 - beta) / beta BDP keeps the link busy through the back-off: 1 BDP for Reno's halving,
-# 0.43 BDP for CUBIC's 0.7. FAST (delay-based) is not modelled by the rule and counts as Reno.
+# The sender's multiplicative decrease on a loss: the window falls to beta x W. FAST (delay-based)
+# is not modelled by the rule and counts as Reno.
 BACKOFF = {"reno": 0.5, "newreno": 0.5, "sack": 0.5, "cubic": 0.7, "fast": 0.5}
+# Packet granularity: a loss is seen a round trip after the queue overflowed (the window still grows
+# meanwhile) and a drop-tail queue holds whole packets. On the simulator's token-bucket link, CUBIC
+# needs the fluid share below plus this many full packets at every White et al. tier (docs/sizing.md).
+SLACK_PACKETS = 3
+# The upstream models the rule knows: the DOCSIS request-grant MAC (a cable modem's upstream, the
+# default) or a plain token bucket (hfcprov.sim's LINKS).
+MACS = ("docsis", "tokenbucket")
 
 
-def throughput_need(rate: float, rtt: float, flows: int = 1, congestion_control: str = "reno") -> int:
-    """The smallest ladder size holding (1 - beta) / beta of the bandwidth-delay product (over
-    sqrt(flows) for several flows), at least a few frames. On White et al.'s grid the simulator's
-    DOCSIS model needs exactly this to keep 95% of the rate with NewReno (docs/sizing.md)."""
+def aimd_utilization(queue_over_pipe: float, beta: float) -> float:
+    """Long-run share of the rate one AIMD sender keeps through a drop-tail buffer of
+    ``queue_over_pipe`` BDPs: the window climbs linearly to pipe + buffer, then falls to beta x that
+    (the fluid sawtooth of ``reno_utilization``, any back-off)."""
+    pipe = 1.0
+    w_max = pipe + queue_over_pipe
+    w_low = beta * w_max
+    if w_low >= pipe:
+        return 1.0
+    rise = pipe - w_low  # window below the pipe: rounds of one RTT, w_low -> pipe
+    below = (w_low + pipe) / 2 * rise
+    full = (pipe + w_max) / 2 * queue_over_pipe  # window above it: the link is full
+    return (below + full) / (pipe * (rise + full / pipe))
+
+
+@functools.lru_cache(maxsize=16)
+def fluid_need(beta: float, share: float = THROUGHPUT_SHARE) -> float:
+    """The buffer, in BDPs, with which an AIMD sender backing off to ``beta`` keeps ``share`` of the rate
+    (``aimd_utilization``): 0.43 for Reno's halving, 0.16 for CUBIC's 0.7; 1 and 0.43 keep all of it."""
+    lo, hi = 0.0, (1 - beta) / beta  # at (1 - beta) / beta BDP the window never falls below the pipe
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if aimd_utilization(mid, beta) < share else (lo, mid)
+    return hi
+
+
+def mac_access_delay(params=None) -> float:
+    """Seconds a packet arriving at an idle cable modem waits for its grant, from the request-grant MAC's
+    own parameters (``hfcprov.sim.mac.MacParams``; None: the calibrated defaults): the next MAP's
+    contention opportunity (map advance + a map interval on average), the request's propagation, the
+    next MAP after it arrives and the grant's place in it (again advance + interval), plus the expected
+    retries after request collisions. The modem holds ``rate x`` this of data waiting for grants, on top of
+    what TCP's sawtooth needs (docs/sizing.md)."""
+    from hfcprov.sim.mac import MacParams
+
+    p = params or MacParams()
+    cycle = p.map_advance + p.map_interval
+    retries = p.contention_collision / (1 - p.contention_collision)  # expected collisions per request
+    return 2 * cycle + p.propagation + retries * (max(1, p.backoff_maps) + 1) / 2 * p.map_interval
+
+
+def throughput_need(rate: float, rtt: float, flows: int = 1, congestion_control: str = "reno",
+                    mac: str = "docsis") -> int:
+    """The smallest ladder size keeping 95% of the rate: the fluid sawtooth's share of the BDP for the
+    senders' back-off (``fluid_need``; over sqrt(flows) for several flows), plus ``SLACK_PACKETS`` full
+    packets, plus, through the DOCSIS MAC, what the modem holds while it waits for grants (rate x
+    ``mac_access_delay``). On White et al.'s grid the simulator's DOCSIS model needs this (docs/sizing.md)."""
     _check(rate, rtt, flows)
     if congestion_control not in BACKOFF:
         raise AdvisorError(f"unknown congestion control {congestion_control!r} (known: {', '.join(BACKOFF)})")
-    beta = BACKOFF[congestion_control]
-    needed = max(bdp_bytes(rate, rtt) * (1 - beta) / beta / math.sqrt(flows), FRAMES_FLOOR * MAX_FRAME)
+    if mac not in MACS:
+        raise AdvisorError(f"unknown upstream model {mac!r} (known: {', '.join(MACS)})")
+    needed = fluid_need(BACKOFF[congestion_control]) * bdp_bytes(rate, rtt) / math.sqrt(flows)
+    needed += SLACK_PACKETS * PACKET
+    if mac == "docsis":
+        needed += rate * mac_access_delay() / 8
     return next((s for s in LADDER if s >= needed), _round_up_kib(needed))
+
+
+def rule_name(congestion_control: str, mac: str = "docsis") -> str:
+    """How reports name the rule behind a need."""
+    name = f"rule: {fluid_need(BACKOFF[congestion_control]):.2g} BDP + {SLACK_PACKETS} packets"
+    if mac == "docsis":
+        name += f" + rate x the DOCSIS MAC's {mac_access_delay() * 1e3:.1f} ms access delay"
+    return f"{name}, on the size ladder ({congestion_control})"
 
 
 @dataclass(frozen=True)
@@ -334,13 +404,15 @@ def advise(
     model: Model | None = None,
     congestion_control: str = "reno",
     aqm_latency_target: float | None = None,
+    mac: str = "docsis",
 ) -> Advice:
     """Recommended MinimumBuffer / TargetBuffer / MaximumBuffer for one service flow (docs/sizing.md).
 
-    need    = the smallest size on the ladder (8 KiB, 16 KiB, ... 1 MiB) holding (1-beta)/beta of the
-              BDP, beta the sender's back-off (Reno 0.5: one BDP; CUBIC 0.7: 0.43 BDP), over
-              sqrt(flows) for n desynchronised flows (Appenzeller et al.): what keeps 95% of the rate
-              through the DOCSIS MAC (the simulator's model agrees on White's grid);
+    need    = the smallest size on the ladder (8 KiB, 16 KiB, ... 1 MiB) keeping 95% of the rate
+              (``throughput_need``): the fluid sawtooth's share of the BDP for the sender's back-off
+              (Reno 0.43 BDP, CUBIC 0.16 BDP; over sqrt(flows) for n desynchronised flows, Appenzeller
+              et al.), plus 3 full packets, plus, when ``mac`` is "docsis" (a cable modem's upstream),
+              rate x the request-grant MAC's access delay (``mac_access_delay``, from MacParams);
     budget  = the queueing delay the modem may add: the one-way budget (G.114 150 ms) less the
               path's one-way delay (rtt/2); maximum = rate x budget;
     target  = need, capped at the maximum (latency wins over filling the rate with one flow);
@@ -365,9 +437,8 @@ def advise(
         raise AdvisorError(f"the path's one-way delay ({format_duration(rtt / 2)}) already spends the "
                            f"{format_duration(latency_budget)} budget: no queue fits")
     cap = int(round(rate * budget / 8, 6))
-    need = throughput_need(rate, rtt, flows, congestion_control)
-    beta = BACKOFF[congestion_control]
-    model_name = f"rule: {(1 - beta) / beta:.2g} BDP on the size ladder ({congestion_control})"
+    need = throughput_need(rate, rtt, flows, congestion_control, mac)
+    model_name = rule_name(congestion_control, mac)
     aqm = aqm_latency_target is not None
     if aqm:
         if not 0 < aqm_latency_target < budget:
@@ -393,6 +464,15 @@ def advise(
     if flows > 1:
         reasons.append(f"{flows} flows share the buffer: BDP/sqrt({flows}) = {round(bdp / math.sqrt(flows))} bytes "
                        "suffice (Appenzeller et al.)")
+    share = fluid_need(BACKOFF[congestion_control])
+    reasons.append(f"a sender backing off to {BACKOFF[congestion_control]:g} x its window ({congestion_control}) keeps "
+                   f"{THROUGHPUT_SHARE:.0%} of the rate with {share:.2g} BDP of buffer (the fluid sawtooth), plus "
+                   f"{SLACK_PACKETS} full packets: a loss is seen a round trip late and the queue holds whole packets")
+    if mac == "docsis":
+        d = mac_access_delay()
+        reasons.append(f"the DOCSIS request-grant MAC: a packet waits about {format_duration(d)} for its grant "
+                       f"(map advance, map interval, request propagation, collisions: hfcprov.sim MacParams), so the "
+                       f"modem holds {round(rate * d / 8)} bytes of waiting data on top of TCP's sawtooth")
     reasons.append(f"throughput need: {format_bytes(need)}, the smallest size on the ladder "
                    f"({', '.join(format_bytes(s) for s in LADDER[:6])}, ...) that keeps {THROUGHPUT_SHARE:.0%} of "
                    f"the rate ({model_name})")
@@ -448,7 +528,7 @@ def advise(
 
 @functools.lru_cache(maxsize=1024)
 def advise_target(rate: float, rtt: float, flows: int = 1, latency_budget: float = G114_ONE_WAY_BUDGET,
-                  congestion_control: str = "reno") -> int:
+                  congestion_control: str = "reno", mac: str = "docsis") -> int:
     """TargetBuffer in bytes by the sizing policy (``advise``'s target, without the explanation).
 
     The one place templates get a target from; cached, since a bulk build asks per modem.
@@ -457,7 +537,7 @@ def advise_target(rate: float, rtt: float, flows: int = 1, latency_budget: float
     cap = int(round(rate * max(queue_budget(rtt, latency_budget), 0) / 8, 6))
     if cap < MAX_FRAME:
         return MAX_FRAME
-    return min(throughput_need(rate, rtt, flows, congestion_control), cap)
+    return min(throughput_need(rate, rtt, flows, congestion_control, mac), cap)
 
 
 def _round_up_kib(n: float) -> int:
