@@ -2,12 +2,12 @@
 
 The click commands in ``config_cmd`` declare the options and call these functions with them; a plain
 per-file invocation calls them straight from the shortcut parser (hfcprov.cli.shortcut), which
-spares a per-modem encode the import of click.
+spares a per-modem encode the import of click (and of pathlib: the one-file case uses os.path).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from hfcprov.cli import echo
 from hfcprov.errors import HfcprovError
@@ -37,6 +37,8 @@ def load_mibs(dirs) -> None:
     (``hfcprov.mib.load_mib_dirs``, cached by digest); their names join hfcprov.mib's index."""
     if not dirs:
         return
+    from pathlib import Path
+
     from hfcprov import mib
 
     for folder in map(Path, dirs):
@@ -45,12 +47,14 @@ def load_mibs(dirs) -> None:
     mib.load_mib_dirs(dirs)
 
 
-def outputs(sources: tuple[str, ...], out: str | None, suffix: str) -> list[Path | None]:
+def outputs(sources: tuple[str, ...], out: str | None, suffix: str) -> list:
     """One output path per source: OUT itself for one source, OUT/<stem><suffix> for several."""
     if out is None:
         return [None] * len(sources)
-    if len(sources) == 1 and not Path(out).is_dir():
-        return [Path(out)]
+    if len(sources) == 1 and not os.path.isdir(out or "."):  # "": pathlib's "."
+        return [out]
+    from pathlib import Path
+
     if Path(out).exists() and not Path(out).is_dir():
         raise HfcprovError(f"{out}: with several inputs, -o must be a directory")
     names = [Path(out) / (Path(s).stem + suffix) for s in sources]
