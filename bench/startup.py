@@ -8,7 +8,7 @@ run (the anchor: what any Python CLI pays before its first import).
 
     .venv/bin/python bench/startup.py                  # >= 20 runs each
     .venv/bin/python bench/startup.py --docsis /tmp/docsis/src/docsis   # the C tool beside it
-    .venv/bin/python bench/startup.py --compare /tmp/old/.venv/bin/python   # another checkout, same run
+    .venv/bin/python bench/startup.py --compare /tmp/old/.venv/bin/python   # another checkout, same run (repeatable)
     .venv/bin/python bench/startup.py --python /tmp/wheel-venv/bin/python     # an installed wheel
     .venv/bin/python bench/startup.py --wheel        # also this checkout's wheel, built and installed here
 
@@ -124,8 +124,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=25, help="runs per command (>= 20)")
     ap.add_argument("--docsis", help="path of a built C docsis tool to time beside it")
     ap.add_argument("--python", default=sys.executable, help="interpreter (default: this one)")
-    ap.add_argument("--compare", metavar="PYTHON", help="also time the encode of PYTHON's venv (e.g. of an older "
-                                                        "checkout or wheel: before/after in one run)")
+    ap.add_argument("--compare", metavar="PYTHON", action="append", default=[],
+                    help="also time the encode of PYTHON's venv (e.g. of an older checkout or wheel: before/after "
+                         "in one run); repeatable")
     ap.add_argument("--wheel", action="store_true", help="also time this checkout's wheel in a fresh venv")
     args = ap.parse_args()
     if args.runs < 20:
@@ -146,10 +147,11 @@ def main() -> None:
                 f"{label}python -m hfcprov config encode": [python, "-m", "hfcprov", "config", "encode", "one.txt",
                                                             "-o", "one.cm"],
             })
-        if args.compare:  # its own anchor: an older wheel's venv has no editable finder either
-            pythons["compared: "] = args.compare
-            commands["compared: python -c pass (anchor)"] = [args.compare, "-c", "pass"]
-            commands["compared: hfcprov config encode"] = encode_command(args.compare)
+        for i, python in enumerate(args.compare, 1):  # each with its own anchor (a wheel's venv has no editable finder)
+            label = f"compared {i}: "
+            pythons[label] = python
+            commands[f"{label}python -c pass (anchor)"] = [python, "-c", "pass"]
+            commands[f"{label}hfcprov config encode"] = encode_command(python)
         if args.docsis:
             (work / "one.docsis.txt").write_text(DOCSIS_TEXT)
             (work / "key").write_text("secret\n")
@@ -168,8 +170,8 @@ def main() -> None:
               f"{os.getloadavg()[0]:.2f}; {args.python}")
         if args.wheel:
             print(f"wheel: {pythons['wheel: ']} (this checkout's wheel in a fresh venv)")
-        if args.compare:
-            print(f"compared: {args.compare}")
+        for i, python in enumerate(args.compare, 1):
+            print(f"compared {i}: {python}")
         print(f"{'command':<41} {'wall min':>8} {'median':>7} {'max':>7} {'x anchor':>8}"
               f"  {'cpu min':>7} {'median':>7} {'max':>7} {'x anchor':>8}")
         label_of = {name: next((lb for lb in pythons if lb and name.startswith(lb)), "") for name in commands}

@@ -36,7 +36,10 @@ NEVER = ("click", "yaml", "jinja2", "pysnmp", "pysmi", "scapy", "matplotlib", "n
          "socket", "tempfile", "shutil", "subprocess", "asyncio", "logging", "multiprocessing",
          "concurrent", "email", "http", "xml", "urllib.request", "csv", "decimal", "random", "bz2", "lzma",
          # the config tree and dictionary are plain classes: the dataclasses machinery costs ~3 ms
-         "dataclasses")
+         "dataclasses",
+         # ~3-4 ms each from a wheel: typing (a NamedTuple), pathlib (urllib.parse, ipaddress),
+         # hashlib (OpenSSL, for one MD5: the CM MIC uses CPython's _md5)
+         "typing", "pathlib", "ipaddress", "hashlib", "_hashlib", "hmac")
 
 PROBE = """
 import sys
