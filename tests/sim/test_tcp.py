@@ -171,7 +171,7 @@ def traced(opts, size, drop=()):
 
     def receive(pkt):
         s.receive(pkt)
-        rows.append((s.in_rec, s.cwnd, s.ssthresh, s.sb.count, s.dupacks, s.una))
+        rows.append((s.in_rec, s.cwnd, s.ssthresh, s.rec.sacked(), s.dupacks, s.una))
 
     host_receivers[0] = receive
     ssthresh = s.cc.ssthresh
@@ -179,7 +179,7 @@ def traced(opts, size, drop=()):
     def on_loss(sender):
         value = ssthresh(sender)
         entries.append({"outstanding": sender.nxt - sender.una, "lt_sent": sender.lt_sent,
-                        "sacked": sender.sb.count, "ssthresh": value})
+                        "sacked": sender.rec.sacked(), "ssthresh": value})
         return value
 
     s.cc.ssthresh = on_loss
