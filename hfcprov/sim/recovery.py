@@ -140,6 +140,7 @@ class Sack(Reno):
         self.rtx_watch = opts.detect_lost_retransmit
         self.relost: list = []  # heap: resent segments lost again (they lie below rtx_ptr)
         self.lost_retransmits = 0
+        self.last_blocks = ()  # the SACK blocks of the last ACK (all recorded)
 
     def sacked(self) -> int:
         return self.sb.count
@@ -181,14 +182,20 @@ class Sack(Reno):
             self._wake(una)
         sb = self.sb
         state = self.state
-        dupthresh = s.dupthresh
+        last = self.last_blocks
+        self.last_blocks = blocks
         new = 0
-        for b0, e in blocks:
+        for blk in blocks:
+            if blk in last:
+                continue  # the receiver repeats its lowest blocks on every ACK: held already
+            b0, e = blk
             if e <= una:
                 continue
             for a, b in sb.add(b0 if b0 > una else una, e):
                 new += b - a
-                if state:  # deemed lost or resent, and it arrived after all
+                # deemed lost or resent, and it arrived after all (only una and segments
+                # below lost_mark are ever in state: new data SACKed at the top never is)
+                if state and (a < self.lost_mark or a <= una):
                     for i in range(a, b):
                         v = state.pop(i, None)
                         if v == LOST:
@@ -196,7 +203,7 @@ class Sack(Reno):
             if e - 1 > self.high_sacked:  # noqa: PLR1730
                 self.high_sacked = e - 1
         if new:
-            mark = sb.kth_from_top(dupthresh)
+            mark = sb.kth_from_top(s.dupthresh)
             if mark is not None and mark > self.lost_mark:
                 self._mark_lost(una, self.lost_mark, mark)
                 self.lost_mark = mark
@@ -263,18 +270,23 @@ class Sack(Reno):
         """While pipe < cwnd: lost segments first, then new data (RFC 6675 NextSeg)."""
         wnd = int(s.cwnd // s.mss) or 1
         pipe = s.nxt - s.una - self.sb.count - self.lost_n
-        limit = min(s.una + s.rwnd, s.avail)
+        if pipe >= wnd:
+            return
+        limit = s.una + s.rwnd
+        if limit > s.avail:  # noqa: PLR1730 (every ACK in recovery: cheaper than min())
+            limit = s.avail
+        tx = s._tx
         while pipe < wnd:
             if self.lost_n:
-                s._tx(self._next_lost())
+                tx(self._next_lost())
             elif s.nxt < limit:
-                k = min(s._train_cap() if s.tso > 1 else 1, limit - s.nxt, wnd - pipe)
+                k = min(s._train_cap(), limit - s.nxt, wnd - pipe) if s.tso > 1 else 1
                 if k > 1:
                     s._tx_train(s.nxt, k)
                     s.nxt += k
                     pipe += k
                     continue
-                s._tx(s.nxt)
+                tx(s.nxt)
                 s.nxt += 1
             else:
                 break
