@@ -106,16 +106,37 @@ WORDS = ["config", "encode", "decode", "good.txt", "missing.txt", "folder", "out
          "-oout.cm", "--output=out.cm", "--hash=na", "-vq", "--mt", "tlvs"]
 
 
+OPTIONS = {
+    "encode": [["-o", "out.cm"], ["--output", "folder"], ["--mta"], ["--strict"], ["--hash", "na"], ["--hash", "eu"],
+               ["--hash", "xx"], ["--secret-file", "good.txt"], ["--secret-file", "folder"], ["--mib-dir", "folder"],
+               ["--mib-dir", "missing"], ["--mib-dir", "good.txt"]],
+    "decode": [["-o", "out.cfg"], ["--output", "folder"], ["--format", "yaml"], ["--format", "json"], ["--names"],
+               ["--c-tool"], ["--strict"], ["--secret-file", "good.txt"], ["--mib-dir", "folder"]],
+}
+
+
+REFUSED = (["--hash", "xx"], ["--secret-file", "folder"], ["--mib-dir", "good.txt"])  # click refuses these values
+
+
+def well_formed(command, valid=False):
+    """``command``'s sources and options in any order (each option's value kept after it); ``valid``:
+    only what click accepts (existing files or none, good choices, encode's -o)."""
+    sources = st.sampled_from(["good.txt", "good.txt", "missing.txt"] + ([] if valid else ["folder"]))
+    options = [o for o in OPTIONS[command] if not (valid and o in REFUSED)]
+    chunks = st.tuples(st.lists(sources, min_size=1, max_size=3), st.lists(st.sampled_from(options), max_size=4),
+                       st.just(True) if valid and command == "encode" else st.booleans())
+    return chunks.flatmap(lambda t: st.permutations([[src] for src in t[0]] + t[1] + [["-o", "out.cm"]] * t[2])) \
+        .map(lambda parts: ["config", command, *sum(parts, [])])
+
+
 def plain_lines():
-    """Mostly well-formed lines (so the shortcut has something to take), plus arbitrary tokens."""
-    options = st.lists(st.sampled_from([["-o", "out.cm"], ["--output", "folder"], ["--mta"], ["--strict"],
-                                        ["--hash", "na"], ["--hash", "xx"], ["--secret-file", "good.txt"],
-                                        ["--mib-dir", "folder"], ["--format", "yaml"], ["--names"]]), max_size=4)
-    sources = st.lists(st.sampled_from(["good.txt", "missing.txt", "folder"]), max_size=3)
-    line = st.builds(lambda top, cmd, srcs, opts, noise: top + ["config", cmd] + srcs + sum(opts, []) + noise,
-                     st.sampled_from([[], ["-v"], ["-q"], ["-v", "-v"]]), st.sampled_from(["encode", "decode"]),
-                     sources, options, st.lists(st.sampled_from(WORDS), max_size=2))
-    return st.one_of(line, st.lists(st.sampled_from(WORDS), max_size=8))
+    """Well-formed lines (so the shortcut has something to take), some with a stray word, and arbitrary
+    tokens."""
+    top = st.sampled_from([[], ["-v"], ["-q"], ["-v", "-v"]])
+    body = st.sampled_from(["encode", "decode"]).flatmap(well_formed)
+    stray = st.lists(st.sampled_from(WORDS), min_size=1, max_size=1)
+    return st.one_of(st.builds(lambda t, b: t + b, top, body), st.builds(lambda t, b, w: t + b + w, top, body, stray),
+                     st.lists(st.sampled_from(WORDS), max_size=8))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -128,6 +149,17 @@ def test_the_shortcut_calls_what_click_calls_or_leaves_it_to_click(workdir, reco
     plain()
     ours = list(recorded)
     assert ours == click_calls(args, recorded), args
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(args=st.builds(lambda top, body: top + body, st.sampled_from([[], ["-v"], ["-q"], ["-q", "-v", "--verbose"]]),
+                      st.sampled_from(["encode", "decode"]).flatmap(lambda c: well_formed(c, valid=True))))
+def test_every_plain_line_click_accepts_takes_the_shortcut(workdir, recorded, args):
+    plain = shortcut.plain_call(args)
+    assert plain is not None, args
+    del recorded[:]
+    plain()
+    assert list(recorded) == click_calls(args, recorded), args
 
 
 @pytest.mark.parametrize("args", [
