@@ -222,6 +222,11 @@ def fresh_folder(base: Path, name: str) -> Path:
     (folder / "bad.txt").write_text(BAD)
     (folder / "plain").write_text("a regular file, so plain/x.cm cannot be created\n")
     (folder / "outdir").mkdir()
+    from hfcprov.config import encode, read_config
+
+    data = bytearray(encode(read_config(folder / "good.txt")))
+    data[2] ^= 1  # NetworkAccess 0: the CM MIC no longer matches (a warning on a lenient read)
+    (folder / "damaged.cm").write_bytes(bytes(data))
     return folder
 
 
@@ -236,6 +241,9 @@ def fresh_folder(base: Path, name: str) -> Path:
     ["config", "encode", "--mta", "--secret-file", "good.txt", "good.txt", "-o", "one.cm"],
     ["config", "encode", "good.txt", "-o", "one.cm", "--help"],
     ["config", "decode", "good.txt"],
+    ["config", "decode", "damaged.cm"],
+    ["config", "encode", "damaged.cm", "-o", "re.cm"],
+    ["config", "decode", "--strict", "damaged.cm"],
     ["config", "decode", "--format", "yaml", "good.txt", "bad.txt"],
     ["config", "decode", "--format", "json", "good.txt", "-o", "plain/x.json"],
     ["-q", "config", "decode", "missing.txt"],
