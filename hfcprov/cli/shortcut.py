@@ -49,13 +49,13 @@ def call(target: str, params: dict):
     return function(**params)
 
 
-def plain_call(args: list[str], table=None):
+def plain_call(args: list[str]):
     """A function running the plain invocation ``args`` (as click would, minus click), or None."""
-    if table is None:
-        if "_HFCPROV_COMPLETE" in os.environ:  # shell completion: click's job
-            return None
-        from hfcprov.cli.shortcut_table import COMMANDS as table
-    for path, levels in table.items():
+    if "_HFCPROV_COMPLETE" in os.environ:  # shell completion: click's job
+        return None
+    from hfcprov.cli.shortcut_table import COMMANDS
+
+    for path, levels in COMMANDS.items():
         calls = _parse(path, levels, args)
         if calls is not None:
             return lambda: _run(calls)

@@ -104,8 +104,7 @@ def _level(command: click.Command, ctx: click.Context, subcommand: str | None) -
     for setting, value in settings.items():
         if getattr(ctx, setting) != value:
             raise Unsupported(f"{command.name}: context setting {setting}")
-    if group and (command.chain or command.invoke_without_command or
-                                             command._result_callback is not None):
+    if group and (command.chain or command.invoke_without_command or command._result_callback is not None):
         raise Unsupported(f"{command.name}: chain, invoke_without_command or result_callback")
     target = getattr(command.callback, "shortcut", None)
     if target is None:
