@@ -189,7 +189,7 @@ def main() -> None:
         for label in pythons:
             ratios = [statistics.median(times[f"{label}hfcprov config encode"]) /
                       statistics.median(times[f"{label}python -c pass (anchor)"]) for times in (wall, cpu)]
-            print(f"{label or 'first: '}hfcprov config encode / python -c pass, medians: "
+            print(f"{label or ('first: ' if len(pythons) > 1 else '')}hfcprov config encode / python -c pass, medians: "
                   f"wall {ratios[0]:.2f}, cpu {ratios[1]:.2f} (target <= 3)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
