@@ -369,6 +369,11 @@ def apply_overrides(d: dict, assignments: list[str], source: str = "--set") -> d
             value = raw
         if _PARSERS.get(key.strip().rsplit(".", 1)[-1]) is parse_duration:
             value = as_written(value)  # typed by a person: `rtt=40` is refused like --rtt 40
+        elif key.strip() in _WRITTEN:  # and `rate=5` like --rate 5 (a file's own keys are plain numbers)
+            try:
+                value = _WRITTEN[key.strip()](as_written(value))
+            except (HfcprovError, ValueError) as err:
+                raise ScenarioError(f"{source} {key.strip()}: {err}") from None
         set_path(d, key.strip(), value, source)
     return d
 

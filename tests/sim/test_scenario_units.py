@@ -51,6 +51,9 @@ def test_set_and_sweep_values_are_read_the_same_way(tmp_path):
     # --set on a config file's flow (sim run --config): the overrides are text a person wrote
     with pytest.raises(ScenarioError, match="did you mean 40ms"):
         Scenario.from_dict(apply_overrides({"rate": 5e6, "buffer": 65536, "rtt": 0.04}, ["rtt=40"]))
+    with pytest.raises(ScenarioError, match=r"--set rate: bad rate '5'.*did you mean 5M"):
+        apply_overrides({"rate": 5e6, "buffer": 65536, "rtt": 0.04}, ["rate=5"])
+    assert Scenario.from_dict(apply_overrides({"rate": 5e6, "buffer": 65536}, ["rate=10M"])).rate == 10e6
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text("base: {rate: 5M, buffer: 64KiB}\ngrid:\n  rtt: [20ms, 40]\n")
     with pytest.raises(ScenarioError, match=r"rtt=40\]: rtt: bad duration '40'"):
