@@ -102,15 +102,18 @@ def buffer():
               default="reno", show_default=True, help="The senders' TCP: how far it backs off (docs/sizing.md).")
 @click.option("--aqm-target", default=None, metavar="DURATION",
               help="The flow runs DOCSIS-PIE with this latency target (a DOCSIS 3.1 modem: 10ms unless 24.40.2).")
+@click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default="docsis", show_default=True,
+              help="The upstream: DOCSIS request-grant (adds the MAC's access delay) or a plain token bucket.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm_target, as_json):
+def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm_target, mac, as_json):
     """Recommended MinimumBuffer/TargetBuffer/MaximumBuffer for one service flow, with the reasoning."""
     from hfcprov.tiers.advisor import advise as run_advise
 
     a = run_advise(_unit(parse_link_rate, rate, "--rate"), _unit(parse_rtt, rtt, "--rtt"), flows,
                    _unit(parse_duration, latency_budget, "--latency-budget"), min_buffer,
                    congestion_control=congestion_control,
-                   aqm_latency_target=_unit(parse_duration, aqm_target, "--aqm-target") if aqm_target else None)
+                   aqm_latency_target=_unit(parse_duration, aqm_target, "--aqm-target") if aqm_target else None,
+                   mac=mac)
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=2))
         return

@@ -459,7 +459,7 @@ def advise(
         model_name = getattr(model, "name", "sim")
     reasons = [
         f"bandwidth-delay product: {format_rate(rate)} x {format_duration(rtt)} = {round(bdp)} bytes;"
-        " a single TCP flow needs about this much buffer to fill the rate",
+        " a halving TCP flow needs about this much buffer to keep all of the rate, 95% of it with less",
     ]
     if flows > 1:
         reasons.append(f"{flows} flows share the buffer: BDP/sqrt({flows}) = {round(bdp / math.sqrt(flows))} bytes "
