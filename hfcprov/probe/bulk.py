@@ -9,10 +9,12 @@ socket is aborted (RST), so no queued data keeps loading the path.
 from __future__ import annotations
 
 import json
+import secrets
 import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hfcprov.probe.errors import ProbeError
@@ -35,8 +37,15 @@ class Flow:
 
 
 def run_flows(target: str, port: int, direction: str, count: int, total: float, cc: str,
-              started: threading.Event | None = None) -> list[Flow]:
-    """Run ``count`` flows for ``total`` seconds (warm-up included); returns when all are done."""
+              started: threading.Event | None = None,
+              end_at: Callable[[list[Flow]], float | None] | None = None) -> list[Flow]:
+    """Run ``count`` flows for ``total`` seconds (warm-up included); returns when all are done.
+
+    ``end_at(flows)``, polled every ``STATE_STEP`` while uploads run: a monotonic time to stop every
+    flow at, once the caller knows it (the measured window's end), or None. The uploads then stop
+    there, reset their connections and fetch the responder's timelines over a new one, instead of
+    running the whole ``total``.
+    """
     if direction not in ("upstream", "downstream"):
         raise ProbeError(f"direction {direction!r}: expected upstream or downstream")
     socks = []
@@ -50,12 +59,24 @@ def run_flows(target: str, port: int, direction: str, count: int, total: float, 
             raise
         raise ProbeError(f"no responder at {target}:{port} (tcp): {err.strerror or err}") from err
     flows = [Flow(timeline=Timeline()) for _ in socks]
-    worker = _upload if direction == "upstream" else _download
-    threads = [threading.Thread(target=worker, args=(s, f, total, cc), daemon=True) for s, f in zip(socks, flows)]
+    stop = _Stop()
+    if direction == "upstream":
+        threads = [threading.Thread(target=_upload, args=(s, f, total, cc, stop, (target, port)), daemon=True)
+                   for s, f in zip(socks, flows)]
+    else:
+        threads = [threading.Thread(target=_download, args=(s, f, total, cc), daemon=True)
+                   for s, f in zip(socks, flows)]
     for t in threads:
         t.start()
     if started:
         started.set()
+    if end_at is not None and direction == "upstream":
+        while not stop.is_set() and any(t.is_alive() for t in threads):
+            when = end_at(flows)
+            if when is not None:
+                stop.at(when)
+                break
+            time.sleep(STATE_STEP)
     for t in threads:
         t.join(total + 30)
     errors = [f.error for f in flows if f.error]
@@ -83,12 +104,39 @@ def _connect(target: str, port: int, cc: str) -> socket.socket:
     return s
 
 
-def _header(mode: str, duration: float, cc: str) -> bytes:
-    return json.dumps({"mode": mode, "duration": duration, "cc": cc}).encode() + b"\n"
+class _Stop:
+    """When every upload stops: set once (``at``), waited on by each flow."""
+
+    def __init__(self) -> None:
+        self._set = threading.Event()
+        self.when: float | None = None
+
+    def at(self, when: float) -> None:
+        self.when = when
+        self._set.set()
+
+    def is_set(self) -> bool:
+        return self._set.is_set()
+
+    def wait_until_due(self, timeout: float) -> bool:
+        """Block until the stop time has passed (True) or ``timeout`` seconds went by without one (False)."""
+        deadline = time.monotonic() + timeout
+        if not self._set.wait(timeout):
+            return False
+        left = min(self.when, deadline) - time.monotonic()
+        if left > 0:
+            time.sleep(left)
+        return self.when <= deadline
 
 
-def _upload(sock: socket.socket, flow: Flow, total: float, cc: str) -> None:
+def _header(mode: str, duration: float, cc: str, flow_id: str = "") -> bytes:
+    return json.dumps({"mode": mode, "duration": duration, "cc": cc, "id": flow_id}).encode() + b"\n"
+
+
+def _upload(sock: socket.socket, flow: Flow, total: float, cc: str, ending: _Stop | None = None,
+            responder: tuple[str, int] | None = None) -> None:
     stop = threading.Event()
+    flow_id = secrets.token_hex(8)
 
     def send():
         data = bytes(CHUNK)
@@ -109,20 +157,41 @@ def _upload(sock: socket.socket, flow: Flow, total: float, cc: str) -> None:
             flow.states.append((time.monotonic(), state))
 
     try:
-        sock.sendall(_header("upload", total, cc))
+        sock.sendall(_header("upload", total, cc, flow_id))
         sender = threading.Thread(target=send, daemon=True)
         sender.start()
         threading.Thread(target=watch, daemon=True).start()
-        report = _read_line(sock, time.monotonic() + total + MARGIN + 10)
-        stop.set()
-        sender.join(2)
-        flow.retransmissions = _total_retrans(sock)
+        if ending is not None and responder is not None and ending.wait_until_due(total):
+            # the window is over early: stop here and ask for the receiver's record on a new connection
+            stop.set()
+            flow.retransmissions = _total_retrans(sock)
+            abort(sock)
+            report = _fetch_report(responder, flow_id)
+        else:
+            report = _read_line(sock, time.monotonic() + total + MARGIN + 10)
+            stop.set()
+            sender.join(2)
+            flow.retransmissions = _total_retrans(sock)
         flow.timeline = Timeline.from_pairs(json.loads(report)["timeline"])
     except (OSError, ValueError, KeyError) as err:
         flow.error = str(err)
     finally:
         stop.set()
         abort(sock)
+
+
+def _fetch_report(responder: tuple[str, int], flow_id: str, tries: int = 4) -> bytes:
+    """The responder's receive timeline of upload ``flow_id``, asked for on a new connection (its first
+    segments may queue behind the flows' last data, or be dropped from a full queue: a few tries)."""
+    last: OSError | None = None
+    for _ in range(tries):
+        try:
+            with socket.create_connection(responder, timeout=5) as s:
+                s.sendall(_header("report", 0.0, "", flow_id))
+                return _read_line(s, time.monotonic() + 10)
+        except OSError as err:
+            last = err
+    raise last or OSError("no report")
 
 
 def _read_line(sock: socket.socket, deadline: float) -> bytes:

@@ -6,7 +6,10 @@ Run it on the server (in the emulator: the ``srv`` namespace)::
 
 A TCP client opens with one JSON line: ``{"mode": "upload"|"download", "duration": s, "cc": "reno"}``.
 ``upload``: the responder reads, and after ``duration`` (plus a margin) sends
-back one JSON line with its receive timeline, then drains to EOF.
+back one JSON line with its receive timeline, then drains to EOF. A client that
+ends its upload early resets it and opens a new connection with
+``{"mode": "report", "id": <the upload's id>}``: the responder stops that sink
+and answers with the timeline it holds.
 ``download``: it sends for ``duration`` plus a margin with the congestion
 control asked for, then aborts. Receivers measure goodput; the one who
 receives keeps the timeline, so no clocks need to agree.
@@ -28,6 +31,7 @@ from hfcprov.probe.timeline import Timeline
 
 MARGIN = 0.3  # seconds beyond the client's duration, so the client's window closes first
 CHUNK = 65536
+KEEP = 60.0  # seconds an upload's timeline waits for a report request after its sink ended
 
 
 def pin_congestion_control(sock: socket.socket, cc: str) -> str:
@@ -60,6 +64,39 @@ def abort(sock: socket.socket) -> None:
         pass
 
 
+class _Sinks:
+    """Upload timelines by the client's flow id, for a report asked on a new connection."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.by_id: dict[str, tuple[Timeline, threading.Event, list]] = {}
+
+    def add(self, flow_id: str) -> tuple[Timeline, threading.Event]:
+        tl, stop = Timeline(), threading.Event()
+        with self.lock:
+            self._expire()
+            self.by_id[flow_id] = (tl, stop, [None])
+        return tl, stop
+
+    def ended(self, flow_id: str) -> None:
+        with self.lock:
+            if flow_id in self.by_id:
+                self.by_id[flow_id][2][0] = time.monotonic()
+
+    def take(self, flow_id: str) -> Timeline | None:
+        with self.lock:
+            entry = self.by_id.pop(flow_id, None)
+        if entry is None:
+            return None
+        entry[1].set()  # the sink stops reading
+        return entry[0]
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for k in [k for k, (_, _, ended) in self.by_id.items() if ended[0] is not None and now - ended[0] > KEEP]:
+            del self.by_id[k]
+
+
 class _BulkHandler(socketserver.BaseRequestHandler):
     def handle(self):
         sock: socket.socket = self.request
@@ -79,17 +116,24 @@ class _BulkHandler(socketserver.BaseRequestHandler):
         except (ValueError, KeyError, TypeError):
             return
         if mode == "upload":
-            self._sink(sock, duration)
+            self._sink(sock, duration, str(req.get("id") or ""))
+        elif mode == "report":
+            tl = self.server.sinks.take(str(req.get("id") or ""))
+            try:
+                sock.sendall(json.dumps({"timeline": tl.to_pairs() if tl else []}).encode() + b"\n")
+            except OSError:
+                pass
         elif mode == "download":
             self._source(sock, duration, req.get("cc", "cubic"))
 
-    def _sink(self, sock, duration):
-        tl = Timeline()
+    def _sink(self, sock, duration, flow_id=""):
+        sinks = self.server.sinks
+        tl, stop = sinks.add(flow_id) if flow_id else (Timeline(), threading.Event())
         tl.start()
         end = tl.t[0] + duration + MARGIN
         sock.settimeout(0.05)
         buf = bytearray(CHUNK)
-        while time.monotonic() < end:
+        while time.monotonic() < end and not stop.is_set():
             try:
                 n = sock.recv_into(buf)
             except TimeoutError:
@@ -99,6 +143,10 @@ class _BulkHandler(socketserver.BaseRequestHandler):
             if not n:
                 break
             tl.add(n)
+        if flow_id:
+            sinks.ended(flow_id)
+        if stop.is_set():
+            return  # reported on the client's new connection
         try:
             sock.settimeout(5)
             sock.sendall(json.dumps({"timeline": tl.to_pairs()}).encode() + b"\n")
@@ -129,6 +177,7 @@ class _BulkHandler(socketserver.BaseRequestHandler):
 class _TcpServer(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     daemon_threads = True
+    sinks: _Sinks
 
 
 def _udp_echo(sock: socket.socket) -> None:
@@ -145,6 +194,7 @@ class Responder:
 
     def __init__(self, host: str = "0.0.0.0", port: int = 0):
         self.tcp = _TcpServer((host, port), _BulkHandler, bind_and_activate=False)
+        self.tcp.sinks = _Sinks()
         try:
             # accepted sockets start with the listener's congestion control before a download
             # pins theirs: CUBIC, so a host default of BBR does not leave them paced (bulk._connect)

@@ -67,8 +67,10 @@ def measure(spec: ProbeSpec) -> RunResult:
     try:
         time.sleep(spec.idle)
         t_load = time.monotonic()
+        earliest = t_load + spec.warmup
         flows = run_flows(target, spec.port, spec.direction, spec.flows, spec.warmup + extra + spec.duration,
-                          spec.cc) if spec.flows else []
+                          spec.cc, end_at=lambda fl: window_end(fl, earliest, extra, spec.duration)
+                          ) if spec.flows else []
         if not spec.flows:
             time.sleep(spec.warmup + spec.duration)
     finally:
@@ -110,6 +112,29 @@ def measure(spec: ProbeSpec) -> RunResult:
                "timestamps": "kernel capture (AF_PACKET, SO_TIMESTAMPNS)", "warmup": spec.warmup,
                "warmup_used": round(t_measure - t_load, 3),
                "idle_time": spec.idle})
+
+
+END_MARGIN = 0.3  # s the flows run past the window's end, so the receivers' records cover it
+
+
+def window_end(flows, earliest: float, extra: float, duration: float) -> float | None:
+    """While the flows run: when they may stop, once the measured window's start is known (the first
+    all-clean state sample after ``earliest``, or, ``extra`` later, ``window_start``'s choice), else None.
+    Saves the rest of the ``extra`` allowance when recovery ends early."""
+    now = time.monotonic()
+    if now < earliest:
+        return None
+    if extra <= 0:
+        return earliest + duration + END_MARGIN
+    watched = [f.states for f in flows if f.states]
+    if watched:
+        upto = min(now, earliest + extra)
+        for t in [earliest, *sorted({t for states in watched for t, _ in states if earliest < t <= upto})]:
+            if all(_state_at(states, t) in CLEAN_STATES for states in watched):
+                return t + duration + END_MARGIN
+    if now < earliest + extra:
+        return None
+    return window_start(flows, earliest, extra) + duration + END_MARGIN
 
 
 def window_start(flows, earliest: float, extra: float) -> float:
