@@ -120,14 +120,14 @@ class Link:
         engine = self.engine
         now = engine.now
         w = self.waiting
+        wbytes = self.wbytes
         if w:
-            wbytes = self.wbytes
             while w and w[0][0] <= now:
                 wbytes -= w.popleft()[1]
             self.wbytes = wbytes
         wire = pkt.size + self.overhead
         limit = self.limit
-        if limit is not None and self.wbytes + wire > limit:
+        if limit is not None and wbytes + wire > limit:
             self.dropped += 1
             return False
         start = self.free_at
@@ -168,7 +168,7 @@ class Link:
             self.wait_byte_sum += wire * (start - self.measure_from)
         if start > now:
             w.append((start, wire))
-            self.wbytes += wire
+            self.wbytes = wbytes + wire
         loss = self.loss
         if loss is not None and loss.lost():
             self.lost += 1

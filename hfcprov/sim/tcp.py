@@ -159,18 +159,29 @@ class TcpSender:
             if limit > self.avail:  # noqa: PLR1730
                 limit = self.avail
             nxt = self.nxt
-            tso = self._train_cap() if self.tso > 1 else 1
-            while nxt < limit:
-                if tso > 1 and limit - nxt > 1 and nxt >= self.high:
-                    k = min(tso, limit - nxt)
-                    self._tx_train(nxt, k)
-                    nxt += k
-                    continue
-                self._tx(nxt)
-                nxt += 1
-            self.nxt = nxt
+            if nxt < limit:
+                if self.tso > 1 or nxt < self.high or limit >= self.total:
+                    self._send_range(nxt, limit)
+                else:  # new full-size segments one by one: _tx inlined (most of a run's sends)
+                    send, flow, size, now = self.link.send, self.flow, self.hdr + self.mss, self.engine.now
+                    for i in range(nxt, limit):
+                        send(Packet(DATA, flow, i, size, now, False))
+                    self.high = limit
+                self.nxt = limit
         if self.deadline is None and self.una < self.nxt:
             self._arm()
+
+    def _send_range(self, nxt: int, limit: int) -> None:
+        """Segments ``[nxt, limit)``: resent ones (after go-back-N), new ones, or trains of them."""
+        tso = self._train_cap() if self.tso > 1 else 1
+        while nxt < limit:
+            if tso > 1 and limit - nxt > 1 and nxt >= self.high:
+                k = min(tso, limit - nxt)
+                self._tx_train(nxt, k)
+                nxt += k
+                continue
+            self._tx(nxt)
+            nxt += 1
 
     def _train_cap(self) -> int:
         """Linux's TSO autosizing: about 1 ms of the pacing rate (2x cwnd/srtt in slow start, 1.2x
@@ -298,7 +309,9 @@ class TcpSender:
 
     def _arm(self) -> None:
         now = self.engine.now
-        wait = min(self.rto * self.backoff, self.max_rto)
+        wait = self.rto * self.backoff
+        if wait > self.max_rto:  # noqa: PLR1730 (every ACK: cheaper than min())
+            wait = self.max_rto
         g = self.gran
         if g:
             # The BSD slow timer counts ticks: it fires on the k-th tick boundary from now.
@@ -418,8 +431,9 @@ class TcpReceiver:
             else:
                 self.pending_retx = self.pending_retx or pkt.retx
             self.pending += 1
-            if self.pending >= self.delack_count:
-                self._ack(self.pending_ts, self.pending_retx, None)
+            if self.pending >= self.delack_count:  # _ack without SACK blocks (none are held here)
+                self.pending = 0
+                self.link.send(Packet(ACK, self.flow, self.rcv_nxt, self.hdr, self.pending_ts, self.pending_retx))
         elif i > self.rcv_nxt:
             self._ack(pkt.ts, True, self.ranges.hold(i, i + 1))  # duplicate ACK; no RTT sample from it
         else:
