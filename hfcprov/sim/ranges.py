@@ -90,6 +90,25 @@ class SegmentRanges:
         self._replace(i, j, min(s, st[i]), max(e, en[j - 1]))
         return gaps
 
+    def add_above(self, s: int, e: int) -> int:
+        """``add(s, e)`` when ``s`` lies at or above the top range's start (a SACK for the newest
+        data): returns how many segments were new, the last ones of ``[s, e)``; -1 (and nothing
+        held) when ``s`` lies lower."""
+        st, en = self.starts, self.ends
+        if len(st) == self.lo or s > en[-1]:
+            st.append(s)
+            en.append(e)
+            self.count += e - s
+            return e - s
+        if s >= st[-1]:
+            top = en[-1]
+            if e <= top:
+                return 0
+            en[-1] = e
+            self.count += e - top
+            return e - top
+        return -1
+
     def hold(self, s: int, e: int) -> int:
         """``add(s, e)``, returning the index (from 0 = lowest) of the range now holding ``s``: the
         receiver's out-of-order store, where new data almost always lands at or above the top."""

@@ -191,21 +191,31 @@ class Sack(Reno):
             b0, e = blk
             if e <= una:
                 continue
-            for a, b in sb.add(b0 if b0 > una else una, e):
-                new += b - a
-                # deemed lost or resent, and it arrived after all (only una and segments
-                # below lost_mark are ever in state: new data SACKed at the top never is)
-                if state and (a < self.lost_mark or a <= una):
-                    for i in range(a, b):
-                        v = state.pop(i, None)
-                        if v == LOST:
-                            self.lost_n -= 1
+            if b0 < una:  # noqa: PLR1730
+                b0 = una
+            k = sb.add_above(b0, e)
+            if k >= 0:  # at or above the top range: the new segments are the last k of the block
+                if k:
+                    new += k
+                    if state and (e - k < self.lost_mark or e - k <= una):
+                        self._arrived(e - k, e)
+            else:
+                for a, b in sb.add(b0, e):
+                    new += b - a
+                    if state and (a < self.lost_mark or a <= una):
+                        self._arrived(a, b)
             if e - 1 > self.high_sacked:  # noqa: PLR1730
                 self.high_sacked = e - 1
         if new:
             mark = sb.kth_from_top(s.dupthresh)
             if mark is not None and mark > self.lost_mark:
-                self._mark_lost(una, self.lost_mark, mark)
+                # RFC 6675 IsLost for the unSACKed segments below the new mark (each passes here once)
+                lost_mark = self.lost_mark
+                for ga, gb in sb.gaps(lost_mark if lost_mark > una else una, mark):
+                    for i in range(ga, gb):
+                        if i not in state:
+                            state[i] = LOST
+                            self.lost_n += 1
                 self.lost_mark = mark
             q = self.rtx_q
             if q:
@@ -222,14 +232,14 @@ class Sack(Reno):
             self.holding = False
         return new
 
-    def _mark_lost(self, una: int, a: int, b: int) -> None:
-        """RFC 6675 IsLost for the unSACKed segments of ``[a, b)`` (each segment passes here once)."""
+    def _arrived(self, a: int, b: int) -> None:
+        """Segments ``[a, b)`` were SACKed: those deemed lost or resent arrived after all. (Only
+        ``una`` and segments below ``lost_mark`` are ever in ``state``: new data SACKed at the
+        top never is, so the caller skips this for it.)"""
         state = self.state
-        for ga, gb in self.sb.gaps(a if a > una else una, b):
-            for i in range(ga, gb):
-                if i not in state:
-                    state[i] = LOST
-                    self.lost_n += 1
+        for i in range(a, b):
+            if state.pop(i, None) == LOST:
+                self.lost_n -= 1
 
     def on_advance(self, s, ack: int) -> None:
         """The cumulative ACK moved from ``s.una`` to ``ack``: forget what lies below it."""

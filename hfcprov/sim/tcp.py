@@ -406,8 +406,9 @@ class TcpReceiver:
             self.rcv_nxt = i + 1
             ranges = self.ranges
             if ranges.count:
-                s, e = ranges.first()
-                if s == self.rcv_nxt:
+                lo = ranges.lo
+                if ranges.starts[lo] == i + 1:  # the hole is filled up to the lowest range
+                    e = ranges.ends[lo]
                     self.rcv_nxt = e
                     ranges.drop_below(e)
                 self._ack(pkt.ts, pkt.retx, None)  # a hole filled (partly): ACK at once
@@ -469,15 +470,18 @@ class TcpReceiver:
             # The block just changed goes first (RFC 2018), then the lowest others, three in all.
             st, en, lo = ranges.starts, ranges.ends, ranges.lo
             n = len(st) - lo
-            first = block if block is not None and block < n else 0
-            k1, k2 = (1, 2) if first == 0 else ((0, 2) if first == 1 else (0, 1))
-            f = lo + first
-            if n > k2:
-                sack = ((st[f], en[f]), (st[lo + k1], en[lo + k1]), (st[lo + k2], en[lo + k2]))
-            elif n > k1:
-                sack = ((st[f], en[f]), (st[lo + k1], en[lo + k1]))
+            if n == 1:
+                sack = ((st[lo], en[lo]),)
+            elif not block or block >= n:  # the lowest ones (none changed, or the lowest did)
+                sack = ((st[lo], en[lo]), (st[lo + 1], en[lo + 1]), (st[lo + 2], en[lo + 2])) if n > 2 else \
+                    ((st[lo], en[lo]), (st[lo + 1], en[lo + 1]))
             else:
-                sack = ((st[f], en[f]),)
+                f = lo + block
+                if block == 1:
+                    sack = ((st[f], en[f]), (st[lo], en[lo]), (st[lo + 2], en[lo + 2])) if n > 2 else \
+                        ((st[f], en[f]), (st[lo], en[lo]))
+                else:
+                    sack = ((st[f], en[f]), (st[lo], en[lo]), (st[lo + 1], en[lo + 1]))
         self.link.send(Packet(ACK, self.flow, self.rcv_nxt, self.hdr, ts, retx, sack))
 
     def _delack_fire(self, _=None) -> None:

@@ -65,13 +65,21 @@ class CubicWindow:
                 self.k = 0.0
                 self.w_max = self.cwnd
             self.w_est = self.cwnd
+        # w_cubic() and target() inlined (every ACK), same arithmetic
         t = now - self.epoch_start
-        self.w_est += ALPHA_RENO * acked / self.cwnd
-        if self.w_est > w_cubic(t, self.w_max, self.k):  # Reno-friendly region (RFC 9438 4.3)
-            self.cwnd = max(self.cwnd, self.w_est)
-        else:
-            goal = target(self.cwnd, t, rtt, self.w_max, self.k)
-            self.cwnd += (goal - self.cwnd) * acked / self.cwnd
+        cwnd = self.cwnd
+        self.w_est += ALPHA_RENO * acked / cwnd
+        w_max, k = self.w_max, self.k
+        if self.w_est > C * (t - k) ** 3 + w_max:  # Reno-friendly region (RFC 9438 4.3)
+            if self.w_est > cwnd:
+                self.cwnd = self.w_est
+        else:  # the window one RTT from now, clamped to [cwnd, 1.5 cwnd] (RFC 9438 4.2)
+            goal = C * (t + rtt - k) ** 3 + w_max
+            if goal < cwnd:  # noqa: PLR1730
+                goal = cwnd
+            if goal > 1.5 * cwnd:  # noqa: PLR1730
+                goal = 1.5 * cwnd
+            self.cwnd = cwnd + (goal - cwnd) * acked / cwnd
 
     def on_loss(self, now: float) -> None:
         """A loss detected by duplicate ACKs: remember W_max, cut by beta."""
@@ -109,9 +117,12 @@ class Cubic(CongestionControl):
         grow = float(acked)
         if self.hs is not None and s.cwnd < s.ssthresh:
             grow = self.hs.growth(s, grow, rtt)  # may end slow start: ssthresh = cwnd
-        w = self._sync(s)
+        w = self.w  # _sync, inlined (every ACK)
+        mss = s.mss
+        w.cwnd = s.cwnd / mss
+        w.ssthresh = s.ssthresh / mss
         w.on_ack(s.engine.now, grow, s.srtt or rtt or 0.1)
-        s.cwnd = w.cwnd * s.mss
+        s.cwnd = w.cwnd * mss
 
     def ssthresh(self, s) -> float:
         w = self._sync(s)
