@@ -1,7 +1,7 @@
 """TCP congestion control: the window-growth half of TCP, behind one small interface.
 
-The sender (``hfcprov.sim.tcp.TcpSender``) owns loss detection and recovery
-(Reno, NewReno or SACK recovery, RTO); a ``CongestionControl`` only decides how
+The sender (``hfcprov.sim.tcp.TcpSender``, with its ``hfcprov.sim.recovery`` strategy)
+owns loss detection and recovery (Reno, NewReno or SACK, RTO); a ``CongestionControl`` only decides how
 ``cwnd`` grows and where ``ssthresh`` goes after a loss. CUBIC and FAST (issue 7)
 are separate classes registered in ``CONGESTION_CONTROLS``; they never touch the
 link or the recovery code.
@@ -18,7 +18,7 @@ Interface (all sizes in bytes, ``s`` is the ``TcpSender``; read ``s.cwnd``,
 
 from __future__ import annotations
 
-import importlib
+from hfcprov.sim.registry import resolve
 
 
 class CongestionControl:
@@ -92,12 +92,6 @@ CONGESTION_CONTROLS: dict[str, object] = {
 
 
 def congestion_control(name: str, options=None) -> CongestionControl:
-    try:
-        target = CONGESTION_CONTROLS[name]
-    except KeyError:
+    if name not in CONGESTION_CONTROLS:
         raise KeyError(f"unknown TCP variant {name!r} (known: {', '.join(sorted(CONGESTION_CONTROLS))})")
-    if isinstance(target, str):
-        module, attr = target.split(":")
-        target = getattr(importlib.import_module(module), attr)
-        CONGESTION_CONTROLS[name] = target
-    return target(options)
+    return resolve(CONGESTION_CONTROLS, name)(options)

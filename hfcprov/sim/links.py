@@ -22,9 +22,8 @@ first use, so optional parts stay optional and no module imports another in a lo
 
 from __future__ import annotations
 
-import importlib
-
 from hfcprov.sim.link import Link
+from hfcprov.sim.registry import resolve
 from hfcprov.sim.scenario import ScenarioError
 
 
@@ -63,14 +62,9 @@ QUEUES: dict[str, object] = {
 
 def lookup(registry: dict, key: str, name: str):
     """The factory registered as ``name``; ``key`` is the scenario key, for the error."""
-    target = registry.get(name)
-    if target is None:
+    if name not in registry:
         raise ScenarioError(f"{key}: unknown link model {name!r} (known: {', '.join(registry)})")
-    if isinstance(target, str):
-        module, attr = target.split(":")
-        target = getattr(importlib.import_module(module), attr)
-        registry[name] = target
-    return target
+    return resolve(registry, name)
 
 
 def build(engine, sc, recv_host, send_host, data_loss, ack_loss) -> tuple:

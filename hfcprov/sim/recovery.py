@@ -38,11 +38,11 @@ Interface (``s`` the sender; segments are indices, windows bytes):
 
 from __future__ import annotations
 
-import importlib
 from collections import deque
 from heapq import heappop, heappush
 
 from hfcprov.sim.ranges import SegmentRanges
+from hfcprov.sim.registry import resolve
 from hfcprov.sim.scenario import ScenarioError
 
 LOST = -1  # Sack.state: deemed lost, not yet resent (a value >= 0: resent, HighData then)
@@ -330,17 +330,12 @@ class Sack(Reno):
         self.holding = bool(self.sb.count or state)
 
 
-# name -> class or "module:Class" (loaded on first use, as links.py's registries)
+# name -> class or "module:Class" (hfcprov.sim.registry)
 RECOVERIES: dict[str, object] = {"reno": Reno, "newreno": NewReno, "sack": Sack}
 
 
 def recovery(name: str, opts):
     """A fresh recovery strategy ``RECOVERIES[name]`` for one sender."""
-    target = RECOVERIES.get(name)
-    if target is None:
+    if name not in RECOVERIES:
         raise ScenarioError(f"tcp.recovery: unknown recovery {name!r} (known: {', '.join(RECOVERIES)})")
-    if isinstance(target, str):
-        module, attr = target.split(":")
-        target = getattr(importlib.import_module(module), attr)
-        RECOVERIES[name] = target
-    return target(opts)
+    return resolve(RECOVERIES, name)(opts)
