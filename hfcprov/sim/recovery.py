@@ -287,8 +287,13 @@ class Sack(Reno):
             limit = s.avail
         tx = s._tx
         while pipe < wnd:
-            if self.lost_n:
-                tx(self._next_lost())
+            if self.lost_n:  # on_resend inlined: the segment is LOST, so holding is on
+                i = self._next_lost()
+                self.lost_n -= 1
+                self.state[i] = s.high
+                if self.rtx_watch:
+                    self.rtx_q.append((i, s.high))
+                s._retransmit(i)
             elif s.nxt < limit:
                 k = min(s._train_cap(), limit - s.nxt, wnd - pipe) if s.tso > 1 else 1
                 if k > 1:

@@ -136,14 +136,18 @@ class TcpSender:
 
     def _tx(self, i: int) -> None:
         if i < self.high:
-            self.retransmissions += 1
-            retx = True
             self.rec.on_resend(self, i)
-        else:
-            self.high = i + 1
-            retx = False
+            self._retransmit(i)
+            return
+        self.high = i + 1
         size = self.hdr + (self.mss if i != self.total - 1 else self.last_payload)
-        self.link.send(Packet(DATA, self.flow, i, size, self.engine.now, retx))
+        self.link.send(Packet(DATA, self.flow, i, size, self.engine.now, False))
+
+    def _retransmit(self, i: int) -> None:
+        """Resend segment ``i`` (the recovery strategy has booked it)."""
+        self.retransmissions += 1
+        size = self.hdr + (self.mss if i != self.total - 1 else self.last_payload)
+        self.link.send(Packet(DATA, self.flow, i, size, self.engine.now, True))
 
     def try_send(self) -> None:
         rec = self.rec
@@ -262,8 +266,11 @@ class TcpSender:
             self.dupacks += 1
             if self.in_rec:
                 if rec.inflate:
-                    self.cwnd += self.mss  # window inflation
-                self.try_send()
+                    self.cwnd += self.mss  # window inflation (Reno, NewReno)
+                if rec.uses_pipe:
+                    rec.send(self)  # try_send's recovery branch (the RTO is armed: data is out)
+                else:
+                    self.try_send()
             elif not self._fast_retransmit(ack) and self.lt:
                 self.try_send()
 
