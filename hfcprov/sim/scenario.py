@@ -216,6 +216,16 @@ _PARSERS = {
 # and the CLI's plausibility checks apply (an RTT over 10 s, a link rate under 1 kb/s).
 _WRITTEN = {"rtt": parse_rtt, "rate": parse_link_rate, "peak": parse_link_rate, "channel": parse_link_rate,
             "access_rate": parse_link_rate, "reverse_rate": parse_link_rate, "reverse_channel": parse_link_rate}
+
+
+def _loss_fraction(value) -> float:
+    """A loss rate: a fraction of packets (0.01) or a percentage (1%); run's checks bound it."""
+    text = str(value).strip()
+    return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+
+
+# a loss model's keys are a fraction and a packet count, not the link's rate and burst bytes
+_LOSS_PARSERS = {"rate": _loss_fraction, "burst": float}
 _NESTED = {"tcp": TcpOptions, "data_loss": LossSpec, "ack_loss": LossSpec, "voice": VoiceSpec}
 # quantities inside mac_params / reverse_mac_params (hfcprov.sim.mac.MacParams and the CM's keys)
 _MAC_PARSERS = {
@@ -308,6 +318,8 @@ def _value(cls, key, value, where, written=False):
         value = "auto" if value else "off"  # YAML reads a bare off/on as a boolean
     if written and cls is Scenario and key in _WRITTEN:
         return _WRITTEN[key](as_written(value))
+    if cls is LossSpec and key in _LOSS_PARSERS:
+        return _LOSS_PARSERS[key](value)
     if key in _PARSERS:
         return _PARSERS[key](as_written(value) if written and _PARSERS[key] is parse_duration else value)
     if key in _CHOICES and value not in _CHOICES[key]:
