@@ -51,7 +51,7 @@ class Engine:
         """Execute events up to and including time ``until``; leave ``now`` at ``until``.
 
         Python's cyclic garbage collector is paused meanwhile: events create no reference
-        cycles (reference counting frees every packet and event; tests/sim/test_engine_gc.py
+        cycles (reference counting frees every packet and event; tests/sim/test_engine_run.py
         checks), and with thousands of packets in flight each of its passes walks them all
         (-4 to -7% CPU in bench/sim_speed.py's 1 Gb/s overshoot second)."""
         heap = self.heap
