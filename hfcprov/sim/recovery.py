@@ -29,9 +29,10 @@ Interface (``s`` the sender; segments are indices, windows bytes):
   hole and set cwnd (the sender has set ssthresh, ``recover`` and ``in_rec``);
   ``on_partial_ack(s, ack, acked) -> bool``: an ACK at or below ``recover``; True
   ends recovery;
-- ``send(s)``: transmit while in recovery or with segments deemed lost;
-  ``on_resend(s, i)``: segment ``i`` was just resent; ``on_timeout(s)``: the RTO fired
-  (the sender has cut cwnd);
+- ``send(s)``: transmit while in recovery or with segments deemed lost (it books its own
+  resends and has the sender's ``_retransmit`` send them); ``on_resend(s, i)``: book segment
+  ``i``, which the sender resends now (the first hole, NewReno's next one, a go-back-N);
+  ``on_timeout(s)``: the RTO fired (the sender has cut cwnd);
 - ``flight_bytes(s)``: what a loss halves; ``lt_limit(s, wnd, limit)``: how far limited
   transmit may send; ``on_sack(s, blocks) -> new``, ``on_advance(s, ack)``, ``sacked()``.
 """
@@ -49,6 +50,8 @@ LOST = -1  # Sack.state: deemed lost, not yet resent (a value >= 0: resent, High
 
 
 class Reno:
+    """Also the interface's defaults: no SACK, no scoreboard."""
+
     name = "reno"
     sack = False
     inflate = True
