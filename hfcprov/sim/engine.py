@@ -53,7 +53,7 @@ class Engine:
         Python's cyclic garbage collector is paused meanwhile: events create no reference
         cycles (reference counting frees every packet and event; tests/sim/test_engine_run.py
         checks), and with thousands of packets in flight each of its passes walks them all
-        (-4 to -7% CPU in bench/sim_speed.py's 1 Gb/s overshoot second)."""
+        (-3 to -7% CPU in bench/sim_speed.py's 1 Gb/s overshoot second)."""
         heap = self.heap
         n = 0
         collecting = gc.isenabled()
