@@ -187,6 +187,33 @@ class SegmentRanges:
             i -= 1
         return None
 
+    def mark_from_top(self, k: int, floor: int):
+        """``(kth_from_top(k), the sub-ranges of [floor, that mark) not held)``; ``(None, ())``
+        if fewer than ``k`` are held. The SACK sender's IsLost step: the mark usually lies
+        in one of the top ranges and ``floor`` (the last mark) just below it, so the holes
+        come from the ranges the walk passed, without ``gaps``' search."""
+        st, en = self.starts, self.ends
+        lo = self.lo
+        i = len(st) - 1
+        while i >= lo:
+            length = en[i] - st[i]
+            if length >= k:
+                break
+            k -= length
+            i -= 1
+        else:
+            return None, ()
+        mark = en[i] - k
+        s = st[i]
+        if floor >= s:
+            return mark, ()  # [floor, mark) lies inside range i
+        if i == lo:
+            return mark, ((floor, s),)
+        if st[i - 1] <= floor:  # floor in range i - 1 or in the gap above it
+            e = en[i - 1]
+            return mark, ((floor if floor > e else e, s),)
+        return mark, self.gaps(floor, mark)
+
     def gaps(self, a: int, b: int) -> list:
         """The sub-ranges of ``[a, b)`` not held."""
         st, en = self.starts, self.ends

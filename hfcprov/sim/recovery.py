@@ -210,11 +210,11 @@ class Sack(Reno):
             if e - 1 > self.high_sacked:  # noqa: PLR1730
                 self.high_sacked = e - 1
         if new:
-            mark = sb.kth_from_top(s.dupthresh)
-            if mark is not None and mark > self.lost_mark:
+            lost_mark = self.lost_mark
+            mark, holes = sb.mark_from_top(s.dupthresh, lost_mark if lost_mark > una else una)
+            if mark is not None and mark > lost_mark:
                 # RFC 6675 IsLost for the unSACKed segments below the new mark (each passes here once)
-                lost_mark = self.lost_mark
-                for ga, gb in sb.gaps(lost_mark if lost_mark > una else una, mark):
+                for ga, gb in holes:
                     for i in range(ga, gb):
                         if i not in state:
                             state[i] = LOST

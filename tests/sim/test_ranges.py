@@ -57,6 +57,11 @@ def test_ranges_match_a_set_of_segments(seq, k):
         assert r.count == len(model) == sum(e - s for s, e in got)
         top = sorted(model, reverse=True)
         assert r.kth_from_top(k) == (top[k - 1] if len(top) >= k else None)
+        for floor in (floor, floor + k, floor + 2 * k, *model):  # the SACK sender's IsLost step
+            mark, holes = r.mark_from_top(k, floor)
+            assert mark == r.kth_from_top(k)
+            if mark is not None:
+                assert {i for g0, g1 in holes for i in range(g0, g1)} == set(range(floor, mark)) - model
         if model:
             x = min(model)
             assert x in r and r.at(r.index(x))[0] <= x
