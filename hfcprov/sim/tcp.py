@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from hfcprov.sim.packet import ACK, DATA, Packet, Train
+from hfcprov.sim.packet import ACK, DATA, Train, make
 from hfcprov.sim.ranges import SegmentRanges
 from hfcprov.sim.recovery import recovery
 
@@ -141,13 +141,13 @@ class TcpSender:
             return
         self.high = i + 1
         size = self.hdr + (self.mss if i != self.total - 1 else self.last_payload)
-        self.link.send(Packet(DATA, self.flow, i, size, self.engine.now, False))
+        self.link.send(make(DATA, self.flow, i, size, self.engine.now, False, None))
 
     def _retransmit(self, i: int) -> None:
         """Resend segment ``i`` (the recovery strategy has booked it)."""
         self.retransmissions += 1
         size = self.hdr + (self.mss if i != self.total - 1 else self.last_payload)
-        self.link.send(Packet(DATA, self.flow, i, size, self.engine.now, True))
+        self.link.send(make(DATA, self.flow, i, size, self.engine.now, True, None))
 
     def try_send(self) -> None:
         rec = self.rec
@@ -169,7 +169,7 @@ class TcpSender:
                 else:  # new full-size segments one by one: _tx inlined (most of a run's sends)
                     send, flow, size, now = self.link.send, self.flow, self.hdr + self.mss, self.engine.now
                     for i in range(nxt, limit):
-                        send(Packet(DATA, flow, i, size, now, False))
+                        send(make(DATA, flow, i, size, now, False, None))
                     self.high = limit
                 self.nxt = limit
         if self.deadline is None and self.una < self.nxt:
@@ -441,7 +441,7 @@ class TcpReceiver:
             self.pending += 1
             if self.pending >= self.delack_count:  # _ack without SACK blocks (none are held here)
                 self.pending = 0
-                self.link.send(Packet(ACK, self.flow, self.rcv_nxt, self.hdr, self.pending_ts, self.pending_retx))
+                self.link.send(make(ACK, self.flow, self.rcv_nxt, self.hdr, self.pending_ts, self.pending_retx, None))
         elif i > self.rcv_nxt:
             self._ack(pkt.ts, True, self.ranges.hold(i, i + 1))  # duplicate ACK; no RTT sample from it
         else:
@@ -489,7 +489,7 @@ class TcpReceiver:
                         ((st[f], en[f]), (st[lo], en[lo]))
                 else:
                     sack = ((st[f], en[f]), (st[lo], en[lo]), (st[lo + 1], en[lo + 1]))
-        self.link.send(Packet(ACK, self.flow, self.rcv_nxt, self.hdr, ts, retx, sack))
+        self.link.send(make(ACK, self.flow, self.rcv_nxt, self.hdr, ts, retx, sack))
 
     def _delack_fire(self, _=None) -> None:
         if not self.pending:

@@ -87,3 +87,11 @@ def test_lines_run_in_the_order_of_one_heap(plan):
         return order, eng.events
 
     assert play(True) == play(False)
+
+
+def test_make_builds_the_same_packet_as_the_class_every_slot_set():
+    from hfcprov.sim.packet import ACK, Packet, make
+
+    fast = make(ACK, 3, 17, 52, 1.25, True, ((20, 22),))
+    slow = Packet(ACK, 3, 17, 52, 1.25, True, ((20, 22),))
+    assert all(getattr(fast, k) == getattr(slow, k) for k in Packet.__slots__)  # AttributeError: a slot make() skips
