@@ -202,7 +202,7 @@ class TcpSender:
         size = k * (self.hdr + self.mss)
         if i + k == self.total:
             size -= self.mss - self.last_payload
-        self.link.send(Train(self.flow, i, k, size, self.engine.now))
+        self.link.send_train(Train(self.flow, i, k, size, self.engine.now))
 
     def _limited_transmit(self, wnd: int, limit: int) -> int:
         """Send limit on a duplicate ACK before fast retransmit (RFC 3042, or RFC 6675 step 3
