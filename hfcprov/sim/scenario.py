@@ -60,6 +60,9 @@ class TcpOptions:
     # Reno grows by the segments each ACK covers, as Linux (tcp_slow_start up to ssthresh, then
     # tcp_cong_avoid_ai): with delayed ACKs twice the per-ACK growth; off: one step per ACK (BSD, ns-3)
     count_acked: bool = False
+    # CUBIC grows at least 5% per RTT in congestion avoidance until its first loss, as Linux (bictcp_update
+    # caps cnt at 20 while last_max_cwnd is 0, e.g. after a HyStart exit); off: the RFC 9438 curve from K = 0
+    cubic_linux_floor: bool = False
     # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
     # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
     grow_on_recovery_exit: bool = False

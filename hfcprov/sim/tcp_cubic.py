@@ -44,6 +44,10 @@ class CubicWindow:
     k: float = 0.0
     epoch_start: float | None = None
     w_est: float = 0.0  # Reno-friendly estimate
+    # Linux (bictcp_update caps cnt at 20 while last_max_cwnd is 0): until a loss, congestion
+    # avoidance grows at least acked/20 per ACK, 5% per RTT (TcpOptions.cubic_linux_floor)
+    floor_until_loss: bool = False
+    loss_seen: bool = False
 
     def on_ack(self, now: float, acked: float, rtt: float) -> None:
         """``acked`` newly acknowledged segments at time ``now``; ``rtt`` the smoothed RTT."""
@@ -80,6 +84,8 @@ class CubicWindow:
             if goal > 1.5 * cwnd:  # noqa: PLR1730
                 goal = 1.5 * cwnd
             self.cwnd = cwnd + (goal - cwnd) * acked / cwnd
+        if self.floor_until_loss and not self.loss_seen and self.cwnd < cwnd + acked / 20.0:
+            self.cwnd = cwnd + acked / 20.0
 
     def on_loss(self, now: float) -> None:
         """A loss detected by duplicate ACKs: remember W_max, cut by beta."""
@@ -90,10 +96,12 @@ class CubicWindow:
         self.cwnd = max(2.0, self.cwnd * BETA)
         self.ssthresh = self.cwnd
         self.epoch_start = None
+        self.loss_seen = True
 
     def on_timeout(self, now: float) -> None:
         self.on_loss(now)
         self.cwnd = 1.0
+        self.loss_seen = False  # Linux's bictcp_reset on entering Loss zeroes last_max_cwnd
 
 
 class Cubic(CongestionControl):
@@ -104,7 +112,7 @@ class Cubic(CongestionControl):
 
     def __init__(self, options=None) -> None:
         super().__init__(options)
-        self.w = CubicWindow()
+        self.w = CubicWindow(floor_until_loss=bool(getattr(options, "cubic_linux_floor", False)))
         self.hs = make_hystart(getattr(options, "hystart", "auto"))
 
     def _sync(self, s) -> CubicWindow:
@@ -131,6 +139,7 @@ class Cubic(CongestionControl):
 
     def on_timeout(self, s) -> None:
         self.w.epoch_start = None
+        self.w.loss_seen = False  # Linux's bictcp_reset on entering Loss zeroes last_max_cwnd
         if isinstance(self.hs, LinuxHyStart):
             self.hs.reset()  # Linux: HyStart starts over in the slow start after an RTO
         else:
