@@ -34,6 +34,21 @@ def params_from(given: dict | None, default: dict | None = None) -> MacParams:
     return factory(**{k: v for k, v in given.items() if k in known})
 
 
+def check_params(given: dict | None) -> None:
+    """A ``mac_params`` mapping is valid for one link kind: the CMTS downstream's
+    (``hfcprov.sim.cmts``) when it names a CMTS-only key or a ``qam*`` preset, else the
+    request-grant MAC's. Each factory checks its own kind again when the link is built."""
+    from hfcprov.sim.cmts import CMTS_KEYS, QAM_RATES
+    from hfcprov.sim.cmts import params_from as cmts_params
+
+    given = dict(given or {})
+    mac_keys = set(MacParams.__dataclass_fields__) | set(_CM_KEYS) | {"preset"}
+    if (set(given) & (CMTS_KEYS - mac_keys)) or given.get("preset") in QAM_RATES:
+        cmts_params(given)
+    else:
+        params_from(given)
+
+
 def _modem(engine, scenario, sink, loss, given, default, *, buffer, rate, burst, name, stream) -> CableModem:
     """One CM on its own request-grant channel, plus ``modems`` saturating neighbours."""
     params = params_from(given, default)
