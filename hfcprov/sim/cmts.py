@@ -231,10 +231,9 @@ def make_link(engine, scenario, sink, loss) -> CmtsDownstream:
     """``links.LINKS["cmts"]``: the scenario's downstream service flow through a CMTS
     (``Scenario.mac_params``: ``CmtsParams`` fields, ``preset`` qam64 | qam256)."""
     from hfcprov.sim.loss import NoLoss
-    from hfcprov.sim.scenario import ScenarioError
 
     if scenario.direction != "downstream":
-        raise ScenarioError("mac: cmts is the CMTS's downstream: it needs direction: downstream")
+        raise CmtsConfigError("mac: cmts is the CMTS's downstream: it needs direction: downstream")
     params = params_from(scenario.mac_params)
     return CmtsDownstream(engine, sink, params, rate=scenario.rate, burst=scenario.burst,
                           buffer=scenario.buffer, delay=scenario.rtt / 2.0,

@@ -121,7 +121,7 @@ def test_bad_cmts_parameters_are_one_line(params, words):
 
 
 def test_the_cmts_is_downstream_only():
-    with pytest.raises(ScenarioError, match="downstream"):
+    with pytest.raises(CmtsConfigError, match="downstream"):
         run(Scenario(rate=3e6, buffer=None, mac="cmts", duration=1.0))
 
 
