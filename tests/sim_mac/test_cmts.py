@@ -128,3 +128,15 @@ def test_the_cmts_is_downstream_only():
 def test_cmts_params_reject_a_channel_with_no_room():
     with pytest.raises(CmtsConfigError):
         CmtsParams(upstreams=200, map_bytes=2000)
+
+
+def test_the_atov_kennedy_example_runs_and_alpha_matters():
+    from pathlib import Path
+
+    import yaml
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "sim-atov-downstream.yaml"
+    sc = Scenario.from_dict(yaml.safe_load(path.read_text()), str(path))
+    assert sc.mac == "cmts" and sc.mac_params["granularity"] == 0.016
+    low = run(sc.replace(tcp=sc.tcp.__class__(**{**sc.tcp.__dict__, "fast_alpha": 3})))
+    assert run(sc).utilization > 0.95 > 0.6 > low.utilization
