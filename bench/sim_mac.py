@@ -16,6 +16,10 @@ fit        every point White et al. report in their text (bench/white2011.py):
 calibrate  the grid search that chose the MacParams() defaults; prints the best configurations.
 holdout    leave-one-out over the 16 quoted points (plus 3 implied constraints): fitted and
            held-out errors side by side, against the plain token-bucket link.
+ackpath    the single-flow 10 Mb/s points (quoted and implied) with the calibrated MAC, and with
+           the ACKs also coming down through the CMTS (``reverse_mac: cmts``: 25 Mb/s downstream
+           service flow, 4 ms shaping calendar, idle or 60% loaded 64-QAM channel): is the
+           downstream the missing mechanism of docs/calibration.md section 4?
 """
 
 from __future__ import annotations
@@ -200,9 +204,25 @@ def calibrate(seeds: int, duration: float, jobs: int, top: int, presets: list[st
         print(f"{s:.3f} {c}: " + " ".join(f"{g / 1e6:.2f}" for _, g, _ in rows))
 
 
+def ackpath(seeds: int, duration: float, jobs: int) -> None:
+    points = [p for p in (*WHITE_2011_POINTS, *IMPLIED_POINTS) if p.rate == 10e6 and p.flows == 1]
+    down = {"reverse_mac": "cmts", "reverse_rate": 25e6}
+    kinds = {"MAC": {}, "+ CMTS down": {**down, "reverse_mac_params": {"granularity": 0.004}},
+             "+ CMTS 60% load": {**down, "reverse_mac_params": {"granularity": 0.004, "other_load": 0.6}}}
+    scs = [white_scenario(p, dict(CALIBRATED_MAC), seed=s, duration=duration).replace(**kw)
+           for p in points for kw in kinds.values() for s in range(1, seeds + 1)]
+    res = iter(run_many(scs, jobs=jobs))
+    print(f"{'point':>16} {'White':>7} " + " ".join(f"{k:>16}" for k in kinds) + "   (goodput Mb/s, median of seeds)")
+    for p in points:
+        cells = [statistics.median(next(res).goodput_bps for _ in range(seeds)) / 1e6 for _ in kinds]
+        white = "<=90%" if p.short else f"{p.goodput / 1e6:.2f}{'+' if p.full else ''}"
+        label = f"{p.rate / 1e6:.0f}M {p.buffer // 1024}K {p.rtt * 1e3:.0f}ms"
+        print(f"{label:>16} {white:>7} " + " ".join(f"{c:16.2f}" for c in cells))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=("speed", "fit", "calibrate", "holdout"), nargs="?", default="speed")
+    ap.add_argument("mode", choices=("speed", "fit", "calibrate", "holdout", "ackpath"), nargs="?", default="speed")
     ap.add_argument("--cache", help="holdout: JSON file keeping evaluated configurations between runs")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seeds", type=int, default=3)
@@ -215,6 +235,8 @@ def main() -> None:
         speed(a.repeat)
     elif a.mode == "fit":
         fit(a.seeds, a.duration, a.jobs)
+    elif a.mode == "ackpath":
+        ackpath(a.seeds, a.duration, a.jobs)
     elif a.mode == "holdout":
         holdout(a.seeds, a.duration, a.jobs, a.cache)
     else:

@@ -239,3 +239,18 @@ def make_link(engine, scenario, sink, loss) -> CmtsDownstream:
                           buffer=scenario.buffer, delay=scenario.rtt / 2.0,
                           loss=None if isinstance(loss, NoLoss) else loss,
                           rng=random.Random(f"cmts-{scenario.seed}"))
+
+
+def make_reverse_link(engine, scenario, sink, loss) -> CmtsDownstream:
+    """``links.REVERSE_LINKS["cmts"]``: the ACKs (and probe echoes) of an upload come down through
+    the CMTS, shaped by ``reverse_rate`` (None: the channel only), ``reverse_buffer``, on a channel
+    set by ``reverse_mac_params`` (``CmtsParams`` fields)."""
+    from hfcprov.sim.loss import NoLoss
+
+    if scenario.direction != "upstream":
+        raise CmtsConfigError("reverse_mac: cmts carries an upload's ACKs down: it needs direction: upstream")
+    params = params_from(scenario.reverse_mac_params)
+    return CmtsDownstream(engine, sink, params, rate=scenario.reverse_rate or 1e12,
+                          buffer=scenario.reverse_buffer, delay=scenario.rtt / 2.0,
+                          loss=None if isinstance(loss, NoLoss) else loss,
+                          rng=random.Random(f"cmts-ack-{scenario.seed}"))

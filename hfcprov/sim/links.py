@@ -55,6 +55,7 @@ LINKS: dict[str, object] = {
 REVERSE_LINKS: dict[str, object] = {
     "tokenbucket": reverse_link,
     "docsis": "hfcprov.sim.mac_link:make_reverse_link",
+    "cmts": "hfcprov.sim.cmts:make_reverse_link",  # an upload's ACKs down through the CMTS
 }
 QUEUES: dict[str, object] = {
     "none": droptail_link,

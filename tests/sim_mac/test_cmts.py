@@ -2,7 +2,7 @@
 
 import pytest
 
-from hfcprov.sim import Scenario, run
+from hfcprov.sim import FlowSpec, Scenario, run
 from hfcprov.sim.cmts import QAM_RATES, CmtsConfigError, CmtsDownstream, CmtsParams
 from hfcprov.sim.engine import Engine
 from hfcprov.sim.packet import DATA, Packet
@@ -140,3 +140,16 @@ def test_the_atov_kennedy_example_runs_and_alpha_matters():
     assert sc.mac == "cmts" and sc.mac_params["granularity"] == 0.016
     low = run(sc.replace(tcp=sc.tcp.__class__(**{**sc.tcp.__dict__, "fast_alpha": 3})))
     assert run(sc).utilization > 0.95 > 0.6 > low.utilization
+
+
+def test_an_uploads_acks_can_come_down_through_the_cmts():
+    base = dict(rate=5e6, buffer=65536, rtt=0.04, duration=6.0, warmup=1.0, sample_interval=None,
+                probe_rate=20.0, start_jitter=0.0, flows=[FlowSpec(start=3.0)])
+    plain = run(Scenario(**base))
+    down = run(Scenario(**base, reverse_mac="cmts", reverse_rate=1e6,
+                        reverse_mac_params={"granularity": 0.016, "other_load": 0.5}))
+    assert down.extra["ack_losses"] == 0
+    # the ACK clock now waits on the CMTS's shaper calendar and other modems' frames
+    assert down.latency_idle.p50 > plain.latency_idle.p50 + 0.0005
+    with pytest.raises(CmtsConfigError, match="upstream"):
+        run(Scenario(**{**base, "direction": "downstream"}, reverse_mac="cmts"))
