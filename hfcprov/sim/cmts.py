@@ -28,7 +28,6 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass, fields
-from heapq import heappush
 
 from hfcprov.errors import HfcprovError
 
@@ -217,11 +216,8 @@ class CmtsDownstream:
         if self.loss is not None and self.loss.lost():
             self.lost += 1
             return True
-        eng = self.engine
-        eng.seq += 1
         route = self.route
-        heappush(eng.heap, (end + self.delay, eng.seq,
-                            route[pkt.flow] if route is not None else self.sink_receive, pkt))
+        self.engine.at(end + self.delay, route[pkt.flow] if route is not None else self.sink_receive, pkt)
         return True
 
     receive = send
