@@ -5,7 +5,8 @@ against White et al. (2011).
     .venv/bin/python bench/sim_mac.py speed [--repeat 3]
     .venv/bin/python bench/sim_mac.py fit [--seeds 3] [--duration 30]
     .venv/bin/python bench/sim_mac.py calibrate [--seeds 2] [--duration 25] [--jobs 2] [--preset docsis30]
-    .venv/bin/python bench/sim_mac.py holdout [--seeds 2] [--duration 25] [--jobs 2] [--cache f.json]
+    .venv/bin/python bench/sim_mac.py holdout [--seeds 2] [--duration 25] [--jobs 2] [--cache f.json] [--hosts sack]
+    .venv/bin/python bench/sim_mac.py missing [--seeds 2] [--duration 25] [--jobs 2]
 
 speed      events/s and CPU time of 60 simulated seconds (one NewReno flow, 10 Mb/s,
            64 KiB, 40 ms) with the token-bucket link (the peer) and with the MAC;
@@ -16,10 +17,11 @@ fit        every point White et al. report in their text (bench/white2011.py):
 calibrate  the grid search that chose the MacParams() defaults; prints the best configurations.
 holdout    leave-one-out over the 16 quoted points (plus 3 implied constraints): fitted and
            held-out errors side by side, against the plain token-bucket link.
-ackpath    the single-flow 10 Mb/s points (quoted and implied) with the calibrated MAC, and with
-           the ACKs also coming down through the CMTS (``reverse_mac: cmts``: 25 Mb/s downstream
-           service flow, 4 ms shaping calendar, idle or 60% loaded 64-QAM channel): is the
-           downstream the missing mechanism of docs/calibration.md section 4?
+missing    candidates for what the MAC misses (docs/calibration.md section 4) on the single-flow
+           10 Mb/s points, quoted and implied: the calibrated MAC; with the ACKs coming down
+           through the CMTS (``reverse_mac: cmts``: 25 Mb/s downstream flow, 4 ms shaping calendar,
+           idle or 60% busy 64-QAM channel); with other modems taking 30% or 50% of each MAP;
+           with two greedy CMs on the upstream channel; with Reno (+SACK) hosts instead of CUBIC.
 """
 
 from __future__ import annotations
@@ -114,11 +116,13 @@ def fit(seeds: int, duration: float, jobs: int) -> None:
 HOLDOUT_GRID = [{"map_advance": a, "contention_collision": 0.05} for a in (0.002, 0.003, 0.004, 0.005, 0.006)]
 
 
-def holdout(seeds: int, duration: float, jobs: int, cache: str | None) -> None:
+def holdout(seeds: int, duration: float, jobs: int, cache: str | None, hosts: str = "cubic") -> None:
     """Leave-one-out over the 16 quoted points: for each, the configuration that fits the other 15
-    plus the 3 implied constraints best is scored on the one left out."""
+    plus the 3 implied constraints best is scored on the one left out. ``hosts``: the end hosts'
+    TCP variant (White et al. do not name their stacks), the same for the MAC and the plain link."""
     import json
 
+    tcp = {**HOSTS_TCP, "variant": hosts}
     points = WHITE_2011_POINTS + IMPLIED_POINTS
     table = {}
     if cache and Path(cache).exists():
@@ -126,7 +130,7 @@ def holdout(seeds: int, duration: float, jobs: int, cache: str | None) -> None:
     configs = [("token bucket", None)] + [(json.dumps(c, sort_keys=True), c) for c in HOLDOUT_GRID]
     for name, cfg in configs:
         if name not in table:
-            rows = evaluate(None if cfg is None else {**CALIBRATED_MAC, **cfg}, HOSTS_TCP, seeds, duration, jobs,
+            rows = evaluate(None if cfg is None else {**CALIBRATED_MAC, **cfg}, tcp, seeds, duration, jobs,
                             points)
             table[name] = [[g, ping] for _, g, ping in rows]
             if cache:
@@ -141,7 +145,7 @@ def holdout(seeds: int, duration: float, jobs: int, cache: str | None) -> None:
         return min(macs, key=lambda n: math.fsum(err[n][i] for i in keep) / len(keep))
 
     best_all = fit(None)
-    print(f"fitted on all 16 quoted + 3 implied points: {best_all}")
+    print(f"hosts: {hosts}; fitted on all 16 quoted + 3 implied points: {best_all}")
     print(f"{'rate':>4} {'buf':>5} {'rtt':>4} {'n':>2} | {'White':>6} | {'tbucket':>7} {'err':>5} | "
           f"{'fitted':>6} {'err':>5} | {'held-out':>8} {'err':>5} | config chosen without this point")
     held = {}
@@ -204,26 +208,35 @@ def calibrate(seeds: int, duration: float, jobs: int, top: int, presets: list[st
         print(f"{s:.3f} {c}: " + " ".join(f"{g / 1e6:.2f}" for _, g, _ in rows))
 
 
-def ackpath(seeds: int, duration: float, jobs: int) -> None:
+def missing(seeds: int, duration: float, jobs: int) -> None:
+    """Candidate mechanisms for docs/calibration.md section 4, on the single-flow 10 Mb/s points."""
     points = [p for p in (*WHITE_2011_POINTS, *IMPLIED_POINTS) if p.rate == 10e6 and p.flows == 1]
     down = {"reverse_mac": "cmts", "reverse_rate": 25e6}
-    kinds = {"MAC": {}, "+ CMTS down": {**down, "reverse_mac_params": {"granularity": 0.004}},
-             "+ CMTS 60% load": {**down, "reverse_mac_params": {"granularity": 0.004, "other_load": 0.6}}}
-    scs = [white_scenario(p, dict(CALIBRATED_MAC), seed=s, duration=duration).replace(**kw)
-           for p in points for kw in kinds.values() for s in range(1, seeds + 1)]
+    kinds = {  # name: (extra mac_params, extra scenario keys)
+        "MAC": ({}, {}),
+        "ACKs via CMTS": ({}, {**down, "reverse_mac_params": {"granularity": 0.004}}),
+        "CMTS 60% busy": ({}, {**down, "reverse_mac_params": {"granularity": 0.004, "other_load": 0.6}}),
+        "upstream 30%": ({"other_load": 0.3, "other_load_spread": 0.3}, {}),
+        "upstream 50%": ({"other_load": 0.5, "other_load_spread": 0.4}, {}),
+        "2 greedy CMs": ({"modems": 2}, {}),
+        "Reno hosts": ({}, {"tcp": TcpOptions(**{**HOSTS_TCP, "variant": "sack"})}),
+    }
+    scs = [white_scenario(p, {**CALIBRATED_MAC, **mac}, seed=s, duration=duration).replace(**kw)
+           for p in points for mac, kw in kinds.values() for s in range(1, seeds + 1)]
     res = iter(run_many(scs, jobs=jobs))
-    print(f"{'point':>16} {'White':>7} " + " ".join(f"{k:>16}" for k in kinds) + "   (goodput Mb/s, median of seeds)")
+    print(f"{'point':>16} {'White':>7} " + " ".join(f"{k:>14}" for k in kinds) + "  (goodput Mb/s, median of seeds)")
     for p in points:
         cells = [statistics.median(next(res).goodput_bps for _ in range(seeds)) / 1e6 for _ in kinds]
         white = "<=90%" if p.short else f"{p.goodput / 1e6:.2f}{'+' if p.full else ''}"
         label = f"{p.rate / 1e6:.0f}M {p.buffer // 1024}K {p.rtt * 1e3:.0f}ms"
-        print(f"{label:>16} {white:>7} " + " ".join(f"{c:16.2f}" for c in cells))
+        print(f"{label:>16} {white:>7} " + " ".join(f"{c:14.2f}" for c in cells))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=("speed", "fit", "calibrate", "holdout", "ackpath"), nargs="?", default="speed")
+    ap.add_argument("mode", choices=("speed", "fit", "calibrate", "holdout", "missing"), nargs="?", default="speed")
     ap.add_argument("--cache", help="holdout: JSON file keeping evaluated configurations between runs")
+    ap.add_argument("--hosts", default="cubic", help="holdout: the end hosts' TCP variant (cubic, sack = Reno+SACK)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--duration", type=float, default=30.0)
@@ -235,10 +248,10 @@ def main() -> None:
         speed(a.repeat)
     elif a.mode == "fit":
         fit(a.seeds, a.duration, a.jobs)
-    elif a.mode == "ackpath":
-        ackpath(a.seeds, a.duration, a.jobs)
+    elif a.mode == "missing":
+        missing(a.seeds, a.duration, a.jobs)
     elif a.mode == "holdout":
-        holdout(a.seeds, a.duration, a.jobs, a.cache)
+        holdout(a.seeds, a.duration, a.jobs, a.cache, a.hosts)
     else:
         calibrate(a.seeds, a.duration, a.jobs, a.top, a.preset)
 
