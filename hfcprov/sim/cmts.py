@@ -30,6 +30,7 @@ from collections import deque
 from dataclasses import dataclass, fields
 
 from hfcprov.errors import HfcprovError
+from hfcprov.sim.link import Link
 
 ETHERNET_OVERHEAD = 18  # Ethernet header + CRC: what the rate limiter counts beyond the IP packet
 MPEG_PACKET, MPEG_PAYLOAD = 188, 184  # ITU-T H.222.0 transport stream packet and its payload
@@ -137,7 +138,7 @@ class CmtsDownstream:
         self.bg_rng = rng or random.Random(0)
         self.bg_time = p.other_frame * MPEG_PACKET / MPEG_PAYLOAD * self.byte_time
         self.bg_next = self._bg_gap() if p.other_load else math.inf
-        self.waiting: deque = deque()  # (leaves the shaper, bytes) for waiting_bytes
+        self.waiting: deque = deque()  # (starts on the channel, bytes) for waiting_bytes
         self.wbytes = 0
         self.accepted = self.dropped = self.lost = self.measured = self.shaped = 0
         self.wait_sum = self.wait_byte_sum = 0.0
@@ -146,12 +147,7 @@ class CmtsDownstream:
     def _bg_gap(self) -> float:
         return self.bg_rng.expovariate(self.p.other_load / self.bg_time)
 
-    def waiting_bytes(self) -> int:
-        now = self.engine.now
-        w = self.waiting
-        while w and w[0][0] <= now:
-            self.wbytes -= w.popleft()[1]
-        return self.wbytes
+    waiting_bytes = Link.waiting_bytes  # the same FIFO bookkeeping: (start of transmission, bytes)
 
     def _channel_until(self, t: float) -> None:
         """Put the MAPs and other modems' frames that reach the channel by ``t`` on it, in order."""
