@@ -21,7 +21,8 @@ missing    candidates for what the MAC misses (docs/calibration.md section 4) on
            10 Mb/s points, quoted and implied: the calibrated MAC; with the ACKs coming down
            through the CMTS (``reverse_mac: cmts``: 25 Mb/s downstream flow, 4 ms shaping calendar,
            idle or 60% busy 64-QAM channel); with other modems taking 30% or 50% of each MAP;
-           with two greedy CMs on the upstream channel; with Reno (+SACK) hosts instead of CUBIC.
+           with two greedy CMs on the upstream channel; with Reno (+SACK) hosts instead of CUBIC;
+           with a 1 s minimum RTO on the hosts. The ten-flow collapse points are added.
 """
 
 from __future__ import annotations
@@ -210,7 +211,7 @@ def calibrate(seeds: int, duration: float, jobs: int, top: int, presets: list[st
 
 def missing(seeds: int, duration: float, jobs: int) -> None:
     """Candidate mechanisms for docs/calibration.md section 4, on the single-flow 10 Mb/s points."""
-    points = [p for p in (*WHITE_2011_POINTS, *IMPLIED_POINTS) if p.rate == 10e6 and p.flows == 1]
+    points = [p for p in (*WHITE_2011_POINTS, *IMPLIED_POINTS) if p.rate == 10e6 and (p.flows == 1 or p.collapse)]
     down = {"reverse_mac": "cmts", "reverse_rate": 25e6}
     kinds = {  # name: (extra mac_params, extra scenario keys)
         "MAC": ({}, {}),
@@ -220,16 +221,17 @@ def missing(seeds: int, duration: float, jobs: int) -> None:
         "upstream 50%": ({"other_load": 0.5, "other_load_spread": 0.4}, {}),
         "2 greedy CMs": ({"modems": 2}, {}),
         "Reno hosts": ({}, {"tcp": TcpOptions(**{**HOSTS_TCP, "variant": "sack"})}),
+        "min RTO 1 s": ({}, {"tcp": TcpOptions(**{**HOSTS_TCP, "min_rto": 1.0})}),
     }
     scs = [white_scenario(p, {**CALIBRATED_MAC, **mac}, seed=s, duration=duration).replace(**kw)
            for p in points for mac, kw in kinds.values() for s in range(1, seeds + 1)]
     res = iter(run_many(scs, jobs=jobs))
-    print(f"{'point':>16} {'White':>7} " + " ".join(f"{k:>14}" for k in kinds) + "  (goodput Mb/s, median of seeds)")
+    print(f"{'point':>20} {'White':>7} " + " ".join(f"{k:>14}" for k in kinds) + "  (goodput Mb/s, median of seeds)")
     for p in points:
         cells = [statistics.median(next(res).goodput_bps for _ in range(seeds)) / 1e6 for _ in kinds]
         white = "<=90%" if p.short else f"{p.goodput / 1e6:.2f}{'+' if p.full else ''}"
-        label = f"{p.rate / 1e6:.0f}M {p.buffer // 1024}K {p.rtt * 1e3:.0f}ms"
-        print(f"{label:>16} {white:>7} " + " ".join(f"{c:14.2f}" for c in cells))
+        label = f"{p.rate / 1e6:.0f}M {p.buffer // 1024}K {p.rtt * 1e3:.0f}ms" + (f" x{p.flows}" if p.flows > 1 else "")
+        print(f"{label:>20} {white:>7} " + " ".join(f"{c:14.2f}" for c in cells))
 
 
 def main() -> None:
