@@ -42,16 +42,30 @@ class CongestionControl:
 
 class Reno(CongestionControl):
     """Slow start (one MSS per ACK, as BSD and ns-3 do: no byte counting), then
-    congestion avoidance (MSS*MSS/cwnd per ACK); halve the flight on loss."""
+    congestion avoidance (MSS*MSS/cwnd per ACK); halve the flight on loss.
+    ``TcpOptions.count_acked``: grow by the segments each ACK covers instead, as Linux does."""
 
     name = "reno"
 
     def __init__(self, options=None) -> None:
         super().__init__(options)
         self.whole_bytes = bool(getattr(options, "integer_cwnd", False))
+        self.count_acked = bool(getattr(options, "count_acked", False))
 
     def on_ack(self, s, acked: int, rtt: float | None) -> None:
         mss = s.mss
+        if self.count_acked:
+            # Linux tcp_reno_cong_avoid: slow start adds the segments ACKed up to ssthresh
+            # (tcp_slow_start), the rest go to congestion avoidance, 1/cwnd each (tcp_cong_avoid_ai)
+            if s.cwnd < s.ssthresh:
+                room = s.ssthresh - s.cwnd
+                if acked * mss <= room:
+                    s.cwnd += acked * mss
+                    return
+                s.cwnd = s.ssthresh
+                acked -= room / mss
+            s.cwnd += acked * mss * mss / s.cwnd
+            return
         if s.cwnd < s.ssthresh:
             s.cwnd += mss
         elif self.whole_bytes:  # an integer cwnd drops the fraction (ns-3: uint32)

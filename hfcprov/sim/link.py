@@ -35,6 +35,7 @@ class Link:
         "engine",
         "free_at",
         "limit",
+        "line",
         "loss",
         "lost",
         "measure_from",
@@ -84,6 +85,7 @@ class Link:
         self.t_ptokens = 0.0
         self.free_at = 0.0  # channel busy until
         self.waiting: deque = deque()  # (start of transmission, wire bytes)
+        self.line: deque = deque()  # arrivals at the far end, in order (Engine.queue)
         self.wbytes = 0
         self.accepted = 0
         self.dropped = 0
@@ -173,8 +175,11 @@ class Link:
             return True  # it used the channel, then the plant ate it
         engine.seq += 1
         route = self.route
-        heappush(engine.heap, (end + self.delay, engine.seq,
-                               route[pkt.flow] if route is not None else self.sink_receive, pkt))
+        line = self.line  # engine.queue, inlined: FIFO delivery, only the first event in the heap
+        event = (end + self.delay, engine.seq, route[pkt.flow] if route is not None else self.sink_receive, pkt, line)
+        if not line:
+            heappush(engine.heap, event)
+        line.append(event)
         return True
 
     receive = send  # a link can be the sink of the hop before it
@@ -250,8 +255,7 @@ class Link:
                                   else Packet(DATA, pkt.flow, seq, per, pkt.ts))
                     j += 1
         for piece in pieces:
-            engine.seq += 1
-            heappush(engine.heap, (end + self.delay, engine.seq, deliver, piece))
+            engine.queue(self.line, end + self.delay, deliver, piece)
         return True
 
     def wait_beyond(self, t: float) -> float:

@@ -90,6 +90,25 @@ class SegmentRanges:
         self._replace(i, j, min(s, st[i]), max(e, en[j - 1]))
         return gaps
 
+    def hold(self, s: int, e: int) -> int:
+        """``add(s, e)``, returning the index (from 0 = lowest) of the range now holding ``s``: the
+        receiver's out-of-order store, where new data almost always lands at or above the top."""
+        st, en, lo = self.starts, self.ends, self.lo
+        n = len(st)
+        if n == lo or s > en[-1]:
+            st.append(s)
+            en.append(e)
+            self.count += e - s
+            return n - lo
+        if s >= st[-1]:
+            top = en[-1]
+            if e > top:
+                en[-1] = e
+                self.count += e - top
+            return n - 1 - lo
+        self.add(s, e)
+        return bisect_right(st, s, self.lo) - 1 - self.lo
+
     def _insert(self, i: int, s: int, e: int) -> None:
         st, en, lo = self.starts, self.ends, self.lo
         if i == len(st):

@@ -57,6 +57,9 @@ class TcpOptions:
     # cwnd in whole bytes: congestion avoidance adds int(MSS*MSS/cwnd) per ACK (ns-3, integer
     # stacks); off: the exact fraction, RFC 5681 eq. 3
     integer_cwnd: bool = False
+    # Reno grows by the segments each ACK covers, as Linux (tcp_slow_start up to ssthresh, then
+    # tcp_cong_avoid_ai): with delayed ACKs twice the per-ACK growth; off: one step per ACK (BSD, ns-3)
+    count_acked: bool = False
     # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
     # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
     grow_on_recovery_exit: bool = False

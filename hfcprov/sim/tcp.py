@@ -1,11 +1,12 @@
 """TCP sender and receiver, segment-indexed (all segments are one MSS but the last).
 
-The sender owns loss detection and recovery: duplicate-ACK fast retransmit
-(``dupthresh`` 3, or 1 for Cohen-Ramanathan's *super fast retransmit*), Reno,
-NewReno (RFC 6582) or SACK (RFC 6675-style pipe) recovery, and the RTO
-(RFC 6298 with a timer granularity: 0 for a fine timer, 0.5 s for the BSD
+The sender owns the sequence space, duplicate ACKs (``dupthresh`` 3, or 1 for
+Cohen-Ramanathan's *super fast retransmit*), fast-recovery entry and exit, and the
+RTO (RFC 6298 with a timer granularity: 0 for a fine timer, 0.5 s for the BSD
 coarse timer, 0.2 s for Cohen-Ramanathan's tuning; expiry falls on tick
-boundaries as the BSD slow timer does). Window growth is delegated to a
+boundaries as the BSD slow timer does). What happens inside recovery (Reno,
+NewReno RFC 6582, or SACK RFC 6675 with its scoreboard) is a
+``hfcprov.sim.recovery`` strategy; window growth is a
 ``hfcprov.sim.cc.CongestionControl``. The window is ``min(cwnd, socket buffer)``.
 Choices the RFCs leave open are ``TcpOptions`` fields: limited transmit, ssthresh
 from FlightSize or pipe, growth on the ACK that ends recovery (docs/sim.md).
@@ -19,13 +20,10 @@ the scenario's seed by ``run.Network``.
 from __future__ import annotations
 
 import math
-from collections import deque
-from heapq import heappop, heappush
 
 from hfcprov.sim.packet import ACK, DATA, Packet, Train
 from hfcprov.sim.ranges import SegmentRanges
-
-LOST = -1  # TcpSender.state: deemed lost, not yet resent (a value >= 0: resent, HighData then)
+from hfcprov.sim.recovery import recovery
 
 _UNLIMITED = 1 << 60
 
@@ -47,13 +45,9 @@ class TcpSender:
         "gran",
         "hdr",
         "high",
-        "high_sacked",
         "in_rec",
         "last_payload",
         "link",
-        "lost_mark",
-        "lost_n",
-        "lost_retransmits",
         "lt",
         "lt_sent",
         "max_rto",
@@ -63,23 +57,16 @@ class TcpSender:
         "nxt",
         "on_done",
         "phase",
+        "rec",
         "recover",
-        "recovery",
-        "relost",
         "retransmissions",
         "rto",
         "rto_floor_var",
         "rttvar",
-        "rtx_ptr",
-        "rtx_q",
-        "rtx_watch",
         "rwnd",
-        "sb",
         "srtt",
         "ssthresh",
-        "ssthresh_pipe",
         "started",
-        "state",
         "timeouts",
         "timer_at",
         "total",
@@ -92,6 +79,7 @@ class TcpSender:
         self.flow = flow
         self.link = link
         self.cc = cc
+        self.rec = recovery(opts.recovery_mode, opts)
         self.mss = opts.mss
         self.hdr = opts.header_bytes
         if size:
@@ -108,11 +96,9 @@ class TcpSender:
         self.dupacks = 0
         self.in_rec = False
         self.recover = -1
-        self.recovery = opts.recovery_mode
         self.dupthresh = opts.dupthresh
         self.lt = opts.limited_transmit
         self.lt_sent = 0  # segments limited transmit sent since the duplicate ACKs began
-        self.ssthresh_pipe = opts.ssthresh_from == "pipe"
         self.exit_grows = opts.grow_on_recovery_exit
         self.srtt = None
         self.rttvar = 0.0
@@ -131,23 +117,6 @@ class TcpSender:
         self.started = None
         self.done_at = None
         self.on_done = on_done
-        # SACK scoreboard (RFC 6675), kept incrementally so an ACK costs the same at any window:
-        # ``sb`` the SACKed ranges; ``state`` per segment deemed lost: LOST (to resend) or, once
-        # resent, the HighData at the time (a retransmission in flight); ``lost_n`` LOST segments;
-        # every unSACKed segment below ``lost_mark`` (the dupthresh-th highest SACKed one) has been
-        # deemed lost (IsLost); ``rtx_ptr`` no LOST segment lies below it.
-        self.sb = SegmentRanges()
-        self.state: dict = {}
-        self.lost_n = 0
-        self.lost_mark = 0
-        self.rtx_ptr = 0
-        self.high_sacked = -1
-        # Retransmissions in send order with the HighData when sent: one whose later-sent
-        # data is SACKed was lost again (Linux's lost-retransmit rule; FIFO path, no reordering).
-        self.rtx_q: deque = deque()
-        self.rtx_watch = opts.detect_lost_retransmit
-        self.relost: list = []  # heap: resent segments lost again (they lie below rtx_ptr)
-        self.lost_retransmits = 0
 
     # -- sending -----------------------------------------------------------
     def supply(self, segments: int) -> None:
@@ -162,22 +131,14 @@ class TcpSender:
         self.try_send()
 
     def flight_bytes(self) -> float:
-        """What a loss halves: pipe in SACK recovery (or always, ``ssthresh_from: pipe``),
-        else FlightSize without the segments limited transmit sent (RFC 5681 section 3.2)."""
-        if self.recovery == "sack" and (self.in_rec or self.ssthresh_pipe) and self.sb.count:
-            return self._pipe() * self.mss
-        return (self.nxt - self.una - self.lt_sent) * self.mss
+        """What a loss halves (the recovery strategy says: FlightSize or pipe)."""
+        return self.rec.flight_bytes(self)
 
     def _tx(self, i: int) -> None:
         if i < self.high:
             self.retransmissions += 1
             retx = True
-            if self.recovery == "sack":
-                if self.state.get(i) == LOST:
-                    self.lost_n -= 1
-                self.state[i] = self.high
-                if self.rtx_watch:
-                    self.rtx_q.append((i, self.high))
+            self.rec.on_resend(self, i)
         else:
             self.high = i + 1
             retx = False
@@ -185,8 +146,9 @@ class TcpSender:
         self.link.send(Packet(DATA, self.flow, i, size, self.engine.now, retx))
 
     def try_send(self) -> None:
-        if self.recovery == "sack" and (self.in_rec or self.lost_n):
-            self._sack_send()
+        rec = self.rec
+        if rec.lost_n or (self.in_rec and rec.uses_pipe):
+            rec.send(self)  # SACK recovery: pipe and NextSeg decide
         else:
             wnd = int(self.cwnd // self.mss) or 1
             if wnd > self.rwnd:  # noqa: PLR1730 (hot path: cheaper than min())
@@ -228,12 +190,9 @@ class TcpSender:
         self.link.send(Train(self.flow, i, k, size, self.engine.now))
 
     def _limited_transmit(self, wnd: int, limit: int) -> int:
-        """Send limit on a duplicate ACK before fast retransmit: one new segment per duplicate ACK
-        beyond cwnd (RFC 3042), or with SACK new data while pipe < cwnd (RFC 6675 section 5 step 3)."""
-        if self.recovery == "sack":
-            lt_limit = self.nxt + wnd - self._pipe()
-        else:
-            lt_limit = limit + self.dupacks
+        """Send limit on a duplicate ACK before fast retransmit (RFC 3042, or RFC 6675 step 3
+        with SACK: the strategy's ``lt_limit``), within the receive window."""
+        lt_limit = self.rec.lt_limit(self, wnd, limit)
         if lt_limit <= limit:
             return limit
         lt_limit = min(lt_limit, self.una + self.rwnd)
@@ -245,17 +204,14 @@ class TcpSender:
         ack = pkt.seq
         if self.done_at is not None:
             return
+        rec = self.rec
         new_sack = 0
-        if pkt.sack is not None and self.recovery == "sack":
-            new_sack = self._update_scoreboard(pkt.sack)
+        if pkt.sack is not None and rec.sack:
+            new_sack = rec.on_sack(self, pkt.sack)
         una = self.una
         if ack > una:
-            if self.recovery == "sack":
-                if self.sb.count or self.state:
-                    self._prune_scoreboard(ack)
-                else:  # nothing SACKed or lost: just move the marks (no call on the common path)
-                    self.lost_mark = self.rtx_ptr = ack
-                    self.high_sacked = ack - 1
+            if rec.holding:
+                rec.on_advance(self, ack)
             now = self.engine.now
             acked = ack - una
             rtt = None
@@ -267,16 +223,13 @@ class TcpSender:
                 self.nxt = ack  # after go-back-N the receiver already held these
             self.backoff = 1
             if self.in_rec:
-                if ack > self.recover or self.recovery == "reno":
-                    # a full ACK; Reno also leaves recovery on the first partial one
+                if ack > self.recover or rec.on_partial_ack(self, ack, acked):
+                    # a full ACK (or Reno's first partial one) ends recovery
                     self.in_rec = False
                     self.dupacks = self.lt_sent = 0
                     self.cc.on_recovery_exit(self)
                     if self.exit_grows:  # the full ACK also counts for window growth (ns-3)
                         self.cc.on_ack(self, acked, rtt)
-                elif self.recovery == "newreno":
-                    self._tx(ack)  # partial ACK: the next hole
-                    self.cwnd = max(self.cwnd - acked * self.mss + self.mss, float(self.mss))
             else:
                 self.dupacks = self.lt_sent = 0
                 self.cc.on_ack(self, acked, rtt)
@@ -297,136 +250,23 @@ class TcpSender:
         elif ack == una and self.nxt > una:
             self.dupacks += 1
             if self.in_rec:
-                if self.recovery != "sack":
+                if rec.inflate:
                     self.cwnd += self.mss  # window inflation
                 self.try_send()
             elif not self._fast_retransmit(ack) and self.lt:
                 self.try_send()
 
     def _fast_retransmit(self, ack: int) -> bool:
-        """Enter fast recovery on the ``dupthresh``-th duplicate ACK or, with SACK, once
-        ``dupthresh`` segments above the hole are SACKed (RFC 6675 IsLost(HighACK + 1))."""
-        if not (self.dupacks == self.dupthresh
-                or (self.recovery == "sack" and self.sb.count >= self.dupthresh)):
+        """Enter fast recovery if the strategy sees a loss (``Recovery.should_enter``)."""
+        if not self.rec.should_enter(self, ack):
             return False
-        if self.recovery != "reno" and ack <= self.recover:
-            return False  # RFC 6582 / 6675: no new recovery before the last one's point is ACKed
-        self._enter_recovery()
-        return True
-
-    def _enter_recovery(self) -> None:
         self.fast_retransmits += 1
         self.ssthresh = self.cc.ssthresh(self)
         self.recover = self.nxt - 1
         self.in_rec = True
-        self._tx(self.una)
-        if self.recovery == "sack":
-            self.cwnd = self.ssthresh
-        else:
-            self.cwnd = self.ssthresh + self.dupthresh * self.mss
+        self.rec.enter(self)  # resends the first hole, sets cwnd
         self.try_send()
-
-    # -- SACK scoreboard -----------------------------------------------------
-    def _update_scoreboard(self, blocks) -> int:
-        """Record SACK blocks; returns how many segments they SACK for the first time."""
-        una = self.una
-        sb = self.sb
-        state = self.state
-        new = 0
-        for s, e in blocks:
-            if e <= una:
-                continue
-            for a, b in sb.add(max(una, s), e):
-                new += b - a
-                if state:  # deemed lost or resent, and it arrived after all
-                    for i in range(a, b):
-                        v = state.pop(i, None)
-                        if v == LOST:
-                            self.lost_n -= 1
-            if e - 1 > self.high_sacked:  # noqa: PLR1730
-                self.high_sacked = e - 1
-        if new:
-            mark = sb.kth_from_top(self.dupthresh)
-            if mark is not None and mark > self.lost_mark:
-                self._mark_lost(self.lost_mark, mark)
-                self.lost_mark = mark
-            q = self.rtx_q
-            if q:
-                hs = self.high_sacked
-                while q and q[0][1] <= hs:  # data sent after this retransmission has arrived
-                    i, high = q.popleft()
-                    if state.get(i) == high:
-                        state[i] = LOST
-                        self.lost_n += 1
-                        self.lost_retransmits += 1
-                        if i < self.rtx_ptr:
-                            heappush(self.relost, i)
-        return new
-
-    def _mark_lost(self, a: int, b: int) -> None:
-        """RFC 6675 IsLost for the unSACKed segments of ``[a, b)`` (each segment passes here once)."""
-        state = self.state
-        for ga, gb in self.sb.gaps(max(a, self.una), b):
-            for i in range(ga, gb):
-                if i not in state:
-                    state[i] = LOST
-                    self.lost_n += 1
-
-    def _prune_scoreboard(self, ack: int) -> None:
-        """The cumulative ACK moved from ``una`` to ``ack``: forget what lies below it."""
-        if self.sb.count:
-            self.sb.drop_below(ack)
-        state = self.state
-        if state:
-            una = self.una
-            below = [i for i in state if i < ack] if len(state) < ack - una else range(una, ack)
-            for i in below:
-                if state.pop(i, None) == LOST:
-                    self.lost_n -= 1
-        if self.lost_mark < ack:  # noqa: PLR1730
-            self.lost_mark = ack
-        if self.rtx_ptr < ack:  # noqa: PLR1730
-            self.rtx_ptr = ack
-        if self.high_sacked < ack:
-            self.high_sacked = ack - 1
-
-    def _pipe(self) -> int:
-        """Segments believed in the network: outstanding - SACKed - lost and not yet resent."""
-        return self.nxt - self.una - self.sb.count - self.lost_n
-
-    def _next_lost(self) -> int:
-        """The lowest segment deemed lost and not resent (RFC 6675 NextSeg rule 1); needs lost_n > 0."""
-        state = self.state
-        relost = self.relost
-        while relost:
-            i = heappop(relost)
-            if state.get(i) == LOST:  # else ACKed, SACKed or resent since
-                return i
-        i = self.rtx_ptr
-        while state.get(i) != LOST:
-            i += 1
-        self.rtx_ptr = i
-        return i
-
-    def _sack_send(self) -> None:
-        wnd = int(self.cwnd // self.mss) or 1
-        pipe = self._pipe()
-        limit = min(self.una + self.rwnd, self.avail)
-        while pipe < wnd:
-            if self.lost_n:  # RFC 6675 NextSeg: lost segments first, then new data
-                self._tx(self._next_lost())
-            elif self.nxt < limit:
-                k = min(self._train_cap() if self.tso > 1 else 1, limit - self.nxt, wnd - pipe)
-                if k > 1:
-                    self._tx_train(self.nxt, k)
-                    self.nxt += k
-                    pipe += k
-                    continue
-                self._tx(self.nxt)
-                self.nxt += 1
-            else:
-                break
-            pipe += 1
+        return True
 
     # -- RTO -----------------------------------------------------------------
     def _rtt_sample(self, r: float) -> None:
@@ -492,22 +332,7 @@ class TcpSender:
         self.in_rec = False
         self.dupacks = self.lt_sent = 0
         self.backoff = min(self.backoff * 2, 64)
-        if self.recovery == "sack":
-            # Everything unSACKed is deemed lost and resent in order, SACKed data is not
-            # (RFC 6675 section 5.1, Linux tcp_enter_loss); pipe then paces the resends.
-            state = self.state
-            self.lost_n = 0
-            state.clear()
-            self.rtx_q.clear()
-            for a, b in self.sb.gaps(self.una, self.high):
-                for i in range(a, b):
-                    state[i] = LOST
-                self.lost_n += b - a
-            self.lost_mark = self.high
-            self.rtx_ptr = self.una
-            self.relost.clear()
-        else:
-            self.nxt = self.una  # go back N
+        self.rec.on_timeout(self)  # SACK: everything unSACKed deemed lost; else go back N
         self.cc.on_timeout(self)
         self.deadline = None
         self.try_send()
@@ -596,8 +421,7 @@ class TcpReceiver:
             if self.pending >= self.delack_count:
                 self._ack(self.pending_ts, self.pending_retx, None)
         elif i > self.rcv_nxt:
-            self.ranges.add(i, i + 1)
-            self._ack(pkt.ts, True, self.ranges.index(i))  # duplicate ACK; no RTT sample from it
+            self._ack(pkt.ts, True, self.ranges.hold(i, i + 1))  # duplicate ACK; no RTT sample from it
         else:
             self._ack(pkt.ts, True, None)  # spurious retransmission: tell the sender again
 
@@ -617,8 +441,7 @@ class TcpReceiver:
             retx = pkt.retx or (self.pending and self.pending_retx)
             self._ack(self.pending_ts if self.pending else pkt.ts, retx, None)
         else:
-            self.ranges.add(i, end)
-            self._ack(pkt.ts, True, self.ranges.index(i))
+            self._ack(pkt.ts, True, self.ranges.hold(i, end))
 
     def held(self) -> int:
         """Segments received above ``rcv_nxt`` (out of order)."""

@@ -82,7 +82,7 @@ def test_a_lost_retransmission_is_resent_once_later_data_is_sacked_not_after_an_
     opts = TcpOptions(variant="sack")
     s, _ = sack_path(opts, 1_000_000, {100: {0, 1}})  # the segment and its first resend are lost
     assert s.done_at is not None
-    assert (s.timeouts, s.lost_retransmits, s.retransmissions) == (0, 1, 2)
+    assert (s.timeouts, s.rec.lost_retransmits, s.retransmissions) == (0, 1, 2)
     s, _ = sack_path(TcpOptions(variant="sack", detect_lost_retransmit=False), 1_000_000, {100: {0, 1}})
     assert s.timeouts == 1 and s.done_at is not None
 

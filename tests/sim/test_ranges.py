@@ -11,6 +11,7 @@ from hfcprov.sim.ranges import SegmentRanges
 
 ops = st.lists(st.one_of(
     st.tuples(st.just("add"), st.integers(0, 200), st.integers(1, 12)),
+    st.tuples(st.just("hold"), st.integers(0, 200), st.integers(1, 12)),
     st.tuples(st.just("drop"), st.integers(0, 200), st.just(0)),
 ), max_size=120)
 
@@ -28,6 +29,12 @@ def test_ranges_match_a_set_of_segments(seq, k):
             new = set(range(a, a + n)) - model
             assert {i for g0, g1 in gaps for i in range(g0, g1)} == new
             model |= new
+        elif op == "hold":  # the receiver's add: returns the index of the range now holding a
+            a = max(a, floor)
+            k_new = r.hold(a, a + n)
+            model |= set(range(a, a + n))
+            s0, e0 = r.at(k_new)
+            assert s0 <= a < e0
         else:
             floor = max(floor, a)
             before = len(model)

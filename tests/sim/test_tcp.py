@@ -171,7 +171,7 @@ def traced(opts, size, drop=()):
 
     def receive(pkt):
         s.receive(pkt)
-        rows.append((s.in_rec, s.cwnd, s.ssthresh, s.sb.count, s.dupacks, s.una))
+        rows.append((s.in_rec, s.cwnd, s.ssthresh, s.rec.sacked(), s.dupacks, s.una))
 
     host_receivers[0] = receive
     ssthresh = s.cc.ssthresh
@@ -179,7 +179,7 @@ def traced(opts, size, drop=()):
     def on_loss(sender):
         value = ssthresh(sender)
         entries.append({"outstanding": sender.nxt - sender.una, "lt_sent": sender.lt_sent,
-                        "sacked": sender.sb.count, "ssthresh": value})
+                        "sacked": sender.rec.sacked(), "ssthresh": value})
         return value
 
     s.cc.ssthresh = on_loss
@@ -238,3 +238,18 @@ def test_grow_on_recovery_exit_adds_one_congestion_avoidance_step_to_ssthresh():
         k = next(i for i in range(1, len(rows)) if rows[i - 1][0] and not rows[i][0])
         _in_rec, cwnd, ssthresh, *_ = rows[k]
         assert cwnd == (ssthresh + 1460 * 1460 / ssthresh if grow else ssthresh)
+
+
+def test_count_acked_grows_reno_by_segments_acked_as_linux():
+    # Delayed ACKs cover two segments each: per-ACK growth (BSD, ns-3) climbs half as fast as Linux,
+    # which counts segments in slow start and in congestion avoidance.
+    def after(count_acked, ssthresh):
+        opts = TcpOptions(variant="reno", count_acked=count_acked, initial_ssthresh=ssthresh)
+        s = TcpSender(Engine(), 0, None, opts, congestion_control("reno", opts), None)
+        s.cwnd = 20 * 1460.0
+        s.cc.on_ack(s, 2, None)
+        return s.cwnd / 1460
+
+    assert after(False, None) == 21 and after(True, None) == 22  # slow start
+    assert after(True, 21 * 1460) == pytest.approx(21 + 1 / 21)  # one segment to ssthresh, the other in CA
+    assert after(False, 10 * 1460) == pytest.approx(20 + 1 / 20) and after(True, 10 * 1460) == pytest.approx(20 + 2 / 20)

@@ -208,7 +208,7 @@ class DualQueueLink(Link):
         engine.seq += 1
         route = self.route
         heappush(engine.heap, (end + self.delay, engine.seq,
-                               route[pkt.flow] if route is not None else self.sink_receive, pkt))
+                               route[pkt.flow] if route is not None else self.sink_receive, pkt, None))
 
 
 def _seed_rng(sc) -> random.Random:
