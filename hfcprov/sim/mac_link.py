@@ -43,6 +43,10 @@ def check_params(given: dict | None) -> None:
 
     given = dict(given or {})
     mac_keys = set(MacParams.__dataclass_fields__) | set(_CM_KEYS) | {"preset"}
+    unknown = set(given) - mac_keys - CMTS_KEYS
+    if unknown:
+        raise MacConfigError(f"unknown key(s) {', '.join(sorted(unknown))} (known for mac: docsis: "
+                             f"{', '.join(sorted(mac_keys))}; for mac: cmts: {', '.join(sorted(CMTS_KEYS))})")
     if (set(given) & (CMTS_KEYS - mac_keys)) or given.get("preset") in QAM_RATES:
         cmts_params(given)
     else:

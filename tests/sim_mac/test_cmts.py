@@ -153,3 +153,11 @@ def test_an_uploads_acks_can_come_down_through_the_cmts():
     assert down.latency_idle.p50 > plain.latency_idle.p50 + 0.0005
     with pytest.raises(CmtsConfigError, match="upstream"):
         run(Scenario(**{**base, "direction": "downstream"}, reverse_mac="cmts"))
+
+
+def test_a_key_of_neither_link_names_both_lists():
+    with pytest.raises(ScenarioError) as err:
+        Scenario.from_dict({"rate": "3M", "buffer": None, "direction": "downstream", "mac": "cmts",
+                            "mac_params": {"granularty": "8ms"}}, "f.yaml")
+    msg = str(err.value)
+    assert "granularty" in msg and "for mac: cmts" in msg and "granularity" in msg and "map_advance" in msg
