@@ -210,8 +210,10 @@ def calibrate(seeds: int, duration: float, jobs: int, top: int, presets: list[st
 
 
 def missing(seeds: int, duration: float, jobs: int) -> None:
-    """Candidate mechanisms for docs/calibration.md section 4, on the single-flow 10 Mb/s points."""
-    points = [p for p in (*WHITE_2011_POINTS, *IMPLIED_POINTS) if p.rate == 10e6 and (p.flows == 1 or p.collapse)]
+    """Candidate mechanisms for docs/calibration.md section 4: each on all 19 points; the 10 Mb/s
+    single-flow and collapse points printed, and every candidate's mean log-error (no fitting)."""
+    points = (*WHITE_2011_POINTS, *IMPLIED_POINTS)
+    shown = [i for i, p in enumerate(points) if p.rate == 10e6 and (p.flows == 1 or p.collapse)]
     down = {"reverse_mac": "cmts", "reverse_rate": 25e6}
     kinds = {  # name: (extra mac_params, extra scenario keys)
         "MAC": ({}, {}),
@@ -220,18 +222,32 @@ def missing(seeds: int, duration: float, jobs: int) -> None:
         "upstream 30%": ({"other_load": 0.3, "other_load_spread": 0.3}, {}),
         "upstream 50%": ({"other_load": 0.5, "other_load_spread": 0.4}, {}),
         "2 greedy CMs": ({"modems": 2}, {}),
+        "2 KiB blocks": ({"buffer_block": 2048}, {}),
         "Reno hosts": ({}, {"tcp": TcpOptions(**{**HOSTS_TCP, "variant": "sack"})}),
         "min RTO 1 s": ({}, {"tcp": TcpOptions(**{**HOSTS_TCP, "min_rto": 1.0})}),
     }
     scs = [white_scenario(p, {**CALIBRATED_MAC, **mac}, seed=s, duration=duration).replace(**kw)
            for p in points for mac, kw in kinds.values() for s in range(1, seeds + 1)]
     res = iter(run_many(scs, jobs=jobs))
+    cell = {}  # (point index, kind) -> (goodput, log-error)
+    for i, p in enumerate(points):
+        for k in kinds:
+            rs = [next(res) for _ in range(seeds)]
+            g = statistics.median(r.goodput_bps for r in rs)
+            ping = statistics.median((r.latency_loaded.mean or 0.0) - p.rtt for r in rs) if p.ping is not None else None
+            cell[i, k] = (g, point_error(p, g, ping))
     print(f"{'point':>20} {'White':>7} " + " ".join(f"{k:>14}" for k in kinds) + "  (goodput Mb/s, median of seeds)")
-    for p in points:
-        cells = [statistics.median(next(res).goodput_bps for _ in range(seeds)) / 1e6 for _ in kinds]
+    for i in shown:
+        p = points[i]
         white = "<=90%" if p.short else f"{p.goodput / 1e6:.2f}{'+' if p.full else ''}"
         label = f"{p.rate / 1e6:.0f}M {p.buffer // 1024}K {p.rtt * 1e3:.0f}ms" + (f" x{p.flows}" if p.flows > 1 else "")
-        print(f"{label:>20} {white:>7} " + " ".join(f"{c:14.2f}" for c in cells))
+        print(f"{label:>20} {white:>7} " + " ".join(f"{cell[i, k][0] / 1e6:14.2f}" for k in kinds))
+    groups = {"12 non-collapse": [i for i, p in enumerate(points) if not (p.collapse or p.short)],
+              "4 collapse": [i for i, p in enumerate(points) if p.collapse],
+              "3 implied": [i for i, p in enumerate(points) if p.short]}
+    for name, idx in groups.items():
+        errs = [math.fsum(cell[i, k][1] for i in idx) / len(idx) for k in kinds]
+        print(f"{'err ' + name:>28} " + " ".join(f"{e:14.3f}" for e in errs))
 
 
 def main() -> None:
