@@ -94,3 +94,18 @@ def test_mib_names_from_the_installed_wheel(installed):
     assert 'SnmpMibObject sysContact.0 ' in decoded
     numeric = _run([hfcprov, "config", "decode", "named.cm"], elsewhere, env).stdout
     assert "1.3.6.1.2.1.69.1.2.1.7.1" in numeric
+
+
+def test_a_plain_encode_from_the_installed_wheel_imports_no_click(installed):
+    # the console script pip wrote -> hfcprov.cli.main -> the shortcut table, which must be in the wheel
+    _, hfcprov, elsewhere, env = installed
+    (elsewhere / "one.txt").write_text("Main { NetworkAccess 1; MaxCPE 2; }\n")
+    python = hfcprov.with_name("python")
+    result = _run([python, "-X", "importtime", hfcprov, "config", "encode", "one.txt", "-o", "one.cm"], elsewhere, env)
+    imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.count("|") == 2}
+    assert "hfcprov.cli.shortcut_table" in imported and "hfcprov.config" in imported
+    assert not {"click", "pathlib", "typing"} & imported
+    assert (elsewhere / "one.cm").stat().st_size > 0
+    # and anything unusual still reaches click: its usage error and status
+    missing = _run([hfcprov, "config", "encode", "one.txt"], elsewhere, env, check=False)
+    assert missing.returncode == 2 and "Missing option '-o'" in missing.stderr

@@ -1,78 +1,21 @@
 """The ``hfcprov`` command: a thin shell over the library.
 
-Each domain has its own module here exposing one click command or group; they
-are imported only when used, so ``hfcprov config decode`` does not pay for
-pysnmp, scapy or matplotlib.
+``main`` is the console script's entry point. It imports no click: a plain per-file invocation
+(``hfcprov config encode one.txt -o one.cm``) is parsed by ``shortcut`` from a table generated from
+the click commands and calls the very function the click command calls; anything else (help, an
+unknown or odd option, a usage error, other commands) goes to the click root in ``root``, whose
+domains each live in their own module, imported only when used.
 
-One error funnel (``main``): a library error (``HfcprovError``), an ``OSError`` on a
-user's path and a damaged SQLite database each become one line on stderr naming the
-path and the cause, exit status 1. ``-v`` adds the traceback. Anything else is a bug
-and keeps its traceback.
+One error funnel (``finish``): a library error (``HfcprovError``), an ``OSError`` on a user's path
+and a damaged SQLite database each become one line on stderr naming the path and the cause, exit
+status 1. ``-v`` adds the traceback. Anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 
-import click
-
-from hfcprov import __version__
 from hfcprov.errors import HfcprovError
-
-# command name -> "module:attribute" of a click command/group
-COMMANDS = {
-    "config": ("hfcprov.cli.config_cmd:config", "Encode, decode, verify and diff DOCSIS config files."),
-    "build": ("hfcprov.cli.build_cmd:build", "Build one config file per modem from a tier template and an inventory."),
-    "buffer": ("hfcprov.cli.build_cmd:buffer", "Buffer Control sizing: advice and predicted latency/throughput tables."),
-    "tcp": ("hfcprov.cli.build_cmd:tcp", "TCP tuning rules for HFC paths (socket-buffer sizing)."),
-    "tftp": ("hfcprov.cli.tftp_cmd:tftp", "Serve config files to modems over TFTP."),
-    "snmp": ("hfcprov.cli.snmp_cmd:snmp", "Audit, reset and list modems over SNMP."),
-    "sim": ("hfcprov.cli.sim_cmd:sim", "Simulate a service flow carrying TCP and probe traffic."),
-    "emu": ("hfcprov.cli.emu_cmd:emu", "Emulated cable modem in Linux network namespaces (root)."),
-    "probe": ("hfcprov.cli.probe_cmd:probe", "Measure latency under load and TCP throughput on a path."),
-    "campaign": ("hfcprov.cli.campaign_cmd:campaign", "Run, resume and report lab campaigns."),
-}
-
-
-class LazyGroup(click.Group):
-    def list_commands(self, ctx):
-        return sorted(name for name, (target, _) in COMMANDS.items() if _importable(target))
-
-    def get_command(self, ctx, name):
-        if name not in COMMANDS:
-            return None
-        target, _ = COMMANDS[name]
-        module_name, attr = target.split(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as err:
-            if err.name == module_name:
-                return None  # that domain is not built yet
-            raise
-        return getattr(module, attr)
-
-    def format_commands(self, ctx, formatter):
-        rows = [(name, help_) for name, (target, help_) in COMMANDS.items() if _importable(target)]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(sorted(rows))
-
-
-def _importable(target: str) -> bool:
-    import importlib.util  # only for listing commands (--help): ~3 ms a per-file call need not pay
-
-    return importlib.util.find_spec(target.split(":")[0]) is not None
-
-
-EXIT_CODES = """\b
-Exit status:
-  0    everything asked for was done
-  1    an error: bad input, a file that cannot be read or written, a damaged database
-       (one line on stderr says what and where; nothing half-written is left)
-  2    bad usage (unknown option, missing argument); `snmp audit`: modems out of sync
-  3    some rows or points failed (`build`, `campaign run`); the others are done
-  130  interrupted (Ctrl-C)"""
 
 # -1 = quiet (-q: results and errors only), 0 = normal, 1+ = verbose (-v: tracebacks on errors)
 _verbosity = 0
@@ -83,14 +26,26 @@ def verbosity() -> int:
     return _verbosity
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES)
-@click.version_option(__version__, prog_name="hfcprov")
-@click.option("-v", "--verbose", count=True, help="More detail; with an error, also its traceback.")
-@click.option("-q", "--quiet", is_flag=True, help="Only results and errors: no progress, no notes.")
-def cli(verbose, quiet):
-    """hfcprov: DOCSIS/HFC config files, provisioning, measurement and simulation."""
+def set_verbosity(verbose: int, quiet: bool) -> None:
+    """The root options -v (repeatable) and -q."""
     global _verbosity
     _verbosity = -1 if quiet else verbose
+
+
+def echo(text: str = "", err: bool = False, nl: bool = True) -> None:
+    """``click.echo`` for plain text, without importing click for it.
+
+    Only where the two could differ (an ANSI escape click strips off a terminal, a stream with an
+    ASCII encoding click re-wraps) is click itself asked."""
+    stream = sys.stderr if err else sys.stdout
+    encoding = (getattr(stream, "encoding", None) or "ascii").lower().replace("_", "-")
+    if "\x1b" in text or encoding not in ("utf-8", "utf8"):
+        import click
+
+        click.echo(text, err=err, nl=nl)
+        return
+    stream.write(text + "\n" if nl else text)
+    stream.flush()
 
 
 def error_line(err: BaseException) -> str | None:
@@ -115,20 +70,13 @@ def os_error_line(err: OSError) -> str:
     return f"{err.filename}: {cause}"
 
 
-def main(argv=None):
+def finish(run) -> None:
+    """Call ``run()`` and exit: its returned int is the exit status (e.g. 2 = modems out of sync;
+    other return values mean 0); an error becomes one line and status 1 (see the module's doc)."""
     try:
-        # A command may return its exit status (e.g. 2 = modems out of sync); other return values mean 0.
-        status = cli.main(args=argv, prog_name="hfcprov", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("hfcprov: aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as err:
-        err.show()
-        sys.exit(err.exit_code)
-    except click.exceptions.Exit as err:
-        sys.exit(err.exit_code)
+        status = run()
     except KeyboardInterrupt:
-        click.echo("hfcprov: interrupted", err=True)
+        echo("hfcprov: interrupted", err=True)
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(1)
@@ -136,6 +84,19 @@ def main(argv=None):
         line = error_line(err)
         if line is None or _verbosity > 0:
             raise
-        click.echo(f"hfcprov: error: {line}", err=True)
+        echo(f"hfcprov: error: {line}", err=True)
         sys.exit(1)
     sys.exit(status if isinstance(status, int) and not isinstance(status, bool) else 0)
+
+
+def main(argv=None):
+    from hfcprov.cli import shortcut
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    call = shortcut.plain_call(args)
+    if call is None:
+        from hfcprov.cli import root
+
+        finish(lambda: root.run(args))
+    else:
+        finish(call)

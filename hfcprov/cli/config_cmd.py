@@ -8,40 +8,9 @@ from pathlib import Path
 
 import click
 
+from hfcprov.cli import config_files, shortcut
+from hfcprov.cli.config_files import FORMATS
 from hfcprov.errors import HfcprovError
-
-FORMATS = ("text", "yaml", "json")
-SUFFIX = {"text": ".cfg", "yaml": ".yaml", "json": ".json"}
-
-
-def _secret(path):
-    from hfcprov.config import read_secret
-
-    return read_secret(path) if path else None
-
-
-def _read(path, secret=None, strict=False):
-    """The config at ``path``; a lenient decode's warnings go to stderr, one line each."""
-    from hfcprov.config import read_config
-
-    tree = read_config(path, secret, strict=strict)
-    for warning in tree.warnings:
-        click.echo(f"hfcprov: warning: {warning}", err=True)
-    return tree
-
-
-def _load_mibs(dirs) -> None:
-    """--mib-dir folders compiled with pysmi together with mibs/ and the standard modules
-    (``hfcprov.mib.load_mib_dirs``, cached by digest); their names join hfcprov.mib's index."""
-    if not dirs:
-        return
-    from hfcprov import mib
-
-    for folder in map(Path, dirs):
-        if not folder.is_dir():
-            raise HfcprovError(f"{folder}: --mib-dir is not a folder")
-    mib.load_mib_dirs(dirs)
-
 
 MIB_DIR = click.option("--mib-dir", "mib_dirs", multiple=True, type=click.Path(file_okay=False),
                        help="Also resolve OID names from the MIB files in this folder (repeatable).")
@@ -49,21 +18,8 @@ STRICT = click.option("--strict", is_flag=True, help="Binary input: refuse odd f
                                                      " instead of warning.")
 
 
-def _outputs(sources: tuple[str, ...], out: str | None, suffix: str) -> list[Path | None]:
-    """One output path per source: OUT itself for one source, OUT/<stem><suffix> for several."""
-    if out is None:
-        return [None] * len(sources)
-    if len(sources) == 1 and not Path(out).is_dir():
-        return [Path(out)]
-    if Path(out).exists() and not Path(out).is_dir():
-        raise HfcprovError(f"{out}: with several inputs, -o must be a directory")
-    names = [Path(out) / (Path(s).stem + suffix) for s in sources]
-    if len(set(names)) != len(names):
-        raise HfcprovError(f"two inputs would both be written to the same file in {out}")
-    return names
-
-
 @click.group()
+@shortcut.runs()
 def config():
     """Encode, decode, verify and diff DOCSIS config files (text, YAML, JSON or binary)."""
 
@@ -77,33 +33,9 @@ def config():
               help="MTA file: add the configuration hash (PacketCable pktcMtaDevProvConfigHash, or Euro-PacketCable).")
 @MIB_DIR
 @STRICT
-def encode(sources, out, secret_file, mta, mta_hash, mib_dirs, strict):
+@shortcut.runs(config_files.encode_files)
+def encode():
     """Build binary config files from text/YAML/JSON (or re-encode binary) SOURCES."""
-    from hfcprov.config import ConfigError
-    from hfcprov.config import encode as encode_tree
-    from hfcprov.config.mta import encode_mta
-    from hfcprov.fileio import atomic_write
-
-    _load_mibs(mib_dirs)
-    if mta_hash:
-        mta = True
-    if mta and secret_file:
-        raise HfcprovError("an MTA file has no CMTS MIC: --secret-file is for CM files")
-
-    secret = _secret(secret_file)
-    targets = _outputs(sources, out, ".cm")
-    # Encode everything first: one bad input leaves no output at all.
-    blobs = []
-    for src in sources:
-        try:
-            tree = _read(src, strict=strict)
-            blobs.append(encode_mta(tree, mta_hash) if mta else encode_tree(tree, secret))
-        except ConfigError as err:
-            raise err.at(source=str(src))
-    for target, blob in zip(targets, blobs):
-        atomic_write(target, blob)
-    if len(sources) > 1:
-        click.echo(f"wrote {len(blobs)} files to {out}")
 
 
 @config.command()
@@ -116,28 +48,12 @@ def encode(sources, out, secret_file, mta, mta_hash, mib_dirs, strict):
               help="Text form: write what the docsis C tool reads (String/HexString, IPAddress, ObjectID, addr/port).")
 @MIB_DIR
 @STRICT
-def decode(files, fmt, secret_file, out, names, c_tool, mib_dirs, strict):
+@shortcut.runs(config_files.decode_files)
+def decode():
     """Show config FILES (binary or any text form) as text, YAML or JSON.
 
     Binary files are decoded leniently: a field that does not fit its type is shown as a GenericTLV
     and named in a warning (byte offset, TLV path), as is a wrong or missing CM MIC."""
-    from hfcprov.config import render_json, render_text, render_yaml
-
-    _load_mibs(mib_dirs)
-    from hfcprov.fileio import atomic_write
-
-    render = {"text": lambda t: render_text(t, names=names, c_tool=c_tool), "yaml": render_yaml,
-              "json": render_json}[fmt]
-    secret = _secret(secret_file)
-    targets = _outputs(files, out, SUFFIX[fmt])
-    texts = [render(_read(f, secret, strict)) for f in files]
-    for f, target, text in zip(files, targets, texts):
-        if target is None:
-            if len(files) > 1:
-                click.echo(f"# {f}")
-            click.echo(text, nl=False)
-        else:
-            atomic_write(target, text)
 
 
 @config.command()
@@ -153,7 +69,7 @@ def verify(files, secret_file, as_json):
     from hfcprov.config import verify as verify_bytes
     from hfcprov.config.mta import is_mta, verify_mta
 
-    secret = _secret(secret_file)
+    secret = config_files.secret(secret_file)
     failed, results = [], []
     for f in files:
         try:
@@ -197,7 +113,7 @@ def diff(a, b, as_json):
 
     from hfcprov.config.diff import diff_trees
 
-    lines = diff_trees(_read(a), _read(b))
+    lines = diff_trees(config_files.read(a), config_files.read(b))
     if as_json:
         click.echo(json.dumps({"a": a, "b": b, "same": not lines, "differences": lines}, indent=2))
     for line in [] if as_json else lines:

@@ -7,10 +7,12 @@ such a value as raw bytes so a file still re-encodes to the same bytes).
 
 from __future__ import annotations
 
-import ipaddress
-from typing import NamedTuple
+from collections import namedtuple  # not typing.NamedTuple: typing costs a per-file encode ~3 ms
 
 from hfcprov.config.errors import ConfigError
+from hfcprov.lazy import lazy
+
+ipaddress = lazy("ipaddress")  # only IpAddress values need it
 
 # SMI value type name -> BER tag. Gauge32 and Unsigned32 share one tag (RFC 2578).
 TAGS = {
@@ -38,16 +40,14 @@ C_TOOL_NAMES = {"IpAddress": "IPAddress", "ObjectIdentifier": "ObjectID"}
 UNSIGNED_BITS = {"Counter32": 32, "Gauge32": 32, "TimeTicks": 32, "Counter64": 64}
 
 
-class VarBind(NamedTuple):
-    """One SNMP object set by the config file: numeric OID, SMI type name, Python value.
+class VarBind(namedtuple("VarBind", "oid type value")):
+    """One SNMP object set by the config file: numeric OID (str), SMI type name (str), Python value.
 
     Values: int for Integer/Counter32/Gauge32/TimeTicks/Counter64, bytes for OctetString
     and Opaque, dotted str for ObjectIdentifier and IpAddress, None for Null.
     """
 
-    oid: str
-    type: str
-    value: object
+    __slots__ = ()
 
 
 def canonical_type(name: str) -> str:

@@ -8,15 +8,15 @@ multiple of 4 bytes. In a CM file every TLV, 64 included, has a 1-byte length.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-
 from hfcprov.config.dictionary import (CM_MIC, CMTS_MIC, END, FRAGMENTED, MAX_VALUE, PAD, ROOT, Spec,
                                        check_vendor, children_for)
 from hfcprov.config.errors import ConfigError
-from hfcprov.config.framing import CMTS_MIC_ORDER, assemble, cmts_mic
+from hfcprov.config.framing import CMTS_MIC_ORDER, assemble, cmts_mic, md5
 from hfcprov.config.tree import ConfigTree, Layout, Tlv
 from hfcprov.config.types import RAW
+from hfcprov.lazy import lazy
+
+hmac = lazy("hmac")  # verify with a shared secret only
 
 # Values in BER may use encodings we would not produce (long-form lengths...); such a
 # value is kept as raw bytes so the file re-encodes to the same bytes.
@@ -93,7 +93,7 @@ def _mic(tree: ConfigTree, data: bytes, pos: int, code: int, raw: bytes, marks: 
         tree.warnings.append(ConfigError(f"{MIC_NAMES[code]} is {len(raw)} bytes, not 16: kept as it is",
                                          offset=pos, path=str(code)))
     elif code == CM_MIC:
-        right = hashlib.md5(data[:pos]).digest() == raw
+        right = md5(data[:pos]).digest() == raw
         if tree.cm_mic is None:
             tree.cm_mic = raw
             if not right:
@@ -305,7 +305,7 @@ def _scan(data: bytes):
 def _cm_mic_failure(data: bytes, cm) -> str | None:
     if cm is None:
         return "no CM MIC (TLV 6)"
-    if hashlib.md5(data[:cm[0]]).digest() != cm[1]:
+    if md5(data[:cm[0]]).digest() != cm[1]:
         return "CM MIC (TLV 6) mismatch: the file was changed after it was made"
     return None
 

@@ -17,7 +17,6 @@ its value as in the text form (numbers stay numbers); unknown TLVs are
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from hfcprov.config.codec import BER_TYPES, RAW_TYPES, decode, encode_value, tlv_size, too_long
 from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
@@ -251,7 +250,8 @@ def parse_any(data: bytes | str, source: str = "<input>", secret: bytes | None =
 def read_config(path, secret: bytes | None = None, *, strict: bool = False) -> ConfigTree:
     """A config from a file in any form: binary ``.cm``, ``Main { ... }`` text, YAML or JSON."""
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:  # not pathlib: ~4 ms of a per-file encode
+            data = f.read()
     except OSError as err:
         raise ConfigError(f"cannot read: {err.strerror}", source=str(path)) from None
     return parse_any(data, str(path), secret, strict=strict)

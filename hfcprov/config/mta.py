@@ -15,13 +15,14 @@ it is written back as TLV 64; a text-built SnmpMibObject is written as TLV 64 on
 
 from __future__ import annotations
 
-import hashlib
-
 from hfcprov.config.ber import VarBind
 from hfcprov.config.codec import _decode_node, _read, _value, encode_tlv
 from hfcprov.config.dictionary import ROOT
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
+from hfcprov.lazy import lazy
+
+hashlib = lazy("hashlib")  # the configuration hash (SHA-1): MTA files only
 
 DELIMITER, SNMP_OBJECT, WIDE_SNMP_OBJECT = 254, 11, 64
 BEGIN, END = 1, 255

@@ -326,6 +326,8 @@ def _check(sc: Scenario) -> None:
         loss = getattr(sc, name)
         if not 0 <= loss.rate < 1:
             raise ScenarioError(f"{name}.rate: must be in [0, 1)")
+        if loss.burst < 1:
+            raise ScenarioError(f"{name}.burst: a mean loss burst is at least 1 packet, not {loss.burst:g}")
         if loss.model not in ("none", "bernoulli", "gilbert"):
             raise ScenarioError(f"{name}.model: {loss.model!r} is not one of none, bernoulli, gilbert")
     for key, registry, what in (("mac", LINKS, "link model"), ("reverse_mac", REVERSE_LINKS, "link model"),

@@ -17,7 +17,7 @@ from hfcprov.model import DEFAULT_DOCSIS_VERSION, DEFAULT_MAX_TRAFFIC_BURST, Buf
 from hfcprov.sim.aqm.select import aqm_keys
 from hfcprov.sim.codecs import CODECS
 from hfcprov.sim.hystart import HYSTART
-from hfcprov.units import parse_bytes, parse_duration, parse_rate
+from hfcprov.units import as_written, parse_bytes, parse_duration, parse_link_rate, parse_rate, parse_rtt
 
 
 class ScenarioError(HfcprovError):
@@ -156,8 +156,12 @@ class Scenario:
         return cls(**{**flow_keys(sf, docsis_version), **overrides})
 
     @classmethod
-    def from_dict(cls, d: dict, source: str = "<scenario>") -> Scenario:
-        """Build from a YAML/JSON mapping whose quantities may carry units (``5M``, ``64KiB``, ``40ms``)."""
+    def from_dict(cls, d: dict, source: str = "<scenario>", *, written: bool = False) -> Scenario:
+        """Build from a YAML/JSON mapping whose quantities may carry units (``5M``, ``64KiB``, ``40ms``).
+
+        ``written``: the mapping is what a person wrote (a scenario or sweep file): it is read with
+        the CLI's rules (``_WRITTEN``), so ``rtt: 40`` is refused like ``--rtt 40``. A program's
+        plain numbers (seconds, bits/s) are taken as they are."""
         if not isinstance(d, dict):
             raise ScenarioError(f"{source}: a scenario is a mapping of keys to values")
         d = dict(d)
@@ -165,7 +169,7 @@ class Scenario:
             raise ScenarioError(f"{source}: missing key 'rate' (the max sustained rate, e.g. rate: 5M)")
         if "buffer" not in d:
             raise ScenarioError(f"{source}: missing key 'buffer' (the Buffer Control target, e.g. buffer: 64KiB)")
-        kw = _convert(cls, d, source, "")
+        kw = _convert(cls, d, source, "", written)
         return cls(**kw)
 
     def to_dict(self) -> dict:
@@ -208,6 +212,20 @@ _PARSERS = {
     "duration": parse_duration, "warmup": parse_duration, "sample_interval": parse_duration,
     "start_jitter": parse_duration,
 }
+# Written by a person: a number is read as its text (hfcprov.units.as_written: a time needs its unit)
+# and the CLI's plausibility checks apply (an RTT over 10 s, a link rate under 1 kb/s).
+_WRITTEN = {"rtt": parse_rtt, "rate": parse_link_rate, "peak": parse_link_rate, "channel": parse_link_rate,
+            "access_rate": parse_link_rate, "reverse_rate": parse_link_rate, "reverse_channel": parse_link_rate}
+
+
+def _loss_fraction(value) -> float:
+    """A loss rate: a fraction of packets (0.01) or a percentage (1%); run's checks bound it."""
+    text = str(value).strip()
+    return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+
+
+# a loss model's keys are a fraction and a packet count, not the link's rate and burst bytes
+_LOSS_PARSERS = {"rate": _loss_fraction, "burst": float}
 _NESTED = {"tcp": TcpOptions, "data_loss": LossSpec, "ack_loss": LossSpec, "voice": VoiceSpec}
 # quantities inside mac_params / reverse_mac_params (hfcprov.sim.mac.MacParams and the CM's keys)
 _MAC_PARSERS = {
@@ -231,7 +249,7 @@ _CHOICES = {
 }
 
 
-def _convert(cls, d: dict, source: str, prefix: str) -> dict:
+def _convert(cls, d: dict, source: str, prefix: str, written: bool = False) -> dict:
     known = {f.name: f for f in fields(cls)}
     out = {}
     for key, value in d.items():
@@ -239,7 +257,7 @@ def _convert(cls, d: dict, source: str, prefix: str) -> dict:
         if key not in known:
             raise ScenarioError(f"{where}: unknown key (known: {', '.join(sorted(known))})")
         try:
-            out[key] = _value(cls, key, value, where)
+            out[key] = _value(cls, key, value, where, written)
         except ScenarioError:
             raise
         except (HfcprovError, ValueError, TypeError) as err:
@@ -247,9 +265,9 @@ def _convert(cls, d: dict, source: str, prefix: str) -> dict:
     return out
 
 
-def _value(cls, key, value, where):
+def _value(cls, key, value, where, written=False):
     if cls is Scenario and key in ("mac_params", "reverse_mac_params"):
-        return _mac_params(value, where)
+        return _mac_params(value, where, written)
     if cls is Scenario and key == "voice":
         if value is None or value is False:
             return None
@@ -275,13 +293,13 @@ def _value(cls, key, value, where):
             timer = value.pop("timer")
             if timer not in TIMERS:
                 raise ScenarioError(f"{where}.timer: {timer!r} is not one of {', '.join(TIMERS)}")
-            value.setdefault("timer_granularity", TIMERS[timer][0])
-            value.setdefault("min_rto", TIMERS[timer][1])
+            value.setdefault("timer_granularity", f"{TIMERS[timer][0]!r}s")  # as text: read like the file's
+            value.setdefault("min_rto", f"{TIMERS[timer][1]!r}s")
         if key == "tcp" and value.get("super_fast_retransmit") is not None:
             value = dict(value)
             value["dupthresh"] = 1 if value.pop("super_fast_retransmit") else 3
         nested = _NESTED[key]
-        return nested(**_convert(nested, value, where.split(": ", 1)[0], f"{key}."))
+        return nested(**_convert(nested, value, where.split(": ", 1)[0], f"{key}.", written))
     if cls is Scenario and key == "flows":
         if isinstance(value, int) and not isinstance(value, bool):
             if value < 0:
@@ -296,14 +314,18 @@ def _value(cls, key, value, where):
                 continue
             if not isinstance(item, dict):
                 raise ScenarioError(f"{where}[{i}]: expected a mapping like {{start: 1s, size: 3MB}}")
-            flows.append(FlowSpec(**_convert(FlowSpec, item, where.split(": ", 1)[0], f"flows[{i}].")))
+            flows.append(FlowSpec(**_convert(FlowSpec, item, where.split(": ", 1)[0], f"flows[{i}].", written)))
         return flows
     if value is None:
         return None
     if cls is TcpOptions and key == "hystart" and isinstance(value, bool):
         value = "auto" if value else "off"  # YAML reads a bare off/on as a boolean
+    if written and cls is Scenario and key in _WRITTEN:
+        return _WRITTEN[key](as_written(value))
+    if cls is LossSpec and key in _LOSS_PARSERS:
+        return _LOSS_PARSERS[key](value)
     if key in _PARSERS:
-        return _PARSERS[key](value)
+        return _PARSERS[key](as_written(value) if written and _PARSERS[key] is parse_duration else value)
     if key in _CHOICES and value not in _CHOICES[key]:
         raise ScenarioError(f"{where}: {value!r} is not one of {', '.join(str(c) for c in _CHOICES[key])}")
     ftype = str(next(f.type for f in fields(cls) if f.name == key))
@@ -326,7 +348,7 @@ def _value(cls, key, value, where):
     return value
 
 
-def _mac_params(value, where: str) -> dict | None:
+def _mac_params(value, where: str, written: bool = False) -> dict | None:
     """A MAC parameter mapping with its quantities parsed; unknown keys and bad values named."""
     if value is None:
         return None
@@ -337,7 +359,8 @@ def _mac_params(value, where: str) -> dict | None:
     out = {}
     for k, v in value.items():
         try:
-            out[k] = _MAC_PARSERS[k](v) if k in _MAC_PARSERS and v is not None else v
+            parser = _MAC_PARSERS.get(k) if v is not None else None
+            out[k] = parser(as_written(v) if written and parser is parse_duration else v) if parser else v
         except (HfcprovError, ValueError, TypeError) as err:
             raise ScenarioError(f"{where}.{k}: {err}") from None
     try:
@@ -360,6 +383,13 @@ def apply_overrides(d: dict, assignments: list[str], source: str = "--set") -> d
             value = yaml.safe_load(raw) if raw.strip() else None
         except yaml.YAMLError:
             value = raw
+        if _PARSERS.get(key.strip().rsplit(".", 1)[-1]) is parse_duration:
+            value = as_written(value)  # typed by a person: `rtt=40` is refused like --rtt 40
+        elif key.strip() in _WRITTEN:  # and `rate=5` like --rate 5 (a file's own keys are plain numbers)
+            try:
+                value = _WRITTEN[key.strip()](as_written(value))
+            except (HfcprovError, ValueError) as err:
+                raise ScenarioError(f"{source} {key.strip()}: {err}") from None
         set_path(d, key.strip(), value, source)
     return d
 

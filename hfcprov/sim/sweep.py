@@ -43,7 +43,7 @@ def load_scenario(path: str | Path, overrides: list[str] = ()) -> Scenario:
     if not isinstance(d, dict):
         raise ScenarioError(f"{path}: a scenario file is a mapping (rate:, buffer:, rtt:, ...)")
     d = apply_overrides(d, list(overrides))
-    return Scenario.from_dict(d, source=str(path))
+    return Scenario.from_dict(d, source=str(path), written=True)
 
 
 def load_sweep(path: str | Path, overrides: list[str] = ()) -> list[tuple[dict, Scenario]]:
@@ -78,7 +78,7 @@ def load_sweep(path: str | Path, overrides: list[str] = ()) -> list[tuple[dict, 
         for key, value in point.items():
             set_path(sd, key, value, f"{path}: grid")
         label = ", ".join(f"{k}={v}" for k, v in point.items())
-        points.append((point, Scenario.from_dict(sd, source=f"{path} [{label}]")))
+        points.append((point, Scenario.from_dict(sd, source=f"{path} [{label}]", written=True)))
     return points
 
 

@@ -8,7 +8,8 @@ import sys
 import click
 import pytest
 
-from hfcprov import cli as cli_root
+from hfcprov import cli as cli_package
+from hfcprov.cli import root as cli_root
 from hfcprov.errors import HfcprovError
 
 
@@ -47,13 +48,13 @@ def extra_command(monkeypatch):
 @pytest.mark.parametrize("status", [0, 2, 3])
 def test_command_return_value_is_the_exit_status(extra_command, status):
     with pytest.raises(SystemExit) as exc:
-        cli_root.main(["probe-exit", "--status", str(status)])
+        cli_package.main(["probe-exit", "--status", str(status)])
     assert exc.value.code == status
 
 
 def test_library_error_exits_1_with_message(extra_command, capsys):
     with pytest.raises(SystemExit) as exc:
-        cli_root.main(["probe-exit", "--fail"])
+        cli_package.main(["probe-exit", "--fail"])
     assert exc.value.code == 1
     assert capsys.readouterr().err.strip() == "hfcprov: error: modem 10.0.0.1: timeout"
 

@@ -1,0 +1,114 @@
+"""What ``hfcprov config encode`` and ``config decode`` do, without click.
+
+The click commands in ``config_cmd`` declare the options and call these functions with them; a plain
+per-file invocation calls them straight from the shortcut parser (hfcprov.cli.shortcut), which
+spares a per-modem encode the import of click (and of pathlib: the one-file case uses os.path).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hfcprov.cli import echo
+from hfcprov.errors import HfcprovError
+
+FORMATS = ("text", "yaml", "json")
+SUFFIX = {"text": ".cfg", "yaml": ".yaml", "json": ".json"}
+
+
+def secret(path):
+    from hfcprov.config import read_secret
+
+    return read_secret(path) if path else None
+
+
+def read(path, secret=None, strict=False):
+    """The config at ``path``; a lenient decode's warnings go to stderr, one line each."""
+    from hfcprov.config import read_config
+
+    tree = read_config(path, secret, strict=strict)
+    for warning in tree.warnings:
+        echo(f"hfcprov: warning: {warning}", err=True)
+    return tree
+
+
+def load_mibs(dirs) -> None:
+    """--mib-dir folders compiled with pysmi together with mibs/ and the standard modules
+    (``hfcprov.mib.load_mib_dirs``, cached by digest); their names join hfcprov.mib's index."""
+    if not dirs:
+        return
+    from pathlib import Path
+
+    from hfcprov import mib
+
+    for folder in map(Path, dirs):
+        if not folder.is_dir():
+            raise HfcprovError(f"{folder}: --mib-dir is not a folder")
+    mib.load_mib_dirs(dirs)
+
+
+def outputs(sources: tuple[str, ...], out: str | None, suffix: str) -> list:
+    """One output path per source: OUT itself for one source, OUT/<stem><suffix> for several."""
+    if out is None:
+        return [None] * len(sources)
+    if len(sources) == 1 and not os.path.isdir(out or "."):  # "": pathlib's "."
+        return [out]
+    from pathlib import Path
+
+    if Path(out).exists() and not Path(out).is_dir():
+        raise HfcprovError(f"{out}: with several inputs, -o must be a directory")
+    names = [Path(out) / (Path(s).stem + suffix) for s in sources]
+    if len(set(names)) != len(names):
+        raise HfcprovError(f"two inputs would both be written to the same file in {out}")
+    return names
+
+
+def encode_files(sources, out, secret_file, mta, mta_hash, mib_dirs, strict):
+    """Encode each of ``sources`` to ``out`` (a file, or a folder for several); nothing is written
+    unless every source encodes."""
+    from hfcprov.config import ConfigError
+    from hfcprov.config import encode as encode_tree
+    from hfcprov.config.mta import encode_mta
+    from hfcprov.fileio import atomic_write
+
+    load_mibs(mib_dirs)
+    if mta_hash:
+        mta = True
+    if mta and secret_file:
+        raise HfcprovError("an MTA file has no CMTS MIC: --secret-file is for CM files")
+
+    key = secret(secret_file)
+    targets = outputs(sources, out, ".cm")
+    # Encode everything first: one bad input leaves no output at all.
+    blobs = []
+    for src in sources:
+        try:
+            tree = read(src, strict=strict)
+            blobs.append(encode_mta(tree, mta_hash) if mta else encode_tree(tree, key))
+        except ConfigError as err:
+            raise err.at(source=str(src))
+    for target, blob in zip(targets, blobs):
+        atomic_write(target, blob)
+    if len(sources) > 1:
+        echo(f"wrote {len(blobs)} files to {out}")
+
+
+def decode_files(files, fmt, secret_file, out, names, c_tool, mib_dirs, strict):
+    """Render each of ``files`` as ``fmt`` to stdout, or to ``out`` (a file, or a folder for several)."""
+    from hfcprov.config import render_json, render_text, render_yaml
+
+    load_mibs(mib_dirs)
+    from hfcprov.fileio import atomic_write
+
+    render = {"text": lambda t: render_text(t, names=names, c_tool=c_tool), "yaml": render_yaml,
+              "json": render_json}[fmt]
+    key = secret(secret_file)
+    targets = outputs(files, out, SUFFIX[fmt])
+    texts = [render(read(f, key, strict)) for f in files]
+    for f, target, text in zip(files, targets, texts):
+        if target is None:
+            if len(files) > 1:
+                echo(f"# {f}")
+            echo(text, nl=False)
+        else:
+            atomic_write(target, text)
