@@ -9,7 +9,8 @@ against White et al. (2011).
     .venv/bin/python bench/sim_mac.py missing [--seeds 2] [--duration 25] [--jobs 2]
 
 speed      events/s and CPU time of 60 simulated seconds (one NewReno flow, 10 Mb/s,
-           64 KiB, 40 ms) with the token-bucket link (the peer) and with the MAC;
+           64 KiB, 40 ms) with the token-bucket link (the peer), with the MAC, and
+           downloaded through the CMTS downstream (idle, and with other modems on half the channel);
            medians of --repeat runs and their ratio.
 fit        every point White et al. report in their text (bench/white2011.py):
            measured, token-bucket link (what a Linux byte-queue emulation or ns-3 give),
@@ -54,7 +55,10 @@ def speed(repeat: int) -> None:
     base = Scenario(rate=10e6, buffer=65536, rtt=0.04, duration=60, flows=[FlowSpec()],
                     tcp=TcpOptions(variant="newreno"), sample_interval=None)
     rows = []
-    for name, sc in (("token bucket (peer)", base), ("request-grant MAC", white_scenario_from(base))):
+    down = base.replace(direction="downstream")  # the same flow downloaded through the CMTS
+    for name, sc in (("token bucket (peer)", base), ("request-grant MAC", white_scenario_from(base)),
+                     ("CMTS downstream", down.replace(mac="cmts")),
+                     ("CMTS, 50% other CMs", down.replace(mac="cmts", mac_params={"other_load": 0.5}))):
         cpus, eps, good = [], [], []
         for _ in range(repeat):
             r = run(sc)
@@ -66,8 +70,9 @@ def speed(repeat: int) -> None:
     print(f"{'link':22} {'CPU s':>7} {'events':>9} {'events/s':>10} {'sim s/CPU s':>12} {'goodput Mb/s':>13}")
     for name, c, e, g, n in rows:
         print(f"{name:22} {c:7.2f} {n:9d} {e:10.0f} {60 / c:12.1f} {g / 1e6:13.2f}")
-    print(f"MAC / peer: CPU x{rows[1][1] / rows[0][1]:.2f}, events/s x{rows[1][2] / rows[0][2]:.2f}"
-          f" (median of {repeat}; 60 simulated s, one NewReno flow, 10 Mb/s, 64 KiB, 40 ms)")
+    for i, what in ((1, "MAC"), (2, "CMTS")):
+        print(f"{what} / peer: CPU x{rows[i][1] / rows[0][1]:.2f}, events/s x{rows[i][2] / rows[0][2]:.2f}"
+              f" (median of {repeat}; 60 simulated s, one NewReno flow, 10 Mb/s, 64 KiB, 40 ms)")
 
 
 def white_scenario_from(base: Scenario) -> Scenario:
