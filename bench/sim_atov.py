@@ -41,8 +41,9 @@ HOST_TCP = {"variant": "fast", "initial_window": 3, "delack_timeout": 0.04}
 
 
 def scenario(path: str, n: int, alpha: float, seed: int = 1, duration: float = 60.0) -> Scenario:
-    """One run: ``n`` FAST flows with ``alpha`` downloading over ``path`` (``nc<ms>``: the
-    ``cmts-16ms`` path with a non-concatenating ACK CM on a MAP advance of that many ms)."""
+    """One run: ``n`` FAST flows with ``alpha`` downloading over ``path`` (``nc<ms>[x<k>]``: the
+    ``cmts-16ms`` path with a non-concatenating ACK CM on a MAP advance of that many ms; with
+    ``x<k>`` the flows' ACKs spread over k such CMs on one upstream channel)."""
     sc = Scenario(rate=RATE, buffer=int(RATE * 1.024 / 8), rtt=RTT, direction="downstream",
                   reverse_rate=UP, reverse_buffer=int(UP * 1.024 / 8), duration=duration,
                   warmup=min(20.0, duration / 3), flows=[FlowSpec() for _ in range(n)],
@@ -52,8 +53,9 @@ def scenario(path: str, n: int, alpha: float, seed: int = 1, duration: float = 6
     ack_cm = {"preset": "docsis11"}
     if path.endswith("-nc"):  # a CM that sends one frame per grant, on a slower request-grant cycle
         ack_cm.update(concatenation=False, map_advance=0.006)
-    if path.startswith("nc"):
-        ack_cm.update(concatenation=False, map_advance=float(path[2:]) / 1000)
+    if path.startswith("nc"):  # nc<ms>[x<cms>]
+        advance, _, cms = path[2:].partition("x")
+        ack_cm.update(concatenation=False, map_advance=float(advance) / 1000, cms=int(cms or 1))
         path = "cmts-16ms"
     sc = sc.replace(reverse_mac="docsis", reverse_mac_params=ack_cm)
     if path.startswith("cmts"):
@@ -86,7 +88,8 @@ def main(argv=None) -> int:
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--paths", default=",".join(PATHS),
-                    help="comma-separated; also nc<ms>: cmts-16ms with a non-concatenating ACK CM on that MAP advance")
+                    help="comma-separated; also nc<ms>[x<k>]: cmts-16ms with a non-concatenating ACK CM on that "
+                         "MAP advance (flow i's ACKs through CM i %% k of k on one upstream channel)")
     args = ap.parse_args(argv)
     seeds = tuple(range(1, args.seeds + 1))
     paths = args.paths.split(",")

@@ -68,3 +68,16 @@ def test_alpha_against_flows_on_the_docsis_download_path():
     assert one is not None and one >= 2 * 3
     ten = need("cmts-16ms", 10, (1, 2, 3))
     assert ten is not None and 10 * ten > one and ten < one
+
+
+def test_acks_spread_over_several_cms_each_with_its_own_request_grant_cycle():
+    """reverse_mac_params.cms: flow i's ACKs go up through CM i % cms on one upstream channel."""
+    sc = network(10, True, [FlowSpec() for _ in range(4)], 10.0).sc
+    sc = sc.replace(reverse_mac_params={"preset": "docsis11", "cms": 2})
+    net = Network(sc)
+    net.run()
+    group = net.reverse
+    assert [cm.accepted > 100 for cm in group.cms] == [True, True]
+    assert group.accepted == sum(cm.accepted for cm in group.cms)
+    assert group.cms[0].channel is group.cms[1].channel
+    assert sum(r.rcv_nxt for r in net.receivers) > 0.8 * 3e6 * 10 / 8 / 1460 * 0.8
