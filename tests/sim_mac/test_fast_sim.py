@@ -81,3 +81,15 @@ def test_acks_spread_over_several_cms_each_with_its_own_request_grant_cycle():
     assert group.accepted == sum(cm.accepted for cm in group.cms)
     assert group.cms[0].channel is group.cms[1].channel
     assert sum(r.rcv_nxt for r in net.receivers) > 0.8 * 3e6 * 10 / 8 / 1460 * 0.8
+
+
+def test_an_ack_cm_near_its_burst_limit_needs_company_not_alpha():
+    """A non-concatenating ACK CM on a 7 ms MAP advance (~9 ms cycle) cannot carry the delayed ACKs of
+    a full 3 Mb/s download: four flows stay under 92% even with alpha 10. Spread over two CMs, each
+    with its own cycle, alpha 4 fills the link (Atov-Kennedy: more CMs, alpha back towards 3)."""
+    atov = bench_module("sim_atov")
+    from hfcprov.sim import run
+
+    one = run(atov.scenario("nc7", 4, 10, seed=1, duration=40.0)).goodput_bps
+    two = run(atov.scenario("nc7x2", 4, 4, seed=1, duration=40.0)).goodput_bps
+    assert one < 0.92 * atov.FULL < atov.FULL < two
