@@ -11,7 +11,8 @@ first use, so optional parts stay optional and no module imports another in a lo
 
 - ``LINKS[scenario.mac]``: the data direction's link model. ``tokenbucket`` is
   the service flow as a shaper + byte buffer; it hands the buffer to
-  ``QUEUES[scenario.aqm]``. ``docsis`` is the request-grant MAC (``mac_link``).
+  ``QUEUES[scenario.aqm]``. ``docsis`` is the request-grant MAC (``mac_link``); ``cmts``
+  the CMTS downstream (``cmts``: per-modem shaper, shared MPEG-framed channel).
 - ``REVERSE_LINKS[scenario.reverse_mac]``: the ACK direction.
 - ``QUEUES[scenario.aqm]``: the queue discipline of the shaped service flow
   (``tokenbucket`` link): ``none`` is the drop-tail ``link.Link``; AQMs (DOCSIS-PIE,
@@ -48,10 +49,12 @@ def reverse_link(engine, sc, sink, loss) -> Link:
 LINKS: dict[str, object] = {
     "tokenbucket": token_bucket_link,
     "docsis": "hfcprov.sim.aqm.link:make_docsis_link",  # mac_link.make_link, with DOCSIS-PIE on aqm: docsis-pie
+    "cmts": "hfcprov.sim.cmts:make_link",  # a download through the CMTS's shaper and downstream channel
 }
 REVERSE_LINKS: dict[str, object] = {
     "tokenbucket": reverse_link,
     "docsis": "hfcprov.sim.mac_link:make_reverse_link",
+    "cmts": "hfcprov.sim.cmts:make_reverse_link",  # an upload's ACKs down through the CMTS
 }
 QUEUES: dict[str, object] = {
     "none": droptail_link,

@@ -342,7 +342,7 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("mac_params: only used with mac: docsis (the request-grant MAC)")
     if sc.reverse_mac_params and sc.reverse_mac == "tokenbucket":
         raise ScenarioError("reverse_mac_params: only used with reverse_mac: docsis")
-    if sc.reverse_mac != "tokenbucket" and sc.direction != "downstream":
+    if sc.reverse_mac == "docsis" and sc.direction != "downstream":
         raise ScenarioError("reverse_mac: a request-grant CM carries the ACKs upstream, so the data "
                             "must flow downstream (direction: downstream)")
     if sc.buffer is not None and sc.buffer < sc.tcp.mss + sc.tcp.header_bytes + sc.overhead:

@@ -236,6 +236,10 @@ _MAC_PARSERS = {
     "propagation": parse_duration, "minislot_bytes": parse_bytes, "max_grant_bytes": parse_bytes,
     "frame_overhead": parse_bytes, "fragment_overhead": parse_bytes, "burst_overhead": parse_bytes,
     "buffer_overhead": parse_bytes, "buffer_block": parse_bytes,
+    # mac: cmts (hfcprov.sim.cmts.CmtsParams)
+    "granularity": parse_duration, "max_delay": parse_duration, "interleave_delay": parse_duration,
+    "map_bytes": parse_bytes, "other_frame": parse_bytes, "mac_header": parse_bytes,
+    "extended_header": parse_bytes,
 }
 _CHOICES = {
     "direction": ("upstream", "downstream"),
@@ -353,7 +357,7 @@ def _mac_params(value, where: str, written: bool = False) -> dict | None:
         return None
     if not isinstance(value, dict):
         raise ScenarioError(f"{where}: expected a mapping of MAC parameters (e.g. {{preset: docsis11}})")
-    from hfcprov.sim.mac_link import params_from
+    from hfcprov.sim.mac_link import check_params
 
     out = {}
     for k, v in value.items():
@@ -363,7 +367,7 @@ def _mac_params(value, where: str, written: bool = False) -> dict | None:
         except (HfcprovError, ValueError, TypeError) as err:
             raise ScenarioError(f"{where}.{k}: {err}") from None
     try:
-        params_from(out)
+        check_params(out)
     except (HfcprovError, ValueError, TypeError) as err:
         raise ScenarioError(f"{where}: {err}") from None
     return out
