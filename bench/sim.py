@@ -303,8 +303,10 @@ def main() -> None:
         print(f"{name:<10} {wall:8.3f} {ev:9d} {ev / wall:10.0f} {runs[0]['goodput_bps'] / 1e6:13.3f} "
               f"{runs[0]['queue_delay_mean'] * 1e3:9.2f}")
     if "ns-3" in med:
+        pairs = sorted(n["cpu_s"] / h["cpu_s"] for h, n in zip(hfc_runs, ns3_runs))
         print(f"hfcprov is {med['ns-3'] / med['hfcprov']:.1f}x faster than ns-3 (CPU time of the run; "
-              "ns-3's ~12 s of import and JIT not counted)")
+              "ns-3's ~12 s of import and JIT not counted); run by run (i-th against i-th) "
+              f"{pairs[0]:.1f} / {statistics.median(pairs):.1f} / {pairs[-1]:.1f}x (min / median / max)")
 
     # 2. agreement over the grid
     if have_ns3:

@@ -5,10 +5,12 @@ against White et al. (2011).
     .venv/bin/python bench/sim_mac.py speed [--repeat 3]
     .venv/bin/python bench/sim_mac.py fit [--seeds 3] [--duration 30]
     .venv/bin/python bench/sim_mac.py calibrate [--seeds 2] [--duration 25] [--jobs 2] [--preset docsis30]
-    .venv/bin/python bench/sim_mac.py holdout [--seeds 2] [--duration 25] [--jobs 2] [--cache f.json]
+    .venv/bin/python bench/sim_mac.py holdout [--seeds 2] [--duration 25] [--jobs 2] [--cache f.json] [--hosts sack]
+    .venv/bin/python bench/sim_mac.py missing [--seeds 2] [--duration 25] [--jobs 2]
 
 speed      events/s and CPU time of 60 simulated seconds (one NewReno flow, 10 Mb/s,
-           64 KiB, 40 ms) with the token-bucket link (the peer) and with the MAC;
+           64 KiB, 40 ms) with the token-bucket link (the peer), with the MAC, and
+           downloaded through the CMTS downstream (idle, and with other modems on half the channel);
            medians of --repeat runs and their ratio.
 fit        every point White et al. report in their text (bench/white2011.py):
            measured, token-bucket link (what a Linux byte-queue emulation or ns-3 give),
@@ -16,6 +18,12 @@ fit        every point White et al. report in their text (bench/white2011.py):
 calibrate  the grid search that chose the MacParams() defaults; prints the best configurations.
 holdout    leave-one-out over the 16 quoted points (plus 3 implied constraints): fitted and
            held-out errors side by side, against the plain token-bucket link.
+missing    candidates for what the MAC misses (docs/calibration.md section 4) on the single-flow
+           10 Mb/s points, quoted and implied: the calibrated MAC; with the ACKs coming down
+           through the CMTS (``reverse_mac: cmts``: 25 Mb/s downstream flow, 4 ms shaping calendar,
+           idle or 60% busy 64-QAM channel); with other modems taking 30% or 50% of each MAP;
+           with two greedy CMs on the upstream channel; with Reno (+SACK) hosts instead of CUBIC;
+           with a 1 s minimum RTO on the hosts. The ten-flow collapse points are added.
 """
 
 from __future__ import annotations
@@ -47,7 +55,10 @@ def speed(repeat: int) -> None:
     base = Scenario(rate=10e6, buffer=65536, rtt=0.04, duration=60, flows=[FlowSpec()],
                     tcp=TcpOptions(variant="newreno"), sample_interval=None)
     rows = []
-    for name, sc in (("token bucket (peer)", base), ("request-grant MAC", white_scenario_from(base))):
+    down = base.replace(direction="downstream")  # the same flow downloaded through the CMTS
+    for name, sc in (("token bucket (peer)", base), ("request-grant MAC", white_scenario_from(base)),
+                     ("CMTS downstream", down.replace(mac="cmts")),
+                     ("CMTS, 50% other CMs", down.replace(mac="cmts", mac_params={"other_load": 0.5}))):
         cpus, eps, good = [], [], []
         for _ in range(repeat):
             r = run(sc)
@@ -59,8 +70,9 @@ def speed(repeat: int) -> None:
     print(f"{'link':22} {'CPU s':>7} {'events':>9} {'events/s':>10} {'sim s/CPU s':>12} {'goodput Mb/s':>13}")
     for name, c, e, g, n in rows:
         print(f"{name:22} {c:7.2f} {n:9d} {e:10.0f} {60 / c:12.1f} {g / 1e6:13.2f}")
-    print(f"MAC / peer: CPU x{rows[1][1] / rows[0][1]:.2f}, events/s x{rows[1][2] / rows[0][2]:.2f}"
-          f" (median of {repeat}; 60 simulated s, one NewReno flow, 10 Mb/s, 64 KiB, 40 ms)")
+    for i, what in ((1, "MAC"), (2, "CMTS")):
+        print(f"{what} / peer: CPU x{rows[i][1] / rows[0][1]:.2f}, events/s x{rows[i][2] / rows[0][2]:.2f}"
+              f" (median of {repeat}; 60 simulated s, one NewReno flow, 10 Mb/s, 64 KiB, 40 ms)")
 
 
 def white_scenario_from(base: Scenario) -> Scenario:
@@ -110,11 +122,13 @@ def fit(seeds: int, duration: float, jobs: int) -> None:
 HOLDOUT_GRID = [{"map_advance": a, "contention_collision": 0.05} for a in (0.002, 0.003, 0.004, 0.005, 0.006)]
 
 
-def holdout(seeds: int, duration: float, jobs: int, cache: str | None) -> None:
+def holdout(seeds: int, duration: float, jobs: int, cache: str | None, hosts: str = "cubic") -> None:
     """Leave-one-out over the 16 quoted points: for each, the configuration that fits the other 15
-    plus the 3 implied constraints best is scored on the one left out."""
+    plus the 3 implied constraints best is scored on the one left out. ``hosts``: the end hosts'
+    TCP variant (White et al. do not name their stacks), the same for the MAC and the plain link."""
     import json
 
+    tcp = {**HOSTS_TCP, "variant": hosts}
     points = WHITE_2011_POINTS + IMPLIED_POINTS
     table = {}
     if cache and Path(cache).exists():
@@ -122,7 +136,7 @@ def holdout(seeds: int, duration: float, jobs: int, cache: str | None) -> None:
     configs = [("token bucket", None)] + [(json.dumps(c, sort_keys=True), c) for c in HOLDOUT_GRID]
     for name, cfg in configs:
         if name not in table:
-            rows = evaluate(None if cfg is None else {**CALIBRATED_MAC, **cfg}, HOSTS_TCP, seeds, duration, jobs,
+            rows = evaluate(None if cfg is None else {**CALIBRATED_MAC, **cfg}, tcp, seeds, duration, jobs,
                             points)
             table[name] = [[g, ping] for _, g, ping in rows]
             if cache:
@@ -137,7 +151,7 @@ def holdout(seeds: int, duration: float, jobs: int, cache: str | None) -> None:
         return min(macs, key=lambda n: math.fsum(err[n][i] for i in keep) / len(keep))
 
     best_all = fit(None)
-    print(f"fitted on all 16 quoted + 3 implied points: {best_all}")
+    print(f"hosts: {hosts}; fitted on all 16 quoted + 3 implied points: {best_all}")
     print(f"{'rate':>4} {'buf':>5} {'rtt':>4} {'n':>2} | {'White':>6} | {'tbucket':>7} {'err':>5} | "
           f"{'fitted':>6} {'err':>5} | {'held-out':>8} {'err':>5} | config chosen without this point")
     held = {}
@@ -200,10 +214,52 @@ def calibrate(seeds: int, duration: float, jobs: int, top: int, presets: list[st
         print(f"{s:.3f} {c}: " + " ".join(f"{g / 1e6:.2f}" for _, g, _ in rows))
 
 
+def missing(seeds: int, duration: float, jobs: int) -> None:
+    """Candidate mechanisms for docs/calibration.md section 4: each on all 19 points; the 10 Mb/s
+    single-flow and collapse points printed, and every candidate's mean log-error (no fitting)."""
+    points = (*WHITE_2011_POINTS, *IMPLIED_POINTS)
+    shown = [i for i, p in enumerate(points) if p.rate == 10e6 and (p.flows == 1 or p.collapse)]
+    down = {"reverse_mac": "cmts", "reverse_rate": 25e6}
+    kinds = {  # name: (extra mac_params, extra scenario keys)
+        "MAC": ({}, {}),
+        "ACKs via CMTS": ({}, {**down, "reverse_mac_params": {"granularity": 0.004}}),
+        "CMTS 60% busy": ({}, {**down, "reverse_mac_params": {"granularity": 0.004, "other_load": 0.6}}),
+        "upstream 30%": ({"other_load": 0.3, "other_load_spread": 0.3}, {}),
+        "upstream 50%": ({"other_load": 0.5, "other_load_spread": 0.4}, {}),
+        "2 greedy CMs": ({"modems": 2}, {}),
+        "2 KiB blocks": ({"buffer_block": 2048}, {}),
+        "Reno hosts": ({}, {"tcp": TcpOptions(**{**HOSTS_TCP, "variant": "sack"})}),
+        "min RTO 1 s": ({}, {"tcp": TcpOptions(**{**HOSTS_TCP, "min_rto": 1.0})}),
+    }
+    scs = [white_scenario(p, {**CALIBRATED_MAC, **mac}, seed=s, duration=duration).replace(**kw)
+           for p in points for mac, kw in kinds.values() for s in range(1, seeds + 1)]
+    res = iter(run_many(scs, jobs=jobs))
+    cell = {}  # (point index, kind) -> (goodput, log-error)
+    for i, p in enumerate(points):
+        for k in kinds:
+            rs = [next(res) for _ in range(seeds)]
+            g = statistics.median(r.goodput_bps for r in rs)
+            ping = statistics.median((r.latency_loaded.mean or 0.0) - p.rtt for r in rs) if p.ping is not None else None
+            cell[i, k] = (g, point_error(p, g, ping))
+    print(f"{'point':>20} {'White':>7} " + " ".join(f"{k:>14}" for k in kinds) + "  (goodput Mb/s, median of seeds)")
+    for i in shown:
+        p = points[i]
+        white = "<=90%" if p.short else f"{p.goodput / 1e6:.2f}{'+' if p.full else ''}"
+        label = f"{p.rate / 1e6:.0f}M {p.buffer // 1024}K {p.rtt * 1e3:.0f}ms" + (f" x{p.flows}" if p.flows > 1 else "")
+        print(f"{label:>20} {white:>7} " + " ".join(f"{cell[i, k][0] / 1e6:14.2f}" for k in kinds))
+    groups = {"12 non-collapse": [i for i, p in enumerate(points) if not (p.collapse or p.short)],
+              "4 collapse": [i for i, p in enumerate(points) if p.collapse],
+              "3 implied": [i for i, p in enumerate(points) if p.short]}
+    for name, idx in groups.items():
+        errs = [math.fsum(cell[i, k][1] for i in idx) / len(idx) for k in kinds]
+        print(f"{'err ' + name:>28} " + " ".join(f"{e:14.3f}" for e in errs))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=("speed", "fit", "calibrate", "holdout"), nargs="?", default="speed")
+    ap.add_argument("mode", choices=("speed", "fit", "calibrate", "holdout", "missing"), nargs="?", default="speed")
     ap.add_argument("--cache", help="holdout: JSON file keeping evaluated configurations between runs")
+    ap.add_argument("--hosts", default="cubic", help="holdout: the end hosts' TCP variant (cubic, sack = Reno+SACK)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--duration", type=float, default=30.0)
@@ -215,8 +271,10 @@ def main() -> None:
         speed(a.repeat)
     elif a.mode == "fit":
         fit(a.seeds, a.duration, a.jobs)
+    elif a.mode == "missing":
+        missing(a.seeds, a.duration, a.jobs)
     elif a.mode == "holdout":
-        holdout(a.seeds, a.duration, a.jobs, a.cache)
+        holdout(a.seeds, a.duration, a.jobs, a.cache, a.hosts)
     else:
         calibrate(a.seeds, a.duration, a.jobs, a.top, a.preset)
 

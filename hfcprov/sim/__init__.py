@@ -12,9 +12,10 @@ Public API (the lab runner, ``hfcprov buffer table`` and the CLI use only this):
 Modules and the interfaces between them (units: seconds, bytes, bits/s):
 
 engine.Engine
-    ``at(t, fn, arg)`` / ``after(dt, fn, arg)`` push ``(t, seq, fn, arg)`` on a heap;
-    ``run(until)`` pops and calls ``fn(arg)``; ``now`` is the clock; ``events`` counts.
-    Cancellation is lazy (the owner ignores a stale event), so nothing is removed.
+    ``at(t, fn, arg)`` / ``after(dt, fn, arg)`` push ``(t, seq, fn, arg, None)`` on a heap;
+    ``queue(line, t, fn, arg)`` puts an event on a FIFO hop's ``line`` (a deque: only its
+    first event sits in the heap); ``run(until)`` pops and calls ``fn(arg)``; ``now`` is the
+    clock; ``events`` counts. Cancellation is lazy (the owner ignores a stale event).
 
 packet.Packet
     slots class ``(kind, flow, seq, size, ts, retx, sack)``; kinds DATA, ACK, PROBE, ECHO.
@@ -38,7 +39,7 @@ Link (one direction of one hop) -- link.Link is the token-bucket + drop-tail imp
 
 loss: ``NoLoss``, ``Bernoulli(rate, rng)``, ``GilbertElliott(rate, burst, rng)``; ``lost() -> bool``.
 
-cc.CongestionControl (window growth only; recovery and RTO stay in tcp.TcpSender)
+cc.CongestionControl (window growth only; recovery is recovery.*, the RTO tcp.TcpSender's)
     ``on_ack(sender, acked_segments, rtt_or_None)``, ``ssthresh(sender) -> bytes``,
     ``on_recovery_exit(sender)``, ``on_timeout(sender)``; reads/writes ``sender.cwnd``
     (bytes), reads ``ssthresh``, ``mss``, ``srtt``, ``min_rtt``, ``engine.now``,
@@ -46,9 +47,14 @@ cc.CongestionControl (window growth only; recovery and RTO stay in tcp.TcpSender
     (``cubic`` -> hfcprov.sim.tcp_cubic:Cubic, ``fast`` -> hfcprov.sim.tcp_fast:Fast are
     pre-registered); ``Scenario.tcp.variant = name`` or per flow ``FlowSpec.variant``.
 
+recovery.Reno / NewReno / Sack (``TcpOptions.recovery``, registry ``recovery.RECOVERIES``)
+    What the sender does inside fast recovery, one object per sender (ns-3's TcpRecoveryOps):
+    ``should_enter``, ``enter``, ``on_partial_ack``, ``send``, ``on_resend``, ``on_timeout``,
+    ``flight_bytes``, ``lt_limit``; SACK's scoreboard (``on_sack``, ``on_advance``) is
+    ``ranges.SegmentRanges`` plus counters: no ACK scans the window.
+
 tcp.TcpSender / tcp.TcpReceiver
-    Reno / NewReno / SACK recovery (``TcpOptions.recovery``; the SACK scoreboard is
-    ``ranges.SegmentRanges`` plus counters: no ACK scans the window), RFC 6298 RTO with timer
+    sequence space, duplicate ACKs, recovery entry and exit, RFC 6298 RTO with timer
     granularity and minimum, delayed ACKs, socket-buffer window, super fast retransmit
     (``dupthresh=1``). Counters: ``retransmissions``, ``timeouts``, ``fast_retransmits``.
 

@@ -1,7 +1,7 @@
 """TCP congestion control: the window-growth half of TCP, behind one small interface.
 
-The sender (``hfcprov.sim.tcp.TcpSender``) owns loss detection and recovery
-(Reno, NewReno or SACK recovery, RTO); a ``CongestionControl`` only decides how
+The sender (``hfcprov.sim.tcp.TcpSender``, with its ``hfcprov.sim.recovery`` strategy)
+owns loss detection and recovery (Reno, NewReno or SACK, RTO); a ``CongestionControl`` only decides how
 ``cwnd`` grows and where ``ssthresh`` goes after a loss. CUBIC and FAST (issue 7)
 are separate classes registered in ``CONGESTION_CONTROLS``; they never touch the
 link or the recovery code.
@@ -18,7 +18,7 @@ Interface (all sizes in bytes, ``s`` is the ``TcpSender``; read ``s.cwnd``,
 
 from __future__ import annotations
 
-import importlib
+from hfcprov.sim.registry import resolve
 
 
 class CongestionControl:
@@ -69,7 +69,8 @@ class Reno(CongestionControl):
         if s.cwnd < s.ssthresh:
             s.cwnd += mss
         elif self.whole_bytes:  # an integer cwnd drops the fraction (ns-3: uint32)
-            s.cwnd += max(1, int(mss * mss / s.cwnd))
+            step = int(mss * mss / s.cwnd)
+            s.cwnd += step if step > 1 else 1  # noqa: FURB136 (every ACK: cheaper than max())
         else:
             step = mss * mss / s.cwnd
             s.cwnd += step if step > 1.0 else 1.0  # noqa: FURB136 (every ACK: cheaper than max())
@@ -91,12 +92,6 @@ CONGESTION_CONTROLS: dict[str, object] = {
 
 
 def congestion_control(name: str, options=None) -> CongestionControl:
-    try:
-        target = CONGESTION_CONTROLS[name]
-    except KeyError:
+    if name not in CONGESTION_CONTROLS:
         raise KeyError(f"unknown TCP variant {name!r} (known: {', '.join(sorted(CONGESTION_CONTROLS))})")
-    if isinstance(target, str):
-        module, attr = target.split(":")
-        target = getattr(importlib.import_module(module), attr)
-        CONGESTION_CONTROLS[name] = target
-    return target(options)
+    return resolve(CONGESTION_CONTROLS, name)(options)

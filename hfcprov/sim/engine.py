@@ -16,6 +16,7 @@ and pop costs less.
 
 from __future__ import annotations
 
+import gc
 from heapq import heappop, heappush
 
 
@@ -47,17 +48,28 @@ class Engine:
         line.append(event)
 
     def run(self, until: float) -> None:
-        """Execute events up to and including time ``until``; leave ``now`` at ``until``."""
+        """Execute events up to and including time ``until``; leave ``now`` at ``until``.
+
+        Python's cyclic garbage collector is paused meanwhile: events create no reference
+        cycles (reference counting frees every packet and event; tests/sim/test_engine_run.py
+        checks), and with thousands of packets in flight each of its passes walks them all
+        (-3 to -7% CPU in bench/sim_speed.py's 1 Gb/s overshoot second)."""
         heap = self.heap
         n = 0
-        while heap and heap[0][0] <= until:
-            t, _, fn, arg, line = heappop(heap)
-            self.now = t
-            if line is not None:  # the first event of a FIFO line: the next one joins the heap
-                line.popleft()
-                if line:
-                    heappush(heap, line[0])
-            fn(arg)
-            n += 1
-        self.events += n
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            while heap and heap[0][0] <= until:
+                t, _, fn, arg, line = heappop(heap)
+                self.now = t
+                if line is not None:  # the first event of a FIFO line: the next one joins the heap
+                    line.popleft()
+                    if line:
+                        heappush(heap, line[0])
+                fn(arg)
+                n += 1
+        finally:
+            if collecting:
+                gc.enable()
+            self.events += n
         self.now = until

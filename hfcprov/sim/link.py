@@ -114,20 +114,19 @@ class Link:
         return self.wbytes
 
     def send(self, pkt) -> bool:
-        # The hot path of the whole simulator: locals, no helper calls.
-        if pkt.__class__ is Train:
-            return self._send_train(pkt)
+        # The hot path of the whole simulator: locals, no helper calls. A Train comes in
+        # through send_train (the sender) or receive (the hop before).
         engine = self.engine
         now = engine.now
         w = self.waiting
+        wbytes = self.wbytes
         if w:
-            wbytes = self.wbytes
             while w and w[0][0] <= now:
                 wbytes -= w.popleft()[1]
             self.wbytes = wbytes
         wire = pkt.size + self.overhead
         limit = self.limit
-        if limit is not None and self.wbytes + wire > limit:
+        if limit is not None and wbytes + wire > limit:
             self.dropped += 1
             return False
         start = self.free_at
@@ -168,7 +167,7 @@ class Link:
             self.wait_byte_sum += wire * (start - self.measure_from)
         if start > now:
             w.append((start, wire))
-            self.wbytes += wire
+            self.wbytes = wbytes + wire
         loss = self.loss
         if loss is not None and loss.lost():
             self.lost += 1
@@ -182,9 +181,13 @@ class Link:
         line.append(event)
         return True
 
-    receive = send  # a link can be the sink of the hop before it
+    def receive(self, pkt) -> bool:
+        """A link can be the sink of the hop before it, which may deliver trains."""
+        if pkt.__class__ is Train:
+            return self.send_train(pkt)
+        return self.send(pkt)
 
-    def _send_train(self, pkt) -> bool:
+    def send_train(self, pkt) -> bool:
         """``n`` back-to-back segments in one event: the buffer takes the prefix that fits, the
         shaper and channel serve the rest as one block, plant loss is drawn per segment."""
         engine = self.engine

@@ -11,7 +11,8 @@ first use, so optional parts stay optional and no module imports another in a lo
 
 - ``LINKS[scenario.mac]``: the data direction's link model. ``tokenbucket`` is
   the service flow as a shaper + byte buffer; it hands the buffer to
-  ``QUEUES[scenario.aqm]``. ``docsis`` is the request-grant MAC (``mac_link``).
+  ``QUEUES[scenario.aqm]``. ``docsis`` is the request-grant MAC (``mac_link``); ``cmts``
+  the CMTS downstream (``cmts``: per-modem shaper, shared MPEG-framed channel).
 - ``REVERSE_LINKS[scenario.reverse_mac]``: the ACK direction.
 - ``QUEUES[scenario.aqm]``: the queue discipline of the shaped service flow
   (``tokenbucket`` link): ``none`` is the drop-tail ``link.Link``; AQMs (DOCSIS-PIE,
@@ -22,9 +23,8 @@ first use, so optional parts stay optional and no module imports another in a lo
 
 from __future__ import annotations
 
-import importlib
-
 from hfcprov.sim.link import Link
+from hfcprov.sim.registry import resolve
 from hfcprov.sim.scenario import ScenarioError
 
 
@@ -49,10 +49,12 @@ def reverse_link(engine, sc, sink, loss) -> Link:
 LINKS: dict[str, object] = {
     "tokenbucket": token_bucket_link,
     "docsis": "hfcprov.sim.aqm.link:make_docsis_link",  # mac_link.make_link, with DOCSIS-PIE on aqm: docsis-pie
+    "cmts": "hfcprov.sim.cmts:make_link",  # a download through the CMTS's shaper and downstream channel
 }
 REVERSE_LINKS: dict[str, object] = {
     "tokenbucket": reverse_link,
     "docsis": "hfcprov.sim.mac_link:make_reverse_link",
+    "cmts": "hfcprov.sim.cmts:make_reverse_link",  # an upload's ACKs down through the CMTS
 }
 QUEUES: dict[str, object] = {
     "none": droptail_link,
@@ -63,14 +65,9 @@ QUEUES: dict[str, object] = {
 
 def lookup(registry: dict, key: str, name: str):
     """The factory registered as ``name``; ``key`` is the scenario key, for the error."""
-    target = registry.get(name)
-    if target is None:
+    if name not in registry:
         raise ScenarioError(f"{key}: unknown link model {name!r} (known: {', '.join(registry)})")
-    if isinstance(target, str):
-        module, attr = target.split(":")
-        target = getattr(importlib.import_module(module), attr)
-        registry[name] = target
-    return target
+    return resolve(registry, name)
 
 
 def build(engine, sc, recv_host, send_host, data_loss, ack_loss) -> tuple:

@@ -13,7 +13,7 @@ import random
 from hfcprov.sim.mac import CableModem, MacConfigError, MacParams, UpstreamChannel
 from hfcprov.sim.packet import DATA, Packet
 
-_CM_KEYS = ("buffer_overhead", "buffer_block", "modems")  # the CM's, not the channel's
+_CM_KEYS = ("buffer_overhead", "buffer_block", "modems", "cms")  # the CMs', not the channel's
 # The ACK path of a download (Atov-Kennedy's 512 kb/s DOCSIS 1.1 upstream)
 REVERSE_DEFAULT = {"preset": "docsis11"}
 
@@ -34,39 +34,96 @@ def params_from(given: dict | None, default: dict | None = None) -> MacParams:
     return factory(**{k: v for k, v in given.items() if k in known})
 
 
-def _modem(engine, scenario, sink, loss, given, default, *, buffer, rate, burst, name, stream) -> CableModem:
-    """One CM on its own request-grant channel, plus ``modems`` saturating neighbours."""
+def check_params(given: dict | None) -> None:
+    """A ``mac_params`` mapping is valid for one link kind: the CMTS downstream's
+    (``hfcprov.sim.cmts``) when it names a CMTS-only key or a ``qam*`` preset, else the
+    request-grant MAC's. Each factory checks its own kind again when the link is built."""
+    from hfcprov.sim.cmts import CMTS_KEYS, QAM_RATES
+    from hfcprov.sim.cmts import params_from as cmts_params
+
+    given = dict(given or {})
+    mac_keys = set(MacParams.__dataclass_fields__) | set(_CM_KEYS) | {"preset"}
+    unknown = set(given) - mac_keys - CMTS_KEYS
+    if unknown:
+        raise MacConfigError(f"unknown key(s) {', '.join(sorted(unknown))} (known for mac: docsis: "
+                             f"{', '.join(sorted(mac_keys))}; for mac: cmts: {', '.join(sorted(CMTS_KEYS))})")
+    if (set(given) & (CMTS_KEYS - mac_keys)) or given.get("preset") in QAM_RATES:
+        cmts_params(given)
+    else:
+        params_from(given)
+
+
+def _modem(engine, scenario, sink, loss, given, default, *, buffer, rate, burst, name, stream):
+    """The scenario's CM on its own request-grant channel (or ``cms`` CMs sharing it, flow i
+    through CM i % cms, each with the service flow), plus ``modems`` saturating neighbours."""
     params = params_from(given, default)
     extra = given or default or {}
     channel = UpstreamChannel(engine, params, random.Random(f"{stream}-{scenario.seed}"))
-    cm = CableModem(channel, sink, delay=scenario.rtt / 2.0, buffer=buffer, rate=rate, burst=burst,
-                    buffer_overhead=int(extra.get("buffer_overhead", 0)),
-                    buffer_block=extra.get("buffer_block"), loss=loss, name=name)
+    n = int(extra.get("cms", 1))
+    if n < 1:
+        raise MacConfigError(f"cms: {n} (the number of CMs the flows are spread over) must be >= 1")
+    cms = [CableModem(channel, sink, delay=scenario.rtt / 2.0, buffer=buffer, rate=rate, burst=burst,
+                      buffer_overhead=int(extra.get("buffer_overhead", 0)),
+                      buffer_block=extra.get("buffer_block"), loss=loss, name=f"{name}{'.' + str(i) if i else ''}")
+           for i in range(n)]
     for i in range(int(extra.get("modems", 0))):
         other = CableModem(channel, _Discard(), buffer=buffer or 65536, rate=rate,
-                           burst=burst, name=f"{name}.{i + 1}")
+                           burst=burst, name=f"{name}.other{i + 1}")
         _Saturate(engine, other)
-    return cm
+    return cms[0] if n == 1 else ModemGroup(cms)
 
 
-def make_link(engine, scenario, sink, loss) -> CableModem:
+class ModemGroup:
+    """Several CMs on one channel as one ``Link``: a packet of flow i goes through CM i % n
+    (Atov-Kennedy's 2- and 3-CM runs: each CM has its own request-grant cycle)."""
+
+    def __init__(self, cms: list[CableModem]) -> None:
+        self.cms = cms
+
+    def send(self, pkt) -> bool:
+        return self.cms[pkt.flow % len(self.cms)].send(pkt)
+
+    receive = send
+
+    def waiting_bytes(self) -> int:
+        return sum(cm.waiting_bytes() for cm in self.cms)
+
+    def __getattr__(self, counter):  # accepted, dropped, lost, measured, wait_sum, wait_byte_sum
+        if counter in ("accepted", "dropped", "lost", "measured", "wait_sum", "wait_byte_sum"):
+            return sum(getattr(cm, counter) for cm in self.cms)
+        raise AttributeError(counter)
+
+    @property
+    def measure_from(self) -> float:
+        return self.cms[0].measure_from
+
+    @measure_from.setter
+    def measure_from(self, t: float) -> None:
+        for cm in self.cms:
+            cm.measure_from = t
+
+
+def make_link(engine, scenario, sink, loss):
     """``links.LINKS["docsis"]`` factory: the scenario's service flow as one CM on a request-grant channel
     (``Scenario.mac_params``; None: the calibrated set).
 
-    ``mac_params.modems`` adds that many other CMs with the same service flow,
-    each kept saturated, so the channel is shared as in Atov-Kennedy's 2- and 3-CM runs.
+    ``mac_params.modems`` adds that many other CMs with the same service flow, each kept
+    saturated (``cms``, several CMs carrying the flows, is for the ACK path only).
     """
+    if int((scenario.mac_params or {}).get("cms", 1)) != 1:
+        raise MacConfigError("mac_params: cms (flows spread over CMs) is for reverse_mac_params only")
     return _modem(engine, scenario, sink, loss, scenario.mac_params, None,
                   buffer=scenario.buffer, rate=scenario.rate, burst=scenario.burst, name="cm0", stream="mac")
 
 
-def make_reverse_link(engine, scenario, sink, loss) -> CableModem:
+def make_reverse_link(engine, scenario, sink, loss):
     """``links.REVERSE_LINKS["docsis"]`` factory: ACKs (and probe echoes) go up through a request-grant CM.
 
     For downstream transfers such as Atov-Kennedy's (data at 3 Mb/s down, ACKs through
     the CM's 512 kb/s upstream): the ACK clock then carries the MAC's request-grant
     delays. Shaped by ``reverse_rate``/``reverse_buffer``; ``reverse_mac_params``
-    (None: DOCSIS 1.1 with the default channel).
+    (None: DOCSIS 1.1 with the default channel); ``cms: k`` sends flow i's ACKs through CM
+    i % k, each with its own request-grant cycle on the one upstream channel.
     """
     return _modem(engine, scenario, sink, loss, scenario.reverse_mac_params, REVERSE_DEFAULT,
                   buffer=scenario.reverse_buffer, rate=scenario.reverse_rate, burst=None,

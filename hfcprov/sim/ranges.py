@@ -90,24 +90,32 @@ class SegmentRanges:
         self._replace(i, j, min(s, st[i]), max(e, en[j - 1]))
         return gaps
 
-    def hold(self, s: int, e: int) -> int:
-        """``add(s, e)``, returning the index (from 0 = lowest) of the range now holding ``s``: the
-        receiver's out-of-order store, where new data almost always lands at or above the top."""
-        st, en, lo = self.starts, self.ends, self.lo
-        n = len(st)
-        if n == lo or s > en[-1]:
+    def add_above(self, s: int, e: int) -> int:
+        """``add(s, e)`` when ``s`` lies at or above the top range's start (a SACK for the newest
+        data): returns how many segments were new, the last ones of ``[s, e)``; -1 (and nothing
+        held) when ``s`` lies lower."""
+        st, en = self.starts, self.ends
+        if len(st) == self.lo or s > en[-1]:
             st.append(s)
             en.append(e)
             self.count += e - s
-            return n - lo
+            return e - s
         if s >= st[-1]:
             top = en[-1]
-            if e > top:
-                en[-1] = e
-                self.count += e - top
-            return n - 1 - lo
-        self.add(s, e)
-        return bisect_right(st, s, self.lo) - 1 - self.lo
+            if e <= top:
+                return 0
+            en[-1] = e
+            self.count += e - top
+            return e - top
+        return -1
+
+    def hold(self, s: int, e: int) -> int:
+        """``add(s, e)``, returning the index (from 0 = lowest) of the range now holding ``s``: the
+        receiver's out-of-order store, where new data almost always lands at or above the top."""
+        if self.add_above(s, e) < 0:
+            self.add(s, e)
+            return bisect_right(self.starts, s, self.lo) - 1 - self.lo
+        return len(self.starts) - 1 - self.lo  # the top range
 
     def _insert(self, i: int, s: int, e: int) -> None:
         st, en, lo = self.starts, self.ends, self.lo
@@ -178,6 +186,33 @@ class SegmentRanges:
             k -= length
             i -= 1
         return None
+
+    def mark_from_top(self, k: int, floor: int):
+        """``(kth_from_top(k), the sub-ranges of [floor, that mark) not held)``; ``(None, ())``
+        if fewer than ``k`` are held. The SACK sender's IsLost step: the mark usually lies
+        in one of the top ranges and ``floor`` (the last mark) just below it, so the holes
+        come from the ranges the walk passed, without ``gaps``' search."""
+        st, en = self.starts, self.ends
+        lo = self.lo
+        i = len(st) - 1
+        while i >= lo:
+            length = en[i] - st[i]
+            if length >= k:
+                break
+            k -= length
+            i -= 1
+        else:
+            return None, ()
+        mark = en[i] - k
+        s = st[i]
+        if floor >= s:
+            return mark, ()  # [floor, mark) lies inside range i
+        if i == lo:
+            return mark, ((floor, s),)
+        if st[i - 1] <= floor:  # floor in range i - 1 or in the gap above it
+            e = en[i - 1]
+            return mark, ((floor if floor > e else e, s),)
+        return mark, self.gaps(floor, mark)
 
     def gaps(self, a: int, b: int) -> list:
         """The sub-ranges of ``[a, b)`` not held."""

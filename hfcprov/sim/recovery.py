@@ -29,26 +29,29 @@ Interface (``s`` the sender; segments are indices, windows bytes):
   hole and set cwnd (the sender has set ssthresh, ``recover`` and ``in_rec``);
   ``on_partial_ack(s, ack, acked) -> bool``: an ACK at or below ``recover``; True
   ends recovery;
-- ``send(s)``: transmit while in recovery or with segments deemed lost;
-  ``on_resend(s, i)``: segment ``i`` was just resent; ``on_timeout(s)``: the RTO fired
-  (the sender has cut cwnd);
+- ``send(s)``: transmit while in recovery or with segments deemed lost (it books its own
+  resends and has the sender's ``_retransmit`` send them); ``on_resend(s, i)``: book segment
+  ``i``, which the sender resends now (the first hole, NewReno's next one, a go-back-N);
+  ``on_timeout(s)``: the RTO fired (the sender has cut cwnd);
 - ``flight_bytes(s)``: what a loss halves; ``lt_limit(s, wnd, limit)``: how far limited
   transmit may send; ``on_sack(s, blocks) -> new``, ``on_advance(s, ack)``, ``sacked()``.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections import deque
 from heapq import heappop, heappush
 
 from hfcprov.sim.ranges import SegmentRanges
+from hfcprov.sim.registry import resolve
 from hfcprov.sim.scenario import ScenarioError
 
 LOST = -1  # Sack.state: deemed lost, not yet resent (a value >= 0: resent, HighData then)
 
 
 class Reno:
+    """Also the interface's defaults: no SACK, no scoreboard."""
+
     name = "reno"
     sack = False
     inflate = True
@@ -191,21 +194,31 @@ class Sack(Reno):
             b0, e = blk
             if e <= una:
                 continue
-            for a, b in sb.add(b0 if b0 > una else una, e):
-                new += b - a
-                # deemed lost or resent, and it arrived after all (only una and segments
-                # below lost_mark are ever in state: new data SACKed at the top never is)
-                if state and (a < self.lost_mark or a <= una):
-                    for i in range(a, b):
-                        v = state.pop(i, None)
-                        if v == LOST:
-                            self.lost_n -= 1
+            if b0 < una:  # noqa: PLR1730
+                b0 = una
+            k = sb.add_above(b0, e)
+            if k >= 0:  # at or above the top range: the new segments are the last k of the block
+                if k:
+                    new += k
+                    if state and (e - k < self.lost_mark or e - k <= una):
+                        self._arrived(e - k, e)
+            else:
+                for a, b in sb.add(b0, e):
+                    new += b - a
+                    if state and (a < self.lost_mark or a <= una):
+                        self._arrived(a, b)
             if e - 1 > self.high_sacked:  # noqa: PLR1730
                 self.high_sacked = e - 1
         if new:
-            mark = sb.kth_from_top(s.dupthresh)
-            if mark is not None and mark > self.lost_mark:
-                self._mark_lost(una, self.lost_mark, mark)
+            lost_mark = self.lost_mark
+            mark, holes = sb.mark_from_top(s.dupthresh, lost_mark if lost_mark > una else una)
+            if mark is not None and mark > lost_mark:
+                # RFC 6675 IsLost for the unSACKed segments below the new mark (each passes here once)
+                for ga, gb in holes:
+                    for i in range(ga, gb):
+                        if i not in state:
+                            state[i] = LOST
+                            self.lost_n += 1
                 self.lost_mark = mark
             q = self.rtx_q
             if q:
@@ -222,14 +235,14 @@ class Sack(Reno):
             self.holding = False
         return new
 
-    def _mark_lost(self, una: int, a: int, b: int) -> None:
-        """RFC 6675 IsLost for the unSACKed segments of ``[a, b)`` (each segment passes here once)."""
+    def _arrived(self, a: int, b: int) -> None:
+        """Segments ``[a, b)`` were SACKed: those deemed lost or resent arrived after all. (Only
+        ``una`` and segments below ``lost_mark`` are ever in ``state``: new data SACKed at the
+        top never is, so the caller skips this for it.)"""
         state = self.state
-        for ga, gb in self.sb.gaps(a if a > una else una, b):
-            for i in range(ga, gb):
-                if i not in state:
-                    state[i] = LOST
-                    self.lost_n += 1
+        for i in range(a, b):
+            if state.pop(i, None) == LOST:
+                self.lost_n -= 1
 
     def on_advance(self, s, ack: int) -> None:
         """The cumulative ACK moved from ``s.una`` to ``ack``: forget what lies below it."""
@@ -277,8 +290,13 @@ class Sack(Reno):
             limit = s.avail
         tx = s._tx
         while pipe < wnd:
-            if self.lost_n:
-                tx(self._next_lost())
+            if self.lost_n:  # on_resend inlined: the segment is LOST, so holding is on
+                i = self._next_lost()
+                self.lost_n -= 1
+                self.state[i] = s.high
+                if self.rtx_watch:
+                    self.rtx_q.append((i, s.high))
+                s._retransmit(i)
             elif s.nxt < limit:
                 k = min(s._train_cap(), limit - s.nxt, wnd - pipe) if s.tso > 1 else 1
                 if k > 1:
@@ -320,17 +338,12 @@ class Sack(Reno):
         self.holding = bool(self.sb.count or state)
 
 
-# name -> class or "module:Class" (loaded on first use, as links.py's registries)
+# name -> class or "module:Class" (hfcprov.sim.registry)
 RECOVERIES: dict[str, object] = {"reno": Reno, "newreno": NewReno, "sack": Sack}
 
 
 def recovery(name: str, opts):
     """A fresh recovery strategy ``RECOVERIES[name]`` for one sender."""
-    target = RECOVERIES.get(name)
-    if target is None:
+    if name not in RECOVERIES:
         raise ScenarioError(f"tcp.recovery: unknown recovery {name!r} (known: {', '.join(RECOVERIES)})")
-    if isinstance(target, str):
-        module, attr = target.split(":")
-        target = getattr(importlib.import_module(module), attr)
-        RECOVERIES[name] = target
-    return target(opts)
+    return resolve(RECOVERIES, name)(opts)

@@ -326,6 +326,8 @@ def _check(sc: Scenario) -> None:
         loss = getattr(sc, name)
         if not 0 <= loss.rate < 1:
             raise ScenarioError(f"{name}.rate: must be in [0, 1)")
+        if loss.burst < 1:
+            raise ScenarioError(f"{name}.burst: a mean loss burst is at least 1 packet, not {loss.burst:g}")
         if loss.model not in ("none", "bernoulli", "gilbert"):
             raise ScenarioError(f"{name}.model: {loss.model!r} is not one of none, bernoulli, gilbert")
     for key, registry, what in (("mac", LINKS, "link model"), ("reverse_mac", REVERSE_LINKS, "link model"),
@@ -340,7 +342,7 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("mac_params: only used with mac: docsis (the request-grant MAC)")
     if sc.reverse_mac_params and sc.reverse_mac == "tokenbucket":
         raise ScenarioError("reverse_mac_params: only used with reverse_mac: docsis")
-    if sc.reverse_mac != "tokenbucket" and sc.direction != "downstream":
+    if sc.reverse_mac == "docsis" and sc.direction != "downstream":
         raise ScenarioError("reverse_mac: a request-grant CM carries the ACKs upstream, so the data "
                             "must flow downstream (direction: downstream)")
     if sc.buffer is not None and sc.buffer < sc.tcp.mss + sc.tcp.header_bytes + sc.overhead:

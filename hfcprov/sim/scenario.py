@@ -60,6 +60,9 @@ class TcpOptions:
     # Reno grows by the segments each ACK covers, as Linux (tcp_slow_start up to ssthresh, then
     # tcp_cong_avoid_ai): with delayed ACKs twice the per-ACK growth; off: one step per ACK (BSD, ns-3)
     count_acked: bool = False
+    # CUBIC grows at least 5% per RTT in congestion avoidance until its first loss, as Linux (bictcp_update
+    # caps cnt at 20 while last_max_cwnd is 0, e.g. after a HyStart exit); off: the RFC 9438 curve from K = 0
+    cubic_linux_floor: bool = False
     # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
     # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
     grow_on_recovery_exit: bool = False
@@ -216,6 +219,16 @@ _PARSERS = {
 # and the CLI's plausibility checks apply (an RTT over 10 s, a link rate under 1 kb/s).
 _WRITTEN = {"rtt": parse_rtt, "rate": parse_link_rate, "peak": parse_link_rate, "channel": parse_link_rate,
             "access_rate": parse_link_rate, "reverse_rate": parse_link_rate, "reverse_channel": parse_link_rate}
+
+
+def _loss_fraction(value) -> float:
+    """A loss rate: a fraction of packets (0.01) or a percentage (1%); run's checks bound it."""
+    text = str(value).strip()
+    return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+
+
+# a loss model's keys are a fraction and a packet count, not the link's rate and burst bytes
+_LOSS_PARSERS = {"rate": _loss_fraction, "burst": float}
 _NESTED = {"tcp": TcpOptions, "data_loss": LossSpec, "ack_loss": LossSpec, "voice": VoiceSpec}
 # quantities inside mac_params / reverse_mac_params (hfcprov.sim.mac.MacParams and the CM's keys)
 _MAC_PARSERS = {
@@ -223,6 +236,10 @@ _MAC_PARSERS = {
     "propagation": parse_duration, "minislot_bytes": parse_bytes, "max_grant_bytes": parse_bytes,
     "frame_overhead": parse_bytes, "fragment_overhead": parse_bytes, "burst_overhead": parse_bytes,
     "buffer_overhead": parse_bytes, "buffer_block": parse_bytes,
+    # mac: cmts (hfcprov.sim.cmts.CmtsParams)
+    "granularity": parse_duration, "max_delay": parse_duration, "interleave_delay": parse_duration,
+    "map_bytes": parse_bytes, "other_frame": parse_bytes, "mac_header": parse_bytes,
+    "extended_header": parse_bytes,
 }
 _CHOICES = {
     "direction": ("upstream", "downstream"),
@@ -308,6 +325,8 @@ def _value(cls, key, value, where, written=False):
         value = "auto" if value else "off"  # YAML reads a bare off/on as a boolean
     if written and cls is Scenario and key in _WRITTEN:
         return _WRITTEN[key](as_written(value))
+    if cls is LossSpec and key in _LOSS_PARSERS:
+        return _LOSS_PARSERS[key](value)
     if key in _PARSERS:
         return _PARSERS[key](as_written(value) if written and _PARSERS[key] is parse_duration else value)
     if key in _CHOICES and value not in _CHOICES[key]:
@@ -338,7 +357,7 @@ def _mac_params(value, where: str, written: bool = False) -> dict | None:
         return None
     if not isinstance(value, dict):
         raise ScenarioError(f"{where}: expected a mapping of MAC parameters (e.g. {{preset: docsis11}})")
-    from hfcprov.sim.mac_link import params_from
+    from hfcprov.sim.mac_link import check_params
 
     out = {}
     for k, v in value.items():
@@ -348,7 +367,7 @@ def _mac_params(value, where: str, written: bool = False) -> dict | None:
         except (HfcprovError, ValueError, TypeError) as err:
             raise ScenarioError(f"{where}.{k}: {err}") from None
     try:
-        params_from(out)
+        check_params(out)
     except (HfcprovError, ValueError, TypeError) as err:
         raise ScenarioError(f"{where}: {err}") from None
     return out

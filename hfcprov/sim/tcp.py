@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from hfcprov.sim.packet import ACK, DATA, Packet, Train
+from hfcprov.sim.packet import ACK, DATA, Train, make
 from hfcprov.sim.ranges import SegmentRanges
 from hfcprov.sim.recovery import recovery
 
@@ -136,14 +136,18 @@ class TcpSender:
 
     def _tx(self, i: int) -> None:
         if i < self.high:
-            self.retransmissions += 1
-            retx = True
             self.rec.on_resend(self, i)
-        else:
-            self.high = i + 1
-            retx = False
+            self._retransmit(i)
+            return
+        self.high = i + 1
         size = self.hdr + (self.mss if i != self.total - 1 else self.last_payload)
-        self.link.send(Packet(DATA, self.flow, i, size, self.engine.now, retx))
+        self.link.send(make(DATA, self.flow, i, size, self.engine.now, False, None))
+
+    def _retransmit(self, i: int) -> None:
+        """Resend segment ``i`` (the recovery strategy has booked it)."""
+        self.retransmissions += 1
+        size = self.hdr + (self.mss if i != self.total - 1 else self.last_payload)
+        self.link.send(make(DATA, self.flow, i, size, self.engine.now, True, None))
 
     def try_send(self) -> None:
         rec = self.rec
@@ -159,18 +163,29 @@ class TcpSender:
             if limit > self.avail:  # noqa: PLR1730
                 limit = self.avail
             nxt = self.nxt
-            tso = self._train_cap() if self.tso > 1 else 1
-            while nxt < limit:
-                if tso > 1 and limit - nxt > 1 and nxt >= self.high:
-                    k = min(tso, limit - nxt)
-                    self._tx_train(nxt, k)
-                    nxt += k
-                    continue
-                self._tx(nxt)
-                nxt += 1
-            self.nxt = nxt
+            if nxt < limit:
+                if self.tso > 1 or nxt < self.high or limit >= self.total:
+                    self._send_range(nxt, limit)
+                else:  # new full-size segments one by one: _tx inlined (most of a run's sends)
+                    send, flow, size, now = self.link.send, self.flow, self.hdr + self.mss, self.engine.now
+                    for i in range(nxt, limit):
+                        send(make(DATA, flow, i, size, now, False, None))
+                    self.high = limit
+                self.nxt = limit
         if self.deadline is None and self.una < self.nxt:
             self._arm()
+
+    def _send_range(self, nxt: int, limit: int) -> None:
+        """Segments ``[nxt, limit)``: resent ones (after go-back-N), new ones, or trains of them."""
+        tso = self._train_cap() if self.tso > 1 else 1
+        while nxt < limit:
+            if tso > 1 and limit - nxt > 1 and nxt >= self.high:
+                k = min(tso, limit - nxt)
+                self._tx_train(nxt, k)
+                nxt += k
+                continue
+            self._tx(nxt)
+            nxt += 1
 
     def _train_cap(self) -> int:
         """Linux's TSO autosizing: about 1 ms of the pacing rate (2x cwnd/srtt in slow start, 1.2x
@@ -187,7 +202,7 @@ class TcpSender:
         size = k * (self.hdr + self.mss)
         if i + k == self.total:
             size -= self.mss - self.last_payload
-        self.link.send(Train(self.flow, i, k, size, self.engine.now))
+        self.link.send_train(Train(self.flow, i, k, size, self.engine.now))
 
     def _limited_transmit(self, wnd: int, limit: int) -> int:
         """Send limit on a duplicate ACK before fast retransmit (RFC 3042, or RFC 6675 step 3
@@ -251,8 +266,11 @@ class TcpSender:
             self.dupacks += 1
             if self.in_rec:
                 if rec.inflate:
-                    self.cwnd += self.mss  # window inflation
-                self.try_send()
+                    self.cwnd += self.mss  # window inflation (Reno, NewReno)
+                if rec.uses_pipe:
+                    rec.send(self)  # try_send's recovery branch (the RTO is armed: data is out)
+                else:
+                    self.try_send()
             elif not self._fast_retransmit(ack) and self.lt:
                 self.try_send()
 
@@ -298,7 +316,9 @@ class TcpSender:
 
     def _arm(self) -> None:
         now = self.engine.now
-        wait = min(self.rto * self.backoff, self.max_rto)
+        wait = self.rto * self.backoff
+        if wait > self.max_rto:  # noqa: PLR1730 (every ACK: cheaper than min())
+            wait = self.max_rto
         g = self.gran
         if g:
             # The BSD slow timer counts ticks: it fires on the k-th tick boundary from now.
@@ -393,8 +413,9 @@ class TcpReceiver:
             self.rcv_nxt = i + 1
             ranges = self.ranges
             if ranges.count:
-                s, e = ranges.first()
-                if s == self.rcv_nxt:
+                lo = ranges.lo
+                if ranges.starts[lo] == i + 1:  # the hole is filled up to the lowest range
+                    e = ranges.ends[lo]
                     self.rcv_nxt = e
                     ranges.drop_below(e)
                 self._ack(pkt.ts, pkt.retx, None)  # a hole filled (partly): ACK at once
@@ -418,8 +439,9 @@ class TcpReceiver:
             else:
                 self.pending_retx = self.pending_retx or pkt.retx
             self.pending += 1
-            if self.pending >= self.delack_count:
-                self._ack(self.pending_ts, self.pending_retx, None)
+            if self.pending >= self.delack_count:  # _ack without SACK blocks (none are held here)
+                self.pending = 0
+                self.link.send(make(ACK, self.flow, self.rcv_nxt, self.hdr, self.pending_ts, self.pending_retx, None))
         elif i > self.rcv_nxt:
             self._ack(pkt.ts, True, self.ranges.hold(i, i + 1))  # duplicate ACK; no RTT sample from it
         else:
@@ -455,16 +477,19 @@ class TcpReceiver:
             # The block just changed goes first (RFC 2018), then the lowest others, three in all.
             st, en, lo = ranges.starts, ranges.ends, ranges.lo
             n = len(st) - lo
-            first = block if block is not None and block < n else 0
-            k1, k2 = (1, 2) if first == 0 else ((0, 2) if first == 1 else (0, 1))
-            f = lo + first
-            if n > k2:
-                sack = ((st[f], en[f]), (st[lo + k1], en[lo + k1]), (st[lo + k2], en[lo + k2]))
-            elif n > k1:
-                sack = ((st[f], en[f]), (st[lo + k1], en[lo + k1]))
+            if n == 1:
+                sack = ((st[lo], en[lo]),)
+            elif not block or block >= n:  # the lowest ones (none changed, or the lowest did)
+                sack = ((st[lo], en[lo]), (st[lo + 1], en[lo + 1]), (st[lo + 2], en[lo + 2])) if n > 2 else \
+                    ((st[lo], en[lo]), (st[lo + 1], en[lo + 1]))
             else:
-                sack = ((st[f], en[f]),)
-        self.link.send(Packet(ACK, self.flow, self.rcv_nxt, self.hdr, ts, retx, sack))
+                f = lo + block
+                if block == 1:
+                    sack = ((st[f], en[f]), (st[lo], en[lo]), (st[lo + 2], en[lo + 2])) if n > 2 else \
+                        ((st[f], en[f]), (st[lo], en[lo]))
+                else:
+                    sack = ((st[f], en[f]), (st[lo], en[lo]), (st[lo + 1], en[lo + 1]))
+        self.link.send(make(ACK, self.flow, self.rcv_nxt, self.hdr, ts, retx, sack))
 
     def _delack_fire(self, _=None) -> None:
         if not self.pending:

@@ -44,6 +44,10 @@ class CubicWindow:
     k: float = 0.0
     epoch_start: float | None = None
     w_est: float = 0.0  # Reno-friendly estimate
+    # Linux (bictcp_update caps cnt at 20 while last_max_cwnd is 0): until a loss, congestion
+    # avoidance grows at least acked/20 per ACK, 5% per RTT (TcpOptions.cubic_linux_floor)
+    floor_until_loss: bool = False
+    loss_seen: bool = False
 
     def on_ack(self, now: float, acked: float, rtt: float) -> None:
         """``acked`` newly acknowledged segments at time ``now``; ``rtt`` the smoothed RTT."""
@@ -65,13 +69,23 @@ class CubicWindow:
                 self.k = 0.0
                 self.w_max = self.cwnd
             self.w_est = self.cwnd
+        # w_cubic() and target() inlined (every ACK), same arithmetic
         t = now - self.epoch_start
-        self.w_est += ALPHA_RENO * acked / self.cwnd
-        if self.w_est > w_cubic(t, self.w_max, self.k):  # Reno-friendly region (RFC 9438 4.3)
-            self.cwnd = max(self.cwnd, self.w_est)
-        else:
-            goal = target(self.cwnd, t, rtt, self.w_max, self.k)
-            self.cwnd += (goal - self.cwnd) * acked / self.cwnd
+        cwnd = self.cwnd
+        self.w_est += ALPHA_RENO * acked / cwnd
+        w_max, k = self.w_max, self.k
+        if self.w_est > C * (t - k) ** 3 + w_max:  # Reno-friendly region (RFC 9438 4.3)
+            if self.w_est > cwnd:
+                self.cwnd = self.w_est
+        else:  # the window one RTT from now, clamped to [cwnd, 1.5 cwnd] (RFC 9438 4.2)
+            goal = C * (t + rtt - k) ** 3 + w_max
+            if goal < cwnd:  # noqa: PLR1730
+                goal = cwnd
+            if goal > 1.5 * cwnd:  # noqa: PLR1730
+                goal = 1.5 * cwnd
+            self.cwnd = cwnd + (goal - cwnd) * acked / cwnd
+        if self.floor_until_loss and not self.loss_seen and self.cwnd < cwnd + acked / 20.0:
+            self.cwnd = cwnd + acked / 20.0
 
     def on_loss(self, now: float) -> None:
         """A loss detected by duplicate ACKs: remember W_max, cut by beta."""
@@ -82,10 +96,12 @@ class CubicWindow:
         self.cwnd = max(2.0, self.cwnd * BETA)
         self.ssthresh = self.cwnd
         self.epoch_start = None
+        self.loss_seen = True
 
     def on_timeout(self, now: float) -> None:
         self.on_loss(now)
         self.cwnd = 1.0
+        self.loss_seen = False  # Linux's bictcp_reset on entering Loss zeroes last_max_cwnd
 
 
 class Cubic(CongestionControl):
@@ -96,7 +112,7 @@ class Cubic(CongestionControl):
 
     def __init__(self, options=None) -> None:
         super().__init__(options)
-        self.w = CubicWindow()
+        self.w = CubicWindow(floor_until_loss=bool(getattr(options, "cubic_linux_floor", False)))
         self.hs = make_hystart(getattr(options, "hystart", "auto"))
 
     def _sync(self, s) -> CubicWindow:
@@ -109,9 +125,12 @@ class Cubic(CongestionControl):
         grow = float(acked)
         if self.hs is not None and s.cwnd < s.ssthresh:
             grow = self.hs.growth(s, grow, rtt)  # may end slow start: ssthresh = cwnd
-        w = self._sync(s)
+        w = self.w  # _sync, inlined (every ACK)
+        mss = s.mss
+        w.cwnd = s.cwnd / mss
+        w.ssthresh = s.ssthresh / mss
         w.on_ack(s.engine.now, grow, s.srtt or rtt or 0.1)
-        s.cwnd = w.cwnd * s.mss
+        s.cwnd = w.cwnd * mss
 
     def ssthresh(self, s) -> float:
         w = self._sync(s)
@@ -120,6 +139,7 @@ class Cubic(CongestionControl):
 
     def on_timeout(self, s) -> None:
         self.w.epoch_start = None
+        self.w.loss_seen = False  # Linux's bictcp_reset on entering Loss zeroes last_max_cwnd
         if isinstance(self.hs, LinuxHyStart):
             self.hs.reset()  # Linux: HyStart starts over in the slow start after an RTO
         else:

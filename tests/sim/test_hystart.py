@@ -93,3 +93,26 @@ def test_hystart_is_a_scenario_option_with_named_choices():
 
     with pytest.raises(ScenarioError, match="tcp.hystart: 'hybla' is not one of"):
         Scenario.from_dict({"rate": "2M", "buffer": "64KiB", "tcp": {"hystart": "hybla"}}, source="f.yaml")
+
+
+def test_cubic_linux_floor_grows_5_percent_per_rtt_until_the_first_loss():
+    # Linux's bictcp_update caps cnt at 20 while no loss has set last_max_cwnd (after a HyStart exit):
+    # congestion avoidance then adds at least acked/20 per ACK; the RFC 9438 curve from K = 0 adds ~nothing.
+    from hfcprov.sim.tcp_cubic import CubicWindow
+
+    def grow(floor, lost=False):
+        w = CubicWindow(cwnd=100.0, ssthresh=100.0, floor_until_loss=floor)
+        if lost:
+            w.on_loss(0.0)
+            w.ssthresh = w.cwnd = 100.0
+        w.on_ack(1.0, 1.0, 0.05)
+        return w.cwnd - 100.0
+
+    assert grow(False) < 0.01 and grow(True) == pytest.approx(1 / 20)
+    assert grow(True, lost=True) < 0.01  # after a loss the curve alone decides again
+
+
+def test_the_scenario_option_reaches_cubic():
+    sc = Scenario(rate=10e6, buffer=262144, rtt=0.04, duration=1, tcp=TcpOptions(variant="cubic", cubic_linux_floor=True))
+    assert Network(sc).senders[0].cc.w.floor_until_loss is True
+    assert Network(sc.replace(tcp=TcpOptions(variant="cubic"))).senders[0].cc.w.floor_until_loss is False

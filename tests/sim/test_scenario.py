@@ -103,6 +103,7 @@ def test_a_scenario_round_trips_through_its_plain_dict(rate, buffer, rtt, mss, l
     ({"flows": [{"start": "20s"}]}, "flows[0].start: 20 s is not within the 10 s run"),
     ({"warmup": "10s"}, "warmup: must be >= 0 and shorter than duration"),
     ({"data_loss": 1.0}, "data_loss.rate: must be in [0, 1)"),
+    ({"data_loss": {"model": "gilbert", "rate": 0.01, "burst": 0.5}}, "data_loss.burst: a mean loss burst is at least"),
     ({"tcp": {"dupthresh": 0}}, "tcp.dupthresh: must be >= 1"),
 ])
 def test_impossible_scenarios_are_refused_before_running(change, message):
@@ -112,3 +113,14 @@ def test_impossible_scenarios_are_refused_before_running(change, message):
     with pytest.raises(ScenarioError) as err:
         run(sc)
     assert str(err.value) == message or str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("loss,expected", [
+    ({"model": "gilbert", "rate": 0.01, "burst": 2.5}, (0.01, 2.5)),
+    ({"model": "bernoulli", "rate": "1%"}, (0.01, 1.0)),
+])
+def test_a_loss_model_reads_a_fraction_and_a_packet_count(loss, expected):
+    # not the link's rate (b/s) and burst (whole bytes): `burst: 2.5` used to be refused
+    sc = Scenario.from_dict({"rate": "5M", "buffer": "64KiB", "rtt": "40ms", "data_loss": loss}, written=True)
+    assert (sc.data_loss.rate, sc.data_loss.burst) == pytest.approx(expected)
+

@@ -3,6 +3,8 @@
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions
 from hfcprov.sim.run import Network
 
+from .harness import bench_module
+
 RATE = 3e6
 FULL = RATE * 1460 / 1500 * 0.97  # 2.5% TCP/IP headers (their footnote 1), a little slack
 
@@ -49,3 +51,45 @@ def test_later_joining_fast_flows_take_an_unfair_share():
         share = [net.received(i) - snap[i] for i in range(n)]
         assert share[-1] > 2 * share[0], (docsis, share)
         assert share[-1] == max(share) and share[0] < sum(share) / n
+
+
+def test_alpha_against_flows_on_the_docsis_download_path():
+    """Atov-Kennedy Table I's direction: through the CMTS (16 ms shaping calendar) with the ACKs
+    through a DOCSIS 1.1 CM, one flow needs far more alpha than on the simple link (paper: 13
+    against 3; here 8 against 3), and the total alpha needed grows with the number of flows
+    (paper 13 -> 80; here 8 -> 20) while each flow's share falls (`bench/sim_atov.py`)."""
+    atov = bench_module("sim_atov")
+
+    def need(path, n, alphas):
+        return atov.alpha_needed(path, n, seeds=(1,), duration=40.0, alphas=alphas)[0]
+
+    assert need("simple", 1, (2, 3)) == 3
+    one = need("cmts-16ms", 1, (3, 5, 6, 8, 10))
+    assert one is not None and one >= 2 * 3
+    ten = need("cmts-16ms", 10, (1, 2, 3))
+    assert ten is not None and 10 * ten > one and ten < one
+
+
+def test_acks_spread_over_several_cms_each_with_its_own_request_grant_cycle():
+    """reverse_mac_params.cms: flow i's ACKs go up through CM i % cms on one upstream channel."""
+    sc = network(10, True, [FlowSpec() for _ in range(4)], 10.0).sc
+    sc = sc.replace(reverse_mac_params={"preset": "docsis11", "cms": 2})
+    net = Network(sc)
+    net.run()
+    group = net.reverse
+    assert [cm.accepted > 100 for cm in group.cms] == [True, True]
+    assert group.accepted == sum(cm.accepted for cm in group.cms)
+    assert group.cms[0].channel is group.cms[1].channel
+    assert sum(r.rcv_nxt for r in net.receivers) > 0.8 * 3e6 * 10 / 8 / 1460 * 0.8
+
+
+def test_an_ack_cm_near_its_burst_limit_needs_company_not_alpha():
+    """A non-concatenating ACK CM on a 7 ms MAP advance (~9 ms cycle) cannot carry the delayed ACKs of
+    a full 3 Mb/s download: four flows stay under 92% even with alpha 10. Spread over two CMs, each
+    with its own cycle, alpha 4 fills the link (Atov-Kennedy: more CMs, alpha back towards 3)."""
+    atov = bench_module("sim_atov")
+    from hfcprov.sim import run
+
+    one = run(atov.scenario("nc7", 4, 10, seed=1, duration=40.0)).goodput_bps
+    two = run(atov.scenario("nc7x2", 4, 4, seed=1, duration=40.0)).goodput_bps
+    assert one < 0.92 * atov.FULL < atov.FULL < two
