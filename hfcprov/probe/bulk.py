@@ -34,6 +34,8 @@ class Flow:
     error: str | None = None
     # (monotonic time, tcpi_ca_state) of the sender, where the sender is this side (upstream)
     states: list = field(default_factory=list)
+    # monotonic time the upload's header left: the receiver's timeline starts about then
+    started: float | None = None
 
 
 def run_flows(target: str, port: int, direction: str, count: int, total: float, cc: str,
@@ -157,6 +159,7 @@ def _upload(sock: socket.socket, flow: Flow, total: float, cc: str, ending: _Sto
             flow.states.append((time.monotonic(), state))
 
     try:
+        flow.started = time.monotonic()
         sock.sendall(_header("upload", total, cc, flow_id))
         sender = threading.Thread(target=send, daemon=True)
         sender.start()

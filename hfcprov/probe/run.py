@@ -69,7 +69,7 @@ def measure(spec: ProbeSpec) -> RunResult:
         t_load = time.monotonic()
         earliest = t_load + spec.warmup
         flows = run_flows(target, spec.port, spec.direction, spec.flows, spec.warmup + extra + spec.duration,
-                          spec.cc, end_at=lambda fl: window_end(fl, earliest, extra, spec.duration)
+                          spec.cc, end_at=lambda fl: window_end(fl, earliest, extra, spec.duration, t_load)
                           ) if spec.flows else []
         if not spec.flows:
             time.sleep(spec.warmup + spec.duration)
@@ -117,24 +117,28 @@ def measure(spec: ProbeSpec) -> RunResult:
 END_MARGIN = 0.3  # s the flows run past the window's end, so the receivers' records cover it
 
 
-def window_end(flows, earliest: float, extra: float, duration: float) -> float | None:
+def window_end(flows, earliest: float, extra: float, duration: float, load_start: float) -> float | None:
     """While the flows run: when they may stop, once the measured window's start is known (the first
     all-clean state sample after ``earliest``, or, ``extra`` later, ``window_start``'s choice), else None.
-    Saves the rest of the ``extra`` allowance when recovery ends early."""
+    Saves the rest of the ``extra`` allowance when recovery ends early.
+
+    Each receiver places the window from its own start, when the flow's header reached it: flows
+    connect one after another (ten at 100 ms: a second), so the stop waits for the last one's window."""
     now = time.monotonic()
     if now < earliest:
         return None
+    lag = max([f.started - load_start for f in flows if f.started is not None] or [0.0])
     if extra <= 0:
-        return earliest + duration + END_MARGIN
+        return earliest + duration + lag + END_MARGIN
     watched = [f.states for f in flows if f.states]
     if watched:
         upto = min(now, earliest + extra)
         for t in [earliest, *sorted({t for states in watched for t, _ in states if earliest < t <= upto})]:
             if all(_state_at(states, t) in CLEAN_STATES for states in watched):
-                return t + duration + END_MARGIN
+                return t + duration + lag + END_MARGIN
     if now < earliest + extra:
         return None
-    return window_start(flows, earliest, extra) + duration + END_MARGIN
+    return window_start(flows, earliest, extra) + duration + lag + END_MARGIN
 
 
 def window_start(flows, earliest: float, extra: float) -> float:
