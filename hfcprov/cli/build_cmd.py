@@ -104,16 +104,35 @@ def buffer():
               help="The flow runs DOCSIS-PIE with this latency target (a DOCSIS 3.1 modem: 10ms unless 24.40.2).")
 @click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default="docsis", show_default=True,
               help="The upstream: DOCSIS request-grant (adds the MAC's access delay) or a plain token bucket.")
+@click.option("--model", type=click.Choice(["rule", "sim"]), default="rule", show_default=True,
+              help="rule: docs/sizing.md's closed form (instant); sim: simulate the ladder of sizes as a campaign "
+                   "point does and apply the same policy (the campaign's answer for the same tier).")
+# sim: the campaign's traffic keys and their defaults (hfcprov.lab.spec.Traffic; a test keeps them equal)
+@click.option("--duration", default="20s", show_default=True, help="sim: seconds measured per size, after the warm-up.")
+@click.option("--warmup", default="2s", show_default=True, help="sim: seconds before measuring.")
+@click.option("--seeds", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="sim: repetitions per size (seed 1, 2, ...); the medians decide, as a campaign's do.")
+@click.option("--voice", is_flag=True, help="sim: a G.711 call beside the upload (a campaign's voip: true).")
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="sim: worker processes.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm_target, mac, as_json):
+def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm_target, mac, model, duration,
+           warmup, seeds, voice, jobs, as_json):
     """Recommended MinimumBuffer/TargetBuffer/MaximumBuffer for one service flow, with the reasoning."""
+    from hfcprov.tiers.advisor import SimModel
     from hfcprov.tiers.advisor import advise as run_advise
 
+    engine = None
+    if model == "sim":
+        if aqm_target:
+            raise click.UsageError("--model sim simulates drop-tail sizes; with --aqm-target use the rule")
+        engine = SimModel(mac=mac, congestion_control=congestion_control, seeds=seeds, voice=voice, jobs=jobs,
+                          duration=_unit(parse_duration, duration, "--duration"),
+                          warmup=_unit(parse_duration, warmup, "--warmup"))
     a = run_advise(_unit(parse_link_rate, rate, "--rate"), _unit(parse_rtt, rtt, "--rtt"), flows,
                    _unit(parse_duration, latency_budget, "--latency-budget"), min_buffer,
                    congestion_control=congestion_control,
                    aqm_latency_target=_unit(parse_duration, aqm_target, "--aqm-target") if aqm_target else None,
-                   mac=mac)
+                   mac=mac, model=engine)
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=2))
         return
@@ -124,7 +143,7 @@ def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm
     click.echo("Why:")
     for line in a.reasoning:
         click.echo(f"  - {line}")
-    click.echo("Candidates (analytic):")
+    click.echo(f"Candidates ({a.model}):")
     click.echo(f"  {'buffer':>12}  {'latency under load':>18}  {'TCP utilization':>15}")
     for c in a.candidates:
         click.echo(f"  {format_bytes(c.buffer):>12}  {format_duration(c.latency_under_load):>18}  {c.utilization:>14.0%}")
@@ -151,7 +170,7 @@ def table(rates, buffers, rtts, flows, model, mac, duration, jobs, as_json):
     engine = None
     if model == "sim":
         seconds = _unit(parse_duration, duration, "--duration")
-        engine = SimModel(mac=mac, duration=seconds + 5.0, warmup=5.0, jobs=jobs)
+        engine = SimModel(mac=mac, duration=seconds, warmup=5.0, jobs=jobs)
     rows = buffer_table(_units(parse_link_rate, rates, "--rates"), _units(parse_bytes, buffers, "--buffers"),
                         _units(parse_rtt, rtts, "--rtt"), flows, model=engine)
     if as_json:

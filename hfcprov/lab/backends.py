@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 from hfcprov import __version__
-from hfcprov.model import BufferControl, ServiceFlow
 from hfcprov.lab.spec import Campaign, CampaignError, Point
-from hfcprov.results import RunResult
+from hfcprov.model import ServiceFlow
+from hfcprov.sim.upload import simulate, tier_flow, upload_scenario  # noqa: F401 (simulate: the runner's)
 
 
 def config_tree(campaign: Campaign, point: Point, variables: dict | None = None):
@@ -30,9 +30,7 @@ def config_tree(campaign: Campaign, point: Point, variables: dict | None = None)
 def upstream_flow(campaign: Campaign, point: Point, tree=None) -> ServiceFlow:
     """The service flow a point provisions upstream (the modem's queue under test)."""
     if campaign.template is None:
-        return ServiceFlow(direction="upstream", ref=1, qos_param_set_type=7,
-                           max_sustained_rate=point.upstream_rate,
-                           buffer=BufferControl(target=point.buffer), buffer_source="24.35")
+        return tier_flow(point.upstream_rate, point.buffer)
     from hfcprov.model import service_flows
 
     tree = tree if tree is not None else config_tree(campaign, point)
@@ -51,55 +49,13 @@ def upstream_flow(campaign: Campaign, point: Point, tree=None) -> ServiceFlow:
 
 
 def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = None):
-    """The simulator scenario that predicts ``point``: its service flow, path and traffic."""
-    from hfcprov.sim import FlowSpec, LossSpec, Scenario
-    from hfcprov.sim.aqm.select import aqm_overrides
-
-    flow = flow or upstream_flow(campaign, point)
+    """The simulator scenario that predicts ``point``: its service flow, path and traffic
+    (``hfcprov.sim.upload``, the experiment ``buffer advise --model sim`` runs too)."""
     t = campaign.traffic
-    return Scenario.from_service_flow(
-        flow, rtt=point.rtt, flows=[FlowSpec() for _ in range(point.flows)],
-        tcp=_tcp(point),
-        data_loss=LossSpec(model="bernoulli", rate=point.loss) if point.loss else LossSpec(),
-        probe_rate=1.0 / t.probe_interval, mac=point.mac,
-        # the simulator's duration includes its warm-up; the campaign's counts measured time only
-        duration=t.warmup + t.duration, warmup=t.warmup, seed=point.seed, name=point.key,
-        **aqm_overrides(point.aqm, flow))
-
-
-def _tcp(point: Point):
-    """The hosts' TCP: the point's congestion control; with the DOCSIS MAC also the Linux-like
-    timers the MAC was calibrated with (hfcprov.sim.mac.CALIBRATED_TCP: 200 ms minimum RTO, 40 ms
-    delayed-ACK timer), so ``mac: docsis`` is the calibrated model as docs/calibration.md scores it."""
-    from hfcprov.sim import TcpOptions
-
-    if point.mac != "docsis":
-        return TcpOptions(variant=point.congestion_control)
-    from hfcprov.sim.mac import CALIBRATED_TCP
-
-    return TcpOptions(variant=point.congestion_control, **CALIBRATED_TCP)
-
-
-def simulate(scenario, voice: bool = False) -> RunResult:
-    """Top-level (picklable) so process pools and Dask workers can call it.
-
-    ``voice``: a G.711 call rides beside the bulk flows and ``RunResult.mos`` scores it (White et al. Fig. 9).
-    """
-    if voice:
-        from hfcprov.sim.run import run_with_voice
-
-        result = run_with_voice(scenario)
-    else:
-        from hfcprov.sim import run
-
-        result = run(scenario)
-    result.extra["model"] = sim_model_name(scenario.mac)
-    return result
-
-
-def sim_model_name(mac: str) -> str:
-    """How a report names the simulator model behind a figure."""
-    return {"tokenbucket": "sim: token bucket", "docsis": "sim: DOCSIS request-grant MAC"}.get(mac, f"sim: {mac}")
+    return upload_scenario(flow or upstream_flow(campaign, point), rtt=point.rtt, flows=point.flows,
+                           congestion_control=point.congestion_control, mac=point.mac, loss=point.loss,
+                           aqm=point.aqm, probe_interval=t.probe_interval, duration=t.duration,
+                           warmup=t.warmup, seed=point.seed, name=point.key)
 
 
 def environment(campaign: Campaign) -> dict:

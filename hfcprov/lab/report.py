@@ -34,6 +34,7 @@ from hfcprov.tiers.advisor import (
     advise_target,
     choose,
     queue_budget,
+    queue_delay,
     relate_to_paper,
     throughput_need,
 )
@@ -128,12 +129,7 @@ def summarize(rows: list[dict]) -> list[Cell]:
         groups.setdefault(key, []).append(r)
     cells = []
     for (source, rate, variant, rtt, buffer), rs in sorted(groups.items(), key=lambda kv: kv[0]):
-        queue = []
-        for r in rs:
-            if r["latency_loaded_p50"] is None:
-                continue
-            base = r["latency_idle_p50"] if r["latency_idle_p50"] is not None else r["rtt"]
-            queue.append(max(0.0, r["latency_loaded_p50"] - base))
+        queue = [queue_delay(r["latency_loaded_p50"], r["latency_idle_p50"], r["rtt"]) for r in rs]
         models = sorted({r.get("model") or source for r in rs})
         cells.append(Cell(source=source, tier=rs[0]["tier"], upstream_rate=rate, variant=variant, rtt=rtt,
                           buffer=buffer, goodput_bps=_median([r["goodput_bps"] for r in rs]),

@@ -349,11 +349,13 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError(f"buffer: {sc.buffer} bytes cannot hold one full-size packet")
 
 
-def run_many(scenarios, jobs: int | None = None, progress=None) -> list[RunResult]:
+def run_many(scenarios, jobs: int | None = None, progress=None, worker=None) -> list[RunResult]:
     """Run scenarios in parallel processes (``jobs``; default: CPU count); results in input order.
 
-    ``progress(done, total)`` is called after each finished scenario.
+    ``progress(done, total)`` is called after each finished scenario. ``worker`` (picklable, default
+    ``run``) runs one scenario, e.g. ``functools.partial(hfcprov.sim.upload.simulate, voice=True)``.
     """
+    worker = worker or run
     scenarios = list(scenarios)
     for sc in scenarios:
         _check(sc)
@@ -362,7 +364,7 @@ def run_many(scenarios, jobs: int | None = None, progress=None) -> list[RunResul
     if jobs <= 1 or total <= 1:
         out = []
         for sc in scenarios:
-            out.append(run(sc))
+            out.append(worker(sc))
             if progress:
                 progress(len(out), total)
         return out
@@ -372,7 +374,7 @@ def run_many(scenarios, jobs: int | None = None, progress=None) -> list[RunResul
     done = 0
     chunk = max(1, min(16, total // (jobs * 4)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for i, res in enumerate(pool.map(run, scenarios, chunksize=chunk)):
+        for i, res in enumerate(pool.map(worker, scenarios, chunksize=chunk)):
             out[i] = res
             done += 1
             if progress:

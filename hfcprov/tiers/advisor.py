@@ -129,49 +129,73 @@ Model = Callable[[float, int, float, int], Prediction]
 class SimModel:
     """The simulator (``hfcprov.sim``) in place of the analytic model: the same cells, simulated.
 
-    Latency under load is the loaded probes' median RTT less the base RTT (the delay the
-    queue and, with ``mac="docsis"``, the request-grant cycle add); utilization is goodput
-    over the flow's rate. ``many`` runs a whole table in parallel processes.
+    Each cell is the campaign's upload experiment (``hfcprov.sim.upload``: the same flow, hosts,
+    probes and voice call a campaign point runs), repeated with seeds ``seed .. seed+seeds-1`` as a
+    campaign's repetitions are; the figures are the medians. Latency under load is ``queue_delay``
+    (loaded median RTT less the idle one, as the campaign report has it); utilization is goodput
+    over the flow's rate. ``many`` runs a whole
+    table in parallel processes.
     """
 
-    def __init__(self, mac: str = "docsis", duration: float = 20.0, warmup: float = 5.0, seed: int = 1,
+    def __init__(self, mac: str = "docsis", duration: float = 15.0, warmup: float = 5.0, seed: int = 1,
                  jobs: int | None = None, aqm: str = "none", aqm_params: dict | None = None,
-                 congestion_control: str | None = None):
+                 congestion_control: str | None = None, seeds: int = 1, voice: bool = False,
+                 probe_interval: float = 0.1):
         self.mac, self.duration, self.warmup, self.seed, self.jobs = mac, duration, warmup, seed, jobs
         self.aqm, self.aqm_params = aqm, aqm_params  # hfcprov.sim.links.QUEUES (issue 20): tokenbucket only
-        # None: the simulator's default TCP; a name: that variant, with the hosts' timers the DOCSIS MAC was
-        # calibrated with (as a campaign runs it)
-        self.congestion_control = congestion_control
+        self.congestion_control = congestion_control  # None: the simulator's default TCP
+        self.seeds, self.voice, self.probe_interval = seeds, voice, probe_interval
         self.name = f"sim:{mac}" + (f"+{aqm}" if aqm != "none" else "")
 
-    def scenario(self, rate: float, buffer: int, rtt: float, flows: int):
-        from hfcprov.sim import FlowSpec, Scenario, TcpOptions
+    def scenario(self, rate: float, buffer: int, rtt: float, flows: int, seed: int | None = None):
+        """``duration`` is the measured time, after ``warmup`` (as a campaign's traffic counts it)."""
+        from hfcprov.sim.upload import tier_flow, upload_scenario
 
-        extra = {}
-        if self.congestion_control is not None:
-            from hfcprov.sim.mac import CALIBRATED_TCP
+        sc = upload_scenario(tier_flow(rate, buffer), rtt=rtt, flows=flows,
+                             congestion_control=self.congestion_control, mac=self.mac,
+                             probe_interval=self.probe_interval, duration=self.duration, warmup=self.warmup,
+                             seed=self.seed if seed is None else seed,
+                             name=f"{rate:g}b/s {buffer}B {rtt:g}s x{flows}")
+        return sc.replace(sample_interval=None, aqm=self.aqm, aqm_params=self.aqm_params) \
+            if self.aqm != "none" else sc.replace(sample_interval=None)
 
-            timers = CALIBRATED_TCP if self.mac == "docsis" else {}
-            extra["tcp"] = TcpOptions(variant=self.congestion_control, **timers)
-        return Scenario(rate=rate, buffer=buffer, rtt=rtt, flows=[FlowSpec() for _ in range(flows)], mac=self.mac, **extra,
-                        duration=self.duration, warmup=self.warmup, probe_rate=10, seed=self.seed,
-                        sample_interval=None, name=f"{rate:g}b/s {buffer}B {rtt:g}s x{flows}",
-                        aqm=self.aqm, aqm_params=self.aqm_params)
-
-    def prediction(self, cell: tuple, result) -> Prediction:
+    def prediction(self, cell: tuple, results: list) -> Prediction:
         rate, buffer, rtt, flows = cell
-        loaded = result.latency_loaded.p50
-        added = max(0.0, loaded - rtt) if loaded is not None else latency_under_load(buffer, rate)
-        return Prediction(rate, buffer, rtt, flows, added, min(1.0, result.utilization or 0.0), self.name)
+        added = _median_of([queue_delay(r.latency_loaded.p50, r.latency_idle.p50, rtt) for r in results])
+        if added is None:
+            added = latency_under_load(buffer, rate)
+        utilization = _median_of([r.utilization or 0.0 for r in results])
+        return Prediction(rate, buffer, rtt, flows, added, min(1.0, utilization), self.name)
 
     def __call__(self, rate: float, buffer: int, rtt: float, flows: int = 1) -> Prediction:
         return self.many([(rate, buffer, rtt, flows)])[0]
 
     def many(self, cells: list[tuple]) -> list[Prediction]:
-        from hfcprov.sim import run_many
+        import functools
 
-        results = run_many([self.scenario(*c) for c in cells], jobs=self.jobs)
-        return [self.prediction(c, r) for c, r in zip(cells, results)]
+        from hfcprov.sim.run import run_many
+        from hfcprov.sim.upload import simulate
+
+        seeds = [self.seed + r for r in range(self.seeds)]  # a campaign's repetition r runs seed + r
+        scenarios = [self.scenario(*c, seed=s) for c in cells for s in seeds]
+        results = run_many(scenarios, jobs=self.jobs, worker=functools.partial(simulate, voice=self.voice))
+        n = len(seeds)
+        return [self.prediction(c, results[i * n:(i + 1) * n]) for i, c in enumerate(cells)]
+
+
+def queue_delay(loaded_p50: float | None, idle_p50: float | None, rtt: float) -> float | None:
+    """The delay a loaded queue adds: loaded median RTT less the idle one (the base RTT when no idle
+    probes ran). The campaign report and ``SimModel`` both measure latency under load this way."""
+    if loaded_p50 is None:
+        return None
+    return max(0.0, loaded_p50 - (idle_p50 if idle_p50 is not None else rtt))
+
+
+def _median_of(values):
+    import statistics
+
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
 
 
 def buffer_table(
@@ -215,6 +239,8 @@ class Advice:
 
 # The sizes a recommendation is chosen from: White et al.'s 8..256 KiB, doubling, up to a modem's 1 MiB.
 LADDER = tuple(1024 * 2 ** k for k in range(3, 11))
+# The sizes a simulated advice tests: White et al.'s six, the README campaign's grid
+CAMPAIGN_SIZES = LADDER[:6]
 # A size "fills the rate" when it keeps this share of the best goodput any size reaches.
 THROUGHPUT_SHARE = 0.95
 
@@ -405,6 +431,7 @@ def advise(
     congestion_control: str = "reno",
     aqm_latency_target: float | None = None,
     mac: str = "docsis",
+    sim_sizes: list[int] | None = None,
 ) -> Advice:
     """Recommended MinimumBuffer / TargetBuffer / MaximumBuffer for one service flow (docs/sizing.md).
 
@@ -419,8 +446,9 @@ def advise(
     minimum = only with ``min_buffer``: the target capped at 24,576 bytes, the size every CM
               must accept, so asking for it cannot get the flow rejected.
 
-    ``model`` only fills the candidate table (analytic by default, or ``SimModel``); with a
-    ``SimModel`` the need is what the simulator says (``choose`` over the ladder), not the rule.
+    ``model`` only fills the candidate table (analytic by default). A ``SimModel`` decides instead:
+    it simulates ``sim_sizes`` (default ``CAMPAIGN_SIZES``) as a campaign's points and the target is
+    ``choose``'s pick within the budget, the campaign report's answer for the same tier and traffic.
 
     ``aqm_latency_target`` (seconds): the flow runs DOCSIS-PIE (every DOCSIS 3.1 upstream by
     default, issue 20). The queue under load then settles at the target, not size / rate, so:
@@ -452,9 +480,13 @@ def advise(
             model = functools.partial(predict_aqm, latency_target=aqm_latency_target)
     sizes = [s for s in LADDER if s <= max(need, cap) * 2] or [LADDER[0]]
     candidates = []
+    picked = None
     if model is not None and hasattr(model, "many"):
+        # The simulator: the campaign's policy (``choose``) over the sizes it would test, within the budget,
+        # so the answer is the campaign's for the same tier, RTT and traffic
+        sizes = list(sim_sizes or CAMPAIGN_SIZES)
         candidates = model.many([(rate, s, rtt, flows) for s in sizes])
-        picked = choose([(c.buffer, c.utilization, c.latency_under_load) for c in candidates], float("inf"))
+        picked = choose([(c.buffer, c.utilization, c.latency_under_load) for c in candidates], budget)
         need = picked.buffer or need
         model_name = getattr(model, "name", "sim")
     reasons = [
@@ -473,9 +505,12 @@ def advise(
         reasons.append(f"the DOCSIS request-grant MAC: a packet waits about {format_duration(d)} for its grant "
                        f"(map advance, map interval, request propagation, collisions: hfcprov.sim MacParams), so the "
                        f"modem holds {round(rate * d / 8)} bytes of waiting data on top of TCP's sawtooth")
-    reasons.append(f"throughput need: {format_bytes(need)}, the smallest size on the ladder "
-                   f"({', '.join(format_bytes(s) for s in LADDER[:6])}, ...) that keeps {THROUGHPUT_SHARE:.0%} of "
-                   f"the rate ({model_name})")
+    if picked is not None:
+        reasons.append(f"simulated {', '.join(format_bytes(s) for s in sizes)} ({model_name}): {picked.reason}")
+    else:
+        reasons.append(f"throughput need: {format_bytes(need)}, the smallest size on the ladder "
+                       f"({', '.join(format_bytes(s) for s in LADDER[:6])}, ...) that keeps {THROUGHPUT_SHARE:.0%} of "
+                       f"the rate ({model_name})")
     if aqm:
         reasons.append(f"DOCSIS-PIE holds the queue under load near its {format_duration(aqm_latency_target)} "
                        f"target (RFC 8034), so the buffer no longer sets the latency: it absorbs the window's "
@@ -493,6 +528,9 @@ def advise(
                        f"{format_duration(latency_under_load(MAX_FRAME, rate))} at {format_rate(rate)}: the budget "
                        "cannot be met; target and maximum are one frame")
         target = cap = MAX_FRAME
+    elif picked is not None:  # the campaign's choice: its simulated queueing delay is within the budget
+        target = need
+        cap = max(cap, target)
     elif need > cap:
         target = cap
         reasons.append("the budget, not the BDP, sets the target: a single flow will not fill the rate at this RTT;"
@@ -503,6 +541,10 @@ def advise(
         reasons.append(f"latency under load = the AQM target: the target {format_bytes(target)} adds about "
                        f"{format_duration(min(aqm_latency_target, latency_under_load(target, rate)))} when the "
                        f"flow is saturated (drop-tail would add {format_duration(latency_under_load(target, rate))})")
+    elif picked is not None and picked.delay is not None:
+        reasons.append(f"latency under load, simulated: the target {format_bytes(target)} adds "
+                       f"{format_duration(picked.delay)} (a full queue would add "
+                       f"{format_duration(latency_under_load(target, rate))})")
     else:
         reasons.append(f"latency under load = size / rate: the target {format_bytes(target)} adds "
                        f"{format_duration(latency_under_load(target, rate))} when the flow is saturated")

@@ -52,7 +52,7 @@ def test_choose_is_the_smallest_size_keeping_95_percent_within_the_budget():
 def test_the_simulators_docsis_model_needs_what_the_rule_says():
     """The rule follows the model: at 10 Mb/s / 40 ms and 5 Mb/s / 100 ms, NewReno through the DOCSIS
     MAC keeps under 95% at the ladder step below the rule's need and 95% at it."""
-    sim = SimModel(mac="docsis", duration=35.0, warmup=5.0, jobs=2)
+    sim = SimModel(mac="docsis", duration=30.0, warmup=5.0, jobs=2)
     for rate, rtt in ((10e6, 0.04), (5e6, 0.1)):
         need = throughput_need(rate, rtt)
         below = LADDER[LADDER.index(need) - 1]
@@ -86,7 +86,54 @@ def test_advise_gives_the_readme_campaigns_answers():
 def test_the_simulators_mac_needs_the_step_the_access_delay_adds():
     """5 Mb/s, 40 ms, CUBIC through the DOCSIS MAC: 16 KiB (the rule without the access delay) keeps under
     95% of the best, 32 KiB (with it) keeps 95%."""
-    sim = SimModel(mac="docsis", duration=25.0, warmup=5.0, jobs=2, congestion_control="cubic")
+    sim = SimModel(mac="docsis", duration=20.0, warmup=5.0, jobs=2, congestion_control="cubic")
     cells = sim.many([(5e6, b, 0.04, 1) for b in (16 * KiB, 32 * KiB, 128 * KiB)])
     best = max(c.utilization for c in cells)
     assert cells[0].utilization < 0.95 * best <= cells[1].utilization, cells
+
+
+ADVISE_SPEC = """
+    name: advise-vs-campaign
+    grid:
+      upstream_rate: [1M, 5M]
+      buffer: [8KiB, 16KiB, 32KiB, 64KiB, 128KiB, 256KiB]
+      rtt: [40ms, 100ms]
+      congestion_control: cubic
+      mac: docsis
+    traffic: {duration: 10s, warmup: 5s, probe_interval: 100ms, voip: true}
+    repetitions: 2
+"""
+
+
+def test_advise_with_the_simulator_is_the_campaigns_answer(tmp_path):
+    """`buffer advise --model sim` runs the campaign's experiment (hfcprov.sim.upload) and policy: for the
+    same tier and traffic it names the size the campaign report recommends, including 1 Mb/s at 100 ms
+    where the closed-form rule asks one step more (12,500 B, capped, against the campaign's 8 KiB)."""
+    from hfcprov.lab import report
+    from hfcprov.lab.runner import run_campaign
+    from hfcprov.lab.spec import load_campaign
+    from hfcprov.lab.store import Store
+    from tests.lab.conftest import write
+
+    camp = load_campaign(write(tmp_path, ADVISE_SPEC))
+    with Store(tmp_path / "a.db") as store:
+        assert run_campaign(camp, store, jobs=2).failed == 0
+        recommended = {(r.upstream_rate, r.rtt): r.buffer for r in report.recommend(report.summarize(store.rows()))}
+    sim = SimModel(mac="docsis", congestion_control="cubic", seeds=2, voice=True, duration=10.0, warmup=5.0,
+                   probe_interval=0.1, jobs=2)
+    advised = {key: advise(*key, congestion_control="cubic", mac="docsis", model=sim).target for key in recommended}
+    assert advised == recommended and len(advised) == 4
+    assert recommended[(1e6, 0.1)] == 8 * KiB != advise(1e6, 0.1, congestion_control="cubic").target
+
+
+def test_the_cli_simulates_with_the_campaigns_traffic_defaults():
+    """`buffer advise --model sim` without options runs what a campaign without a traffic section runs."""
+    from hfcprov.cli.build_cmd import advise as advise_cmd
+    from hfcprov.lab.spec import Traffic
+    from hfcprov.units import parse_duration
+
+    ctx = advise_cmd.make_context("advise", ["--rate", "1M", "--rtt", "40ms"])
+    assert parse_duration(ctx.params["duration"]) == Traffic().duration
+    assert parse_duration(ctx.params["warmup"]) == Traffic().warmup
+    assert ctx.params["voice"] is Traffic().voip and ctx.params["seeds"] == 1  # repetitions: 1
+    assert SimModel().probe_interval == Traffic().probe_interval

@@ -107,7 +107,7 @@ def test_simulator_refines_the_table_towards_white_et_al():
     analytic bound cannot: 16 KiB suffices at 1 Mb/s but starves a single flow at 10 Mb/s / 40 ms."""
     from hfcprov.tiers.advisor import SimModel
 
-    sim = SimModel(mac="docsis", duration=12.0, warmup=4.0, jobs=2)
+    sim = SimModel(mac="docsis", duration=8.0, warmup=4.0, jobs=2)
     cells = {(c.rate, c.buffer): c for c in buffer_table([1e6, 10e6], [16 * KiB, 64 * KiB], [0.040], model=sim)}
     assert all(c.model == "sim:docsis" for c in cells.values())
     assert cells[(1e6, 16 * KiB)].utilization > 0.8
