@@ -61,6 +61,14 @@ class CmtsParams:
     interleave_delay: float = 0.00068  # J.83 Annex B interleaver I=32, J=4 at 64-QAM
 
     def __post_init__(self) -> None:
+        for name, least in (("mac_header", 0), ("extended_header", 0), ("pointer_field", 0), ("upstreams", 0),
+                            ("map_bytes", 0), ("other_frame", 1)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise CmtsConfigError(f"CMTS downstream: {name} must be a whole number >= {least}, not {value!r}")
+        for name in ("channel_rate", "granularity", "map_interval", "other_load", "interleave_delay"):
+            if isinstance(getattr(self, name), bool) or not isinstance(getattr(self, name), (int, float)):
+                raise CmtsConfigError(f"CMTS downstream: {name} must be a number, not {getattr(self, name)!r}")
         if self.channel_rate <= 0 or self.map_interval <= 0:
             raise CmtsConfigError("CMTS downstream: channel_rate and map_interval must be > 0")
         if self.granularity < 0 or self.interleave_delay < 0:

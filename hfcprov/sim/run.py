@@ -338,10 +338,12 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("aqm_params: only used with an aqm (known: " + ", ".join(k for k in QUEUES if k != "none") + ")")
     if sc.aqm not in ("none", "docsis-pie") and sc.mac != "tokenbucket":
         raise ScenarioError(f"aqm: {sc.aqm} needs mac: tokenbucket (the request-grant CM runs none or docsis-pie)")
+    if sc.aqm == "docsis-pie" and sc.mac not in ("tokenbucket", "docsis"):
+        raise ScenarioError(f"aqm: docsis-pie runs in a modem's upstream (mac: tokenbucket or docsis), not mac: {sc.mac}")
     if sc.mac_params and sc.mac == "tokenbucket":
-        raise ScenarioError("mac_params: only used with mac: docsis (the request-grant MAC)")
+        raise ScenarioError("mac_params: only used with mac: docsis or cmts (a link model that has them)")
     if sc.reverse_mac_params and sc.reverse_mac == "tokenbucket":
-        raise ScenarioError("reverse_mac_params: only used with reverse_mac: docsis")
+        raise ScenarioError("reverse_mac_params: only used with reverse_mac: docsis or cmts")
     if sc.reverse_mac == "docsis" and sc.direction != "downstream":
         raise ScenarioError("reverse_mac: a request-grant CM carries the ACKs upstream, so the data "
                             "must flow downstream (direction: downstream)")

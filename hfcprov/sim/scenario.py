@@ -173,6 +173,8 @@ class Scenario:
         if "buffer" not in d:
             raise ScenarioError(f"{source}: missing key 'buffer' (the Buffer Control target, e.g. buffer: 64KiB)")
         kw = _convert(cls, d, source, "", written)
+        if kw.get("aqm_params") is not None and kw.get("aqm", "none") != "none":
+            kw["aqm_params"] = _aqm_params(kw["aqm_params"], kw["aqm"], source, written)
         return cls(**kw)
 
     def to_dict(self) -> dict:
@@ -244,7 +246,6 @@ _MAC_PARSERS = {
 _CHOICES = {
     "direction": ("upstream", "downstream"),
     "model": ("none", "bernoulli", "gilbert"),
-    "recovery": ("reno", "newreno", "sack", None),
     "ssthresh_from": SSTHRESH_FROM,
     "hystart": HYSTART,
     "delack_timer": ("auto", "exact", "tick"),
@@ -371,6 +372,20 @@ def _mac_params(value, where: str, written: bool = False) -> dict | None:
     except (HfcprovError, ValueError, TypeError) as err:
         raise ScenarioError(f"{where}: {err}") from None
     return out
+
+
+def _aqm_params(value, aqm: str, source: str, written: bool) -> dict:
+    """``aqm_params`` parsed for its discipline when the scenario is read, so a bad value names the
+    file (and, written by a person, ``latency_target: 10`` is refused like ``rtt: 40``)."""
+    from hfcprov.sim.aqm.pie import AqmConfigError
+    from hfcprov.sim.aqm.select import _DURATIONS, parse_params
+
+    if written and isinstance(value, dict):
+        value = {k: as_written(v) if k in _DURATIONS and v is not None else v for k, v in value.items()}
+    try:
+        return parse_params(value, aqm)
+    except AqmConfigError as err:
+        raise ScenarioError(f"{source}: aqm_params: {err}") from None
 
 
 def apply_overrides(d: dict, assignments: list[str], source: str = "--set") -> dict:

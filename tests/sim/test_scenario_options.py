@@ -120,3 +120,28 @@ def test_mean_queue_is_the_time_integral_over_the_measured_window_only():
     r = run(sc)
     samples = [b for t, b in r.series["queue_bytes"] if 5 <= t < 10]
     assert r.extra["queue_bytes_mean"] == pytest.approx(sum(samples) / len(samples), rel=0.01)
+
+
+@pytest.mark.parametrize("extra,message", [
+    ({"aqm": "docsis-pie", "aqm_params": {"alpha": "x"}}, "aqm_params: alpha: expected a number, not 'x'"),
+    ({"aqm": "lld", "aqm_params": {"coupling": "abc"}}, "aqm_params: coupling: expected a number"),
+    ({"aqm": "lld", "aqm_params": {"classic": {"bogus": 1}}}, "aqm_params: classic: not a lld parameter"),
+    ({"aqm": "docsis-pie", "aqm_params": {"latency_target": 10}}, "did you mean 10ms"),
+    ({"mac": "cmts", "direction": "downstream", "mac_params": {"pointer_field": "maybe"}},
+     "pointer_field must be a whole number"),
+    ({"mac": "cmts", "direction": "downstream", "mac_params": {"upstreams": "two"}}, "upstreams must be a whole number"),
+])
+def test_a_bad_aqm_or_cmts_parameter_is_one_line_naming_the_file(extra, message):
+    # these used to end in a TypeError during the run, or be taken silently
+    with pytest.raises(ScenarioError, match=message) as err:
+        Scenario.from_dict({"rate": "5M", "buffer": "64KiB", "rtt": "40ms", **extra}, source="s.yaml", written=True)
+    assert str(err.value).startswith("s.yaml: ")
+
+
+def test_docsis_pie_is_refused_on_the_cmts_downstream():
+    from hfcprov.sim import run
+
+    sc = Scenario.from_dict({"rate": "5M", "buffer": "64KiB", "mac": "cmts", "direction": "downstream",
+                             "aqm": "docsis-pie", "duration": "2s"})
+    with pytest.raises(ScenarioError, match="aqm: docsis-pie runs in a modem's upstream"):
+        run(sc)

@@ -50,6 +50,10 @@ def dualq_params(params: dict | None) -> tuple[DualQParams, int | None, float | 
     ll_buffer = p.pop("ll_buffer", None)
     ll_rate = p.pop("ll_rate", None)
     nqb = bool(p.pop("nqb_probes", False))
+    for k in ("classic", "qprotect"):  # built below from the flat keys; a nested mapping would be lost
+        if k in p:
+            raise AqmConfigError(f"{k}: not a lld parameter (give the classic queue's and queue "
+                                 "protection's keys at the top level, e.g. latency_target, qp_latency_threshold)")
     classic = {k: p.pop(k) for k in list(p) if k in {f.name for f in dataclasses.fields(PieParams)}}
     qp = {_QP[k]: p.pop(k) for k in list(p) if k in _QP}
     p["classic"] = _build(PieParams, classic, "lld")
@@ -64,9 +68,17 @@ def _build(cls, kw: dict, what: str):
     extra = {"lld": set(_QP) | {"ll_buffer", "ll_rate", "nqb_probes"} | {f.name for f in dataclasses.fields(PieParams)}}.get(what, set())
     for k in kw:
         if k not in known:
-            allowed = sorted(known | extra - {"classic", "qprotect"})
+            allowed = sorted((known | extra) - {"classic", "qprotect"})
             raise AqmConfigError(f"{k}: not a {what} parameter (known: {', '.join(allowed)})")
-    return cls(**kw)
+    for f in dataclasses.fields(cls):  # a number where the field holds one: __post_init__ compares it
+        v = kw.get(f.name)
+        if f.name in kw and isinstance(f.default, (int, float)) and not isinstance(f.default, bool) \
+                and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise AqmConfigError(f"{f.name}: expected a number, not {v!r}")
+    try:
+        return cls(**kw)
+    except (TypeError, ValueError) as err:  # a value of the wrong type: compared in __post_init__
+        raise AqmConfigError(f"{what}: {err}") from None
 
 
 def parse_params(value, aqm: str) -> dict | None:
