@@ -456,15 +456,8 @@ def advise(
     maximum = 3 x rate x budget, since DOCSIS-PIE drops nothing early below a third of the
     buffer and that third is what a burst can queue before it acts; latency under load = the target.
     """
-    _check(rate, rtt, flows)
-    if latency_budget <= 0:
-        raise AdvisorError("latency budget must be > 0")
+    budget, cap = _budget_and_cap(rate, rtt, flows, latency_budget)
     bdp = bdp_bytes(rate, rtt)
-    budget = queue_budget(rtt, latency_budget)
-    if budget <= 0:
-        raise AdvisorError(f"the path's one-way delay ({format_duration(rtt / 2)}) already spends the "
-                           f"{format_duration(latency_budget)} budget: no queue fits")
-    cap = int(round(rate * budget / 8, 6))
     need = throughput_need(rate, rtt, flows, congestion_control, mac)
     model_name = rule_name(congestion_control, mac)
     aqm = aqm_latency_target is not None
@@ -541,7 +534,7 @@ def advise(
         reasons.append(f"latency under load = the AQM target: the target {format_bytes(target)} adds about "
                        f"{format_duration(min(aqm_latency_target, latency_under_load(target, rate)))} when the "
                        f"flow is saturated (drop-tail would add {format_duration(latency_under_load(target, rate))})")
-    elif picked is not None and picked.delay is not None:
+    elif picked is not None and picked.delay is not None and target == picked.buffer:
         reasons.append(f"latency under load, simulated: the target {format_bytes(target)} adds "
                        f"{format_duration(picked.delay)} (a full queue would add "
                        f"{format_duration(latency_under_load(target, rate))})")
@@ -575,11 +568,23 @@ def advise_target(rate: float, rtt: float, flows: int = 1, latency_budget: float
 
     The one place templates get a target from; cached, since a bulk build asks per modem.
     """
-    _check(rate, rtt, flows)
-    cap = int(round(rate * max(queue_budget(rtt, latency_budget), 0) / 8, 6))
+    _, cap = _budget_and_cap(rate, rtt, flows, latency_budget)
     if cap < MAX_FRAME:
         return MAX_FRAME
     return min(throughput_need(rate, rtt, flows, congestion_control, mac), cap)
+
+
+def _budget_and_cap(rate: float, rtt: float, flows: int, latency_budget: float) -> tuple[float, int]:
+    """The queue budget (s) and the drop-tail maximum it allows (bytes); refused when no queue fits.
+    ``advise`` and ``advise_target`` both start here, so a template refuses what the CLI refuses."""
+    _check(rate, rtt, flows)
+    if latency_budget <= 0:
+        raise AdvisorError("latency budget must be > 0")
+    budget = queue_budget(rtt, latency_budget)
+    if budget <= 0:
+        raise AdvisorError(f"the path's one-way delay ({format_duration(rtt / 2)}) already spends the "
+                           f"{format_duration(latency_budget)} budget: no queue fits")
+    return budget, int(round(rate * budget / 8, 6))
 
 
 def _round_up_kib(n: float) -> int:

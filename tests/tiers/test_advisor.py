@@ -121,3 +121,14 @@ def test_budget_below_one_frame_still_gives_a_usable_buffer():
     a = advise(64e3, 0.040, latency_budget=0.100)
     assert a.target == a.maximum == 1518
     assert any("cannot be met" in r for r in a.reasoning)
+
+
+def test_templates_refuse_what_advise_refuses():
+    """advise_target (templates' advise_buffer) used to give 1518 bytes where advise refuses: a path
+    whose one-way delay alone spends the budget has no queue that fits."""
+    from hfcprov.tiers.advisor import advise_target
+
+    for call in (lambda: advise(5e6, 0.4), lambda: advise_target(5e6, 0.4)):
+        with pytest.raises(AdvisorError, match="already spends the 150 ms budget"):
+            call()
+    assert advise_target(64e3, 0.040, latency_budget=0.100) == advise(64e3, 0.040, latency_budget=0.100).target
