@@ -98,7 +98,7 @@ def buffer():
 @click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True, help="Concurrent TCP flows.")
 @click.option("--latency-budget", default="150ms", show_default=True, help="One-way delay budget (ITU-T G.114).")
 @click.option("--min-buffer", is_flag=True, help="Also recommend a MinimumBuffer (capped at 24576, always accepted).")
-@click.option("--cc", "congestion_control", type=click.Choice(["reno", "newreno", "sack", "cubic", "fast"]),
+@click.option("--cc", "congestion_control", type=click.Choice(["reno", "newreno", "sack", "cubic", "fast", "prague"]),
               default="reno", show_default=True, help="The senders' TCP: how far it backs off (docs/sizing.md).")
 @click.option("--aqm-target", default=None, metavar="DURATION",
               help="The flow runs DOCSIS-PIE with this latency target (a DOCSIS 3.1 modem: 10ms unless 24.40.2).")

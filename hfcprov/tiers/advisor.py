@@ -253,7 +253,8 @@ def queue_budget(rtt: float, one_way: float = G114_ONE_WAY_BUDGET) -> float:
 
 # The sender's multiplicative decrease on a loss: the window falls to beta x W. FAST (delay-based)
 # is not modelled by the rule and counts as Reno.
-BACKOFF = {"reno": 0.5, "newreno": 0.5, "sack": 0.5, "cubic": 0.7, "fast": 0.5}
+# TCP Prague halves on a loss as Reno does (its ECN response is the scalable one; drop-tail has none)
+BACKOFF = {"reno": 0.5, "newreno": 0.5, "sack": 0.5, "cubic": 0.7, "fast": 0.5, "prague": 0.5}
 # Packet granularity: a loss is seen a round trip after the queue overflowed (the window still grows
 # meanwhile) and a drop-tail queue holds whole packets. On the simulator's token-bucket link, CUBIC
 # needs the fluid share below plus this many full packets at every White et al. tier (docs/sizing.md).

@@ -137,3 +137,13 @@ def test_the_cli_simulates_with_the_campaigns_traffic_defaults():
     assert parse_duration(ctx.params["warmup"]) == Traffic().warmup
     assert ctx.params["voice"] is Traffic().voip and ctx.params["seeds"] == 1  # repetitions: 1
     assert SimModel().probe_interval == Traffic().probe_interval
+
+
+def test_every_congestion_control_a_campaign_takes_has_a_rule():
+    """The campaign report asks the rule for each point's TCP: `congestion_control: prague` used to
+    run its points and then fail the report with 'unknown congestion control'."""
+    from hfcprov.lab.schema import CONGESTION_CONTROLS
+    from hfcprov.tiers.advisor import advise_target
+
+    for cc in CONGESTION_CONTROLS:
+        assert advise_target(10e6, 0.04, 1, congestion_control=cc) >= 8 * KiB
