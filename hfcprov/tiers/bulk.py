@@ -202,8 +202,8 @@ def build(
     row's ``tier`` (default: the shipped ``templates/``).
     """
     started = time.perf_counter()
+    rows = read_rows(inventory)  # a bad inventory leaves no output folder behind
     out = ensure_folder(out)
-    rows = read_rows(inventory)
     summary = BuildSummary(out=out, total=len(rows))
     previous = read_manifest(out)
     secret_fp = secret_fingerprint(secret)

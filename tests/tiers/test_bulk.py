@@ -10,6 +10,7 @@ import pytest
 
 from hfcprov.tiers import template_for
 from hfcprov.tiers.bulk import BuildError, _template_for, build, read_manifest
+from hfcprov.tiers.inventory import InventoryError
 from hfcprov.tiers.templates import SHIPPED, TemplateError
 from hfcprov.config import decode
 from hfcprov.model import service_flows
@@ -256,3 +257,10 @@ def test_rows_rendering_the_same_text_get_the_same_file_and_others_their_own(tmp
     one, two, three = ((out / f"00000000000{i}.cm").read_bytes() for i in (1, 2, 3))
     assert one == two and one != three
     assert [f.max_sustained_rate for f in flows_by_dir(three)[0]] == [6_000_000]
+
+
+def test_an_inventory_that_cannot_be_read_leaves_no_output_folder(tmp_path):
+    out = tmp_path / "cm"
+    with pytest.raises(InventoryError, match="nosuch.csv: cannot read inventory"):
+        build(tmp_path / "nosuch.csv", out)
+    assert not out.exists()
