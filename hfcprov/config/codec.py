@@ -23,6 +23,11 @@ hmac = lazy("hmac")  # verify with a shared secret only
 BER_TYPES = ("snmp_varbind_ber", "ber_oid", "ber_oid+uint8")
 RAW_TYPES = ("bytes", "md5_digest", "empty")  # leaf types whose value is bytes anyway
 MTA_DELIMITER = 254  # a file that starts with it is a PacketCable MTA file (hfcprov.config.mta)
+
+
+def is_mta(data: bytes) -> bool:
+    """Whether a binary file is an MTA file: it starts with MtaConfigDelimiter 1 (begin)."""
+    return data[:3] == bytes((MTA_DELIMITER, 1, 1))
 MIC_NAMES = {CM_MIC: "CM MIC (TLV 6)", CMTS_MIC: "CMTS MIC (TLV 7)"}
 
 
@@ -38,9 +43,9 @@ def decode(data: bytes, secret: bytes | None = None, *, strict: bool = False) ->
         raise ConfigError("empty file: no TLVs, no CM MIC")
     if secret is not None:
         verify(data, secret)
-    # A file that does not open with MtaConfigDelimiter 1 (mta.is_mta) is a CM file even when its first
-    # TLV is 254: it re-encodes as one (encode() would otherwise pick MTA framing and refuse it).
-    tree = ConfigTree(cm_file=data[:3] != bytes((MTA_DELIMITER, 1, 1)))
+    # A file that does not open with MtaConfigDelimiter 1 is a CM file even when its first TLV is
+    # 254: it re-encodes as one (encode() would otherwise pick MTA framing and refuse it).
+    tree = ConfigTree(cm_file=not is_mta(data))
     warnings = tree.warnings
     marks: list[tuple[int, int]] = []
     kept: dict[int, bytes] = {}

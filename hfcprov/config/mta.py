@@ -16,7 +16,7 @@ it is written back as TLV 64; a text-built SnmpMibObject is written as TLV 64 on
 from __future__ import annotations
 
 from hfcprov.config.ber import VarBind
-from hfcprov.config.codec import _decode_node, _read, _value, encode_tlv
+from hfcprov.config.codec import _decode_node, _read, _value, encode_tlv, is_mta
 from hfcprov.config.dictionary import ROOT
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
@@ -29,11 +29,6 @@ BEGIN, END = 1, 255
 HASH_OIDS = {"na": "1.3.6.1.4.1.4491.2.2.1.1.2.7.0",  # pktcMtaDevProvConfigHash.0 (PKT-SP-PROV)
              "eu": "1.3.6.1.4.1.7432.1.1.2.9.0"}  # Euro-PacketCable's config hash object
 _HASH_OF_OID = {oid: name for name, oid in HASH_OIDS.items()}
-
-
-def is_mta(data: bytes) -> bool:
-    """Whether a binary file is an MTA file: it starts with MtaConfigDelimiter 1."""
-    return data[:3] == bytes((DELIMITER, 1, BEGIN))
 
 
 def decode_mta(data: bytes, *, strict: bool = False) -> ConfigTree:
