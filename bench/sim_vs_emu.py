@@ -42,11 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hfcprov.emu import shaping, topology  # noqa: E402
 from hfcprov.emu.measure import measure  # noqa: E402
-from hfcprov.model import BufferControl, ServiceFlow  # noqa: E402
 from hfcprov.probe.run import ProbeSpec  # noqa: E402
 from hfcprov.results import RunResult  # noqa: E402
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run  # noqa: E402
 from hfcprov.sim.mac import CALIBRATED_TCP  # noqa: E402
+from hfcprov.sim.upload import tier_flow  # noqa: E402
 from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate  # noqa: E402
 
 # How Linux frames a segment on the emulated link: htb counts the 14-byte Ethernet header;
@@ -92,20 +92,15 @@ def case_name(rate, buffer, rtt, flows, cc) -> str:
     return f"{format_rate(rate)}/{format_bytes(buffer)}/{format_duration(rtt)}/{flows}x{cc}".replace(" ", "")
 
 
-def flow_of(rate: float, buffer: int) -> ServiceFlow:
-    return ServiceFlow(direction="upstream", ref=1, max_sustained_rate=rate, buffer=BufferControl(target=buffer),
-                       path="24[0]")
-
-
 def emulate(lab, rate, buffer, flows, cc, duration, warmup, adaptive):
-    lab.apply([shaping.plan(flow_of(rate, buffer))])
+    lab.apply([shaping.plan(tier_flow(rate, buffer))])
     return measure(lab, ProbeSpec(target=None, flows=flows, duration=duration, warmup=warmup, idle=IDLE, cc=cc,
                                   probe="icmp", rate=PROBE_RATE, adaptive_warmup=adaptive))
 
 
 def simulate(rate, buffer, rtt, flows, cc, duration, warmup_used, seed=1, trace=False):
     sc = Scenario.from_service_flow(
-        flow_of(rate, buffer), rtt=rtt, flows=[FlowSpec(start=IDLE) for _ in range(flows)],
+        tier_flow(rate, buffer), rtt=rtt, flows=[FlowSpec(start=IDLE) for _ in range(flows)],
         tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
         duration=IDLE + warmup_used + duration, warmup=IDLE + warmup_used, seed=seed,
         sample_interval=0.05 if trace else None, docsis_version=DOCSIS_VERSION,
@@ -180,7 +175,7 @@ def main() -> int:
     ap.add_argument("--max-window", default="120s", help="longest measured window per case")
     ap.add_argument("--warmup", default="3s", help="warm-up (the probe adapts it, up to --adaptive more)")
     ap.add_argument("--adaptive", default="5s")
-    ap.add_argument("--small", action="store_true", help="2 Mb/s and 10 Mb/s, 64 KiB, 40 ms, 1 flow, reno (4 cases)")
+    ap.add_argument("--small", action="store_true", help="2 Mb/s and 10 Mb/s, 64 KiB, 40 ms, 1 flow, reno and cubic (4 cases)")
     ap.add_argument("--linux-only", action="store_true", help="measure the kernel only (the Linux reference)")
     ap.add_argument("--json", help="write every case's figures (emu and sim RunResults) here")
     ap.add_argument("--sim-from", metavar="FILE", help="no emulator: compare the simulator with the kernel figures "

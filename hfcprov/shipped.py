@@ -2,7 +2,7 @@
 
 The sources users edit stay at the top of the repository (``templates/``, ``mibs/``) and the
 docs point there. A wheel carries copies inside the package (``hfcprov/templates``,
-``hfcprov/mibs``): ``setup.cfg`` maps those two package folders onto the top-level ones
+``hfcprov/mibs``): ``setup.py`` maps those two package folders onto the top-level ones
 (``package_dir``), so a built wheel holds them and nothing is kept twice in the repository.
 An installed package finds its own copy; a source checkout or an editable install (where
 ``hfcprov/`` is the checkout's folder) finds the top-level one.

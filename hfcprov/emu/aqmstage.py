@@ -30,7 +30,14 @@ import zlib
 from collections import deque
 from dataclasses import dataclass, replace
 
-from hfcprov.model import ANY_PROTOCOL, DEFAULT_DOCSIS_VERSION, TCP_OR_UDP, Classifier, upstream_aqm
+from hfcprov.model import (
+    ANY_PROTOCOL,
+    DEFAULT_DOCSIS_VERSION,
+    DEFAULT_MAX_TRAFFIC_BURST,
+    TCP_OR_UDP,
+    Classifier,
+    upstream_aqm,
+)
 from hfcprov.sim.aqm.dualq import (
     CE,
     DROPPED,
@@ -100,7 +107,7 @@ class AqmStage:
     ``waits`` (the last ``keep`` queueing delays, seconds).
     """
 
-    def __init__(self, kind: str, rate: float, buffer: int | None, burst: int = 3044,
+    def __init__(self, kind: str, rate: float, buffer: int | None, burst: int = DEFAULT_MAX_TRAFFIC_BURST,
                  target: float | None = None, dualq: DualQParams | None = None, seed: int = 0,
                  keep: int = 100_000, ll_buffer: int | None = None, ll_rate: float | None = None) -> None:
         if kind not in KINDS:
