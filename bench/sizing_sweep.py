@@ -23,9 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hfcprov.lab import backends  # noqa: E402
 from hfcprov.lab.spec import load_campaign  # noqa: E402
-from hfcprov.tiers.advisor import (  # noqa: E402
-    BACKOFF, PACKET, SLACK_PACKETS, THROUGHPUT_SHARE, bdp_bytes, fluid_need, mac_access_delay,
-)
+from hfcprov.tiers.advisor import THROUGHPUT_SHARE, rule_bytes  # noqa: E402
 
 KiB = 1024
 SIZES = [k * KiB for k in range(4, 48, 2)] + [k * KiB for k in range(48, 132, 4)] + [256 * KiB]
@@ -61,9 +59,7 @@ def main() -> int:
             med = {b: statistics.median(res[(rate, rtt, r, b)] for r in reps) for b in SIZES}
             best = max(med.values())
             need = next(b for b in SIZES if med[b] >= THROUGHPUT_SHARE * best)
-            rule = fluid_need(BACKOFF[args.cc]) * bdp_bytes(rate, rtt) + SLACK_PACKETS * PACKET
-            if args.mac == "docsis":
-                rule += rate * mac_access_delay() / 8
+            rule = rule_bytes(rate, rtt, 1, args.cc, args.mac)
             print(f"{rate / 1e6:>4g} Mb/s {rtt * 1e3:>4.0f} ms  simulator {need // KiB:>3} KiB  rule {rule / KiB:>5.1f} KiB  "
                   + " ".join(f"{b // KiB}:{med[b] / best:.2f}" for b in SIZES if b <= 2 * need))
     return 0

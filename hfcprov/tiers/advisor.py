@@ -307,7 +307,14 @@ def mac_access_delay(params=None) -> float:
 
 def throughput_need(rate: float, rtt: float, flows: int = 1, congestion_control: str = "reno",
                     mac: str = "docsis") -> int:
-    """The smallest ladder size keeping 95% of the rate: the fluid sawtooth's share of the BDP for the
+    """``rule_bytes`` put on the size ladder (8 KiB, 16 KiB, ...)."""
+    needed = rule_bytes(rate, rtt, flows, congestion_control, mac)
+    return next((s for s in LADDER if s >= needed), _round_up_kib(needed))
+
+
+def rule_bytes(rate: float, rtt: float, flows: int = 1, congestion_control: str = "reno",
+               mac: str = "docsis") -> float:
+    """The bytes keeping 95% of the rate, before the ladder: the fluid sawtooth's share of the BDP for the
     senders' back-off (``fluid_need``; over sqrt(flows) for several flows), plus ``SLACK_PACKETS`` full
     packets, plus, through the DOCSIS MAC, what the modem holds while it waits for grants (rate x
     ``mac_access_delay``). On White et al.'s grid the simulator's DOCSIS model needs this (docs/sizing.md)."""
@@ -320,7 +327,7 @@ def throughput_need(rate: float, rtt: float, flows: int = 1, congestion_control:
     needed += SLACK_PACKETS * PACKET
     if mac == "docsis":
         needed += rate * mac_access_delay() / 8
-    return next((s for s in LADDER if s >= needed), _round_up_kib(needed))
+    return needed
 
 
 def rule_name(congestion_control: str, mac: str = "docsis") -> str:
