@@ -467,18 +467,20 @@ class TftpServer:
 
     def _finish(self, t: Transfer, result: str) -> None:
         self._transfers.pop(t.fd, None)
-        self._clients.discard(t.client)
         try:
             self._sel.unregister(t.sock)
         except (KeyError, ValueError):
             pass
         t.sock.close()
         delivered = t.delivered
-        self.log.transfer({
-            "time": round(time.time(), 3), "client": _client_text(t.client), "file": t.filename,
-            "bytes": delivered, "size": len(t.data), "duration": round(time.monotonic() - t.started, 6),
-            "retries": t.retries, "result": result, "blksize": t.blksize, "windowsize": t.windowsize,
-        })
+        try:
+            self.log.transfer({
+                "time": round(time.time(), 3), "client": _client_text(t.client), "file": t.filename,
+                "bytes": delivered, "size": len(t.data), "duration": round(time.monotonic() - t.started, 6),
+                "retries": t.retries, "result": result, "blksize": t.blksize, "windowsize": t.windowsize,
+            })
+        finally:  # `active` falls only once the transfer is counted: a caller waiting for idle sees it
+            self._clients.discard(t.client)
 
     def _refuse(self, client, filename, code, message, result, t0, detail: str | None = None) -> None:
         """Answer an RRQ/WRQ with a TFTP ERROR (from the listening socket) and log it."""
