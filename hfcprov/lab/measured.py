@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
 from hfcprov.lab import backends
 from hfcprov.lab.spec import Campaign, Point
@@ -225,7 +226,7 @@ class ModemBackend:
         host, port = self.modem["ip"], int(self.campaign.target.snmp.get("port", 161))
         data, flow = build_config(self.campaign, point, mac=mac)
         self.last_flow = flow
-        name = mac.lower().replace(":", "") + ".cm"
+        name = macaddr.normalize(mac) + ".cm"
         atomic_write(self.root / name, data)
         _snmp(self.campaign, _reset(host, port))
         timeout = self.campaign.target.online_timeout

@@ -49,6 +49,7 @@ from pathlib import Path
 
 import yaml
 
+from hfcprov import macaddr
 from hfcprov.errors import HfcprovError, UnitError
 from hfcprov.lab.schema import AXES, REQUIRED, Point, file_key
 from hfcprov.units import as_written, parse_duration, parse_rtt
@@ -218,6 +219,10 @@ class _Reader:
             self.mapping(m, ["target", "modems", i], {"mac", "ip", "name"})
             if "mac" not in m:
                 self.fail(["target", "modems", i], "a modem needs its mac")
+            try:  # one spelling everywhere: the published file name, SNMP indexes, the store
+                modems[i] = {**m, "mac": macaddr.normalize(m["mac"])}
+            except macaddr.MacAddressError as err:
+                self.fail(["target", "modems", i, "mac"], str(err))
         if kind == "modem" and not modems:
             self.fail(["target", "modems"], "a modem campaign needs at least one modem (mac, ip)")
         if len(modems) > 1:

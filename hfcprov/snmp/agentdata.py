@@ -15,6 +15,7 @@ the N-th ``--agent-udpv4-endpoint`` (see ``hfcprov.snmp.simagent``).
 
 from __future__ import annotations
 
+from hfcprov import macaddr
 from hfcprov.model import BufferControl, BufferRejected, ServiceFlow, qos_param_values
 from hfcprov.snmp import oids
 
@@ -124,7 +125,7 @@ def cmts_snmprec(modems: list[dict], sys_descr: str = "hfcprov simulated CMTS", 
 
     records: list[tuple[str, str, object]] = [(oids.SYS_DESCR, OCTETS, sys_descr)]
     for i, modem in enumerate(modems, 1):
-        mac_hex = "".join(c for c in str(modem["mac"]).lower() if c in "0123456789abcdef")
+        mac_hex = macaddr.normalize(modem["mac"])
         status = int(modem.get("status", oids.CMTS_CM_OPERATIONAL))
         if modem.get("in_status_table", True):  # False: a modem the registration table lists alone
             records += [

@@ -17,7 +17,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from hfcprov import mib
+from hfcprov import macaddr, mib
 from hfcprov.snmp import oids
 from hfcprov.snmp.client import Credentials, SnmpClient, SnmpError, SnmpTimeout
 
@@ -133,14 +133,14 @@ async def cmts_modems(host: str, port: int, credentials: Credentials, timeout: f
     for index, mac in t[oids.CMTS_CM_MAC].items():
         if not isinstance(mac, bytes) or len(mac) != 6:
             continue
-        m = mac.hex()
+        m = macaddr.normalize(mac)
         ip = _ipv4(t[oids.CMTS_CM_IP].get(index))
         modems[m] = CmtsModem(m, ip if ip != "0.0.0.0" else None,
                               _label("docsIfCmtsCmStatusValue", t[oids.CMTS_CM_STATUS].get(index)))
     for index, mac in t[oids.REG_MAC].items():
         if not isinstance(mac, bytes) or len(mac) != 6:
             continue
-        m = mac.hex()
+        m = macaddr.normalize(mac)
         reg = _label("docsIf3CmtsCmRegStatusValue", t[oids.REG_STATUS].get(index))
         ip = _ipv4(t[oids.REG_IPV4].get(index))
         ip = ip if ip != "0.0.0.0" else None

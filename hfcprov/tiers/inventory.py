@@ -18,10 +18,9 @@ from pathlib import Path
 
 import yaml
 
+from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
 
-_MAC_SEPARATORS = re.compile(r"[:\-.\s]")
-_HEX12 = re.compile(r"^[0-9a-f]{12}$")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -34,20 +33,6 @@ class InventoryRow:
     where: str  # "modems.csv line 4" / "modems.yaml entry 3": what a user needs to find the row
     fields: dict
     problem: str | None = None  # found while reading (e.g. more cells than columns); reported by check_row
-
-
-def normalize_mac(text) -> str:
-    """``00:11:22:AA:BB:CC``, ``00-11-22-aa-bb-cc``, ``0011.22aa.bbcc`` -> ``001122aabbcc``."""
-    mac = _MAC_SEPARATORS.sub("", str(text)).lower()
-    if not _HEX12.match(mac):
-        raise ValueError(f"bad MAC address {text!r}")
-    return mac
-
-
-def mac_colon(mac: str) -> str:
-    """``001122aabbcc`` -> ``00:11:22:aa:bb:cc``."""
-    m = normalize_mac(mac)
-    return ":".join(m[i : i + 2] for i in range(0, 12, 2))
 
 
 def read_rows(path: str | Path) -> list[InventoryRow]:
@@ -75,7 +60,7 @@ def check_row(row: InventoryRow) -> dict:
     if "mac" not in fields or fields["mac"] in (None, ""):
         raise InventoryError(f"{row.where}: no mac")
     try:
-        mac = normalize_mac(fields["mac"])
+        mac = macaddr.normalize(fields["mac"])
     except ValueError as err:
         raise InventoryError(f"{row.where}: {err}") from None
     for key in fields:

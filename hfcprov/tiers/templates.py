@@ -27,7 +27,7 @@ import jinja2
 import jinja2.meta
 
 from hfcprov.tiers.advisor import G114_ONE_WAY_BUDGET, advise_target
-from hfcprov.tiers.inventory import mac_colon
+from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
 from hfcprov.shipped import shipped_dir
 from hfcprov.units import parse_bytes, parse_duration, parse_rate, parse_rtt
@@ -68,7 +68,7 @@ def environment(folder: str) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(bps=_remembered(bps), bytes=_remembered(to_bytes), us=_remembered(us), mac_colon=mac_colon)
+    env.filters.update(bps=_remembered(bps), bytes=_remembered(to_bytes), us=_remembered(us), mac_colon=macaddr.colon)
     env.globals.update(advise_buffer=_remembered(advise_buffer))
     return env
 

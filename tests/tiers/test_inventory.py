@@ -4,7 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hfcprov.tiers.inventory import InventoryError, check_row, load_inventory, mac_colon, normalize_mac, read_rows
+from hfcprov.macaddr import colon as mac_colon
+from hfcprov.macaddr import normalize as normalize_mac
+from hfcprov.tiers.inventory import InventoryError, check_row, load_inventory, read_rows
 
 
 def test_csv_rows_with_overrides_and_blank_cells(tmp_path):
