@@ -3,6 +3,11 @@
 The probe runs as its own process in the CPE namespace (``hfcprov probe run``),
 so its sockets, routes and capture are exactly a home host's; the result
 comes back as the JSON it writes.
+
+The plant's userspace parts (delay line, AQM stage) keep their own time account
+(``hfcprov.emu.timekeeping``); a measurement during which they fell behind (a busy
+machine) raises ``EmuError`` saying so, instead of returning figures of a slower plant.
+The account is in the result's ``extra["timekeeping"]``.
 """
 
 from __future__ import annotations
@@ -11,11 +16,10 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict
 from pathlib import Path
 
-from hfcprov.emu import netns
+from hfcprov.emu import timekeeping
 from hfcprov.emu.topology import ADDR, EmuError, Lab, _kill
 from hfcprov.probe.run import ProbeSpec
 from hfcprov.results import RunResult
@@ -24,15 +28,10 @@ RESPONDER_PORT = 5201
 
 
 def start_responder(lab: Lab, port: int = RESPONDER_PORT, timeout: float = 10.0) -> int:
-    """Start the probe responder in the server namespace; returns its pid once it listens."""
-    pid = lab.spawn("srv", [sys.executable, "-m", "hfcprov.probe.responder", "--port", str(port)])
-    deadline = time.monotonic() + timeout
-    while f":{port:04X} " not in netns.run(["cat", "/proc/net/tcp"], ns=lab.ns("srv")):
-        if time.monotonic() > deadline:
-            _kill(pid)
-            raise EmuError(f"probe responder did not start in {lab.ns('srv')}")
-        time.sleep(0.05)
-    return pid
+    """Start the probe responder in the server namespace; returns its pid once it says it listens."""
+    return lab.spawn("srv", [sys.executable, "-m", "hfcprov.probe.responder", "--port", str(port)],
+                     ready=f"responder listening on 0.0.0.0:{port} (udp echo, tcp bulk)", timeout=timeout,
+                     priority=timekeeping.HOST_PRIORITY)
 
 
 def measure(lab: Lab, spec: ProbeSpec) -> RunResult:
@@ -43,14 +42,29 @@ def measure(lab: Lab, spec: ProbeSpec) -> RunResult:
         spec.shaped_rate_bps = queue.get("rate_bps")
     responder = start_responder(lab, spec.port)
     try:
+        before = lab.timekeeping()
         with tempfile.TemporaryDirectory(prefix="hfemu-probe-") as tmp:
             out = Path(tmp) / "result.json"
             argv = [sys.executable, "-m", "hfcprov.probe.worker", json.dumps(asdict(spec)), str(out)]
-            proc = subprocess.run(["ip", "netns", "exec", lab.ns("cpe"), *argv], check=False, capture_output=True, text=True,
-                                  timeout=spec.idle + spec.warmup + spec.duration + 60)
+            proc = subprocess.Popen(["ip", "netns", "exec", lab.ns("cpe"), *argv], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            scheduling = timekeeping.raise_priority(timekeeping.HOST_PRIORITY, proc.pid)  # the home host
+            try:
+                _, stderr = proc.communicate(timeout=spec.idle + spec.warmup + spec.duration + 60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _, stderr = proc.communicate()
             if proc.returncode != 0 or not out.exists():
-                last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+                last = (stderr.strip().splitlines() or ["no output"])[-1]
                 raise EmuError(f"probe in {lab.ns('cpe')} failed: {last}")
-            return RunResult.from_dict(json.loads(out.read_text()))
+            result = RunResult.from_dict(json.loads(out.read_text()))
     finally:
         _kill(responder)
+    result.extra["host_scheduling"] = scheduling
+    if before is not None:
+        kept = timekeeping.verdict(before, lab.timekeeping())
+        result.extra["timekeeping"] = kept
+        if not kept["ok"]:
+            raise EmuError(f"the emulated plant of {lab.name} could not keep time during the measurement "
+                           f"(the machine is too busy for it): {'; '.join(kept['why'])}")
+    return result

@@ -130,7 +130,7 @@ class EmuBackend:
         return {"emu_tftp_root": str(self.tftp_root)}
 
     def _lab(self, point: Point):
-        from hfcprov.emu import topology
+        from hfcprov.emu import timekeeping, topology
 
         # aqm none (the default) is a DOCSIS 3.0 modem, as the simulated side (select.aqm_overrides)
         version = "3.0" if point.aqm == "none" else "3.1"
@@ -139,13 +139,16 @@ class EmuBackend:
         if lab is None:
             lab = topology.up(rtt=point.rtt, loss=point.loss, seed=point.seed, docsis_version=version)
             self.labs[key] = lab
-            lab.pids["responder"] = lab.spawn("srv", [os.sys.executable, "-m", "hfcprov.probe.responder",
-                                                      "--host", topology.ADDR["srv"], "--port", str(PROBE_PORT)])
+            lab.pids["responder"] = lab.spawn(
+                "srv", [os.sys.executable, "-m", "hfcprov.probe.responder", "--host", topology.ADDR["srv"],
+                        "--port", str(PROBE_PORT)],
+                ready=f"responder listening on {topology.ADDR['srv']}:{PROBE_PORT} (udp echo, tcp bulk)",
+                priority=timekeeping.HOST_PRIORITY)
             lab.save()
         return lab
 
     def measure(self, point: Point) -> list[RunResult]:
-        from hfcprov.emu import netns
+        from hfcprov.emu import netns, timekeeping
         from hfcprov.emu.topology import ADDR
         from hfcprov.fileio import atomic_write
 
@@ -179,7 +182,16 @@ class EmuBackend:
                                       f"{timeout:g} s: {err}") from None
                 time.sleep(0.3)
         self.sys_descr = confirmed["sys_descr"]
-        result = _probe(self.campaign, point, ADDR["srv"], "emu", ns=lab.ns("cpe"))
+        before = lab.timekeeping()
+        with timekeeping.host_priority() as scheduling:  # the probe is the emulated home host
+            result = _probe(self.campaign, point, ADDR["srv"], "emu", ns=lab.ns("cpe"))
+        result.extra["host_scheduling"] = scheduling
+        if before is not None:
+            kept = timekeeping.verdict(before, lab.timekeeping())
+            result.extra["timekeeping"] = kept
+            if not kept["ok"]:
+                raise PointFailed(f"emulated modem {lab.name} could not keep time during the measurement "
+                                  f"(the machine is too busy for it): {'; '.join(kept['why'])}")
         result.extra.update(confirmed)
         result.extra["lab"] = lab.name
         return [result]
