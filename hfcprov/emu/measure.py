@@ -27,20 +27,24 @@ from hfcprov.results import RunResult
 RESPONDER_PORT = 5201
 
 
-def start_responder(lab: Lab, port: int = RESPONDER_PORT, timeout: float = 10.0) -> int:
+def start_responder(lab: Lab, port: int = RESPONDER_PORT, timeout: float = 10.0,
+                    priority: int | None = timekeeping.HOST_PRIORITY) -> int:
     """Start the probe responder in the server namespace; returns its pid once it says it listens."""
     return lab.spawn("srv", [sys.executable, "-m", "hfcprov.probe.responder", "--port", str(port)],
                      ready=f"responder listening on 0.0.0.0:{port} (udp echo, tcp bulk)", timeout=timeout,
-                     priority=timekeeping.HOST_PRIORITY)
+                     priority=priority)
 
 
-def measure(lab: Lab, spec: ProbeSpec) -> RunResult:
-    """Measure ``spec`` (its target defaults to the lab's server) from the CPE host of ``lab``."""
+def measure(lab: Lab, spec: ProbeSpec, host_priority: int | None = timekeeping.HOST_PRIORITY) -> RunResult:
+    """Measure ``spec`` (its target defaults to the lab's server) from the CPE host of ``lab``.
+
+    The hosts (probe, responder) run SCHED_FIFO at ``host_priority``; None leaves them at normal
+    scheduling (``bench/emu_timekeeping.py`` measures what that costs on a busy machine)."""
     spec = ProbeSpec(**{**asdict(spec), "target": spec.target or ADDR["srv"], "source": "emu"})
     if spec.shaped_rate_bps is None:
         queue = (lab.applied() or {}).get("queues", lab.queues).get(spec.direction) or {}
         spec.shaped_rate_bps = queue.get("rate_bps")
-    responder = start_responder(lab, spec.port)
+    responder = start_responder(lab, spec.port, priority=host_priority)
     try:
         before = lab.timekeeping()
         with tempfile.TemporaryDirectory(prefix="hfemu-probe-") as tmp:
@@ -48,7 +52,8 @@ def measure(lab: Lab, spec: ProbeSpec) -> RunResult:
             argv = [sys.executable, "-m", "hfcprov.probe.worker", json.dumps(asdict(spec)), str(out)]
             proc = subprocess.Popen(["ip", "netns", "exec", lab.ns("cpe"), *argv], stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
-            scheduling = timekeeping.raise_priority(timekeeping.HOST_PRIORITY, proc.pid)  # the home host
+            scheduling = (timekeeping.raise_priority(host_priority, proc.pid) if host_priority is not None
+                          else "normal")  # the home host
             try:
                 _, stderr = proc.communicate(timeout=spec.idle + spec.warmup + spec.duration + 60)
             except subprocess.TimeoutExpired:

@@ -470,25 +470,28 @@ def _read_line(pipe, timeout: float) -> str:
 
 
 def _kill(pid: int, grace: float = 2.0) -> None:
+    """SIGTERM ``pid``, SIGKILL it if it has not exited ``grace`` seconds later; reap it if it is ours.
+
+    Exit is seen through the process's pidfd (a zombie has exited: one whose parent we are killing
+    too may wait a while for init to reap it, and is not worth the grace period)."""
     try:
-        os.kill(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
         return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return
-        except ChildProcessError:
-            if not os.path.exists(f"/proc/{pid}"):
-                return
-        time.sleep(0.02)
     try:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    except (ProcessLookupError, ChildProcessError):
-        pass
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                return
+            if select.select([fd], [], [], grace)[0]:
+                break
+    finally:
+        os.close(fd)
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass  # not our child: its parent (or init) reaps it
 
 
 def _host_tcp() -> list[str]:
