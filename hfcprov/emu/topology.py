@@ -352,7 +352,7 @@ class Lab:
 
     def boot(self, tftp_root: str | os.PathLike, filename: str, dynamic: str | None = None,
              tftp_port: int = 69, snmp_port: int = 161, max_buffer: int | None = None,
-             timeout: float = 60.0) -> dict:
+             timeout: float = 180.0) -> dict:
         """Start the provisioning TFTP server (CMTS side) and the modem process; return once booted.
 
         Returns the modem's ``applied.json``: what it fetched, the queues it installed, the flows it refused.
@@ -379,7 +379,7 @@ class Lab:
         except (FileNotFoundError, ValueError):
             return None
 
-    def wait_boot(self, boots: int, timeout: float = 60.0) -> dict:
+    def wait_boot(self, boots: int, timeout: float = 180.0) -> dict:
         """Wait until the modem has finished boot number ``boots`` (or failed it)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -28,6 +28,7 @@ def _bench():
 # 10 s windows: -2.7% Reno, -4.5% CUBIC) and the faults it guards against cost 15-20%
 @pytest.mark.parametrize(("rate", "buffer", "rtt", "goodput_tol"),
                          [(2e6, 65536, 0.04, 0.05), (10e6, 16384, 0.1, 0.08)])
+@pytest.mark.slow
 def test_points_agree_within_the_issue_targets(rate, buffer, rtt, goodput_tol):
     require_root("network namespaces and tc")
     from hfcprov.emu import topology
