@@ -5,7 +5,8 @@ that missed its 8 % goodput tolerance on a busy machine) is measured ``--runs`` 
 control with the emulated hosts (probe, responder) at normal scheduling -- the anchor: how they
 ran before -- and at ``timekeeping.HOST_PRIORITY``, the two modes interleaved so both see the same
 load. Each run is compared with the simulator (bench/sim_vs_emu.py's ``simulate``, same window).
-Per mode it prints min/median/max goodput and error, the runs outside the test's tolerance, and
+Per run it prints the goodput, its error, the sender's retransmissions and the warm-up used;
+per mode min/median/max goodput and error, the runs outside the test's tolerance, and
 the plant's own account (``hfcprov.emu.timekeeping``: share of packets the delay line released
 more than 1 ms late, the worst lateness).
 
@@ -73,9 +74,10 @@ def main() -> int:
                     err = sims[cc, warm] / emu.goodput_bps - 1 if emu.goodput_bps else float("inf")
                     rows.setdefault((cc, mode), []).append((emu.goodput_bps, err, tk.get("late_share", 0.0),
                                                             tk.get("worst_late_s", 0.0)))
+                    retx = sum(f.retransmissions or 0 for f in emu.flows)
                     print(f"run {run + 1} {cc:<6} hosts {mode:<7} goodput {emu.goodput_bps / 1e6:7.3f} Mb/s  "
-                          f"sim/emu-1 {err:+6.1%}  late {tk.get('late_share', 0.0):6.2%}  "
-                          f"worst {tk.get('worst_late_s', 0.0) * 1e3:5.1f} ms", flush=True)
+                          f"sim/emu-1 {err:+6.1%}  retransmitted {retx:3d}  late {tk.get('late_share', 0.0):6.2%}  "
+                          f"worst {tk.get('worst_late_s', 0.0) * 1e3:5.1f} ms  warm-up {warm:.1f} s", flush=True)
     finally:
         lab.down()
     print(f"\n{args.rate}, {args.buffer}, {args.rtt}, 1 flow, {args.runs} runs per row; "

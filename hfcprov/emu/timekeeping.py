@@ -14,10 +14,9 @@ The plant's userspace processes run SCHED_FIFO (root may): the delay line at ``W
 the emulated hosts (the probe on the CPE side, the responder on the server side) at
 ``HOST_PRIORITY``, below the wire. The hosts matter as much as the wire: a receiver preempted
 while it holds its socket sends no ACKs meanwhile, then a burst of them, and the sender's burst
-overflows a small queue early (10 Mb/s, 16 KiB, 100 ms, Reno, two CPU-bound processes per core
-beside it: one run in eight lost five times at 24-50 segments instead of once at 93, and
-measured 3.0 Mb/s instead of 7.4; with the hosts at SCHED_FIFO eight runs in eight gave
-7.42 Mb/s, every loss where the model puts it). Those bursts are invisible to the delay line's
+overflows a small queue early: 10 Mb/s, 16 KiB, 100 ms, Reno, two CPU-bound processes per core
+beside it, hosts at normal priority 2.8-7.4 Mb/s over four runs, at SCHED_FIFO 7.449-7.464
+(``bench/emu_timekeeping.py``; docs/emu.md). Those bursts are invisible to the delay line's
 account; the priority prevents them.
 """
 
