@@ -73,7 +73,7 @@ def test_the_verdict_fails_a_plant_that_fell_behind_and_says_how():
 # -- root: a lab's delay line ---------------------------------------------------------------------
 @pytest.mark.root
 def test_a_labs_delay_line_runs_fifo_and_answers_its_account(lab_factory):
-    import subprocess
+    import os
 
     from hfcprov.emu import netns, topology
 
@@ -87,8 +87,8 @@ def test_a_labs_delay_line_runs_fifo_and_answers_its_account(lab_factory):
     assert second["packets"] - first["packets"] == 6  # each echo and its reply cross the line once
     v = verdict(first, second)
     assert v["packets"] == 6 and v["scheduling"] == "fifo 10"
-    policy = subprocess.run(["chrt", "-p", str(lab.pids["delayline"])], capture_output=True, text=True).stdout
-    assert "SCHED_FIFO" in policy and "priority: 10" in policy
+    pid = lab.pids["delayline"]
+    assert os.sched_getscheduler(pid) == os.SCHED_FIFO and os.sched_getparam(pid).sched_priority == 10
 
 
 @pytest.mark.root
@@ -107,3 +107,17 @@ def test_a_measurement_runs_the_hosts_fifo_and_carries_the_account(lab_factory):
     if lab.caps.delay_method == "tun-delayline":
         tk = r.extra["timekeeping"]
         assert tk["ok"] and tk["packets"] > 500  # 3.5 s of a 2 Mb/s upload and its ACKs
+
+
+@pytest.mark.root
+def test_a_measurement_on_a_plant_that_fell_behind_is_an_error_naming_it(lab_factory):
+    from hfcprov.emu.measure import measure
+    from hfcprov.emu.topology import EmuError
+    from hfcprov.probe.run import ProbeSpec
+
+    lab = lab_factory(rtt=0.02)
+    accounts = iter([_account(1000, 0), _account(3000, 100, 0.5)])  # 5 % of its packets late
+    lab.timekeeping = lambda: next(accounts)
+    with pytest.raises(EmuError, match=r"could not keep time during the measurement .*100 of 2000 packets left "
+                                       r"the delay line more than 1 ms late \(mean 5.0 ms"):
+        measure(lab, ProbeSpec(target=None, flows=0, duration=0.5, warmup=0.0, idle=0.2))
