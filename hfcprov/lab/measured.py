@@ -182,16 +182,19 @@ class EmuBackend:
                                       f"{timeout:g} s: {err}") from None
                 time.sleep(0.3)
         self.sys_descr = confirmed["sys_descr"]
-        before = lab.timekeeping()
-        with timekeeping.host_priority() as scheduling:  # the probe is the emulated home host
-            result = _probe(self.campaign, point, ADDR["srv"], "emu", ns=lab.ns("cpe"))
-        result.extra["host_scheduling"] = scheduling
-        if before is not None:
-            kept = timekeeping.verdict(before, lab.timekeeping())
+
+        def probe():
+            with timekeeping.host_priority() as scheduling:  # the probe is the emulated home host
+                result = _probe(self.campaign, point, ADDR["srv"], "emu", ns=lab.ns("cpe"))
+            result.extra["host_scheduling"] = scheduling
+            return result
+
+        try:
+            result, kept = timekeeping.in_time(lab.timekeeping, probe, plant=f"emulated modem {lab.name}")
+        except timekeeping.FellBehind as err:
+            raise PointFailed(str(err)) from None
+        if kept is not None:
             result.extra["timekeeping"] = kept
-            if not kept["ok"]:
-                raise PointFailed(f"emulated modem {lab.name} could not keep time during the measurement "
-                                  f"(the machine is too busy for it): {'; '.join(kept['why'])}")
         result.extra.update(confirmed)
         result.extra["lab"] = lab.name
         return [result]
