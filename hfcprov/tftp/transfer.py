@@ -21,8 +21,8 @@ OK, UNCONFIRMED, TIMEOUT = "ok", "unconfirmed", "timeout"
 class Transfer:
     """One RRQ being served: the data, the negotiated options and the window position."""
 
-    __slots__ = ("base", "blksize", "client", "data", "deadline", "fd", "filename", "last", "next", "oack",
-                 "retries", "send", "sock", "started", "timeout", "tries", "windowsize")
+    __slots__ = ("base", "blksize", "client", "data", "deadline", "done", "fd", "filename", "last", "next", "oack",
+                 "resent_to", "retries", "send", "sock", "started", "timeout", "tries", "windowsize")
 
     def __init__(self, client, filename: str, data: bytes, opts: P.Options, now: float,
                  send: Callable[[bytes], None]):
@@ -42,7 +42,9 @@ class Transfer:
         self.deadline = 0.0
         self.tries = 0  # consecutive timeouts
         self.retries = 0  # retransmitted datagrams, for the log
+        self.resent_to = 0  # blocks below this were sent again by the last resend (a window or a timeout)
         self.started = now
+        self.done = False  # set by the loop when the transfer ends (its timer entry is then stale)
 
     def block(self, n: int) -> bytes:
         off = (n - 1) * self.blksize
@@ -63,7 +65,14 @@ class Transfer:
 
     def on_ack(self, wire_block: int, now: float) -> str | None:
         """An ACK arrived: ``OK`` when the transfer is complete, else None (the deadline moves
-        only when the ACK brought progress)."""
+        only when the ACK brought progress; it only ever moves later, so the loop's timer may
+        re-arm lazily).
+
+        A duplicate ACK never sends anything (the sorcerer's apprentice would double every
+        block). An ACK inside the window is RFC 7440's report of a gap: the blocks after it are
+        sent again, once. ACKs that follow for blocks that resend already covers are the
+        client's answers to the first copies, still on their way: they slide the window
+        instead of starting another resend, so a late or repeated ACK costs no DATA twice."""
         if self.next == 1:  # OACK sent: only ACK 0 starts the data
             if wire_block != 0:
                 return None
@@ -82,8 +91,11 @@ class Transfer:
         self.tries = 0
         if self.base > self.last:
             return OK
-        # RFC 7440: an ACK inside the window means the client lost the rest; resume after it.
-        self.next = self.base
+        if acked < self.next - 1 and self.base >= self.resent_to:
+            # RFC 7440: an ACK inside the window means the client lost the rest; resume after it.
+            self.resent_to = self.next
+            self.retries += self.next - self.base
+            self.next = self.base
         self._send_window()
         self.deadline = now + self.timeout
         return None
@@ -100,6 +112,7 @@ class Transfer:
             self.send(self.oack)
             self.retries += 1
         else:
+            self.resent_to = self.next
             self.next = self.base
             self.retries += self._send_window()
         self.deadline = now + self.timeout
