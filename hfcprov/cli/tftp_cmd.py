@@ -38,11 +38,19 @@ def tftp():
 @click.option("--priority", type=click.IntRange(-20, 19), default=None,
               help="Nice value of the server (default: -10 as root, so build workers 10 below it run at ordinary "
                    "priority and are not starved by other busy processes; else unchanged).")
-def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every, warm, priority):
+@click.option("--metrics", "metrics_at", metavar="HOST:PORT",
+              help="Serve Prometheus metrics at http://HOST:PORT/metrics (transfers by result, bytes, in flight, "
+                   "build queue, transfer time); port 0: any.")
+def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every, warm, priority,
+          metrics_at):
     """Serve ROOT read-only over TFTP until SIGTERM/SIGINT (in-flight transfers finish first)."""
     from hfcprov.tftp.server import TftpServer, raise_fd_limit, raise_priority
 
     host, port = _host_port(listen, 69)
+    if metrics_at is not None:
+        metrics_host, metrics_port = _host_port(metrics_at, -1)
+        if metrics_port < 0:
+            raise click.UsageError(f"--metrics {metrics_at!r}: give HOST:PORT (port 0: any)")
     raise_priority(priority)  # before the build workers start: they run relative to it
     dynamic = None
     if dynamic_path:
@@ -54,6 +62,15 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
                         retries=retries, rcvbuf=parse_bytes(rcvbuf), workers=workers,
                         summary_interval=parse_duration(summary_every))
     server.start()
+    endpoint = None
+    if metrics_at is not None:
+        from hfcprov.tftp.metrics import MetricsEndpoint
+
+        try:
+            endpoint = MetricsEndpoint(server, metrics_host, metrics_port)
+        except Exception:
+            server.stop(graceful=False)
+            raise
     if warm and dynamic is not None:
         import threading
 
@@ -66,7 +83,8 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
 
         threading.Thread(target=warm_up, name="tftp-warm", daemon=True).start()
     click.echo(f"hfcprov tftp: serving {server.root} on {'[' + server.host + ']' if ':' in server.host else server.host}:{server.port}"
-               f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}", err=True)
+               f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}"
+               f"{'; metrics at ' + endpoint.url if endpoint else ''}", err=True)
 
     def on_signal(signum, frame):
         # First signal: finish what is in flight; a second one: stop now.
@@ -77,6 +95,8 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
     while not server.wait(0.5):
         pass
     server.stop()
+    if endpoint is not None:
+        endpoint.close()
     s = server.summary
     click.echo(f"hfcprov tftp: stopped after {s.transfers} transfers ({s.ok} ok, {s.failed} failed)", err=True)
 
