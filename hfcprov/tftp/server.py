@@ -30,7 +30,6 @@ from __future__ import annotations
 import bisect
 import collections
 import concurrent.futures
-import functools
 import heapq
 import itertools
 import os
@@ -56,6 +55,7 @@ DynamicProvider = Provider | Callable[[str, str], "bytes | None"]
 
 DEFAULT_RCVBUF = 16 << 20  # a 2,000-modem burst of RRQs is ~2,000 skbs of ~1 KiB truesize each
 MAX_STATIC_BYTES = 256 << 20
+LOG_FLUSH_EVERY = 0.05  # seconds a transfer's log line may wait in the buffer
 MAX_IDLE_SOCKETS = 4096  # finished transfers' sockets kept for the next ones (one fd each)
 _E = P.ErrorCode
 _ACK, _ERROR = P.ACK, P.ERROR
@@ -276,6 +276,8 @@ class TftpServer:
                 wait = max(0.0, timers[0][0] - monotonic())
             else:
                 wait = self._next_timeout()
+            if log.dirty and (wait is None or wait > LOG_FLUSH_EVERY):
+                wait = LOG_FLUSH_EVERY  # buffered log lines reach the file within this
             try:
                 events = poll(-1 if wait is None else wait)
             except InterruptedError:
@@ -283,8 +285,22 @@ class TftpServer:
             now = monotonic()
             for fd, _ in events:
                 t = transfers.get(fd)
-                if t is not None:
-                    self._on_transfer_readable(t, now)
+                if t is not None:  # a transfer's datagram: the per-ACK path, inline
+                    # One datagram per readiness: a client has one ACK in flight per window, and
+                    # epoll is level-triggered, so a second one waiting is read on the next turn
+                    # instead of paying an empty read (and its exception) after every ACK.
+                    try:
+                        datagram = t.sock.recv(_ACK_READ)
+                    except OSError:  # nothing after all, or ICMP port unreachable: the timer decides
+                        continue
+                    if len(datagram) < 4:
+                        continue
+                    opcode, number = _HEADER(datagram)
+                    if opcode == _ACK:
+                        if t.on_ack(number, now) is not None:
+                            self._finish(t, "ok")
+                    elif opcode == _ERROR:
+                        self._finish(t, "client-error")
                 elif fd == listen_fd:
                     self._on_requests()
                 elif fd == wake_fd:
@@ -301,8 +317,8 @@ class TftpServer:
                 self._expire_timers(monotonic())
             if now >= log.summary_at:
                 log.write_summary()
-            elif log.dirty:
-                log.flush()
+            elif log.dirty and now - log.flushed >= LOG_FLUSH_EVERY:
+                log.flush()  # not once per turn: one write per turn was one system call per transfer
 
     def _next_timeout(self) -> float | None:
         timers = self._timers
@@ -456,7 +472,7 @@ class TftpServer:
         sock = self._transfer_socket(client)
         if sock is None:
             return
-        t = Transfer(client, pkt.filename, data, opts, t0, functools.partial(_send_on, sock))
+        t = Transfer(client, pkt.filename, data, opts, t0, sock.send)
         t.sock, t.fd = sock, sock.fileno()
         self._transfers[t.fd] = t
         self._clients.add(client)
@@ -502,23 +518,6 @@ class TftpServer:
         sock.close()
 
     # -- a transfer in progress ---------------------------------------------------------------
-
-    def _on_transfer_readable(self, t: Transfer, now: float) -> None:
-        # One datagram per readiness: a client has one ACK in flight per window, and epoll is
-        # level-triggered, so a second one waiting is read on the next turn instead of paying
-        # an empty read (and its exception) after every ACK.
-        try:
-            datagram = t.sock.recv(_ACK_READ)
-        except OSError:  # nothing after all, or ICMP port unreachable: the client is gone; the timer decides
-            return
-        if len(datagram) < 4:
-            return
-        opcode, number = _HEADER(datagram)
-        if opcode == _ACK:
-            if t.on_ack(number, now) is not None:
-                self._finish(t, "ok")
-        elif opcode == _ERROR:
-            self._finish(t, "client-error")
 
     def _finish(self, t: Transfer, result: str) -> None:
         t.done = True
@@ -589,16 +588,6 @@ def _client_text(client) -> str:
         if ":" in ip:
             return f"[{ip}]:{client[1]}"
     return f"{ip}:{client[1]}"
-
-
-def _send_on(sock: socket.socket, datagram: bytes) -> None:
-    """A transfer's ``send``: one datagram on its connected socket."""
-    try:
-        sock.send(datagram)
-    except (BlockingIOError, InterruptedError):
-        pass  # the socket buffer is full: the timer resends
-    except OSError:
-        pass  # ICMP errors from an earlier datagram; the timer decides
 
 
 def _read_file(path: str, size: int) -> bytes:

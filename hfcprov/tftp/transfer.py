@@ -2,8 +2,10 @@
 
 The server's loop owns the sockets and the timer heap; a ``Transfer`` owns the protocol:
 what to send when it starts, on an ACK, on a timeout, and when it is over. It sends through
-the ``send(datagram)`` callable it was given and keeps its own ``deadline`` (the loop re-arms
-its timer when the deadline moved). Tests drive it with a list as ``send`` and a fake clock.
+the ``send(datagram)`` callable it was given (a connected socket's ``send``: an ``OSError``
+ends that window, whose blocks the timer resends) and keeps its own ``deadline`` (the loop
+re-arms its timer when the deadline moved). Tests drive it with a list as ``send`` and a fake
+clock. DATA is built here, per block sent, from the wire declaration's header (``P.HEADER``).
 
 Block numbers are absolute inside (``base``, ``next``, ``last`` start at 1) and wrap at
 65,536 on the wire only, so files past 32 MiB at blksize 512 roll over cleanly.
@@ -16,6 +18,8 @@ from collections.abc import Callable
 from hfcprov.tftp import protocol as P
 
 OK, UNCONFIRMED, TIMEOUT = "ok", "unconfirmed", "timeout"
+_DATA_HEADER = P.HEADER.pack
+_DATA = P.DATA
 
 
 class Transfer:
@@ -46,10 +50,6 @@ class Transfer:
         self.started = now
         self.done = False  # set by the loop when the transfer ends (its timer entry is then stale)
 
-    def block(self, n: int) -> bytes:
-        off = (n - 1) * self.blksize
-        return P.encode_data(n, self.data[off:off + self.blksize])
-
     @property
     def delivered(self) -> int:
         """Bytes the client has acknowledged."""
@@ -58,7 +58,7 @@ class Transfer:
     def begin(self, now: float) -> None:
         """Send the OACK (when options were negotiated) or the first window."""
         if self.oack is not None:
-            self.send(self.oack)
+            self._send_oack()
         else:
             self._send_window()
         self.deadline = now + self.timeout
@@ -109,7 +109,7 @@ class Transfer:
         if self.tries > max_tries:
             return UNCONFIRMED if self.next > self.last else TIMEOUT
         if self.oack is not None and self.base == 1 and self.next == 1:
-            self.send(self.oack)
+            self._send_oack()
             self.retries += 1
         else:
             self.resent_to = self.next
@@ -118,12 +118,23 @@ class Transfer:
         self.deadline = now + self.timeout
         return None
 
+    def _send_oack(self) -> None:
+        try:
+            self.send(self.oack)
+        except OSError:
+            pass  # as for DATA: the timer resends it
+
     def _send_window(self) -> int:
-        sent = 0
+        # The per-block path of every transfer: the DATA datagram is built inline (no call per block).
+        first = n = self.next
         end = min(self.base + self.windowsize, self.last + 1)
-        send = self.send
-        while self.next < end:
-            send(self.block(self.next))
-            self.next += 1
-            sent += 1
-        return sent
+        send, data, size = self.send, self.data, self.blksize
+        try:
+            while n < end:
+                off = (n - 1) * size
+                send(_DATA_HEADER(_DATA, n & 0xFFFF) + data[off:off + size])
+                n += 1
+        except OSError:  # socket buffer full, or an ICMP error from an earlier datagram: the timer resends
+            n += 1  # the block counts as sent: a copy on its way or not, the timer covers it
+        self.next = n
+        return n - first

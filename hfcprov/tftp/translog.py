@@ -67,6 +67,7 @@ class TransferLog:
         self.summary_at = math.inf  # monotonic time the next summary is due (inf: nothing to summarise)
         self._lock = threading.Lock()
         self.dirty = False
+        self.flushed = time.monotonic()  # when the stream was last flushed
 
     def transfer(self, record: dict) -> None:
         self._count(record["result"], record.get("bytes", 0), record.get("retries", 0))
@@ -132,9 +133,11 @@ class TransferLog:
                 self.dirty = True
 
     def flush(self) -> None:
-        """Push buffered lines out; the server calls this once per loop turn, not once per transfer."""
+        """Push buffered lines out; the server calls this every few tens of milliseconds while lines
+        wait, not once per transfer."""
         if not self.dirty:  # read without the lock: a line written meanwhile is flushed next turn
             return
+        self.flushed = time.monotonic()
         with self._lock:
             if self.dirty and self._stream is not None:
                 self._stream.flush()

@@ -92,3 +92,20 @@ def test_a_lossy_client_gets_every_byte_in_order(size, windowsize, blksize, loss
             assert result == OK
             break
     assert bytes(got) == data
+
+
+def test_a_send_that_fails_ends_the_window_and_the_timer_resends_it():
+    sent: list[bytes] = []
+
+    def send(datagram):  # the socket buffer is full from the second block on
+        if len(sent) >= 1:
+            raise BlockingIOError
+        sent.append(datagram)
+
+    t = Transfer(("192.0.2.7", 1234), "f.cm", bytes(7000), P.Options(windowsize=4), 0.0, send)
+    t.begin(0.0)  # no exception reaches the loop
+    assert _blocks(sent) == [1]
+    sent.clear()
+    t.send = sent.append  # room again
+    assert t.on_timeout(1.0, max_tries=3) is None
+    assert _blocks(sent) == [1, 2, 3, 4] and t.retries == 4
