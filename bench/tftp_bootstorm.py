@@ -300,6 +300,7 @@ def inproc_run(port: int, names: list[str], sizes: dict, windowsize: int = 1, du
     span = (max(f.finished for f in ok) - min(f.started for f in got)) if ok else NAN
     times = sorted(f.duration for f in ok)
     return {"done": len(ok), "rate": len(ok) / span if ok else 0.0, "failures": len(got) - len(ok),
+            "client_cpu": NAN,
             "retransmits": float(sum(f.retransmits for f in got)), "duplicates": float(sum(f.duplicates for f in got)),
             "p50": percentile(times, 50) if times else NAN, "p99": percentile(times, 99) if times else NAN}
 
@@ -321,17 +322,17 @@ def processes_run(port: int, names: list[str], sizes: dict, tmp: Path, clients: 
     out = tmp / f"clients-{port}"
     out.mkdir()
     began: dict[int, tuple[float, str]] = {}
-    ended: dict[int, tuple[float, int]] = {}
+    ended: dict[int, tuple[float, int, float]] = {}  # pid -> (exit time, exit code, CPU seconds)
     done = threading.Event()
 
     def reap():  # exit times as they happen (a wait loop, so no Popen object lags behind)
         while not done.is_set() or not began.keys() <= ended.keys():
             try:
-                pid, status = os.wait()
+                pid, status, usage = os.wait4(-1, 0)
             except ChildProcessError:
                 time.sleep(0.01)
                 continue
-            ended[pid] = (time.monotonic(), os.waitstatus_to_exitcode(status))
+            ended[pid] = (time.monotonic(), os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime)
 
     reaper = threading.Thread(target=reap, daemon=True)
     reaper.start()
@@ -364,7 +365,7 @@ def processes_run(port: int, names: list[str], sizes: dict, tmp: Path, clients: 
     reaper.join(10)
     ok, times, dup = 0, [], 0.0
     for pid, (start, name) in began.items():
-        end, code = ended.get(pid, (NAN, -1))
+        end, code, _ = ended.get(pid, (NAN, -1, 0.0))
         dest = out / name
         if code == 0 and dest.exists() and dest.stat().st_size == sizes[name]:
             ok += 1
@@ -372,12 +373,14 @@ def processes_run(port: int, names: list[str], sizes: dict, tmp: Path, clients: 
         if windowsize > 1:
             blocks = re.findall(r"DATA <block: (\d+)", (out / f"{name}.trace").read_text(errors="replace"))
             dup += len(blocks) - len(set(blocks))
-    last = max((e for e, _ in ended.values()), default=NAN)
+    last = max((e for e, _, _ in ended.values()), default=NAN)
+    client_cpu = sum(ended[pid][2] for pid in began if pid in ended)
     span = last - t0
     shutil.rmtree(out, ignore_errors=True)
     times.sort()
     return {"done": ok, "rate": ok / span if span > 0 else 0.0, "failures": len(names) - ok,
             "retransmits": NAN, "duplicates": dup if windowsize > 1 else NAN,
+            "client_cpu": client_cpu * 1000 / len(names),
             "p50": percentile(times, 50) if times else NAN, "p99": percentile(times, 99) if times else NAN}
 
 
@@ -570,7 +573,7 @@ def _num(x: float, fmt: str) -> str:
 def print_table(rows) -> None:
     print(f"{'modems':>6} {'arrival':<13} {'server':<12} {'files':<11} {'xfers/s':>8} {'min-max':>11} {'fail':>5} "
           f"{'CPU s/1000':>10} {'min-max':>11} {'retx':>6} {'dupDATA':>7} {'p50 ms':>7} {'p99 ms':>7} {'drops':>5} "
-          f"{'vs best C':>9} {'CPU vs atftpd':>13}")
+          f"{'vs best C':>9} {'CPU vs atftpd':>13} {'clients CPU':>11}")
     for n, pattern, kind, files, m in rows:
         same = [r for r in rows if r[0] == n and r[1] == pattern]
         c_rates = [r[4]["rate"] for r in same if r[2] in ("tftpd-hpa", "atftpd")]
@@ -584,7 +587,7 @@ def print_table(rows) -> None:
               f"{rates:>11} {fail:>5} {_num(m['cpu'], '.3f'):>10} "
               f"{cpus:>11} {_num(m['retransmits'], '.0f'):>6} "
               f"{_num(m['duplicates'], '.0f'):>7} {_num(m['p50'] * 1e3, '.1f'):>7} {_num(m['p99'] * 1e3, '.1f'):>7} "
-              f"{m['drops']:>5.0f} {vs_c:>9} {vs_a:>13}")
+              f"{m['drops']:>5.0f} {vs_c:>9} {vs_a:>13} {_num(m['client_cpu'], '.3f'):>11}")
 
 
 def print_ratios(rows) -> None:

@@ -280,6 +280,8 @@ def negotiate(requested: dict, size: int | None, *, timeout: float, max_blksize:
     retransmission timeout in seconds. An option with a value outside its RFC
     range is left out of the OACK, which tells the client it was not accepted.
     """
+    if not requested:  # most modems ask for nothing: RFC 1350's defaults, no OACK
+        return Options(timeout=timeout, oack={})
     opts = Options(timeout=timeout, oack={})
     for raw_name, raw_value in requested.items():
         name = str(raw_name).lower()

@@ -61,6 +61,7 @@ _E = P.ErrorCode
 _ACK, _ERROR = P.ACK, P.ERROR
 _HEADER = P.HEADER.unpack_from
 _EPOLLIN = select.EPOLLIN
+_REQUEST_READ = 4096  # an RRQ is at most 512 bytes (RFC 2347); a longer one is cut and refused as malformed
 _ACK_READ = 1024  # bytes read from a transfer's socket: an ACK is 4, an ERROR at most ~520 (recv allocates this much)
 
 
@@ -125,7 +126,7 @@ class TftpServer:
         self._waiting_builds = 0  # modems whose dynamic file is being built
         self.durations = TransferTimes()  # completed transfers' durations, for the metrics endpoint
         self._seq = itertools.count()
-        self._static_cache: dict[Path, tuple] = {}
+        self._static_cache: dict[str, tuple] = {}  # path -> ((inode, size, mtime), bytes)
         self._stopping = False
         self._stop_now = False
         self._ready = threading.Event()
@@ -357,7 +358,7 @@ class TftpServer:
             if calls:  # builds finished meanwhile: their modems asked first, and the storm's intake
                 self._run_calls()  # is when the loop has time to start their transfers
             try:
-                datagram, client = sock.recvfrom(65536)
+                datagram, client = sock.recvfrom(_REQUEST_READ)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError:
@@ -518,6 +519,8 @@ class TftpServer:
         sock.close()
 
     # -- a transfer in progress ---------------------------------------------------------------
+
+    # -- a transfer ends ----------------------------------------------------------------------
 
     def _finish(self, t: Transfer, result: str) -> None:
         t.done = True
