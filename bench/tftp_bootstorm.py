@@ -46,6 +46,7 @@ tftpd-hpa and atftpd conflict as Debian packages: install tftpd-hpa; atftpd's bi
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import re
@@ -63,9 +64,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from hfcprov.results import percentile  # noqa: E402
-from hfcprov.tftp import fetch_many, raise_fd_limit  # noqa: E402
-from hfcprov.udpstat import udp_drops  # noqa: E402
+from hfcprov.results import percentile
+from hfcprov.tftp import fetch_many, raise_fd_limit
+from hfcprov.udpstat import udp_drops
 
 BENCH_TEMPLATE = (REPO / "bench" / "padded-tier.j2").read_text()  # configs of 1-10 KB
 PATTERNS = ("inproc-burst", "tftp-burst", "atftp-burst", "spread", "atftp-ws4", "dupack-ws4")
@@ -127,10 +128,11 @@ class CpuMeter:
                 break
         self.pid = None
 
-    def enter(self) -> None:
-        """Called in the child before exec (preexec_fn): it and all it starts are counted."""
-        if self.group is not None:
-            (self.group / "cgroup.procs").write_text(str(os.getpid()))
+    def wrap(self, cmd: list[str]) -> list[str]:
+        """``cmd`` started inside the group (a shell joins it, then execs): it and all it starts count."""
+        if self.group is None:
+            return cmd
+        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.group / "cgroup.procs"), *cmd]
 
     def seconds(self) -> float:
         if self.kind == "v1":
@@ -145,15 +147,17 @@ class CpuMeter:
         if self.group is None:
             return
         parent = self.group.parent
-        try:
-            for pid in (self.group / "cgroup.procs").read_text().split():
-                try:
-                    (parent / "cgroup.procs").write_text(pid)
-                except OSError:
-                    pass
-            self.group.rmdir()
-        except OSError:
-            pass
+        for _ in range(50):  # a server's build workers may still be exiting: the group empties soon
+            try:
+                for pid in (self.group / "cgroup.procs").read_text().split():
+                    try:
+                        (parent / "cgroup.procs").write_text(pid)
+                    except OSError:
+                        pass
+                self.group.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
 
 
 def _tree_cpu(root_pid: int) -> float:
@@ -193,7 +197,6 @@ class Server:
                               "proc": "/proc process-tree times (10 ms ticks)"}[self.cpu.kind]
 
     def _start(self, root, dyn, n, args, extra):
-        pre = self.cpu.enter
         if self.kind.startswith("hfcprov"):
             checkout = args.baseline if self.kind == "hfcprov@base" else REPO
             cmd = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(root),
@@ -202,7 +205,7 @@ class Server:
             if dyn:
                 cmd += ["--dynamic", str(dyn), *extra]
             env = dict(os.environ, PYTHONPATH=str(checkout))
-            proc = subprocess.Popen(cmd, cwd=checkout, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=pre)
+            proc = subprocess.Popen(self.cpu.wrap(cmd), cwd=checkout, stderr=subprocess.PIPE, text=True, env=env)
             line = proc.stderr.readline()
             if "serving" not in line:
                 _stop(proc)
@@ -216,7 +219,7 @@ class Server:
             cmd = [args.atftpd, "--daemon", "--no-fork", "--port", str(self.port), "--bind-address", "127.0.0.1",
                    "--maxthread", str(max(n + 100, 100)), "--logfile", "/dev/null",
                    "--user", "nobody", "--group", "nogroup", str(root)]
-        proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL, preexec_fn=pre)
+        proc = subprocess.Popen(self.cpu.wrap(cmd), stderr=subprocess.DEVNULL)
         _wait_listening(self.port)
         return proc
 
@@ -266,7 +269,7 @@ def find_atftpd(given: str | None) -> str | None:
         return None
     with tempfile.TemporaryDirectory() as dl:
         os.chmod(dl, 0o777)  # apt's download user writes here
-        got = subprocess.run(["apt-get", "download", "atftpd"], cwd=dl, capture_output=True, text=True)
+        got = subprocess.run(["apt-get", "download", "atftpd"], cwd=dl, capture_output=True, text=True, check=False)
         debs = list(Path(dl).glob("atftpd_*.deb"))
         if got.returncode or not debs:
             print(f"# atftpd: apt-get download failed: {got.stderr.strip()[-200:]}", file=sys.stderr)
@@ -495,13 +498,13 @@ def main(argv=None) -> int:
             for pattern in patterns:
                 runs = {s: [] for s in servers if not (pattern in WINDOWED and s[0] == "tftpd-hpa")}
                 for _ in range(args.repeats):
-                    for kind, files in runs:
+                    for (kind, files), done in runs.items():
                         cold = files.startswith("dyn-cold")
                         srv = Server(kind, files, tmp / "site" / "empty" if cold else root, dyns.get(files), n,
                                      args, tmp)
                         want = {name: sizes["dyn" if cold else "static", name] for name in names}
                         try:
-                            runs[kind, files].append(one_run(pattern, srv, names, want, tmp, rng))
+                            done.append(one_run(pattern, srv, names, want, tmp, rng))
                         finally:
                             srv.stop()
                 for (kind, files), done in runs.items():
@@ -567,7 +570,7 @@ def _wait_for_event(log: Path, event: str, timeout: float) -> None:
 
 
 def _num(x: float, fmt: str) -> str:
-    return "-" if x != x else format(x, fmt)
+    return "-" if math.isnan(x) else format(x, fmt)
 
 
 def print_table(rows) -> None:
@@ -579,7 +582,7 @@ def print_table(rows) -> None:
         c_rates = [r[4]["rate"] for r in same if r[2] in ("tftpd-hpa", "atftpd")]
         atftpd = [r[4]["cpu"] for r in same if r[2] == "atftpd"]
         vs_c = f"{m['rate'] / max(c_rates):.2f}x" if c_rates and max(c_rates) and kind.startswith("hfcprov") else ""
-        vs_a = f"{m['cpu'] / atftpd[0]:.2f}x" if atftpd and atftpd[0] == atftpd[0] and kind != "atftpd" else ""
+        vs_a = f"{m['cpu'] / atftpd[0]:.2f}x" if atftpd and not math.isnan(atftpd[0]) and kind != "atftpd" else ""
         fail = f"{m['failures']:.0f}" + (f"/{m['failures_max']:.0f}" if m["failures_max"] != m["failures"] else "")
         rates = f"{m['rate_min']:.0f}-{m['rate_max']:.0f}"
         cpus = _num(m["cpu_min"], ".3f") + "-" + _num(m["cpu_max"], ".3f")

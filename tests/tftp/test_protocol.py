@@ -10,9 +10,13 @@ import os
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from tftpy.TftpPacketFactory import TftpPacketFactory
-from tftpy.TftpPacketTypes import TftpPacketDAT, TftpPacketERR, TftpPacketOACK, TftpPacketRRQ
+from tftpy.TftpPacketTypes import (
+    TftpPacketDAT,
+    TftpPacketERR,
+    TftpPacketOACK,
+    TftpPacketRRQ,
+)
 
 from hfcprov.tftp import protocol as P
 from hfcprov.tftp.paths import AccessViolation, resolve_in_root
