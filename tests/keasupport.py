@@ -76,7 +76,7 @@ class Kea:
         self.config_file.write_text(json.dumps(whole, indent=1))
         return whole
 
-    def start(self) -> "Kea":
+    def start(self) -> Kea:
         env = dict(os.environ, KEA_PIDFILE_DIR=str(self.folder), KEA_LOCKFILE_DIR=str(self.folder))
         self.proc = subprocess.Popen([self.binary, "-c", str(self.config_file), "-p", str(self.port),
                                       "-P", str(self.reply_port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -199,7 +199,7 @@ class TimeServer:
     def _answered(self, proto: str, client) -> None:
         self.answered[proto] += 1
         if self._log is not None:
-            ip = client[0][7:] if client[0].startswith("::ffff:") else client[0]
+            ip = client[0].removeprefix("::ffff:")
             self._log.write(json.dumps({"event": "tod", "time": round(time.time(), 3), "client": ip,
                                         "proto": proto}, separators=(",", ":")) + "\n")
             self._log.flush()

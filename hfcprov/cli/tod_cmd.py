@@ -22,7 +22,7 @@ def serve(listen, udp, tcp, log_path):
     """Answer RFC 868 time requests until SIGTERM/SIGINT."""
     import sys
 
-    from hfcprov.boot.tod import TimeServer, TOD_PORT
+    from hfcprov.boot.tod import TOD_PORT, TimeServer
     from hfcprov.units import parse_host_port
 
     host, port = parse_host_port(listen, TOD_PORT, default_host="::", any_port=True)
@@ -46,7 +46,7 @@ def serve(listen, udp, tcp, log_path):
 def get(server, tcp, timeout):
     """Ask SERVER (HOST[:PORT]) for the time; print it (UTC) and its offset from this host's clock."""
     import time
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     from hfcprov.boot.tod import TOD_PORT, query_time, unix_time
     from hfcprov.units import parse_duration, parse_host_port
@@ -54,5 +54,5 @@ def get(server, tcp, timeout):
     host, port = parse_host_port(server, TOD_PORT)
     value = query_time(host, port, proto="tcp" if tcp else "udp", timeout=parse_duration(timeout))
     at = unix_time(value)
-    stamp = datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    stamp = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     click.echo(f"{stamp} (RFC 868 {value}; {at - int(time.time()):+d} s from this host)")

@@ -66,15 +66,14 @@ import threading
 import time
 from pathlib import Path
 
-import yaml
-
 from hfcprov.boot.leases import LeaseSource, lease_source
-from hfcprov.boot.tod import RFC868_OFFSET, rfc868_time
+from hfcprov.boot.tod import RFC868_OFFSET, rfc868_time  # noqa: F401 - RFC868_OFFSET: the name tests import here
 from hfcprov.errors import HfcprovError
 from hfcprov.tftp.provider import MISS, Provider, RequestRefused, chain
 from hfcprov.tftp.workers import WorkerPool
 from hfcprov.tiers.naming import DEFAULT_PATTERN, FileNameError, config_file_name
 from hfcprov.tiers.secrets import SecretMap, SecretMapError
+from hfcprov.yamlfile import read_yaml
 
 TFTP_TIMESTAMP = 19
 TFTP_MODEM_ADDRESS = 20
@@ -617,14 +616,7 @@ def load_dynamic(path: str | Path) -> ConfigFileBuilder:
     from hfcprov.config import read_secret
 
     path = Path(path)
-    try:
-        spec = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise DynamicConfigError(f"{path}: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise DynamicConfigError(f"{path}{where}: not valid YAML: {getattr(err, 'problem', err)}") from None
+    spec = read_yaml(path, DynamicConfigError, "dynamic files config")
     if not isinstance(spec, dict):
         raise DynamicConfigError(f"{path}: expected a mapping with at least 'inventory'")
     unknown = sorted(set(spec) - set(KEYS))

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from hfcprov.errors import HfcprovError
+from hfcprov.yamlfile import read_yaml
 
 DEFAULT_COLUMN = "cmts"
 
@@ -61,14 +60,7 @@ class SecretMap:
         from hfcprov.config import read_secret
 
         path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except OSError as err:
-            raise SecretMapError(f"{path}: cannot read secret map: {err.strerror}") from None
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            where = f" line {mark.line + 1}" if mark else ""
-            raise SecretMapError(f"{path}{where}: not valid YAML: {getattr(err, 'problem', err)}") from None
+        data = read_yaml(path, SecretMapError, "secret map")
         if not isinstance(data, dict) or not data:
             raise SecretMapError(f"{path}: expected a mapping of CMTS name to secret file (cmts-east: east.key)")
         secrets = {}

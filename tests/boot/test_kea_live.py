@@ -64,7 +64,7 @@ def test_kea4_hands_out_the_inventory_and_takes_a_new_export_live(tmp_path, inve
                "--mta-dhcp-server", "127.0.0.3", "--router", "127.0.10.1")
     assert "2 kea4 reservations" in r.stdout and "checked by kea-dhcp4 -t" in r.stdout
     with Kea(4, json.loads((tmp_path / "kea4.json").read_text())) as kea:
-        relay = dict(server=kea.server, relay="127.0.0.1", reply_port=kea.reply_port)
+        relay = {"server": kea.server, "relay": "127.0.0.1", "reply_port": kea.reply_port}
         fixed = acquire4("00:10:95:00:00:01", **relay)
         assert fixed.address == "127.0.10.5"
         assert (fixed.siaddr, fixed.file) == ("127.0.0.1", "001095000001.cm")
@@ -100,7 +100,7 @@ def test_kea6_hands_out_option_17_of_the_inventory_live(tmp_path, inventory):
     export(tmp_path, "kea6", tmp_path / "kea6.json", "--base", tmp_path / "base.json", "--tftp-server", "127.0.0.1",
            "--tftp-server", "fd00::1", "--log-server", "fd00::2", "--time-server", "fd00::3", "--time-offset", "3600")
     with Kea(6, json.loads((tmp_path / "kea6.json").read_text())) as kea:
-        relay = dict(server=kea.server, link="fd00:10::1", relay="::1", reply_port=kea.reply_port)
+        relay = {"server": kea.server, "link": "fd00:10::1", "relay": "::1", "reply_port": kea.reply_port}
         lease = acquire6("00:10:95:00:00:01", **relay)
         assert lease.address == "fd00:10::5"
         assert lease.tftp_servers == ["fd00::1"]  # 17.4491.32

@@ -8,7 +8,6 @@ clients and writes its memfile lease file, or answers ``lease4-get`` through its
 from __future__ import annotations
 
 import io
-import json
 
 import pytest
 
@@ -36,7 +35,7 @@ def lab(tmp_path):
     plan = plan_reservations(tmp_path / "modems.csv", 4)
     config, _ = kea_config(plan, 4, BootServers(tftp=("127.0.0.1",)), base=BASE)
     kea = Kea(4, config, lease_cmds=True).start()
-    relay = dict(server=kea.server, relay="127.0.0.1", reply_port=kea.reply_port)
+    relay = {"server": kea.server, "relay": "127.0.0.1", "reply_port": kea.reply_port}
     assert acquire4(A, **relay).address == "127.0.10.5"
     assert acquire4(B, **relay).address == "127.0.10.6"
     (tmp_path / "root").mkdir()
@@ -109,3 +108,19 @@ def test_lease_bound_needs_a_lease_source(tmp_path):
     (tmp_path / "dyn.yaml").write_text("inventory: modems.csv\nleases: nowhere.csv\n")
     with pytest.raises(DynamicConfigError, match="nowhere.csv: no such lease file"):
         load_dynamic(tmp_path / "dyn.yaml")
+
+
+def test_the_shipped_lease_bound_example_loads(tmp_path):
+    """examples/tftp-lease-bound.yaml as an operator copies it, with the lease file where their Kea writes it."""
+    from tests.support import REPO
+
+    example = (REPO / "examples" / "tftp-lease-bound.yaml").read_text()
+    leases = tmp_path / "kea-leases4.csv"
+    leases.write_text("address,hwaddr,client_id,valid_lifetime,expire,subnet_id,fqdn_fwd,fqdn_rev,hostname,state,"
+                      "user_context\n")
+    text = example.replace("/var/lib/kea/kea-leases4.csv", str(leases), 1)
+    text = text.replace("inventory: inventory.csv", f"inventory: {REPO / 'examples' / 'inventory.csv'}")
+    text = text.replace("templates: ../templates", f"templates: {REPO / 'templates'}")
+    (tmp_path / "dyn.yaml").write_text(text + "processes: 0\n")
+    builder = load_dynamic(tmp_path / "dyn.yaml")
+    assert builder.lease_bound and builder.key == "filename" and builder.leases.describe() == str(leases)

@@ -89,8 +89,8 @@ def test_build_cli_warns_once_about_files_without_a_cmts_mic(site):
     r = hfcprov("build", "-i", site / "plain.csv", "-o", site / "o1")
     assert r.returncode == 0
     warnings = [line for line in r.stderr.splitlines() if "warning" in line]
-    assert warnings == ["hfcprov: warning: 2 of 2 files carry no CMTS MIC (TLV 7): a CMTS refuses such a modem's "
-                        "registration; give --secret-file or --secret-map, or --no-cmts-mic if that is intended"]
+    assert warnings == [("hfcprov: warning: 2 of 2 files carry no CMTS MIC (TLV 7): a CMTS refuses such a modem's "
+                        "registration; give --secret-file or --secret-map, or --no-cmts-mic if that is intended")]
     r = hfcprov("build", "-i", site / "plain.csv", "-o", site / "o2", "--no-cmts-mic")
     assert r.returncode == 0 and "warning" not in r.stderr
     r = hfcprov("build", "-i", site / "modems.csv", "-o", site / "o3", "--secret-map", site / "secrets.yaml",
