@@ -39,10 +39,15 @@ def lease_cmds_hook() -> str:
 class Kea:
     """``kea-dhcp4``/``kea-dhcp6`` running ``config`` (its ``Dhcp4``/``Dhcp6`` map; interfaces, lease
     file, control socket and loggers are set here). ``.lease_file``, ``.socket``, ``.server``
-    (address, port to send to), ``.reply_port``; ``stop()`` ends it."""
+    (address, port to send to), ``.reply_port``; ``stop()`` ends it.
 
-    def __init__(self, family: int, config: dict, lease_cmds: bool = False):
+    With ``netns`` and ``interface`` it runs inside that network namespace on that interface, as a
+    headend's Kea does: raw sockets, the standard ports, broadcast answers (root)."""
+
+    def __init__(self, family: int, config: dict, lease_cmds: bool = False, netns: str | None = None,
+                 interface: str | None = None):
         self.family = family
+        self.netns, self.interface = netns, interface
         self.binary = require_tool(f"kea-dhcp{family}", PACKAGE[family])
         # a short folder: a UNIX socket path must stay under 108 bytes
         self.folder = Path(tempfile.mkdtemp(prefix=f"hfkea{family}-"))
@@ -60,7 +65,9 @@ class Kea:
         """``config`` completed for this test server and written to its file (returned whole)."""
         key = "Dhcp4" if self.family == 4 else "Dhcp6"
         server = dict(config.get(key, config))
-        if self.family == 4:
+        if self.netns:
+            server["interfaces-config"] = {"interfaces": [self.interface]}
+        elif self.family == 4:
             server["interfaces-config"] = {"interfaces": ["lo"], "dhcp-socket-type": "udp"}
         else:
             server["interfaces-config"] = {"interfaces": ["lo/::1"]}
@@ -78,9 +85,12 @@ class Kea:
 
     def start(self) -> Kea:
         env = dict(os.environ, KEA_PIDFILE_DIR=str(self.folder), KEA_LOCKFILE_DIR=str(self.folder))
-        self.proc = subprocess.Popen([self.binary, "-c", str(self.config_file), "-p", str(self.port),
-                                      "-P", str(self.reply_port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     env=env)
+        command = [self.binary, "-c", str(self.config_file)]
+        if self.netns:
+            command = ["ip", "netns", "exec", self.netns, *command]
+        else:
+            command += ["-p", str(self.port), "-P", str(self.reply_port)]
+        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
         deadline = time.monotonic() + 20
         while True:  # ready when it answers on its control socket; a dead server fails at once
             try:

@@ -51,9 +51,11 @@ class Lease:
 
 class LeaseSource:
     """``lookup(address)``: the active lease of that address, or None. May read a file or a
-    socket; ``fresh()`` says whether a lookup would answer from memory."""
+    socket; ``fresh()`` says whether a lookup would answer from memory. ``current=True`` reads
+    the source now whatever its age: a refusal is decided on what the DHCP server wrote last (a
+    modem asks for its file milliseconds after its lease)."""
 
-    def lookup(self, address: str) -> Lease | None:
+    def lookup(self, address: str, current: bool = False) -> Lease | None:
         raise NotImplementedError
 
     def fresh(self) -> bool:
@@ -113,9 +115,9 @@ class MemfileLeases(LeaseSource):
     def fresh(self) -> bool:
         return self._checked is not None and time.monotonic() - self._checked < self.max_age
 
-    def lookup(self, address: str) -> Lease | None:
-        if not self.fresh():
-            self.refresh()
+    def lookup(self, address: str, current: bool = False) -> Lease | None:
+        if current or not self.fresh():
+            self.refresh(force=current)
         try:
             lease = self._leases.get(_address(address))
         except ValueError:
@@ -215,7 +217,7 @@ class KeaLeaseApi(LeaseSource):
     def describe(self) -> str:
         return f"Kea control socket {self.control.path}"
 
-    def lookup(self, address: str) -> Lease | None:
+    def lookup(self, address: str, current: bool = False) -> Lease | None:  # always current
         from hfcprov.boot.kea import KeaError
 
         try:

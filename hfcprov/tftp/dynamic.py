@@ -220,7 +220,9 @@ class ConfigFileBuilder(Provider):
                 return None  # the files are due a check
             if self.lease_bound and not may_block and not self.leases.fresh():
                 return None  # the lease source is read (or asked) on a thread
-            row = self._find(filename, client_ip)
+            row = self._find(filename, client_ip, may_block)
+            if row is _RECHECK:
+                return None  # a refusal is decided on the lease file as it is now: read on a thread
             if row is None:
                 return _resolved(None)
             built = self._stamped(row, may_block)
@@ -244,11 +246,14 @@ class ConfigFileBuilder(Provider):
         built.add_done_callback(stamp)
         return out
 
-    def _find(self, filename: str, client_ip: str) -> dict | None:
+    def _find(self, filename: str, client_ip: str, may_block: bool = True):
         """The inventory row the request is for (None: no such modem), or ``RequestRefused`` when a
-        lease-bound file is asked for by an address that does not hold its modem's lease."""
+        lease-bound file is asked for by an address that does not hold its modem's lease. A refusal is
+        checked again on the source as it is now (``_RECHECK`` when that must wait for a thread)."""
         if self.key == "ip" and self.leases is not None:  # the modem is the one whose lease the requester holds
-            lease = self.leases.lookup(client_ip)
+            lease = self._lease(client_ip, None, may_block)
+            if lease is _RECHECK:
+                return _RECHECK
             if lease is None or lease.mac is None:
                 raise RequestRefused(f"lease-bound: {client_ip} holds no active lease ({self.leases.describe()})")
             return self._rows.get(lease.mac)
@@ -256,7 +261,9 @@ class ConfigFileBuilder(Provider):
         if row is None and self.key == "filename":
             row = self._rows.get(filename.lower())
         if row is not None and self.lease_bound:
-            lease = self.leases.lookup(client_ip)
+            lease = self._lease(client_ip, row["mac"], may_block)
+            if lease is _RECHECK:
+                return _RECHECK
             if lease is None:
                 raise RequestRefused(f"lease-bound: {client_ip} holds no active lease, and the file is modem "
                                      f"{row['mac']}'s ({self.leases.describe()})")
@@ -264,6 +271,14 @@ class ConfigFileBuilder(Provider):
                 raise RequestRefused(f"lease-bound: the file is modem {row['mac']}'s, but {client_ip}'s lease is "
                                      f"modem {lease.mac or 'unknown'}'s ({self.leases.describe()})")
         return row
+
+    def _lease(self, client_ip: str, mac: str | None, may_block: bool):
+        lease = self.leases.lookup(client_ip)
+        if lease is not None and lease.mac is not None and (mac is None or lease.mac == mac):
+            return lease
+        if not may_block:
+            return _RECHECK
+        return self.leases.lookup(client_ip, current=True)
 
     def _stamp_for(self, built: StampedFile, client_ip: str) -> bytes:
         return built.build(tftp_timestamp() if self.timestamp else None, client_ip if self.modem_address else None)
@@ -515,6 +530,9 @@ class StampedFile:
         if self.stamp20:
             values[TFTP_MODEM_ADDRESS] = socket.inet_aton(address or "0.0.0.0")
         return self.v4.fill(values)
+
+
+_RECHECK = object()  # a lease-bound refusal to confirm on the lease source as it is now, off the loop
 
 
 def _resolved(value) -> concurrent.futures.Future:

@@ -22,7 +22,7 @@ from tests.keasupport import Kea
 
 from .helpers import records, wait_idle
 
-A, B = "001095000001", "001095000002"
+A, B, C = "001095000001", "001095000002", "001095000003"
 BASE = {"Dhcp4": {"valid-lifetime": 600, "subnet4": [{"id": 1, "subnet": "127.0.10.0/24",
                                                        "relay": {"ip-addresses": ["127.0.0.1"]},
                                                        "pools": [{"pool": "127.0.10.100 - 127.0.10.200"}]}]}}
@@ -31,7 +31,8 @@ BASE = {"Dhcp4": {"valid-lifetime": 600, "subnet4": [{"id": 1, "subnet": "127.0.
 @pytest.fixture
 def lab(tmp_path):
     """Kea with reservations exported from the inventory; modems A and B hold their leases."""
-    (tmp_path / "modems.csv").write_text(f"mac,tier,ip\n{A},res-50x5,127.0.10.5\n{B},res-100x10,127.0.10.6\n")
+    (tmp_path / "modems.csv").write_text(f"mac,tier,ip\n{A},res-50x5,127.0.10.5\n{B},res-100x10,127.0.10.6\n"
+                                         f"{C},res-50x5,127.0.10.7\n")
     plan = plan_reservations(tmp_path / "modems.csv", 4)
     config, _ = kea_config(plan, 4, BootServers(tftp=("127.0.0.1",)), base=BASE)
     kea = Kea(4, config, lease_cmds=True).start()
@@ -79,6 +80,20 @@ def test_a_host_without_the_lease_is_refused_the_file(lab, source):
     assert f"modem {A}'s" in refused[0]["detail"] and f"modem {B}'s" in refused[0]["detail"]  # why
     assert "holds no active lease" in refused[1]["detail"] and "holds no active lease" in refused[2]["detail"]
     assert [r["result"] for r in records(log.getvalue())].count("ok") == 2
+
+
+def test_a_modem_gets_its_file_right_after_its_lease(lab):
+    """A modem asks for its file milliseconds after the DHCP ACK: the lease table read a moment before
+    (and kept up to a second) must not refuse it; a refusal is checked on the file as it is now."""
+    lab_dir, kea = lab
+    builder = ConfigFileBuilder(lab_dir / "modems.csv", processes=0, leases=MemfileLeases(kea.lease_file))
+    srv, _ = serve(lab_dir, builder)
+    with srv:
+        assert get(srv, f"{A}.cm", "127.0.10.5").ok  # the table is read now, C holds no lease yet
+        relay = {"server": kea.server, "relay": "127.0.0.1", "reply_port": kea.reply_port}
+        assert acquire4(C, **relay).address == "127.0.10.7"
+        fresh = get(srv, f"{C}.cm", "127.0.10.7")
+        assert fresh.ok, fresh.error
 
 
 def test_key_ip_finds_the_modem_by_its_lease(lab):
