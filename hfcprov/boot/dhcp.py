@@ -297,6 +297,8 @@ def kea_config(plan: list[Reservation], family: int, servers: BootServers, *, ba
     next_id = max([int(s.get("id", 0)) for s in all_subnets if str(s.get("id", 0)).isdigit()] + [0]) + 1
     candidates = list(by_prefix) + [n for n in extra if n not in by_prefix]
     used_by = {}
+    owners: dict[int, tuple[dict, dict]] = {}  # id(subnet) -> the operator's reservations by modem, by address
+    dropped: dict[int, set] = {}  # id(subnet) -> ids of the operator's reservations an inventory modem replaces
     for r in plan:
         net = _choose(r, candidates, extra, family)
         subnet = by_prefix.get(net)
@@ -306,21 +308,28 @@ def kea_config(plan: list[Reservation], family: int, servers: BootServers, *, ba
             server.setdefault(SUBNETS[family], []).append(subnet)
             summary.subnets_added.append(str(net))
         reservations = subnet.setdefault("reservations", [])
-        entry = kea_reservation(r, family, servers)
-        for res in list(reservations):
-            if _same_modem(res, r, family):
-                reservations.remove(res)
-                summary.replaced += 1
-            elif r.address and r.address in _res_addresses(res):
-                raise DhcpExportError(f"{r.where}: {r.address} is already reserved for "
-                                      f"{res.get('hw-address') or res.get('duid') or 'another client'} in the base config")
+        if id(subnet) not in owners:  # indexed once per subnet: an inventory of 10,000 modems stays linear
+            owners[id(subnet)] = _index(reservations)
+        by_modem, by_address = owners[id(subnet)]
+        mine = by_modem.get(r.mac) or (by_modem.get(r.duid) if r.duid else None)
+        if mine is not None and id(mine) not in dropped.setdefault(id(subnet), set()):
+            dropped[id(subnet)].add(id(mine))
+            summary.replaced += 1
+        other = by_address.get(r.address) if r.address else None
+        if other is not None and other is not mine:
+            raise DhcpExportError(f"{r.where}: {r.address} is already reserved for "
+                                  f"{other.get('hw-address') or other.get('duid') or 'another client'} in the base config")
         if r.address:
             if r.address in used_by:
                 raise DhcpExportError(f"{r.where}: {r.address} is already reserved on {used_by[r.address]}")
             used_by[r.address] = r.where
-        reservations.append(entry)
+        reservations.append(kea_reservation(r, family, servers))
         summary.reservations += 1
         previous.discard(r.mac)
+    for subnet in by_prefix.values():
+        gone = dropped.get(id(subnet))
+        if gone:
+            subnet["reservations"] = [res for res in subnet["reservations"] if id(res) not in gone]
     summary.removed = len(previous)
     if family == 4 and plan and servers.of(4, "mta_dhcp") and tuple(kea_version) < CCC_BUILTIN:
         defs = server.setdefault("option-def", [])
@@ -359,15 +368,19 @@ def _choose(r: Reservation, candidates: list, given: list, family: int):
                           f"(give one --subnet, or the row's {SUBNET_COLUMN[family]})")
 
 
-def _same_modem(res: dict, r: Reservation, family: int) -> bool:
-    hw = res.get("hw-address")
-    if hw:
+def _index(reservations: list[dict]) -> tuple[dict, dict]:
+    """An operator's reservations by modem (MAC, 12 hex digits, or DUID) and by address."""
+    by_modem, by_address = {}, {}
+    for res in reservations:
         try:
-            if macaddr.normalize(hw) == r.mac:
-                return True
-        except ValueError:
+            by_modem[macaddr.normalize(res["hw-address"])] = res
+        except (KeyError, ValueError):
             pass
-    return bool(r.duid) and str(res.get("duid", "")).lower() == r.duid
+        if res.get("duid"):
+            by_modem[str(res["duid"]).lower()] = res
+        for address in _res_addresses(res):
+            by_address[address] = res
+    return by_modem, by_address
 
 
 def _res_addresses(res: dict) -> list[str]:
