@@ -66,11 +66,12 @@ class Kea:
         key = "Dhcp4" if self.family == 4 else "Dhcp6"
         server = dict(config.get(key, config))
         if self.netns:
-            server["interfaces-config"] = {"interfaces": [self.interface]}
+            server["interfaces-config"] = {"interfaces": [self.interface]}  # DHCPv6: "dev/address" for unicast
         elif self.family == 4:
             server["interfaces-config"] = {"interfaces": ["lo"], "dhcp-socket-type": "udp"}
         else:
             server["interfaces-config"] = {"interfaces": ["lo/::1"]}
+        if self.family == 6:  # not written to /var/lib/kea, which a test machine may not have
             server.setdefault("server-id", {"type": "LL", "htype": 1, "identifier": "020000000001", "persist": False})
         server["lease-database"] = {"type": "memfile", "persist": True, "name": str(self.lease_file),
                                     "lfc-interval": 0}
