@@ -63,12 +63,12 @@ def scenario_from_config(path, flow_ref, assignments, docsis_version="3.1"):
     """The scenario of one service flow of a config file; --set supplies what the file lacks (rtt, buffer...).
 
     A flow in an aggregate service flow (TLV 70/71, Low Latency DOCSIS) is simulated as the
-    aggregate: its rate, the classic flow's queue and the dual queue (hfcprov.sim.aqm.select).
+    aggregate: its rate, the classic flow's queue and the dual queue (hfcprov.queue.select).
     """
     from hfcprov.config import read_config
     from hfcprov.model import aggregate_service_flows, modem_settings, service_flows
-    from hfcprov.sim.aqm.pie import AqmConfigError
-    from hfcprov.sim.aqm.select import asf_keys
+    from hfcprov.queue.pie import AqmConfigError
+    from hfcprov.queue.select import asf_keys
     from hfcprov.sim.scenario import Scenario, ScenarioError, apply_overrides, flow_keys
 
     tree = read_config(path)

@@ -44,7 +44,7 @@ def upload_scenario(flow: ServiceFlow, *, rtt: float, flows: int = 1, congestion
 
     ``duration`` is the measured time, after ``warmup`` (the simulator's own duration includes it).
     """
-    from hfcprov.sim.aqm.select import aqm_overrides
+    from hfcprov.queue.select import aqm_overrides
 
     return Scenario.from_service_flow(
         flow, rtt=rtt, flows=[FlowSpec() for _ in range(flows)], tcp=host_tcp(congestion_control, mac),

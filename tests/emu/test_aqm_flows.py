@@ -268,7 +268,7 @@ def lld_stage(version="3.1", text=LLD):
 
 
 def test_an_lld_aggregate_runs_as_one_dual_queue_with_the_simulators_parameters():
-    from hfcprov.sim.aqm.select import asf_keys
+    from hfcprov.queue.select import asf_keys
 
     stage, left, (asf,), flows, settings = lld_stage()
     assert left == [] and stage.flows[0] is stage.flows[1] and len(stage.staged) == 1

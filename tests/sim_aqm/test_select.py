@@ -8,8 +8,8 @@ from hfcprov.config.forms import parse_text
 from hfcprov.model import aggregate_service_flows, modem_settings, service_flows
 from hfcprov.sim import Network, Scenario, ScenarioError, run
 from hfcprov.sim.aqm.link import DualQueueLink, PieLink
-from hfcprov.sim.aqm.pie import AqmConfigError
-from hfcprov.sim.aqm.select import aqm_keys, aqm_overrides, asf_keys, parse_params
+from hfcprov.queue.pie import AqmConfigError
+from hfcprov.queue.select import aqm_keys, aqm_overrides, asf_keys, parse_params
 from hfcprov.sim.link import Link
 from hfcprov.sim.scenario import flow_keys
 
