@@ -2,7 +2,8 @@
 
 One room for the modem's queue. The simulator (``hfcprov.sim``, virtual time) and the
 emulated modem's packet stage (``hfcprov.emu.aqmstage``, real time) run the same
-algorithms from here. It imports only
+algorithms from here; the sizing policy that ``buffer advise``, ``buffer table``, the
+templates and the campaign report share lives here too. It imports only
 ``hfcprov.model``, ``hfcprov.config``, ``hfcprov.units`` and ``hfcprov.errors``: nothing of
 the simulator, the emulator, the templates or the lab.
 
@@ -22,8 +23,24 @@ Modules (units: seconds, bytes, bits/s):
 ``grant``     the request-grant cycle's timing: ``MacParams`` (MAP interval and advance, request limits,
               overheads; presets ``docsis11``, ``docsis30``), ``mac_access_delay(params)``,
               ``ETHERNET_OVERHEAD``. The simulator's MAC model and the sizing rule both read it.
+``inputs``    ``SizingInputs``: every input a buffer size depends on (rate, RTT, flows, the senders'
+              TCP, the upstream model, the AQM, the latency budget); ``SizingError``.
+``sizing``    the one sizing policy: ``size_buffer(SizingInputs, model=None, *, min_buffer=False,
+              sim_sizes=None) -> Advice``; its parts (``throughput_need``, ``rule_bytes``,
+              ``queue_budget``, ``fluid_need``), ``choose`` (the policy over measured rows, which the
+              campaign report applies), ``queue_delay``, White et al.'s findings.
+``predict``   models of what a size does: ``Prediction``, the analytic ``predict`` / ``predict_aqm`` /
+              ``analytic`` model, ``buffer_table(tiers, buffers, model)``. A model is a callable over
+              ``(SizingInputs, buffer)`` cells; the simulator's is ``hfcprov.sim.upload.SimModel``.
+``socketbuf`` the TCP socket-buffer limit for a CM bridging a fast downstream onto a slower LAN
+              (Cohen & Ramanathan 1998).
+
 The queue objects are pure: no clock and no events. Their owner calls them with ``now``
 (the simulator's virtual time, the emulator's ``time.monotonic``) and shapes the departures.
+
+Extending (issue 28, DOCSIS 3.1 profiles): a new input of the size is a field with a default
+on ``SizingInputs`` that ``rule_bytes`` reads (e.g. a profile whose ``MacParams`` feed
+``mac_access_delay``); callers that do not name it keep their answers.
 
 The names below are importable from ``hfcprov.queue`` directly; each loads its module on first use.
 """
@@ -40,6 +57,10 @@ _EXPORTS = {
     "CE": "ecn", "DSCP_NQB": "ecn", "ECT0": "ecn", "ECT1": "ecn", "NOT_ECT": "ecn",
     "aqm_keys": "select", "aqm_overrides": "select", "asf_keys": "select",
     "ETHERNET_OVERHEAD": "grant", "MacConfigError": "grant", "MacParams": "grant", "mac_access_delay": "grant",
+    "SizingError": "inputs", "SizingInputs": "inputs",
+    "Advice": "sizing", "choose": "sizing", "size_buffer": "sizing",
+    "Prediction": "predict", "analytic": "predict", "buffer_table": "predict",
+    "socket_buffer_limit": "socketbuf",
 }
 
 __all__ = sorted(_EXPORTS)
