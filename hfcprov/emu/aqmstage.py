@@ -380,8 +380,8 @@ def _aggregate_stages(plans: list, aggregates, settings, docsis_version: str) ->
 
 
 def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSION, steering: list = (),
-               aggregates=(), settings=None) -> tuple[StagePlan | None, list[str]]:
-    """The stage for the upstream direction (or None) and the flows left drop-tail for want of it.
+               aggregates=(), settings=None) -> StagePlan | None:
+    """The stage for the upstream direction, or None when no upstream flow runs AQM.
 
     Which flows run AQM is ``hfcprov.model.upstream_aqm``'s rule for the modem's DOCSIS
     version (the simulator's too). Each such flow with a rate gets its own shaper and queue in
@@ -407,6 +407,6 @@ def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSIO
                                    p.flow.name))
         tc_plans.append(replace(p, rate_bps=None, peak_bps=None))
     if not any(flows):
-        return None, []
+        return None
     rules = tuple((s.classifier, s.band) for s in steering if s.classifier.direction == "upstream")
-    return StagePlan(tuple(flows), tuple(tc_plans), rules), []
+    return StagePlan(tuple(flows), tuple(tc_plans), rules)

@@ -257,8 +257,7 @@ class Lab:
         refused += why
         # AQM on upstream flows (hfcprov.model.upstream_aqm): the userspace stage (no pie qdisc here),
         # one shaper + queue per such flow, packets classified by the same classifiers as tc's
-        stage, no_stage = plan_stage(by_direction.get("upstream", []), self.docsis_version, steering,
-                                     aggregates, settings)
+        stage = plan_stage(by_direction.get("upstream", []), self.docsis_version, steering, aggregates, settings)
         for direction, flows in by_direction.items():
             dev = DEV[direction]
             self.clear(direction)  # start clean: a replaced root would keep its old classes and filters
@@ -282,8 +281,6 @@ class Lab:
                                       "flows": bands, "filters": filters}
             if stage is not None and direction == "upstream":
                 self.queues[direction]["aqm"] = stage.as_dict()
-            if no_stage and direction == "upstream":
-                self.queues[direction]["aqm_not_run"] = no_stage  # the rule says AQM; the stage cannot run it
         for direction in ("upstream", "downstream"):
             if direction not in by_direction:
                 self.clear(direction)
