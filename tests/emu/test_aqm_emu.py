@@ -114,7 +114,7 @@ def emu_up(lab_factory, cfg, *extra):
 @pytest.mark.root
 def test_one_file_without_24_40_gets_the_same_queue_in_sim_and_emu_up(lab_factory, tmp_path):
     """`emu up --config F` and `sim run --config F` model the same modem for each --docsis-version."""
-    from hfcprov.cli.sim_cmd import scenario_from_config
+    from hfcprov.sim.fromconfig import scenario_from_config
 
     cfg = tmp_path / "bare.txt"
     cfg.write_text(ONE_FLOW)
@@ -141,7 +141,7 @@ def test_emu_up_runs_the_stage_for_every_upstream_flow_the_rule_gives_aqm(lab_fa
 @pytest.mark.root
 def test_emu_up_runs_an_lld_aggregate_as_one_dual_queue(lab_factory, tmp_path):
     """The modem hands its file's aggregate service flows (70/71) and TLV 91 to the stage, as `sim run --config` reads them."""
-    from hfcprov.cli.sim_cmd import scenario_from_config
+    from hfcprov.sim.fromconfig import scenario_from_config
     from tests.emu.test_aqm_flows import LLD
 
     cfg = tmp_path / "lld.txt"

@@ -141,7 +141,7 @@ def test_segment_trains_are_off_behind_an_aqm_hop():
 
 
 def test_sim_run_config_simulates_an_aggregate_service_flow_as_the_dual_queue(tmp_path):
-    from hfcprov.cli.sim_cmd import scenario_from_config
+    from hfcprov.sim.fromconfig import scenario_from_config
     from hfcprov.config import encode
 
     cm = tmp_path / "lld.cm"
