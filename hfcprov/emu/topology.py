@@ -199,7 +199,7 @@ class Lab:
         cm = self.ns("cm")
         old = self.pids.pop("delayline", None)
         if old is not None:  # restarting it (with or without the AQM stage): the TUN device stays
-            _kill(old)
+            stop_process(old)
         else:
             netns.run(["ip", "tuntap", "add", "dev", TUN, "mode", "tun"], ns=cm)
             netns.run(["ip", "link", "set", TUN, "up", "txqueuelen", "10000"], ns=cm)
@@ -363,7 +363,7 @@ class Lab:
     def down(self) -> None:
         """Stop helpers and remove namespaces and state; safe to call twice."""
         for pid in self.pids.values():
-            _kill(pid)
+            stop_process(pid)
         for node in NODES:
             _remove_ns(self.ns(node))
         self.state_file.unlink(missing_ok=True)
@@ -415,11 +415,12 @@ def _remove_ns(name: str) -> None:
     if not netns.exists(name):
         return
     for pid in netns.pids(name):
-        _kill(pid)
+        stop_process(pid)
     netns.delete(name)
 
 
-def _kill(pid: int, grace: float = 2.0) -> None:
+def stop_process(pid: int, grace: float = 2.0) -> None:
+    """Stop a helper process this lab started (by its pid): SIGTERM, then SIGKILL after ``grace`` seconds."""
     try:
         os.kill(pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
