@@ -135,21 +135,21 @@ def buffer():
 def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm_target, mac, model, duration,
            warmup, seeds, voice, jobs, as_json):
     """Recommended MinimumBuffer/TargetBuffer/MaximumBuffer for one service flow, with the reasoning."""
-    from hfcprov.tiers.advisor import SimModel
-    from hfcprov.tiers.advisor import advise as run_advise
+    from hfcprov.queue.sizing import size_buffer
 
     engine = None
     if model == "sim":
         if aqm_target:
             raise click.UsageError("--model sim simulates drop-tail sizes; with --aqm-target use the rule")
-        engine = SimModel(mac=mac, congestion_control=congestion_control, seeds=seeds, voice=voice, jobs=jobs,
-                          duration=_unit(parse_duration, duration, "--duration"),
+        from hfcprov.sim.upload import SimModel
+
+        engine = SimModel(seeds=seeds, voice=voice, jobs=jobs, duration=_unit(parse_duration, duration, "--duration"),
                           warmup=_unit(parse_duration, warmup, "--warmup"))
-    a = run_advise(_unit(parse_link_rate, rate, "--rate"), _unit(parse_rtt, rtt, "--rtt"), flows,
-                   _unit(parse_duration, latency_budget, "--latency-budget"), min_buffer,
-                   congestion_control=congestion_control,
-                   aqm_latency_target=_unit(parse_duration, aqm_target, "--aqm-target") if aqm_target else None,
-                   mac=mac, model=engine)
+    from hfcprov.queue.inputs import SizingInputs
+
+    tier = SizingInputs(_unit(parse_link_rate, rate, "--rate"), _unit(parse_rtt, rtt, "--rtt"), flows,
+                        congestion_control, mac, **_budget_and_aqm(latency_budget, aqm_target))
+    a = size_buffer(tier, engine, min_buffer=min_buffer)
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=2))
         return
@@ -171,39 +171,59 @@ def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm
 @click.option("--buffers", required=True, help="Comma list, e.g. 8K,16K,32K,64K,128K,256K.")
 @click.option("--rtt", "rtts", required=True, help="Comma list, e.g. 40ms,100ms.")
 @click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True)
+@click.option("--latency-budget", default="150ms", show_default=True, help="One-way delay budget (ITU-T G.114).")
+@click.option("--cc", "congestion_control", type=click.Choice(["reno", "newreno", "sack", "cubic", "fast", "prague"]),
+              default="newreno", show_default=True,
+              help="The senders' TCP: the advised size's back-off, and the simulated hosts' TCP (sim).")
+@click.option("--aqm-target", default=None, metavar="DURATION",
+              help="The flow runs DOCSIS-PIE with this latency target (analytic and sim cells, and the advice).")
 @click.option("--model", type=click.Choice(["analytic", "sim"]), default="analytic", show_default=True,
               help="analytic: TCP Reno sawtooth over a drop-tail buffer; sim: the hfcprov simulator.")
 @click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default="docsis", show_default=True,
-              help="sim: DOCSIS request-grant upstream, or a plain token bucket.")
+              help="The upstream: DOCSIS request-grant (sim, and the advice's access delay) or a plain token bucket.")
 @click.option("--duration", default="20s", show_default=True, help="sim: simulated seconds per cell (5 s warm-up).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="sim: worker processes.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def table(rates, buffers, rtts, flows, model, mac, duration, jobs, as_json):
-    """Predicted latency under load and single-flow TCP utilization per (rate, buffer, rtt)."""
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (each cell with its tier's advised TargetBuffer).")
+def table(rates, buffers, rtts, flows, latency_budget, congestion_control, aqm_target, model, mac, duration, jobs,
+          as_json):
+    """Predicted latency under load and TCP utilization per (rate, buffer, rtt), and the advised size per tier."""
     from dataclasses import asdict
 
-    from hfcprov.tiers.advisor import SimModel, buffer_table
+    from hfcprov.queue.inputs import SizingInputs
+    from hfcprov.queue.predict import buffer_table
+    from hfcprov.queue.sizing import size_buffer
 
     engine = None
     if model == "sim":
-        seconds = _unit(parse_duration, duration, "--duration")
-        engine = SimModel(mac=mac, duration=seconds, warmup=5.0, jobs=jobs)
-    rows = buffer_table(_units(parse_link_rate, rates, "--rates"), _units(parse_bytes, buffers, "--buffers"),
-                        _units(parse_rtt, rtts, "--rtt"), flows, model=engine)
+        from hfcprov.sim.upload import SimModel
+
+        engine = SimModel(duration=_unit(parse_duration, duration, "--duration"), warmup=5.0, jobs=jobs)
+    given = _budget_and_aqm(latency_budget, aqm_target)
+    tiers = [SizingInputs(rate, rtt, flows, congestion_control, mac, **given)
+             for rtt in _units(parse_rtt, rtts, "--rtt") for rate in _units(parse_link_rate, rates, "--rates")]
+    advised = {(t.rtt, t.rate): size_buffer(t).target for t in tiers}
+    rows = buffer_table(tiers, _units(parse_bytes, buffers, "--buffers"), model=engine)
     if as_json:
-        click.echo(json.dumps([asdict(r) for r in rows], indent=2))
+        click.echo(json.dumps([{**asdict(r), "advised": advised[(r.rtt, r.rate)]} for r in rows], indent=2))
         return
     rate_list = list(dict.fromkeys(r.rate for r in rows))
     buf_list = list(dict.fromkeys(r.buffer for r in rows))
     cell = {(r.rtt, r.rate, r.buffer): r for r in rows}
     for rtt in dict.fromkeys(r.rtt for r in rows):
         click.echo(f"RTT {format_duration(rtt)}, {flows} flow(s): latency under load / TCP utilization ({rows[0].model})")
-        click.echo(f"{'rate':>10} | " + " | ".join(f"{format_bytes(b):>15}" for b in buf_list))
+        click.echo(f"{'rate':>10} | " + " | ".join(f"{format_bytes(b):>15}" for b in buf_list) + " | advised")
         for rate in rate_list:
             cells = (cell[(rtt, rate, b)] for b in buf_list)
             click.echo(f"{format_rate(rate):>10} | " + " | ".join(
-                f"{format_duration(c.latency_under_load):>9} {c.utilization:>4.0%}" for c in cells))
+                f"{format_duration(c.latency_under_load):>9} {c.utilization:>4.0%}" for c in cells)
+                + f" | {format_bytes(advised[(rtt, rate)])}")
         click.echo("")
+
+
+def _budget_and_aqm(latency_budget: str, aqm_target: str | None) -> dict:
+    """``SizingInputs``' latency budget and AQM target from the buffer commands' options."""
+    return {"latency_budget": _unit(parse_duration, latency_budget, "--latency-budget"),
+            "aqm_latency_target": _unit(parse_duration, aqm_target, "--aqm-target") if aqm_target else None}
 
 
 # --- tcp ----------------------------------------------------------------------------------------------------------
@@ -223,7 +243,7 @@ def tcp():
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def socket_buffer(cm_buffer, downstream, lan, connections, mss, as_json):
     """Largest TCP socket buffer that does not overrun the CM (Cohen & Ramanathan 1998, V.B)."""
-    from hfcprov.tiers.socketbuf import socket_buffer_limit
+    from hfcprov.queue.socketbuf import socket_buffer_limit
 
     r = socket_buffer_limit(_unit(parse_bytes, cm_buffer, "--cm-buffer"), _unit(parse_link_rate, downstream, "--downstream"),
                             _unit(parse_link_rate, lan, "--lan"), connections, _unit(parse_bytes, mss, "--mss"))
