@@ -101,7 +101,9 @@ def _choice(choices, what):
     def parse(v):
         s = str(v).lower()
         if s not in choices:
-            raise ValueError(f"unknown {what} {v!r} (known: {', '.join(choices)})")
+            from hfcprov.suggest import did_you_mean
+
+            raise ValueError(f"unknown {what} {v!r} (known: {', '.join(choices)}){did_you_mean(s, choices)}")
         return s
     return parse
 
