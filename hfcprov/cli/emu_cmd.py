@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from hfcprov.cli.options import JSON
 from hfcprov.emu.caps import LOSS_METHODS
 from hfcprov.units import format_bytes, format_duration, format_rate, parse_rtt
 
@@ -34,7 +35,7 @@ def emu():
               "24.40.1 / TLV 76 disable it; 3.0 is drop-tail unless the file's 24.40 asks for AQM.")
 @click.option("--ipv6", is_flag=True, help="The modem's management on IPv6 (fd00:10:2::2, CMTS fd00:10:2::1): it "
               "boots by TFTP over IPv6 (a dynamic file carries TLV 59) and answers SNMP there.")
-@click.option("--json", "as_json", is_flag=True, help="Print the lab as JSON.")
+@JSON("the lab")
 def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, docsis_version, ipv6, as_json):
     """Build a lab; with --config/--tftp-root the modem boots from its file over TFTP."""
     from hfcprov.emu import topology
@@ -93,7 +94,7 @@ def down(names, all_, prefix):
 
 @emu.command()
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True)
+@JSON("the lab (or every lab)")
 def status(name, as_json):
     """Show one lab (or list all): impairment method, queues applied, modem boot state."""
     from hfcprov.emu import topology

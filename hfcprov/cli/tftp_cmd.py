@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from hfcprov.cli.options import JSON, MKDIR, listen_option
 from hfcprov.units import parse_bytes, parse_duration
 
 
@@ -25,7 +26,7 @@ def tftp():
 
 @tftp.command()
 @click.option("--root", required=True, type=click.Path(file_okay=False), help="Folder served (read-only).")
-@click.option("--listen", default="0.0.0.0:69", show_default=True, help="HOST:PORT or [IPV6]:PORT to listen on ([::]: IPv4 and IPv6; port 0: any).")
+@listen_option(69, "TFTP requests")
 @click.option("--dynamic", "dynamic_path", type=click.Path(dir_okay=False),
               help="YAML: build missing files from a tier template + inventory (see examples/tftp-dynamic.yaml).")
 @click.option("--log", "log_path", default="-", show_default=True, help="JSON-lines transfer log file ('-': stdout).")
@@ -42,7 +43,7 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
     """Serve ROOT read-only over TFTP until SIGTERM/SIGINT (in-flight transfers finish first)."""
     from hfcprov.tftp.server import TftpServer, raise_fd_limit, raise_priority
 
-    host, port = _host_port(listen, 69)
+    host, port = listen
     raise_priority(priority)  # before the build workers start: they run relative to it
     dynamic = None
     if dynamic_path:
@@ -85,21 +86,22 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
 @click.argument("server")
 @click.argument("filename")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (default: stdout).")
+@MKDIR
 @click.option("--blksize", type=int, help="RFC 2348 block size to ask for.")
 @click.option("--windowsize", type=int, help="RFC 7440 window to ask for.")
 @click.option("--timeout", default="1s", show_default=True, help="Client retransmission timeout.")
-@click.option("--json", "as_json", is_flag=True,
-              help="With -o: print what was fetched (server, file, bytes, seconds, SHA-256) as JSON.")
-def get(server, filename, output, blksize, windowsize, timeout, as_json):
+@JSON("what was fetched, with -o (server, file, bytes, seconds, SHA-256)")
+def get(server, filename, output, mkdir, blksize, windowsize, timeout, as_json):
     """Fetch FILENAME from SERVER (HOST[:PORT])."""
     import json
     import time
 
-    from hfcprov.fileio import atomic_write
+    from hfcprov.fileio import atomic_write, output_folder
     from hfcprov.tftp.client import fetch
 
     if as_json and not output:
         raise click.UsageError("--json needs -o FILE: without it the file itself goes to stdout")
+    output_folder(output, mkdir)
     host, port = _host_port(server, 69)
     options = {k: v for k, v in (("blksize", blksize), ("windowsize", windowsize)) if v}
     started = time.monotonic()
