@@ -251,6 +251,7 @@ METRICS = (
     Metric("latency_idle_p50", "REAL", "idle RTT p50 (s)", lambda r: r.latency_idle.p50),
     Metric("latency_loaded_mean", "REAL", "loaded RTT mean (s)", lambda r: r.latency_loaded.mean),
     Metric("latency_loaded_p50", "REAL", "loaded RTT p50 (s)", lambda r: r.latency_loaded.p50),
+    Metric("latency_loaded_p90", "REAL", "loaded RTT p90 (s)", lambda r: r.latency_loaded.p90),
     Metric("latency_loaded_p99", "REAL", "loaded RTT p99 (s)", lambda r: r.latency_loaded.p99),
     Metric("probe_loss", "REAL", "probe loss", lambda r: r.latency_loaded.loss),
     Metric("packet_loss", "REAL", "packet loss", lambda r: r.packet_loss),

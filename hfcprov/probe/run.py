@@ -88,6 +88,9 @@ def measure(spec: ProbeSpec) -> RunResult:
     loaded, _ = stats(t_measure, t_end)
     results, series = [], {}
     series["rtt"] = [(round(p.sent_at - t_start, 6), p.rtt) for p in probes if p.rtt is not None]
+    # the RTTs under load, as the simulator records them: what a report's percentiles and CDFs draw
+    series["rtt_loaded"] = [(round(p.sent_at - t_start, 6), p.rtt) for p in probes
+                            if p.rtt is not None and t_measure <= p.sent_at < t_end]
     total_series: dict[float, float] = {}
     for k, f in enumerate(flows):
         tl = f.timeline
