@@ -449,3 +449,59 @@ def cmts_modems(cmts, port, fmt, inventory_out, mkdir, online_only, **opts):
     for r in rows:
         writer.row(r)
     click.echo(f"{len(rows)} modems on {host}", err=True)
+
+
+@snmp.command("demo-agent")
+@click.argument("configs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@listen_option(16100, "the demo modems (the first; the others on the next ports)", default_host="127.0.0.1")
+@click.option("--dir", "folder", type=click.Path(file_okay=False),
+              help="Write the inventory and expected configs here and keep them (default: a temporary folder, "
+                   "removed when the agents stop).")
+@MKDIR
+def demo_agent(configs, listen, folder, mkdir):
+    """Serve two modems per config file CONFIGS (yours: .cm, text, YAML or JSON) over SNMP on loopback, one
+    in sync with its file and one drifted, and print the `snmp audit` command that finds which.
+
+    Real agents (snmpsim), until Ctrl-C: try an audit in a minute, no modem needed."""
+    import os
+    import signal
+    import tempfile
+    import threading
+    from pathlib import Path
+
+    from hfcprov.fileio import output_folder
+    from hfcprov.snmp.demo import COMMUNITY, DemoAgents, free_ports, write_demo
+
+    host, port = listen
+    count = 2 * len(configs)
+    ports = free_ports(host, count) if port == 0 else list(range(port, port + count))
+    if ports[-1] > 65535:
+        raise click.BadParameter(f"{count} modems need ports {port}..{port + count - 1}", param_hint="'--listen'")
+    temporary = None
+    if folder is None:
+        temporary = tempfile.TemporaryDirectory(prefix="hfcprov-demo-")
+        folder = temporary.name
+    else:
+        output_folder(os.path.join(folder, "inventory.csv"), mkdir, creates=1)
+    folder = Path(folder)
+    stop = threading.Event()
+    try:
+        modems = write_demo(configs, folder, host, ports)
+        with DemoAgents(folder, modems):
+            at = f"[{host}]" if ":" in host else host
+            click.echo(f"demo modems on {at} (snmpsim, community {COMMUNITY}), from your files:")
+            for m in modems:
+                state = f"drifted: {m.drift}" if m.drift else "in sync"
+                click.echo(f"  {m.mac}  {at}:{m.port:<5}  {m.config}  {state}")
+            click.echo(f"inventory: {folder / 'inventory.csv'}; expected configs: {folder / 'configs'}")
+            click.echo("try (exit status 4: drift found):")
+            click.echo(f"  hfcprov snmp audit --inventory {folder / 'inventory.csv'} --configs {folder / 'configs'}")
+            click.echo("Ctrl-C stops the agents", err=True)
+            signal.signal(signal.SIGTERM, lambda *_: stop.set())
+            try:
+                stop.wait()
+            except KeyboardInterrupt:
+                pass
+    finally:
+        if temporary is not None:
+            temporary.cleanup()
