@@ -102,10 +102,23 @@ def run(args: list[str]):
     except click.UsageError as err:
         # one line, as every other error: what was wrong, and where to read how it is used
         where = f" (see '{err.ctx.command_path} --help')" if err.ctx is not None else ""
-        click.echo(f"hfcprov: usage error: {err.format_message()}{where}", err=True)
+        click.echo(f"hfcprov: usage error: {_message(err)}{where}", err=True)
         sys.exit(err.exit_code)
     except click.ClickException as err:
         err.show()
         sys.exit(err.exit_code)
     except click.exceptions.Exit as err:
         sys.exit(err.exit_code)
+
+
+def _message(err: click.UsageError) -> str:
+    """Click's message; an unknown option's hint by hfcprov's one did-you-mean rule (hfcprov.suggest)."""
+    if isinstance(err, click.NoSuchOption) and err.ctx is not None:
+        from hfcprov.suggest import close_names
+
+        known = [o for p in err.ctx.command.get_params(err.ctx) for o in (*p.opts, *p.secondary_opts)
+                 if o.startswith("--")]
+        close = close_names(err.option_name, known)
+        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        return f"No such option {err.option_name!r}.{hint}"
+    return err.format_message()
