@@ -20,6 +20,7 @@ from hfcprov.units import format_bytes, format_duration, format_rate
 COLOURS = ["#1f4e9c", "#d9822b", "#2e8b57", "#9c1f4e", "#6a5acd", "#808000", "#008b8b", "#8b4513"]
 MARKERS = ["o", "s", "^", "v", "D", "P", "X", "*"]
 PERCENTILES = (("latency_loaded", "p50", "-"), ("latency_p90", "p90", "--"), ("latency_p99", "p99", ":"))
+PERCENTILE_MARKERS = {"p50": "o", "p90": "_", "p99": "x"}
 
 
 @dataclass
@@ -187,6 +188,23 @@ def _offset(lay: Layout, key, styles) -> float:
     return (keys.index(key) - (n - 1) / 2) * min(0.12, 0.6 / max(n, 1))
 
 
+def _legend(fig, extra=()) -> None:
+    """One legend for the whole figure, under its panels: the panels share their series, and a legend
+    inside each panel hides the lines it explains."""
+    handles, labels = [], []
+    for ax in fig.axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
+    for h in extra:
+        handles.append(h)
+        labels.append(h.get_label())
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(handles)), fontsize=8,
+                   frameon=False)
+
+
 def _log_y(ax):
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -243,8 +261,8 @@ def _lines(cells, sim, lay: Layout, attr, scale, ylabel, title, rate_line=False,
         if ylim:
             ax.set_ylim(*ylim)
         ax.grid(alpha=0.3, which="major")
-        ax.legend(fontsize=7, loc="best", ncol=2)
         drawn.panels.append((ax.get_title().split("\n")[0], count))
+    _legend(fig)
     what = "TCP goodput (warm-up excluded)" if attr == "goodput_bps" else "The VoIP E-model MOS of a G.711 call " \
         "beside the bulk TCP traffic (cf. White et al. Fig. 9)"
     drawn.caption = (f"{what} per point: the median of the repetitions, error bars from their minimum to maximum. "
@@ -289,9 +307,9 @@ def _percentiles(cells, sim, lay: Layout) -> Drawn:
                     continue
                 xs = [x + _offset(lay, skey, styles) for x, _ in pts]
                 ax.plot(xs, [v * 1e3 for _, v in pts], color=colour, linestyle=style if lay.x == "buffer" else "none",
-                        marker=marker if name == "p50" else {"p90": "_", "p99": "x"}[name],
+                        marker=marker if name == "p50" else PERCENTILE_MARKERS[name],
                         markersize=5 if name == "p50" else 8, linewidth=1.4 if name == "p50" else 1.0,
-                        label=f"{label}: {name}")
+                        label=label if name == "p50" else "_nolegend_", gid=name)
                 if name == "p50":
                     count += len(pts)
                     if lay.x != "buffer":  # a whisker from p50 to p99 at each category, as a box plot's
@@ -307,7 +325,7 @@ def _percentiles(cells, sim, lay: Layout) -> Drawn:
                 predicted = True
                 ax.plot([x + _offset(lay, skey, styles) for x, _ in pred], [v * 1e3 for _, v in pred],
                         color=colour, linestyle="-." if lay.x == "buffer" else "none", marker="D", mfc="white",
-                        markersize=4, linewidth=1.0, label=f"{label}: p50 simulated")
+                        markersize=4, linewidth=1.0, label=f"{label}, simulated p50", gid="p50 simulated")
         if lay.x == "buffer":
             rate = key[1]
             buffers = sorted({c.buffer for c in mine})
@@ -319,13 +337,17 @@ def _percentiles(cells, sim, lay: Layout) -> Drawn:
         ax.set_ylabel("RTT under load (ms)")
         ax.set_title(_panel_title(lay, key, mine), fontsize=10)
         ax.grid(alpha=0.3, which="major")
-        ax.legend(fontsize=6.5, loc="best", ncol=2)
         drawn.panels.append((ax.get_title().split("\n")[0], count))
+    from matplotlib.lines import Line2D
+
+    _legend(fig, [Line2D([], [], color="grey", linestyle=style if lay.x == "buffer" else "none",
+                         marker=PERCENTILE_MARKERS[name], label=name) for _, name, style in PERCENTILES])
     full = (" The grey dotted line is the RTT a full buffer gives: buffer ÷ rate plus the smallest RTT "
             "(cf. White et al. Figs. 7–8)." if lay.x == "buffer" else "")
-    drawn.caption = ("Round-trip time of the latency probes while the upstream is loaded, log scale: p50 (solid, "
-                     "filled marker), p90 (dashed, bar) and p99 (dotted, cross), each the median over the "
-                     "repetitions. " + _where(lay) + full
+    drawn.caption = ("Round-trip time of the latency probes while the upstream is loaded, log scale: p50 (filled "
+                     "marker" + (", solid" if lay.x == "buffer" else "") + "), p90 (bar" + (", dashed" if lay.x ==
+                     "buffer" else "") + ") and p99 (cross" + (", dotted" if lay.x == "buffer" else ", joined to "
+                     "the p50 by a whisker") + "), each the median over the repetitions. " + _where(lay) + full
                      + (" Dash-dotted hollow diamonds: the simulator's predicted p50." if predicted else ""))
     return drawn
 
@@ -378,7 +400,7 @@ def _cdf(cells, lay: Layout, samples) -> Drawn | None:
         ax.set_xscale("log")
         from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0, 7.0)))
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 3.0, 4.0, 5.0, 7.0)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("RTT under load (ms, log scale)")
@@ -388,8 +410,8 @@ def _cdf(cells, lay: Layout, samples) -> Drawn | None:
         ax.set_title(where_text + (f" — {variant}" if variant else "") + f", {format_duration(rtt)} RTT",
                      fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
         drawn.panels.append((ax.get_title(), len(mine)))
+    _legend(fig)
     colour = {"buffer": "Colour: the buffer (dark small, light large)",
               "category": "One colour per upstream queue or traffic variant",
               "rate": "Colour: the upstream rate (dark slow, light fast)"}[lay.x]

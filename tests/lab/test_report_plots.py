@@ -69,8 +69,14 @@ def test_the_percentiles_drawn_are_the_stored_ones(tmp_path):
     from hfcprov.lab.plots import figures as draw
 
     (lat,) = [d for d in draw(cells, [], "sim") if d.name == "latency"]
-    labels = lat.figure.axes[0].get_legend_handles_labels()[1]
-    assert {"40 ms RTT: p50", "40 ms RTT: p90", "40 ms RTT: p99"} <= set(labels)
+    drawn = {(line.get_gid(), line.get_color()): list(line.get_ydata()) for line in lat.figure.axes[0].lines
+             if line.get_gid()}
+    blue = "#1f4e9c"  # the 40 ms RTT series
+    assert drawn[("p50", blue)][0] == pytest.approx(c.latency_loaded * 1e3)
+    assert drawn[("p90", blue)][0] == pytest.approx(c.latency_p90 * 1e3)
+    assert drawn[("p99", blue)][0] == pytest.approx(c.latency_p99 * 1e3)
+    legend = [t.get_text() for t in lat.figure.legends[0].get_texts()]
+    assert {"40 ms RTT", "100 ms RTT", "p50", "p90", "p99"} <= set(legend)
 
 
 def test_captions_promise_only_what_is_drawn(tmp_path):
