@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from hfcprov.cli.options import JSON
+from hfcprov.cli.options import JSON, RTT
 from hfcprov.emu.caps import LOSS_METHODS
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_rtt
+from hfcprov.units import format_bytes, format_duration, format_rate
 
 
 @click.group()
@@ -18,7 +18,7 @@ def emu():
 
 
 @emu.command()
-@click.option("--rtt", default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
+@click.option("--rtt", type=RTT, default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
 @click.option("--loss", default=0.0, show_default=True, help="Random loss per direction, as a fraction.")
 @click.option("--seed", type=int, default=None, help="Seed of the random loss.")
 @click.option("--loss-method", type=click.Choice(LOSS_METHODS), default=None,
@@ -42,7 +42,7 @@ def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefi
 
     if tftp_root and not filename:
         raise click.UsageError("--tftp-root needs --file (the name the modem requests)")
-    lab = topology.up(rtt=parse_rtt(rtt), loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
+    lab = topology.up(rtt=rtt, loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
                       docsis_version=docsis_version, ipv6=ipv6)
     applied = None
     try:

@@ -20,7 +20,6 @@ import click
 from hfcprov.cli import EXIT_DRIFT, EXIT_FAILED
 from hfcprov.cli.options import DURATION, JSON, MKDIR, listen_option
 from hfcprov.errors import HfcprovError
-from hfcprov.units import parse_duration
 
 
 def _credential_options(f):
@@ -230,7 +229,7 @@ def _run_push(action, targets, credentials, one, fmt, concurrency, rate, opts):
 
     writer = _Writer(fmt, PUSH_COLUMNS)
     summary = run(push_all(action, targets, credentials, one, lambda r: writer.row(r.as_dict()),
-                           concurrency=concurrency, rate=rate, timeout=parse_duration(opts["timeout_text"]),
+                           concurrency=concurrency, rate=rate, timeout=opts["timeout_text"],
                            retries=opts["retries"]))
     click.echo(summary.line(), err=True)
     return 0 if summary.all_ok else EXIT_FAILED
@@ -262,9 +261,9 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
             raise HfcprovError("--cmts polls for one MODEM; with --inventory each modem is polled itself")
         host, port = _host_port(modem or "", port)
         result = run(do_reset(host, port, credentials, wait_online=wait_online,
-                              online_timeout=parse_duration(online_timeout),
-                              poll_interval=parse_duration(poll_interval), down_grace=parse_duration(down_grace),
-                              cmts=_host_port(cmts, 161), timeout=parse_duration(opts["timeout_text"]),
+                              online_timeout=online_timeout,
+                              poll_interval=poll_interval, down_grace=down_grace,
+                              cmts=_host_port(cmts, 161), timeout=opts["timeout_text"],
                               retries=opts["retries"]))
         if result.seconds_to_online is None:
             click.echo(f"{host}: reset sent")
@@ -272,8 +271,8 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
             click.echo(f"{host}: reset, back online after {result.seconds_to_online:.1f} s")
         return
     targets = _push_targets(modem, inventory, port)
-    timing = {"wait_online": wait_online, "online_timeout": parse_duration(online_timeout),
-              "poll_interval": parse_duration(poll_interval), "down_grace": parse_duration(down_grace)}
+    timing = {"wait_online": wait_online, "online_timeout": online_timeout,
+              "poll_interval": poll_interval, "down_grace": down_grace}
 
     async def one(client, target):
         return await reset_one(client, target, **timing)
@@ -309,8 +308,8 @@ def upgrade(modem, inventory, port, concurrency, rate, fmt, poll_interval, serve
     server_var_binds(server, filename)  # a bad address or name fails before any modem is touched
     credentials = _credentials(opts, default_community=None)
     targets = _push_targets(modem, inventory, port)
-    timing = {"upgrade_timeout": parse_duration(upgrade_timeout), "poll_interval": parse_duration(poll_interval),
-              "settle": parse_duration(settle)}
+    timing = {"upgrade_timeout": upgrade_timeout, "poll_interval": poll_interval,
+              "settle": settle}
 
     async def one(client, target):
         return await upgrade_one(client, target, server, filename, **timing)
@@ -323,7 +322,7 @@ def _with_client(credentials, opts, fn, typed: bool = True):
     from hfcprov.snmp.client import SnmpClient, run
 
     async def go():
-        client = SnmpClient(credentials, timeout=parse_duration(opts["timeout_text"]), retries=opts["retries"],
+        client = SnmpClient(credentials, timeout=opts["timeout_text"], retries=opts["retries"],
                             typed=typed)
         try:
             return await fn(client)
@@ -429,7 +428,7 @@ def cmts_modems(cmts, port, fmt, inventory_out, mkdir, online_only, **opts):
     output_folder(inventory_out, mkdir)
     host, port = _host_port(cmts, port)
     credentials = _credentials(opts, default_community="public")
-    modems = run(list_modems(host, port, credentials, timeout=parse_duration(opts["timeout_text"]),
+    modems = run(list_modems(host, port, credentials, timeout=opts["timeout_text"],
                              retries=opts["retries"]))
     if online_only:
         modems = [m for m in modems if m.online]

@@ -7,8 +7,7 @@ import sys
 
 import click
 
-from hfcprov.cli.options import JSON, MKDIR, listen_option
-from hfcprov.units import parse_bytes, parse_duration
+from hfcprov.cli.options import DURATION, JSON, MKDIR, SIZE, listen_option
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
@@ -30,11 +29,13 @@ def tftp():
 @click.option("--dynamic", "dynamic_path", type=click.Path(dir_okay=False),
               help="YAML: build missing files from a tier template + inventory (see examples/tftp-dynamic.yaml).")
 @click.option("--log", "log_path", default="-", show_default=True, help="JSON-lines transfer log file ('-': stdout).")
-@click.option("--timeout", default="1s", show_default=True, help="Retransmission timeout (a client's option wins).")
+@click.option("--timeout", type=DURATION, default="1s", show_default=True,
+              help="Retransmission timeout (a client's option wins).")
 @click.option("--retries", default=5, show_default=True, help="Consecutive timeouts before a transfer is dropped.")
-@click.option("--rcvbuf", default="16M", show_default=True, help="Receive buffer of the listening socket.")
+@click.option("--rcvbuf", type=SIZE, default="16M", show_default=True, help="Receive buffer of the listening socket.")
 @click.option("--workers", default=4, show_default=True, help="Threads for dynamic-file requests that must read a file first (an edited inventory); builds run in the worker processes set by the dynamic YAML's processes: key.")
-@click.option("--summary-every", default="60s", show_default=True, help="Interval of the summary log line.")
+@click.option("--summary-every", type=DURATION, default="60s", show_default=True,
+              help="Interval of the summary log line.")
 @click.option("--warm", is_flag=True, help="Build every modem's dynamic file in the background right after start (optional: cold builds are shared and pooled).")
 @click.option("--priority", type=click.IntRange(-20, 19), default=None,
               help="Nice value of the server (default: -10 as root, so build workers 10 below it run at ordinary "
@@ -51,9 +52,8 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
 
         dynamic = load_dynamic(dynamic_path)
     raise_fd_limit()
-    server = TftpServer(root, host, port, dynamic=dynamic, log=log_path, timeout=parse_duration(timeout),
-                        retries=retries, rcvbuf=parse_bytes(rcvbuf), workers=workers,
-                        summary_interval=parse_duration(summary_every))
+    server = TftpServer(root, host, port, dynamic=dynamic, log=log_path, timeout=timeout,
+                        retries=retries, rcvbuf=rcvbuf, workers=workers, summary_interval=summary_every)
     server.start()
     if warm and dynamic is not None:
         import threading
@@ -89,7 +89,7 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
 @MKDIR
 @click.option("--blksize", type=int, help="RFC 2348 block size to ask for.")
 @click.option("--windowsize", type=int, help="RFC 7440 window to ask for.")
-@click.option("--timeout", default="1s", show_default=True, help="Client retransmission timeout.")
+@click.option("--timeout", type=DURATION, default="1s", show_default=True, help="Client retransmission timeout.")
 @JSON("what was fetched, with -o (server, file, bytes, seconds, SHA-256)")
 def get(server, filename, output, mkdir, blksize, windowsize, timeout, as_json):
     """Fetch FILENAME from SERVER (HOST[:PORT])."""
@@ -105,7 +105,7 @@ def get(server, filename, output, mkdir, blksize, windowsize, timeout, as_json):
     host, port = _host_port(server, 69)
     options = {k: v for k, v in (("blksize", blksize), ("windowsize", windowsize)) if v}
     started = time.monotonic()
-    data = fetch(host, port, filename, options, timeout=parse_duration(timeout))
+    data = fetch(host, port, filename, options, timeout=timeout)
     seconds = time.monotonic() - started
     if output:
         atomic_write(output, data)

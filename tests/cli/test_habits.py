@@ -236,3 +236,28 @@ def test_every_example_reads_outside_the_checkout(tmp_path):
         getattr(dynamic, "close", lambda: None)()
     for p in copied.iterdir():
         assert "../" not in p.read_text().split("#")[0], p
+
+
+# -- inventories and tiers ----------------------------------------------------------------------------------
+
+
+def test_build_with_a_misspelt_tier_column_is_one_line_and_no_folder(tmp_path):
+    inv = tmp_path / "node.csv"
+    inv.write_text("mac,teir\n" + "".join(f"0011223344{i:02x},res-50x5\n" for i in range(50)))
+    r = hfcprov("build", "-i", inv, "-o", tmp_path / "cm")
+    assert r.returncode == 1 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr  # was one "no tier" line per row
+    assert "no 'tier' column" in r.stderr and "columns found: mac, teir" in r.stderr
+    assert not (tmp_path / "cm").exists()
+
+
+def test_build_with_a_site_folder_keeps_the_shipped_tiers(tmp_path):
+    # issue 27: `build -t mytiers` hid the shipped tiers (a row asking for res-50x5 failed)
+    site = tmp_path / "mytiers"
+    site.mkdir()
+    (site / "gold.j2").write_text("Main { NetworkAccess 1; MaxCPE 8; }\n")
+    inv = tmp_path / "m.csv"
+    inv.write_text("mac,tier\n001122334401,gold\n001122334402,res-50x5\n")
+    r = hfcprov("build", "-i", inv, "-o", tmp_path / "cm", "-t", site)
+    assert r.returncode == 0, r.stderr
+    assert "2 built" in r.stdout
