@@ -124,8 +124,8 @@ def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm
 
     With --config A.cm [--compare B.cm]: each file's upstream flow, its TargetBuffer and what it
     predicts beside the advice for its rate, side by side."""
-    from hfcprov.tiers.advisor import SimModel
-    from hfcprov.tiers.advisor import advise as run_advise
+    from hfcprov.queue.inputs import SizingInputs
+    from hfcprov.queue.sizing import size_buffer
 
     if compare_file and not config_file:
         raise click.UsageError("--compare B needs --config A: the two files are shown side by side")
@@ -145,10 +145,11 @@ def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm
     if model == "sim":
         if aqm_target:
             raise click.UsageError("--model sim simulates drop-tail sizes; with --aqm-target use the rule")
-        engine = SimModel(mac=mac, congestion_control=congestion_control, seeds=seeds, voice=voice, jobs=jobs,
-                          duration=duration, warmup=warmup)
-    a = run_advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control=congestion_control,
-                   aqm_latency_target=aqm_target, mac=mac, model=engine)
+        from hfcprov.sim.upload import SimModel
+
+        engine = SimModel(seeds=seeds, voice=voice, jobs=jobs, duration=duration, warmup=warmup)
+    tier = SizingInputs(rate, rtt, flows, congestion_control, mac, aqm_target, latency_budget)
+    a = size_buffer(tier, engine, min_buffer=min_buffer)
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=2))
         return
@@ -170,37 +171,53 @@ def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm
 @click.option("--buffers", type=SIZES, required=True, help="Comma list, e.g. 8K,16K,32K,64K,128K,256K.")
 @click.option("--rtt", "rtts", type=RTTS, required=True, help="Comma list, e.g. 40ms,100ms.")
 @click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True)
+@click.option("--latency-budget", type=DURATION, default="150ms", show_default=True,
+              help="One-way delay budget (ITU-T G.114).")
+@click.option("--cc", "congestion_control", type=click.Choice(["reno", "newreno", "sack", "cubic", "fast", "prague"]),
+              default="newreno", show_default=True,
+              help="The senders' TCP: the advised size's back-off, and the simulated hosts' TCP (sim).")
+@click.option("--aqm-target", type=DURATION, default=None, metavar="DURATION",
+              help="The flow runs DOCSIS-PIE with this latency target (analytic and sim cells, and the advice).")
 @click.option("--model", type=click.Choice(["analytic", "sim"]), default="analytic", show_default=True,
               help="analytic: TCP Reno sawtooth over a drop-tail buffer; sim: the hfcprov simulator.")
 @click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default="docsis", show_default=True,
-              help="sim: DOCSIS request-grant upstream, or a plain token bucket.")
+              help="The upstream: DOCSIS request-grant (sim, and the advice's access delay) or a plain token bucket.")
 @click.option("--duration", type=DURATION, default="20s", show_default=True,
               help="sim: simulated seconds per cell (5 s warm-up).")
 @JOBS
-@JSON("every cell")
-def table(rates, buffers, rtts, flows, model, mac, duration, jobs, as_json):
-    """Predicted latency under load and single-flow TCP utilization per (rate, buffer, rtt)."""
+@JSON("every cell, each with its tier's advised TargetBuffer")
+def table(rates, buffers, rtts, flows, latency_budget, congestion_control, aqm_target, model, mac, duration, jobs,
+          as_json):
+    """Predicted latency under load and TCP utilization per (rate, buffer, rtt), and the advised size per tier."""
     from dataclasses import asdict
 
-    from hfcprov.tiers.advisor import SimModel, buffer_table
+    from hfcprov.queue.inputs import SizingInputs
+    from hfcprov.queue.predict import buffer_table
+    from hfcprov.queue.sizing import size_buffer
 
     engine = None
     if model == "sim":
-        engine = SimModel(mac=mac, duration=duration, warmup=5.0, jobs=jobs)
-    rows = buffer_table(rates, buffers, rtts, flows, model=engine)
+        from hfcprov.sim.upload import SimModel
+
+        engine = SimModel(duration=duration, warmup=5.0, jobs=jobs)
+    tiers = [SizingInputs(rate, rtt, flows, congestion_control, mac, aqm_target, latency_budget)
+             for rtt in rtts for rate in rates]
+    advised = {(t.rtt, t.rate): size_buffer(t).target for t in tiers}
+    rows = buffer_table(tiers, buffers, model=engine)
     if as_json:
-        click.echo(json.dumps([asdict(r) for r in rows], indent=2))
+        click.echo(json.dumps([{**asdict(r), "advised": advised[(r.rtt, r.rate)]} for r in rows], indent=2))
         return
     rate_list = list(dict.fromkeys(r.rate for r in rows))
     buf_list = list(dict.fromkeys(r.buffer for r in rows))
     cell = {(r.rtt, r.rate, r.buffer): r for r in rows}
     for rtt in dict.fromkeys(r.rtt for r in rows):
         click.echo(f"RTT {format_duration(rtt)}, {flows} flow(s): latency under load / TCP utilization ({rows[0].model})")
-        click.echo(f"{'rate':>10} | " + " | ".join(f"{format_bytes(b):>15}" for b in buf_list))
+        click.echo(f"{'rate':>10} | " + " | ".join(f"{format_bytes(b):>15}" for b in buf_list) + " | advised")
         for rate in rate_list:
             cells = (cell[(rtt, rate, b)] for b in buf_list)
             click.echo(f"{format_rate(rate):>10} | " + " | ".join(
-                f"{format_duration(c.latency_under_load):>9} {c.utilization:>4.0%}" for c in cells))
+                f"{format_duration(c.latency_under_load):>9} {c.utilization:>4.0%}" for c in cells)
+                + f" | {format_bytes(advised[(rtt, rate)])}")
         click.echo("")
 
 
@@ -223,7 +240,7 @@ def tcp():
 def socket_buffer(cm_buffer, downstream, lan, connections, mss, as_json):
     """Largest TCP socket buffer that does not overrun the CM (Cohen & Ramanathan 1998, V.B)."""
     from hfcprov.cli.options import SIZE
-    from hfcprov.tiers.socketbuf import socket_buffer_limit
+    from hfcprov.queue.socketbuf import socket_buffer_limit
     from hfcprov.units import size_unit
 
     ctx = click.get_current_context()

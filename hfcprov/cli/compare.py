@@ -79,7 +79,9 @@ def advise_files(paths: list[str], rtt: float, flows: int, latency_budget: float
     from hfcprov.config import read_config
     from hfcprov.model import modem_settings, upstream_aqm
     from hfcprov.model.flow import BufferRejected
-    from hfcprov.tiers.advisor import advise, predict, predict_aqm
+    from hfcprov.queue.inputs import SizingInputs
+    from hfcprov.queue.predict import predict, predict_aqm
+    from hfcprov.queue.sizing import size_buffer
 
     table = SideBySide([str(p) for p in paths])
     cols: dict[str, list] = {}
@@ -93,8 +95,7 @@ def advise_files(paths: list[str], rtt: float, flows: int, latency_budget: float
         except BufferRejected as err:
             raise BufferRejected(f"{path}: {sf.name}: {err}") from None
         rate = float(sf.max_sustained_rate)
-        advice = advise(rate, rtt, flows, latency_budget, congestion_control=congestion_control,
-                        aqm_latency_target=target, mac=mac)
+        advice = size_buffer(SizingInputs(rate, rtt, flows, congestion_control, mac, target, latency_budget))
         now = predict_aqm(rate, queue, rtt, flows, target) if aqm is not None else predict(rate, queue, rtt, flows)
         advised = predict_aqm(rate, advice.target, rtt, flows, target) if aqm is not None \
             else predict(rate, advice.target, rtt, flows)

@@ -9,10 +9,10 @@ simulated, the simulator's prediction is drawn hollow and a scatter compares the
 names the model behind it. Captions say what the figure draws, and only that.
 
 The recommended buffer per tier and RTT is the sizing policy of docs/sizing.md
-(``hfcprov.tiers.advisor.choose``) applied to the campaign's results, with its confidence: the share of
+(``hfcprov.queue.sizing.choose``) applied to the campaign's results, with its confidence: the share of
 the best goodput it keeps, the next size down and its share, the spread across seeds, and whether the
-choice is within that noise; beside it ``buffer advise``'s answer. A size the reason rules out (every
-size over the queue budget) is never shown as the recommendation.
+choice is within that noise; beside it ``buffer advise``'s answer (``size_buffer``). A size the reason
+rules out (every size over the queue budget) is never shown as the recommendation.
 """
 
 from __future__ import annotations
@@ -29,18 +29,8 @@ from pathlib import Path
 from hfcprov.fileio import atomic_write
 from hfcprov.lab.schema import AXES, CSV_COLUMNS, VARIANT_AXES, variant_label
 from hfcprov.lab.store import Store
-from hfcprov.model import DEFAULT_AQM_LATENCY_TARGET
-from hfcprov.tiers.advisor import (
-    G114_ONE_WAY_BUDGET,
-    THROUGHPUT_SHARE,
-    advise,
-    advise_target,
-    choose,
-    queue_budget,
-    queue_delay,
-    relate_to_paper,
-    throughput_need,
-)
+from hfcprov.queue.inputs import G114_ONE_WAY_BUDGET, SizingInputs, aqm_latency_target
+from hfcprov.queue.sizing import THROUGHPUT_SHARE, choose, queue_budget, queue_delay, size_buffer
 from hfcprov.units import format_bytes, format_duration, format_rate
 
 COMPARED_AXIS = "aqm"  # drawn as series on shared axes (drop-tail vs DOCSIS-PIE vs LLD), not as panels
@@ -248,9 +238,9 @@ def _spread(values):
 
 def recommend(cells: list[Cell], one_way_budget: float = G114_ONE_WAY_BUDGET,
               share: float = THROUGHPUT_SHARE) -> list[Recommendation]:
-    """Per campaign, tier, traffic variant, queue and RTT: the sizing policy (``hfcprov.tiers.advisor.choose``,
+    """Per campaign, tier, traffic variant, queue and RTT: the sizing policy (``hfcprov.queue.sizing.choose``,
     docs/sizing.md) applied to the campaign's own results, with its confidence, beside what ``buffer advise``
-    says for the same inputs."""
+    says for the same inputs (``size_buffer``: the points' rate, RTT, flows, TCP, upstream model and AQM)."""
     out = []
     groups: dict[tuple, list[Cell]] = {}
     for c in cells:
@@ -266,16 +256,12 @@ def recommend(cells: list[Cell], one_way_budget: float = G114_ONE_WAY_BUDGET,
         reason = pick.reason
         if chosen is not None and chosen.mos is not None:
             reason += f"; VoIP MOS {chosen.mos:.2f}"
-        flows, cc, mac = cs[0].flows, cs[0].congestion_control, cs[0].mac
-        if cs[0].aqm in ("docsis-pie", "lld"):  # DOCSIS-PIE (the classic queue of lld) at its 10 ms default
-            advised = advise(rate, rtt, flows, one_way_budget, congestion_control=cc,
-                             aqm_latency_target=DEFAULT_AQM_LATENCY_TARGET, mac=mac).target
-        else:
-            advised = advise_target(rate, rtt, flows, one_way_budget, cc, mac)
+        first = cs[0]  # docsis-pie and lld (its classic queue): DOCSIS-PIE at its 10 ms default
+        advice = size_buffer(SizingInputs(rate, rtt, first.flows, first.congestion_control, first.mac,
+                                          aqm_latency_target(first.aqm), one_way_budget))
         rec = Recommendation(tier, " · ".join(p for p in (variant, compare) if p), rtt, rate, pick.buffer, reason,
-                             model=", ".join(sorted({c.model for c in cs if c.model})), advised=advised,
-                             paper=relate_to_paper(rate, rtt, throughput_need(rate, rtt, flows, cc, mac), advised)
-                             if flows == 1 else None, campaign=campaign)
+                             model=", ".join(sorted({c.model for c in cs if c.model})), advised=advice.target,
+                             paper=advice.paper if first.flows == 1 else None, campaign=campaign)
         _confidence(rec, pick, chosen, cs, budget, share)
         out.append(rec)
     return out
