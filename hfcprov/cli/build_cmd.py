@@ -25,6 +25,12 @@ rows are still built unless --fail-fast.""")
               help="Output folder: created if missing, but the folder holding it must exist (--mkdir: the whole path).")
 @MKDIR
 @SECRET_FILE
+@click.option("--secret-map", type=click.Path(dir_okay=False),
+              help="YAML: each CMTS's secret file (cmts-east: east.key); the inventory's --cmts-column names each "
+                   "modem's CMTS (rows without one take --secret-file).")
+@click.option("--cmts-column", default="cmts", show_default=True, help="Inventory column naming a modem's CMTS.")
+@click.option("--no-cmts-mic", "no_cmts_mic", is_flag=True,
+              help="Files without a secret are meant to have no CMTS MIC (no warning).")
 @JOBS
 @click.option("--pattern", default="{mac}.cm", show_default=True, help="Output file name from row fields.")
 @click.option("--keep-going/--fail-fast", default=True, show_default=True,
@@ -33,7 +39,8 @@ rows are still built unless --fail-fast.""")
 @click.option("--progress/--no-progress", default=None,
               help="Progress with time left (default: a bar on a terminal, a line every 10 s otherwise).")
 @JSON("the summary (bad rows included)")
-def build(template, inventory, out, mkdir, secret_file, jobs, pattern, keep_going, strict, progress, as_json):
+def build(template, inventory, out, mkdir, secret_file, secret_map, cmts_column, no_cmts_mic, jobs, pattern,
+          keep_going, strict, progress, as_json):
     """Build one config file per modem from tier templates and an inventory, plus a manifest."""
     import os
 
@@ -43,9 +50,13 @@ def build(template, inventory, out, mkdir, secret_file, jobs, pattern, keep_goin
     from hfcprov.config import read_secret  # the same reading as `hfcprov config encode --secret-file`
     from hfcprov.fileio import output_folder
     from hfcprov.tiers.bulk import build as run_build
+    from hfcprov.tiers.secrets import SecretMap
 
+    if no_cmts_mic and (secret_file or secret_map):
+        raise click.UsageError("--no-cmts-mic contradicts --secret-file/--secret-map: give one")
     output_folder(os.path.join(out, "manifest.json"), mkdir, creates=1)  # build makes OUT, not a typo's tree
     secret = read_secret(secret_file) if secret_file else None
+    secrets = SecretMap.load(secret_map, secret, cmts_column)  # never printed: errors name the CMTS
     if progress is False or verbosity() < 0:
         mode = "off"
     else:
@@ -53,11 +64,17 @@ def build(template, inventory, out, mkdir, secret_file, jobs, pattern, keep_goin
     report = ProgressReport("rows", mode=mode)
     try:
         summary = run_build(inventory, out, template, secret, default_jobs(jobs), pattern, keep_going=keep_going,
-                            progress=lambda done, total: report.update(done, total))
+                            progress=lambda done, total: report.update(done, total), secrets=secrets)
     finally:
         report.close()
     for _, message in summary.failed:
         click.echo(f"hfcprov: bad row: {message}", err=True)
+    if summary.unsigned and not no_cmts_mic:  # once, however many files
+        how = ("--secret-file or --secret-map" if not secret_map else
+               f"--secret-file for the rows that name no CMTS in --cmts-column {cmts_column!r}")
+        click.echo(f"hfcprov: warning: {summary.unsigned} of {summary.built + summary.unchanged} files carry no CMTS "
+                   f"MIC (TLV 7): a CMTS refuses such a modem's registration; give {how}, or --no-cmts-mic "
+                   f"if that is intended", err=True)
     if as_json:
         click.echo(json.dumps(summary.as_dict(), indent=2))
     else:

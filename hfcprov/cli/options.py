@@ -73,7 +73,8 @@ def listen_option(default_port: int, what: str, default_host: str = "0.0.0.0"):
     """The ``--listen`` option of a server (``tftp serve``, ``probe responder``, ``snmp demo-agent``...):
     the value reaches the command as ``(host, port)``."""
     return click.option("--listen", type=ListenAddress(default_port, default_host),
-                        default=f"{default_host}:{default_port}", show_default=True,
+                        default=f"[{default_host}]:{default_port}" if ":" in default_host
+                        else f"{default_host}:{default_port}", show_default=True,
                         help=f"HOST:PORT or [IPV6]:PORT to listen on for {what} ([::]: IPv4 and IPv6; "
                              f"port 0: any free port).")
 
