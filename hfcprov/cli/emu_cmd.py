@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
+from hfcprov.cli.options import JSON, RTT
 from hfcprov.emu.caps import LOSS_METHODS
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_rtt
+from hfcprov.units import format_bytes, format_duration, format_rate
 
 
 @click.group()
@@ -17,7 +18,7 @@ def emu():
 
 
 @emu.command()
-@click.option("--rtt", default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
+@click.option("--rtt", type=RTT, default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
 @click.option("--loss", default=0.0, show_default=True, help="Random loss per direction, as a fraction.")
 @click.option("--seed", type=int, default=None, help="Seed of the random loss.")
 @click.option("--loss-method", type=click.Choice(LOSS_METHODS), default=None,
@@ -34,14 +35,14 @@ def emu():
               "24.40.1 / TLV 76 disable it; 3.0 is drop-tail unless the file's 24.40 asks for AQM.")
 @click.option("--ipv6", is_flag=True, help="The modem's management on IPv6 (fd00:10:2::2, CMTS fd00:10:2::1): it "
               "boots by TFTP over IPv6 (a dynamic file carries TLV 59) and answers SNMP there.")
-@click.option("--json", "as_json", is_flag=True, help="Print the lab as JSON.")
+@JSON("the lab")
 def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, docsis_version, ipv6, as_json):
     """Build a lab; with --config/--tftp-root the modem boots from its file over TFTP."""
     from hfcprov.emu import topology
 
     if tftp_root and not filename:
         raise click.UsageError("--tftp-root needs --file (the name the modem requests)")
-    lab = topology.up(rtt=parse_rtt(rtt), loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
+    lab = topology.up(rtt=rtt, loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
                       docsis_version=docsis_version, ipv6=ipv6)
     applied = None
     try:
@@ -59,10 +60,6 @@ def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefi
     except BaseException:
         lab.down()
         raise
-    left = ((applied or {}).get("queues") or {}).get("upstream", {}).get("aqm_not_run")
-    if left:
-        click.echo(f"note: the emulated modem's AQM stage runs one upstream flow; {', '.join(left)} left "
-                   f"drop-tail (DOCSIS {docsis_version} would run AQM on them)", err=True)
     _show(lab, applied, as_json)
 
 
@@ -93,7 +90,7 @@ def down(names, all_, prefix):
 
 @emu.command()
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True)
+@JSON("the lab (or every lab)")
 def status(name, as_json):
     """Show one lab (or list all): impairment method, queues applied, modem boot state."""
     from hfcprov.emu import topology
@@ -127,8 +124,6 @@ def _show(lab, applied, as_json):
         if q.get("aqm"):
             click.echo(f"  {direction} AQM: {q['aqm']['stage']} stage, latency target "
                        f"{format_duration(q['aqm']['latency_target'])}")
-        if q.get("aqm_not_run"):
-            click.echo(f"  {direction} drop-tail (the AQM stage runs one flow): {', '.join(q['aqm_not_run'])}")
     if applied:
         click.echo(f"  modem: {applied.get('status')}, file {applied.get('config_file')}, boots {applied.get('boots')}, "
                    f"management {lab.addr('cm_rf')}")

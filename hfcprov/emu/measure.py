@@ -20,11 +20,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 from hfcprov.emu import timekeeping
-from hfcprov.emu.topology import ADDR, EmuError, Lab, _kill
+from hfcprov.emu.topology import ADDR, EmuError, Lab, stop_process
+from hfcprov.probe import DEFAULT_PORT
 from hfcprov.probe.run import ProbeSpec
 from hfcprov.results import RunResult
 
-RESPONDER_PORT = 5201
+RESPONDER_PORT = DEFAULT_PORT
 
 
 def start_responder(lab: Lab, port: int = RESPONDER_PORT, timeout: float = 10.0,
@@ -74,6 +75,6 @@ def _measure_once(lab: Lab, spec: ProbeSpec, host_priority: int | None) -> RunRe
                 raise EmuError(f"probe in {lab.ns('cpe')} failed: {last}")
             result = RunResult.from_dict(json.loads(out.read_text()))
     finally:
-        _kill(responder)
+        stop_process(responder)
     result.extra["host_scheduling"] = scheduling
     return result

@@ -96,7 +96,8 @@ def test_example_campaign_end_to_end_through_the_cli(tmp_path):
         cpu = sum(r["sim"].extra["cpu_s"] for r in results_of(store).values())
     assert cpu < SWEEP_CPU_BUDGET, f"the 144 points took {cpu:.0f} CPU seconds"
     page = html.read_text()
-    assert page.count("data:image/png;base64,") == 4  # throughput, latency, VoIP MOS, delay over time
+    # throughput, latency percentiles, latency CDF, VoIP MOS, delay over time
+    assert page.count("data:image/png;base64,") == 5
     assert (tmp_path / "bs-mos.png").exists() and (tmp_path / "bs.csv").exists()
     assert "VoIP MOS" in page
     # the recommendation grows with the tier's rate, as the bandwidth-delay product does
