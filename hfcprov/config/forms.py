@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 
-from hfcprov.config.codec import BER_TYPES, RAW_TYPES, decode, encode_value, tlv_size, too_long
+from hfcprov.config.codec import decode
 from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
-from hfcprov.config.mta import decode_mta, is_mta
+from hfcprov.config.framing import decode_mta, is_mta
 from hfcprov.config.text import parse_text
+from hfcprov.config.tlvio import BER_TYPES, encode_value, generic_bytes, tlv_size, too_long
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import hex_text, parse_hex, parse_int
 from hfcprov.lazy import lazy
@@ -49,9 +50,8 @@ def _plain(nodes, parent: Spec | None) -> list:
     kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
     for node in nodes:
         spec = kids.get(node.code)
-        if spec is None or node.unfit or (spec.compound and not node.compound) or (
-                isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
-            raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
+        raw = generic_bytes(spec, node)
+        if raw is not None:
             out.append({"GenericTLV": {"TlvCode": node.code, "TlvValue": hex_text(raw)}})
         elif node.compound:
             out.append({spec.name: _plain(node.children, spec)})

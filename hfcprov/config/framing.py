@@ -1,8 +1,9 @@
-"""File framing around the content TLVs: CM MIC, CMTS MIC, pad bytes, end marker, padding, and the
-prepared file that is framed once and filled per request.
+"""File framing around the content TLVs: CM MIC, CMTS MIC, pad bytes, end marker, padding, the
+prepared file that is framed once and filled per request, and PacketCable MTA files' framing.
 
     prepared = prepare(items, secret, holes=(19, 20))      # once per config
     data = prepared.fill({19: now, 20: "10.1.2.3"})         # per TFTP request: TLV 19/20 and fresh MICs
+    verify(data, secret); verify_cm_mic(data)               # what a CMTS, and a modem, check
 
 ``encode`` is ``prepare(...).fill()`` without holes; the TFTP server keeps the prepared file and fills
 it per request. The MICs follow MULPI Annex D whatever the layout:
@@ -13,23 +14,37 @@ it per request. The MICs follow MULPI Annex D whatever the layout:
   after a computed CMTS MIC would make each depend on the other: no file satisfies both, so that
   layout is refused when the CMTS MIC is to be computed.
 
-``verify`` in the codec reads a file with the same rules (``cmts_mic`` below is shared).
+PacketCable MTA files (PKT-SP-PROV) carry the same TLVs framed differently:
+
+- the file starts with TLV 254 (MtaConfigDelimiter) value 1 and ends with TLV 254 value 255; there is
+  no CM MIC, CMTS MIC, end-of-data marker or padding;
+- SNMP objects are TLV 11 (a BER VarBind, 1-byte length); one longer than 255 bytes is TLV 64 with a
+  2-byte big-endian length (only in MTA files: in a CM file TLV 64 is an ordinary 1-byte-length TLV);
+- the configuration hash: SHA-1 over the whole file without the hash TLV, carried as TLV 11 setting
+  pktcMtaDevProvConfigHash.0 (PacketCable, "na"; the IETF MTA MIB's, "ietf") or the Euro-PacketCable
+  object ("eu") to an OCTET STRING of 20 bytes, just before the end delimiter. (The provisioning
+  server may instead SET it over SNMP with pktcMtaDevConfigFile; either way it is this SHA-1.)
+
+A decoded TLV 64 is a ``Tlv(11, VarBind, wide=True)`` so every form shows it as a ``SnmpMibObject`` and
+it is written back as TLV 64; a text-built SnmpMibObject is written as TLV 64 only when it must be.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hfcprov.config.ber import VarBind
 from hfcprov.config.dictionary import CM_MIC, CMTS_MIC, END, PAD, ROOT
 from hfcprov.config.errors import ConfigError
-from hfcprov.config.tree import Layout
+from hfcprov.config.tlvio import decode_node, encode_tlv, value_at, value_bytes
+from hfcprov.config.tree import ConfigTree, Layout, Tlv
 from hfcprov.lazy import lazy
 
 try:  # CPython's own MD5 for the CM MIC: hashlib loads OpenSSL, ~3 ms of a one-file encode
     from _md5 import md5
 except ImportError:  # an interpreter built without it
     from hashlib import md5
-hashlib, hmac = lazy("hashlib"), lazy("hmac")  # the CMTS MIC (HMAC-MD5): only with a shared secret
+hashlib, hmac = lazy("hashlib"), lazy("hmac")  # the CMTS MIC (HMAC-MD5), MTA hash (SHA-1): not per CM file
 
 # DOCSIS 1.1+ CMTS MIC input: for each code in this order, every TLV of that code in file order
 # (type, length and value). 6 is the CM MIC itself.
@@ -274,4 +289,221 @@ def assemble(items, secret: bytes | None = None, *, layout: Layout | None = None
     return prepare(items, secret, layout=layout, decoded_cmts_mic=decoded_cmts_mic, digests=digests).fill()
 
 
-__all__ = ["prepare", "PreparedFile", "assemble", "cmts_mic", "hole_size", "CMTS_MIC_ORDER"]
+
+
+
+# --- checking a binary CM file ------------------------------------------------------------------------------------
+
+MIC_NAMES = {CM_MIC: "CM MIC (TLV 6)", CMTS_MIC: "CMTS MIC (TLV 7)"}
+CM_MIC_MISMATCH = "CM MIC (TLV 6) mismatch: the file was changed after it was made"
+
+
+def cm_mic_matches(data: bytes, at: int, value: bytes) -> bool:
+    """Whether ``value``, the CM MIC TLV starting at offset ``at``, is the MD5 of every byte before it."""
+    return md5(data[:at]).digest() == value
+
+
+def scan(data: bytes):
+    """The TLVs of a binary CM file up to 0xFF as (code, whole TLV) in file order, and (offset, value) of
+    the first CM MIC and of the first CMTS MIC (None when absent)."""
+    items: list[tuple[int, bytes]] = []
+    cm = cmts = None
+    pos = 0
+    while pos < len(data) and data[pos] != END:
+        if data[pos] == PAD:
+            pos += 1
+            continue
+        raw, end = value_at(data, pos, str(data[pos]))
+        code = data[pos]
+        items.append((code, data[pos:end]))
+        if code == CM_MIC and cm is None:
+            cm = (pos, raw)
+        elif code == CMTS_MIC and cmts is None:
+            cmts = (pos, raw)
+        pos = end
+    return items, cm, cmts
+
+
+def _cm_mic_failure(data: bytes, cm) -> str | None:
+    if cm is None:
+        return "no CM MIC (TLV 6)"
+    return None if cm_mic_matches(data, *cm) else CM_MIC_MISMATCH
+
+
+def verify(data: bytes, secret: bytes) -> None:
+    """Check the CM MIC and the CMTS MIC of a binary file; raise ``ConfigError`` naming which fails."""
+    data = bytes(data)
+    items, cm, cmts = scan(data)
+    failures = []
+    cm_failure = _cm_mic_failure(data, cm)
+    if cm_failure:
+        failures.append(cm_failure)
+    if cmts is None:
+        failures.append("no CMTS MIC (TLV 7)")
+    elif not hmac.compare_digest(cmts_mic(items, secret), cmts[1]):
+        failures.append("CMTS MIC (TLV 7) mismatch: wrong shared secret or the file was changed")
+    if failures:
+        first = cm if cm_failure else cmts
+        raise ConfigError("; ".join(failures), offset=first[0] if first else None,
+                          path="6" if first is cm else "7")
+
+
+def verify_cm_mic(data: bytes) -> None:
+    """Check the CM MIC (TLV 6) only, as a cable modem does (the CMTS MIC needs the CMTS's shared secret);
+    raise ``ConfigError`` when it is missing or wrong."""
+    data = bytes(data)
+    _, cm, _ = scan(data)
+    failure = _cm_mic_failure(data, cm)
+    if failure:
+        raise ConfigError(failure, offset=cm[0] if cm else None, path="6")
+
+
+# --- PacketCable MTA files ----------------------------------------------------------------------------------------
+
+MTA_DELIMITER, SNMP_OBJECT, WIDE_SNMP_OBJECT = 254, 11, 64
+MTA_BEGIN, MTA_END = 1, 255
+HASH_OIDS = {"na": "1.3.6.1.4.1.4491.2.2.1.1.2.7.0",  # pktcMtaDevProvConfigHash.0 (PKTC-MTA-MIB, PKT-SP-PROV)
+             "eu": "1.3.6.1.4.1.7432.1.1.2.9.0",  # Euro-PacketCable's config hash object
+             "ietf": "1.3.6.1.2.1.140.1.2.11.0"}  # pktcMtaDevProvConfigHash.0 (PKTC-IETF-MTA-MIB, RFC 5098)
+_HASH_OF_OID = {oid: name for name, oid in HASH_OIDS.items()}
+
+
+def is_mta(data: bytes) -> bool:
+    """Whether a binary file is an MTA file: it starts with MtaConfigDelimiter 1 (begin)."""
+    return data[:3] == bytes((MTA_DELIMITER, 1, MTA_BEGIN))
+
+
+def decode_mta(data: bytes, *, strict: bool = False) -> ConfigTree:
+    """Decode an MTA file; lenient like ``decode`` (odd fields kept raw, a wrong hash or delimiter noted
+    in ``tree.warnings``), ``strict`` raises the first warning. Broken framing is an error."""
+    data = bytes(data)
+    if not data:
+        raise ConfigError("empty file: no TLVs")
+    tree = ConfigTree(mta=True)
+    spec11 = ROOT.children[SNMP_OBJECT]
+    pos = 0
+    while pos < len(data):
+        code = data[pos]
+        if code == WIDE_SNMP_OBJECT:
+            if pos + 3 > len(data):
+                raise ConfigError("TLV truncated: no 2-byte length", offset=pos, path="64")
+            end = pos + 3 + int.from_bytes(data[pos + 1:pos + 3], "big")
+            if end > len(data):
+                raise ConfigError(f"length {end - pos - 3} overruns the file ({len(data) - pos - 3} bytes left)",
+                                  offset=pos, path="64")
+            node = decode_node(spec11, SNMP_OBJECT, data[pos + 3:end], pos, "64", tree.warnings)
+            node.wide = True
+        else:
+            raw, end = value_at(data, pos, str(code))
+            node = decode_node(ROOT.children.get(code), code, raw, pos, str(code), tree.warnings)
+        tree.tlvs.append(node)
+        pos = end
+    for problem in mta_framing_problems(tree.tlvs):
+        tree.warnings.append(problem)
+    for kind, at, given in _hashes(data):
+        if given != config_hash(data, at):
+            tree.warnings.append(ConfigError(f"configuration hash ({kind}) mismatch: the file was changed after"
+                                             " it was hashed", offset=at[0], path="11"))
+    if strict and tree.warnings:
+        raise tree.warnings[0]
+    return tree
+
+
+def mta_framing_problems(tlvs) -> list[ConfigError]:
+    """What is wrong with an MTA file's delimiters: it starts with MtaConfigDelimiter 1 and ends with
+    MtaConfigDelimiter 255 (PKT-SP-PROV)."""
+    out = []
+    if not (tlvs and tlvs[0].code == MTA_DELIMITER and tlvs[0].value == MTA_BEGIN):
+        out.append(ConfigError("an MTA file starts with MtaConfigDelimiter 1", offset=0, path="254"))
+    if not (len(tlvs) > 1 and tlvs[-1].code == MTA_DELIMITER and tlvs[-1].value == MTA_END):
+        out.append(ConfigError("an MTA file ends with MtaConfigDelimiter 255", path="254"))
+    return out
+
+
+def config_hash(data: bytes, at: tuple[int, int]) -> bytes:
+    """SHA-1 of the file without the hash TLV at ``at`` (start, end)."""
+    return hashlib.sha1(data[:at[0]] + data[at[1]:]).digest()
+
+
+def _hashes(data: bytes):
+    """(kind, (start, end), value) of each hash TLV in an encoded MTA file."""
+    pos = 0
+    while pos < len(data):
+        code = data[pos]
+        if code == WIDE_SNMP_OBJECT:
+            pos += 3 + int.from_bytes(data[pos + 1:pos + 3], "big")
+            continue
+        end = pos + 2 + data[pos + 1]
+        if code == SNMP_OBJECT:
+            vb = _hash_varbind(data[pos + 2:end])
+            if vb is not None:
+                yield _HASH_OF_OID[vb.oid], (pos, end), vb.value
+        pos = end
+
+
+def _hash_varbind(raw: bytes) -> VarBind | None:
+    try:
+        vb = ROOT.children[SNMP_OBJECT].decode(raw)
+    except ConfigError:
+        return None
+    return vb if vb.oid in _HASH_OF_OID and vb.type == "OctetString" else None
+
+
+def encode_mta(tree: ConfigTree, hash: str | None = None) -> bytes:
+    """An MTA file from ``tree``: TLVs as they are (SnmpMibObjects over 255 bytes, decoded TLV 64s and any
+    other TLV 64 as TLV 64 with a 2-byte length), with every configuration hash TLV recomputed; ``hash``
+    ("na", "eu" or "ietf") adds one before the end delimiter when the tree has none. The file must start
+    with MtaConfigDelimiter 1 (``mta_framing_problems``: a missing end delimiter is for lint to report)."""
+    tlvs = list(tree.tlvs)
+    if not tree.mta and not (tlvs and tlvs[0].code == MTA_DELIMITER and tlvs[0].value == MTA_BEGIN):
+        raise ConfigError("an MTA file starts with MtaConfigDelimiter 1 and ends with MtaConfigDelimiter 255",
+                          path="254")
+    if hash is not None:
+        if hash not in HASH_OIDS:
+            raise ConfigError(f"unknown configuration hash {hash!r}: expected {', '.join(HASH_OIDS)}")
+        if not any(_is_hash(t) for t in tlvs):
+            at = len(tlvs) - 1 if tlvs and tlvs[-1].code == MTA_DELIMITER else len(tlvs)
+            tlvs.insert(at, Tlv(SNMP_OBJECT, VarBind(HASH_OIDS[hash], "OctetString", bytes(20))))
+    spec11 = ROOT.children[SNMP_OBJECT]
+    out, hashes = bytearray(), []
+    for t in tlvs:
+        if t.code in (SNMP_OBJECT, WIDE_SNMP_OBJECT) and not t.compound:
+            raw = value_bytes(spec11 if t.code == SNMP_OBJECT else None, t, "")
+            if t.wide or t.code == WIDE_SNMP_OBJECT or len(raw) > 255:
+                if len(raw) > 0xFFFF:
+                    raise ConfigError(f"SnmpMibObject is {len(raw)} bytes; TLV 64 holds at most 65535", path="11")
+                out += bytes((WIDE_SNMP_OBJECT,)) + len(raw).to_bytes(2, "big") + raw
+                continue
+            if _is_hash(t):
+                hashes.append((len(out), len(out) + 2 + len(raw)))
+            out += bytes((SNMP_OBJECT, len(raw))) + raw
+        else:
+            out += encode_tlv(ROOT.children.get(t.code), t)
+    for start, end in hashes:  # each over the file without itself
+        digest = config_hash(bytes(out), (start, end))
+        out[end - 20:end] = digest
+    return bytes(out)
+
+
+def _is_hash(t: Tlv) -> bool:
+    v = t.value
+    return t.code == SNMP_OBJECT and isinstance(v, VarBind) and v.oid in _HASH_OF_OID and v.type == "OctetString" \
+        and len(v.value) == 20
+
+
+def verify_mta(data: bytes) -> str:
+    """Check an MTA file's delimiters and configuration hash; raise ``ConfigError`` naming what fails, else
+    say which hash it carries."""
+    tree = decode_mta(data)
+    framing = [w for w in tree.warnings if w.path in ("254", "11")]
+    if framing:
+        raise framing[0]
+    kinds = [kind for kind, _, _ in _hashes(bytes(data))]
+    if not kinds:
+        raise ConfigError("no configuration hash (pktcMtaDevProvConfigHash) in the file", path="11")
+    return ", ".join(kinds)
+
+
+__all__ = ["prepare", "PreparedFile", "assemble", "cmts_mic", "hole_size", "CMTS_MIC_ORDER", "MIC_NAMES",
+           "cm_mic_matches", "scan", "verify", "verify_cm_mic", "is_mta", "decode_mta", "encode_mta", "verify_mta",
+           "mta_framing_problems", "config_hash", "HASH_OIDS"]

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 
-from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value, assemble, content_items, encode, tlv_size, too_long
+from hfcprov.config.codec import content_items, encode
+from hfcprov.config.framing import assemble
+from hfcprov.config.tlvio import BER_TYPES, RAW_TYPES, generic_bytes, tlv_size, too_long, value_bytes
 from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
@@ -193,7 +195,7 @@ class _Parser:
                 else:
                     value = spec.from_text(words[0] if len(words) == 1 else " ".join(words))
                 node = Tlv(spec.code, value)
-                n = len(_value(spec, node, ""))  # type, length, range checks (the parser's TLV path is added below)
+                n = len(value_bytes(spec, node, ""))  # type, length, range checks (the parser's TLV path is added below)
             except ConfigError as err:
                 raise err.at(line=line, path=f"{path}.{spec.code}" if path else str(spec.code), source=self.source)
             if not path and not out and spec.code == 254:
@@ -421,9 +423,8 @@ def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str
     kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
     for node in nodes:
         spec = kids.get(node.code)
-        if spec is None or node.unfit or (spec.compound and not node.compound) or (
-                isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
-            raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
+        raw = generic_bytes(spec, node)
+        if raw is not None:
             lines.append(f"{pad}GenericTLV TlvCode {node.code} TlvLength {len(raw)} TlvValue {hex_text(raw)};")
         elif node.compound:
             lines.append(f"{pad}{spec.name}")
