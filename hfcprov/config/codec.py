@@ -67,8 +67,10 @@ def decode(data: bytes, secret: bytes | None = None, *, strict: bool = False) ->
         warnings.append(ConfigError("no CM MIC (TLV 6): a cable modem refuses this file", path="6"))
     n = len(tree.tlvs)
     standard_marks = [(n, CM_MIC)] + ([(n, CMTS_MIC)] if tree.cmts_mic else [])
-    if not (marks == standard_marks and not kept and end_marker and tail == b"\0" * _pad(pos + 1)):
-        tree.layout = Layout(marks=marks, end_marker=end_marker, tail=tail, kept=kept)
+    standard_tail = end_marker and tail == b"\0" * _pad(pos + 1)
+    if not (marks == standard_marks and not kept and standard_tail):
+        # tail None: the standard padding (what the forms write as ``EndOfData;``)
+        tree.layout = Layout(marks=marks, end_marker=end_marker, tail=None if standard_tail else tail, kept=kept)
     if strict and warnings:
         raise warnings[0]
     return tree

@@ -292,6 +292,81 @@ def assemble(items, secret: bytes | None = None, *, layout: Layout | None = None
 
 
 
+# --- the layout as the text, YAML and JSON forms write it ---------------------------------------------------------
+#
+# A decoded file whose MICs, pad bytes, end marker or trailing bytes are not the standard trailer carries a
+# ``Layout``; the forms write it as top-level statements where the marks were, so the file encodes back to
+# the same bytes: ``CmMic;`` / ``CmtsMic;`` (computed here), ``CmMic 0x...;`` (kept as decoded), ``Pad;`` (one
+# 0x00 byte) and last ``EndOfData;`` (0xFF, then the standard padding), ``EndOfData 0x...;`` (0xFF, then
+# these bytes) or ``NoEndOfData;`` (the file ends there). A file with such statements is a CM file.
+
+LAYOUT_NAMES = {"CmMic": CM_MIC, "CmtsMic": CMTS_MIC, "Pad": PAD}
+END_OF_DATA, NO_END_OF_DATA = "EndOfData", "NoEndOfData"
+_NAME_OF_MARK = {code: name for name, code in LAYOUT_NAMES.items()}
+
+
+def written_layout(tree: ConfigTree) -> Layout | None:
+    """The layout a form must spell out for ``tree`` (None: the standard trailer, nothing to write). A CM
+    file whose first TLV is 254 gets its standard trailer spelt out: read back without it, it would be an
+    MTA file."""
+    if tree.layout is not None:
+        return tree.layout
+    if tree.cm_file and tree.tlvs and tree.tlvs[0].code == MTA_DELIMITER:
+        n = len(tree.tlvs)
+        return Layout(marks=[(n, CM_MIC)] + ([(n, CMTS_MIC)] if tree.cmts_mic is not None else []), tail=None)
+    return None
+
+
+def layout_statements(layout: Layout) -> tuple[dict[int, list[tuple[str, bytes | None]]], tuple[str, bytes | None]]:
+    """(before each TLV index: [(statement name, kept value or None)], the last statement: (``EndOfData``, None
+    for the standard padding or the bytes after 0xFF) or (``NoEndOfData``, None))."""
+    before: dict[int, list] = {}
+    for k, (at, code) in enumerate(layout.marks):
+        before.setdefault(at, []).append((_NAME_OF_MARK[code], layout.kept.get(k)))
+    return before, ((END_OF_DATA, layout.tail) if layout.end_marker else (NO_END_OF_DATA, None))
+
+
+class LayoutReader:
+    """Collects a form's layout statements as its top-level TLVs are read (``mark``, ``end``); ``layout()``
+    is the tree's Layout, or None when the form had none."""
+
+    def __init__(self):
+        self.marks: list[tuple[int, int]] = []
+        self.kept: dict[int, bytes] = {}
+        self.ended = self.marker = self.seen = False
+        self.tail: bytes | None = b""
+
+    def mark(self, name: str, index: int, value: bytes | None) -> None:
+        """``name`` (a ``LAYOUT_NAMES`` key) before top-level TLV ``index``; ``value``: a MIC kept as given."""
+        self.check_open(name)
+        code = LAYOUT_NAMES[name]
+        if value is not None:
+            if code == PAD:
+                raise ConfigError("Pad takes no value (one 0x00 byte)")
+            self.kept[len(self.marks)] = value
+        self.marks.append((index, code))
+        self.seen = True
+
+    def end(self, word: str, tail: bytes | None) -> None:
+        """``EndOfData``: the end marker, then ``tail`` (None: the standard padding); ``NoEndOfData``: none."""
+        self.check_open(word)
+        if word == NO_END_OF_DATA and tail is not None:
+            raise ConfigError(f"{NO_END_OF_DATA} takes no value")
+        self.ended, self.marker, self.tail, self.seen = True, word == END_OF_DATA, tail, True
+
+    def check_open(self, what: str) -> None:
+        if self.ended:
+            raise ConfigError(f"{what} after the end of the file ({END_OF_DATA} or {NO_END_OF_DATA} comes last)")
+
+    def layout(self) -> Layout | None:
+        if not self.seen:
+            return None
+        if not self.ended:
+            raise ConfigError(f"a file with layout statements ends with {END_OF_DATA} or {NO_END_OF_DATA}")
+        return Layout(marks=self.marks, end_marker=self.marker, tail=self.tail if self.marker else b"",
+                      kept=self.kept)
+
+
 # --- checking a binary CM file ------------------------------------------------------------------------------------
 
 MIC_NAMES = {CM_MIC: "CM MIC (TLV 6)", CMTS_MIC: "CMTS MIC (TLV 7)"}
@@ -506,4 +581,6 @@ def verify_mta(data: bytes) -> str:
 
 __all__ = ["prepare", "PreparedFile", "assemble", "cmts_mic", "hole_size", "CMTS_MIC_ORDER", "MIC_NAMES",
            "cm_mic_matches", "scan", "verify", "verify_cm_mic", "is_mta", "decode_mta", "encode_mta", "verify_mta",
-           "mta_framing_problems", "config_hash", "HASH_OIDS"]
+           "mta_framing_problems", "config_hash", "HASH_OIDS", "LAYOUT_NAMES", "END_OF_DATA", "NO_END_OF_DATA",
+           "LayoutReader",
+           "written_layout", "layout_statements"]

@@ -190,5 +190,38 @@ def generic_bytes(spec: Spec | None, node: Tlv) -> bytes | None:
     return None
 
 
+def generic_form(spec: Spec | None, node: Tlv) -> tuple[int, bytes] | None:
+    """(code, bytes) of the ``GenericTLV`` the forms write for ``node``, or None when it is written by name.
+
+    ``generic_bytes``'s rule, plus an MTA file's TLV 64 (``node.wide``) that would read back as a TLV 11:
+    one of 255 bytes or less, or one whose VarBind is kept as raw bytes, is written as GenericTLV 64."""
+    if node.wide:
+        raw = bytes(node.value) if isinstance(node.value, (bytes, bytearray)) else value_bytes(spec, node, "")
+        return (64, raw) if len(raw) <= MAX_VALUE or isinstance(node.value, (bytes, bytearray)) else None
+    raw = generic_bytes(spec, node)
+    return None if raw is None else (node.code, raw)
+
+
+def generic_node(spec: Spec | None, code: int, raw: bytes, parent_path: str) -> tuple[Tlv, list[ConfigError]]:
+    """The node a ``GenericTLV`` (``code``, value ``raw``) stands for under a parent at ``parent_path`` ('' at
+    the top), as decoding the same bytes makes it: typed when they fit the dictionary's ``spec``, else kept as
+    given (``unfit``), written back byte for byte either way. Also the warnings (no line yet) when they do
+    not fit: a modem may refuse such a TLV."""
+    warnings: list[ConfigError] = []
+    path = f"{parent_path}.{code}" if parent_path else str(code)
+    if spec is None:
+        return Tlv(code, bytes(raw), unfit=True), warnings
+    try:
+        node = decode_node(spec, code, raw, 0, parent_path or str(code), warnings, code if parent_path else None)
+    except ConfigError as err:  # sub-TLV lengths that do not add up
+        node, warnings = Tlv(code, bytes(raw), unfit=True), [ConfigError(err.message, path=err.path)]
+    notes = [ConfigError(w.message.replace("; kept as raw bytes", "; written as given"), path=w.path or path)
+             for w in warnings]
+    if spec.compound and node.unfit:
+        notes = [ConfigError(f"GenericTLV {code}: {spec.name} has sub-TLVs, and these bytes are not sub-TLVs"
+                             f" ({notes[0].message}); written as given", path=path)]
+    return node, notes
+
+
 __all__ = ["BER_TYPES", "RAW_TYPES", "value_at", "decode_node", "encode_value", "value_bytes", "encode_tlv",
-           "split_sizes", "too_long", "tlv_size", "generic_bytes"]
+           "split_sizes", "too_long", "tlv_size", "generic_bytes", "generic_form", "generic_node"]
