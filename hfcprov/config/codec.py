@@ -103,16 +103,19 @@ def _pad(length: int) -> int:
     return -length % 4
 
 
-def encode(tree: ConfigTree, secret: bytes | None = None) -> bytes:
+def encode(tree: ConfigTree, secret: bytes | None = None, *, extended_mic: bool = True) -> bytes:
     """Binary config file: the TLVs, CM MIC, CMTS MIC (computed with ``secret``, else the
     decoded one if any), end marker and padding, in the tree's layout or the standard one.
-    A tree whose source carried a CMTS MIC (YAML/JSON ``CmtsMic``) needs the secret to write it."""
+    A tree whose source carried a CMTS MIC (YAML/JSON ``CmtsMic``) needs the secret to write it.
+    With ``secret``, a TLV 43.6 Extended CMTS MIC is computed as the file asks (``extended_mic=False``:
+    written as given; see ``config.framing``)."""
     if tree.mta or not tree.cm_file and tree.tlvs and tree.tlvs[0].code == MTA_DELIMITER:  # the C tool's rule too
         return encode_mta(tree)
     if secret is None and tree.cmts_mic is None and tree.carries_cmts_mic:
         raise ConfigError("the source carries a CMTS MIC (TLV 7), which needs the shared secret (--secret-file);"
                           " remove CmtsMic from it to write a file without one", path="7")
-    return assemble(content_items(tree.tlvs), secret, layout=tree.layout, decoded_cmts_mic=tree.cmts_mic)
+    return assemble(content_items(tree.tlvs), secret, layout=tree.layout, decoded_cmts_mic=tree.cmts_mic,
+                    extended_mic=extended_mic)
 
 
 def content_items(tlvs) -> list[tuple[int, bytes]]:

@@ -75,6 +75,125 @@ def hole_size(code: int) -> int:
     return spec.fixed
 
 
+# --- the Extended CMTS MIC ----------------------------------------------------------------------------------------
+
+EXTENDED_MIC = 43  # a PreparedFile step: the explicit Extended CMTS MIC digest (TLV 43.6.3)
+EMIC_HMAC_TYPES = {1: "MD5 HMAC (RFC 2104)", 2: "MMH16-sigma-n HMAC (SECv3.0)", 43: "vendor specific"}
+_EMIC_DIGEST_SIZE = {1: MIC_SIZE}  # the HMAC types hfcprov computes, and their digest sizes
+_CABLELABS = b"\xff\xff\xff"
+
+
+class ExtendedMic:
+    """A file's Extended CMTS MIC Configuration Setting: ``item`` (index of its top-level TLV 43 among the
+    content items), ``hmac_type`` (43.6.1), ``covered`` (the top-level types of the bitmap 43.6.2) and
+    ``digest`` ((offset in the item's bytes, length) of 43.6.3's value, None when implicit)."""
+
+    __slots__ = ("item", "hmac_type", "covered", "digest")
+
+    def __init__(self, item: int, hmac_type: int | None, covered: frozenset[int], digest: tuple[int, int] | None):
+        self.item, self.hmac_type, self.covered, self.digest = item, hmac_type, covered, digest
+
+    def check_computable(self) -> None:
+        if self.hmac_type not in _EMIC_DIGEST_SIZE:
+            kind = EMIC_HMAC_TYPES.get(self.hmac_type, "unknown") if self.hmac_type is not None else "absent"
+            raise ConfigError(f"Extended CMTS MIC HMAC type {self.hmac_type} ({kind}): hfcprov computes type 1 (MD5"
+                              " HMAC) only; encode without the secret, or with --no-extended-mic", path="43.6.1")
+
+
+def _subs(value: bytes, base: int):
+    """(code, offset of the value in the item, value) of each sub-TLV; stops at broken framing."""
+    pos = 0
+    while pos + 2 <= len(value) and pos + 2 + value[pos + 1] <= len(value):
+        yield value[pos], base + pos + 2, value[pos + 2:pos + 2 + value[pos + 1]]
+        pos += 2 + value[pos + 1]
+
+
+def covered_types(bitmap: bytes) -> frozenset[int]:
+    """The top-level TLV types of an Extended CMTS MIC bitmap: bit N (0 = the first byte's most significant)
+    for type N; bit 0 is reserved."""
+    return frozenset(8 * i + b for i, byte in enumerate(bitmap) for b in range(8) if byte & (0x80 >> b)) - {0}
+
+
+def extended_mic_bitmap(codes) -> bytes:
+    """The bitmap (43.6.2) covering the top-level TLV ``codes``."""
+    codes = sorted(set(codes) - {0})
+    out = bytearray(codes[-1] // 8 + 1 if codes else 1)
+    for c in codes:
+        out[c // 8] |= 0x80 >> (c % 8)
+    return bytes(out)
+
+
+def find_extended_mic(items) -> ExtendedMic | None:
+    """The Extended CMTS MIC Configuration Setting of a file's content ((code, whole TLV) in file order): the
+    first top-level TLV 43 of CableLabs (vendor 0xFFFFFF, or no vendor ID) holding sub-TLV 6."""
+    for index, (code, whole) in enumerate(items):
+        if code != 43:
+            continue
+        subs = list(_subs(whole[2:], 2))
+        vendor = next((v for c, _, v in subs if c == 8), _CABLELABS)
+        setting = next(((at, v) for c, at, v in subs if c == 6), None)
+        if vendor != _CABLELABS or setting is None:
+            continue
+        at, value = setting
+        inner = {c: (a, v) for c, a, v in reversed(list(_subs(value, at)))}  # the first of each sub-TLV
+        kind = inner.get(1, (0, b""))[1]
+        digest = inner.get(3)
+        return ExtendedMic(index, kind[0] if len(kind) == 1 else None, covered_types(inner.get(2, (0, b""))[1]),
+                           (digest[0], len(digest[1])) if digest is not None else None)
+    return None
+
+
+def extended_mic_item(codes, explicit: bool = True, hmac_type: int = 1) -> tuple[int, bytes]:
+    """A content item (TLV 43, vendor 0xFFFFFF) asking for an Extended CMTS MIC over the top-level ``codes``:
+    append it to ``content_items(...)`` before ``prepare``/``assemble`` with the shared secret."""
+    setting = bytes((1, 1, hmac_type))
+    bitmap = extended_mic_bitmap(codes)
+    setting += bytes((2, len(bitmap))) + bitmap
+    if explicit:
+        setting += bytes((3, _EMIC_DIGEST_SIZE.get(hmac_type, MIC_SIZE))) + bytes(_EMIC_DIGEST_SIZE.get(hmac_type, MIC_SIZE))
+    value = bytes((8, 3)) + _CABLELABS + bytes((6, len(setting))) + setting
+    return 43, bytes((43, len(value))) + value
+
+
+def _zeroed_digest(items: list, emic: ExtendedMic) -> list:
+    """``items`` with the explicit digest (43.6.3) as zero bytes of its HMAC's size: its value in the
+    digest's own input, and room for the digest (a placeholder of another size is resized)."""
+    code, whole = items[emic.item]
+    at, n = emic.digest
+    size = _EMIC_DIGEST_SIZE[emic.hmac_type]
+    grow = size - n
+    if grow:
+        if len(whole) - 2 + grow > 255:
+            raise ConfigError("TLV 43 with the Extended CMTS MIC digest is over 255 bytes", path="43.6.3")
+        # the lengths of 43 (byte 1), of 43.6 and of 43.6.3 (the byte before the value) grow by ``grow``
+        setting_len_at = next(a - 1 for c, a, v in _subs(whole[2:], 2) if c == 6 and a <= at < a + len(v))
+        whole = bytearray(whole)
+        whole[1] += grow
+        whole[setting_len_at] += grow
+        whole[at - 1] += grow
+        whole = bytes(whole)
+        emic.digest = (at, size)
+    whole = whole[:at] + bytes(size) + whole[at + n:]
+    out = list(items)
+    out[emic.item] = (code, whole)
+    return out
+
+
+def extended_cmts_mic(items, secret: bytes, emic: ExtendedMic) -> bytes:
+    """The Extended CMTS MIC of a file's TLVs ((code, whole TLV) in file order, MICs included): HMAC over
+    every TLV whose type ``emic`` covers, in file order, never TLV 7; with an explicit digest its value is
+    zeros and TLV 6 is left out (MULPI C.1.1.18.1.6.3)."""
+    emic.check_computable()
+    if emic.digest is not None:
+        items = _zeroed_digest(items, emic)
+    mac = hmac.new(bytes(secret), digestmod=hashlib.md5)
+    skip = {CMTS_MIC, CM_MIC} if emic.digest is not None else {CMTS_MIC}
+    for code, whole in items:
+        if code in emic.covered and code not in skip:
+            mac.update(whole)
+    return mac.digest()
+
+
 class PreparedFile:
     """A config framed once: ``data`` with zeros where the holes and the computed MICs go.
 
@@ -85,18 +204,22 @@ class PreparedFile:
     """
 
     def __init__(self, data: bytes, holes: dict[int, int], steps: list[tuple[int, int]], mic_parts: list,
-                 fixed: int, secret: bytes | None):
+                 fixed: int, secret: bytes | None, emic_parts: list | None = None):
         self.data = data
         self.holes = holes  # code -> offset of the hole's value
-        self.steps = steps  # (code, offset of the value) of each computed MIC, in the order they are computed
-        self.mic_parts = mic_parts  # the CMTS MIC's input: bytes, or (offset, size) read from the filled copy
+        # (code, offset of the value) of each computed MIC, in the order they are computed: 43 (the explicit
+        # Extended CMTS MIC digest), then 6, then 7
+        self.steps = steps
+        self.mic_parts = mic_parts  # TLV 7's input: bytes, or (offset, size) read from the filled copy
+        self.emic_parts = emic_parts or []  # the explicit Extended CMTS MIC's input, alike
         self.fixed = fixed  # bytes before this offset never change between fills
         self.secret = secret
         self.sizes = {code: hole_size(code) for code in holes}
-        self._md5 = self._hmac = self._rest = None
+        self._md5 = None
+        self._macs: dict[str, tuple] = {}  # parts name -> (HMAC state of the fixed first part, the other parts)
 
     def __getstate__(self):
-        return {**self.__dict__, "_md5": None, "_hmac": None}
+        return {**self.__dict__, "_md5": None, "_macs": {}}
 
     def fill(self, values: Mapping[int, object] | None = None) -> bytes:
         out = bytearray(self.data)
@@ -120,21 +243,26 @@ class PreparedFile:
                 digest = self._md5.copy()
                 digest.update(view[self.fixed:at - 2])
                 out[at:at + MIC_SIZE] = digest.digest()
-            else:
+            elif code == CMTS_MIC:
                 if cmts is None:
-                    cmts = self._cmts(view)
+                    cmts = self._hmac_of("mic_parts", view)
                 out[at:at + MIC_SIZE] = cmts
+            else:  # the explicit Extended CMTS MIC, before the digest is in its own input's TLV 43
+                out[at:at + MIC_SIZE] = self._hmac_of("emic_parts", view)
         view.release()
         return bytes(out)
 
-    def _cmts(self, view) -> bytes:
-        if self._hmac is None:  # the input up to its first part that changes per fill, digested once
-            parts = self.mic_parts
+    def _hmac_of(self, name: str, view) -> bytes:
+        """HMAC-MD5 with the secret over the parts ``name``; the first part, when fixed, digested once."""
+        cached = self._macs.get(name)
+        if cached is None:
+            parts = getattr(self, name)
             first_fixed = bool(parts) and isinstance(parts[0], bytes)
-            self._hmac = hmac.new(self.secret, parts[0] if first_fixed else b"", hashlib.md5)
-            self._rest = parts[1:] if first_fixed else parts
-        mac = self._hmac.copy()
-        for part in self._rest:
+            cached = self._macs[name] = (hmac.new(self.secret, parts[0] if first_fixed else b"", hashlib.md5),
+                                         parts[1:] if first_fixed else parts)
+        state, rest = cached
+        mac = state.copy()
+        for part in rest:
             mac.update(part if type(part) is bytes else view[part[0]:part[0] + part[1]])
         return mac.digest()
 
@@ -161,18 +289,30 @@ def _hole_bytes(code: int, size: int, value) -> bytes:
 
 
 def prepare(items, secret: bytes | None = None, holes=(), *, layout: Layout | None = None,
-            decoded_cmts_mic: bytes | None = None, digests: bool = True) -> PreparedFile:
+            decoded_cmts_mic: bytes | None = None, digests: bool = True, extended_mic: bool = True) -> PreparedFile:
     """Frame ``items`` ((code, whole TLV) of the content in file order, as ``content_items`` gives).
 
     ``holes``: top-level codes whose value is given per ``fill``: the first TLV of such a code becomes
     the hole (others of that code go), else the hole comes after the content, in code order (where
     ``ConfigTree.set_top`` would put it). ``secret``: the CMTS MIC is computed (else
-    ``decoded_cmts_mic`` is written, else there is none in the standard trailer). ``layout``: where a
+    ``decoded_cmts_mic`` is written, else there is none in the standard trailer), and the Extended CMTS
+    MIC when the content has a TLV 43.6 (``extended_mic_item`` adds one; ``extended_mic=False``: 43.6
+    written as given and TLV 7 the pre-3.0 CMTS MIC, as the docsis C tool does). ``layout``: where a
     decoded file had its MICs, pad bytes, end marker and tail (None: the standard trailer).
     ``digests=False``: both MICs stay zeros.
+
+    A caller with one secret per CMTS frames each file with that CMTS's secret: the secret is an
+    argument of each ``prepare`` (and of ``assemble``, ``encode``, ``encode_text``), never a setting.
     """
+    items = list(items)
+    emic = find_extended_mic(items) if extended_mic and digests and secret is not None else None
+    if emic is not None:
+        emic.check_computable()
+        if emic.digest is not None:
+            items = _zeroed_digest(items, emic)
+        emic_whole = items[emic.item][1]
     sizes = {code: hole_size(code) for code in sorted(set(holes))}
-    framed, index = _with_holes(list(items), sizes)
+    framed, index = _with_holes(items, sizes)
     n = len(framed)
     kept: dict[int, bytes] = {}
     if layout is None:
@@ -192,10 +332,12 @@ def prepare(items, secret: bytes | None = None, holes=(), *, layout: Layout | No
     dynamic: list[int] = []  # offsets of bytes that change per fill
     cm_steps, cmts_steps = [], []
     written = 0
-    track = computed_cmts or bool(sizes)
+    track = computed_cmts or bool(sizes)  # (an Extended CMTS MIC needs the secret: computed_cmts)
+    explicit_at = None  # offset of the explicit Extended CMTS MIC digest (43.6.3) in the file
+    emic_index = None  # index in tlvs of that TLV 43 (its digest zeroed in the digest's own input)
 
     def emit(upto: int) -> None:
-        nonlocal written
+        nonlocal written, explicit_at, emic_index
         if upto <= written:
             return
         if not track:  # a template's file has hundreds of TLVs: one join
@@ -204,6 +346,10 @@ def prepare(items, secret: bytes | None = None, holes=(), *, layout: Layout | No
             for code, whole in framed[written:upto]:
                 if code in sizes:  # the one TLV of that code left: its placeholder
                     hole_at[code] = len(out) + 2
+                    dynamic.append(len(out))
+                    tlvs.append((code, (len(out), len(whole))))
+                elif emic is not None and emic.digest is not None and whole is emic_whole:
+                    explicit_at, emic_index = len(out) + emic.digest[0], len(tlvs)
                     dynamic.append(len(out))
                     tlvs.append((code, (len(out), len(whole))))
                 else:
@@ -248,19 +394,35 @@ def prepare(items, secret: bytes | None = None, holes=(), *, layout: Layout | No
                           path="6")
     steps = [(CM_MIC, at) for at, _ in cm_steps] + [(CMTS_MIC, at) for at in cmts_steps]
     parts: list = []
-    if computed_cmts:
+    emic_parts: list = []
+    if emic is not None:  # MULPI D.2.1: the covered TLVs in file order; explicit: digest zeroed, no TLV 6
+        skip = {CMTS_MIC} if explicit_at is None else {CMTS_MIC, CM_MIC}
+        for i, (code, whole) in enumerate(tlvs):
+            if code in emic.covered and code not in skip:
+                _add_part(emic_parts, emic_whole if i == emic_index else whole)
+        if explicit_at is not None:
+            steps.insert(0, (EXTENDED_MIC, explicit_at))
+    if computed_cmts and (emic is None or explicit_at is not None):
         by_code: dict[int, list] = {}
         for code, whole in tlvs:
             if code in _IN_CMTS_MIC:
                 by_code.setdefault(code, []).append(whole)
         for code in CMTS_MIC_ORDER:
             for part in by_code.get(code, ()):
-                if isinstance(part, bytes) and parts and isinstance(parts[-1], bytes):
-                    parts[-1] += part
-                else:
-                    parts.append(part)
+                _add_part(parts, part)
+    elif computed_cmts:  # implicit: TLV 7 is the Extended CMTS MIC
+        parts, emic_parts = emic_parts, []
     fixed = min(dynamic) if dynamic else len(out)
-    return PreparedFile(bytes(out), hole_at, steps, parts, fixed, bytes(secret) if computed_cmts else None)
+    return PreparedFile(bytes(out), hole_at, steps, parts, fixed, bytes(secret) if computed_cmts else None,
+                        emic_parts)
+
+
+def _add_part(parts: list, part) -> None:
+    """Append a MIC input part (bytes, or (offset, size) read per fill), joining adjacent bytes."""
+    if isinstance(part, bytes) and parts and isinstance(parts[-1], bytes):
+        parts[-1] += part
+    else:
+        parts.append(part)
 
 
 def _with_holes(items: list, sizes: dict[int, int]):
@@ -284,9 +446,10 @@ def _with_holes(items: list, sizes: dict[int, int]):
 
 
 def assemble(items, secret: bytes | None = None, *, layout: Layout | None = None,
-             decoded_cmts_mic: bytes | None = None, digests: bool = True) -> bytes:
+             decoded_cmts_mic: bytes | None = None, digests: bool = True, extended_mic: bool = True) -> bytes:
     """The whole file around ``items``: ``prepare(...).fill()`` with no holes."""
-    return prepare(items, secret, layout=layout, decoded_cmts_mic=decoded_cmts_mic, digests=digests).fill()
+    return prepare(items, secret, layout=layout, decoded_cmts_mic=decoded_cmts_mic, digests=digests,
+                   extended_mic=extended_mic).fill()
 
 
 
@@ -406,21 +569,39 @@ def _cm_mic_failure(data: bytes, cm) -> str | None:
 
 
 def verify(data: bytes, secret: bytes) -> None:
-    """Check the CM MIC and the CMTS MIC of a binary file; raise ``ConfigError`` naming which fails."""
+    """Check the CM MIC, the CMTS MIC and, when the file has one, the Extended CMTS MIC of a binary file (as
+    a CMTS does, MULPI D.2.1); raise ``ConfigError`` naming which fail."""
     data = bytes(data)
     items, cm, cmts = scan(data)
     failures = []
     cm_failure = _cm_mic_failure(data, cm)
     if cm_failure:
         failures.append(cm_failure)
+    emic = find_extended_mic(items)
+    implicit = emic is not None and emic.digest is None
     if cmts is None:
         failures.append("no CMTS MIC (TLV 7)")
-    elif not hmac.compare_digest(cmts_mic(items, secret), cmts[1]):
-        failures.append("CMTS MIC (TLV 7) mismatch: wrong shared secret or the file was changed")
+    elif not hmac.compare_digest(extended_cmts_mic(items, secret, emic) if implicit else cmts_mic(items, secret),
+                                 cmts[1]):
+        what = "CMTS MIC (TLV 7, the Extended CMTS MIC of TLV 43.6)" if implicit else "CMTS MIC (TLV 7)"
+        failures.append(f"{what} mismatch: wrong shared secret or the file was changed")
+    emic_failure = None
+    if emic is not None and not implicit:
+        at, n = emic.digest
+        given = items[emic.item][1][at:at + n]
+        if n != _EMIC_DIGEST_SIZE.get(emic.hmac_type, n):
+            emic_failure = f"Extended CMTS MIC digest (TLV 43.6.3) is {n} bytes, not {_EMIC_DIGEST_SIZE[emic.hmac_type]}"
+        elif not hmac.compare_digest(extended_cmts_mic(items, secret, emic), given):
+            emic_failure = ("Extended CMTS MIC digest (TLV 43.6.3) mismatch: a CMTS ignores the TLVs it protects"
+                            " beyond the pre-3.0 CMTS MIC's")
+        if emic_failure:
+            failures.append(emic_failure)
     if failures:
-        first = cm if cm_failure else cmts
-        raise ConfigError("; ".join(failures), offset=first[0] if first else None,
-                          path="6" if first is cm else "7")
+        if cm_failure or cmts is None or len(failures) > (emic_failure is not None):
+            first = cm if cm_failure else cmts
+            raise ConfigError("; ".join(failures), offset=first[0] if first else None,
+                              path="6" if first is cm else "7")
+        raise ConfigError(emic_failure, path="43.6.3")
 
 
 def verify_cm_mic(data: bytes) -> None:
@@ -583,4 +764,5 @@ __all__ = ["prepare", "PreparedFile", "assemble", "cmts_mic", "hole_size", "CMTS
            "cm_mic_matches", "scan", "verify", "verify_cm_mic", "is_mta", "decode_mta", "encode_mta", "verify_mta",
            "mta_framing_problems", "config_hash", "HASH_OIDS", "LAYOUT_NAMES", "END_OF_DATA", "NO_END_OF_DATA",
            "LayoutReader",
-           "written_layout", "layout_statements"]
+           "written_layout", "layout_statements", "ExtendedMic", "find_extended_mic", "extended_mic_item",
+           "extended_mic_bitmap", "covered_types", "extended_cmts_mic", "EMIC_HMAC_TYPES"]

@@ -391,7 +391,8 @@ def parse_text(text: str, source: str = "<text>") -> ConfigTree:
     return tree
 
 
-def encode_text(text: str, secret: bytes | None = None, source: str = "<text>") -> bytes:
+def encode_text(text: str, secret: bytes | None = None, source: str = "<text>", *,
+                extended_mic: bool = True) -> bytes:
     """``encode(parse_text(text, source), secret)``, with each top-level statement's TLVs remembered.
 
     Configs built from templates repeat most statements: a modem's 200 SNMP objects are
@@ -404,8 +405,8 @@ def encode_text(text: str, secret: bytes | None = None, source: str = "<text>") 
     """
     items = None if "MtaConfigDelimiter" in text else _statement_items(text, source)
     if items is None:
-        return encode(parse_text(text, source), secret)
-    return assemble(items, secret)
+        return encode(parse_text(text, source), secret, extended_mic=extended_mic)
+    return assemble(items, secret, extended_mic=extended_mic)
 
 
 def text_items(text: str, source: str = "<text>") -> list[tuple[int, bytes]]:
