@@ -16,6 +16,11 @@ MIB_DIR = click.option("--mib-dir", "mib_dirs", multiple=True, type=click.Path(f
                        help="Also resolve OID names from the MIB files in this folder (repeatable).")
 STRICT = click.option("--strict", is_flag=True, help="Binary input: refuse odd fields and a wrong or missing CM MIC"
                                                      " instead of warning.")
+LINT_STRICT = click.option("--strict", is_flag=True,
+                           help="Refuse, instead of warning about, what a modem or CMTS refuses (config lint's rules)"
+                                " and odd fields of a binary input.")
+DOCSIS_VERSION = click.option("--docsis-version", type=click.Choice(["1.0", "1.1", "2.0", "3.0", "3.1", "4.0"]),
+                              help="Also name TLVs this DOCSIS version of modem does not know.")
 
 
 @click.group()
@@ -29,13 +34,24 @@ def config():
 @click.option("-o", "--output", "out", required=True, help="Output file, or a directory for several inputs.")
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (adds the CMTS MIC).")
 @click.option("--mta", is_flag=True, help="PacketCable MTA file (also chosen when the first TLV is MtaConfigDelimiter).")
-@click.option("--hash", "mta_hash", type=click.Choice(["na", "eu"]),
-              help="MTA file: add the configuration hash (PacketCable pktcMtaDevProvConfigHash, or Euro-PacketCable).")
+@click.option("--hash", "mta_hash", type=click.Choice(["na", "eu", "ietf"]),
+              help="MTA file: add the configuration hash (PacketCable pktcMtaDevProvConfigHash of PKTC-MTA-MIB, "
+                   "Euro-PacketCable's, or PKTC-IETF-MTA-MIB's).")
+@click.option("--dialplan", type=click.Path(dir_okay=False),
+              help="MTA file: add this PacketCable 2.0 dial plan (pktcEUERSTDMValue.1) as the docsis C tool's -dialplan.")
+@click.option("--no-extended-mic", is_flag=True,
+              help="Write TLV 43.6 (Extended CMTS MIC) as given and TLV 7 as the pre-3.0 CMTS MIC, as the docsis C "
+                   "tool does, instead of computing it with the secret.")
+@DOCSIS_VERSION
 @MIB_DIR
-@STRICT
+@LINT_STRICT
 @shortcut.runs(config_files.encode_files)
 def encode():
-    """Build binary config files from text/YAML/JSON (or re-encode binary) SOURCES."""
+    """Build binary config files from text/YAML/JSON (or re-encode binary) SOURCES.
+
+    What a modem or CMTS refuses (the rules of `hfcprov config lint`) is a warning on stderr, or an error
+    with --strict. With several SOURCES the files are written, then flushed to disk once before the
+    command returns."""
 
 
 @config.command()
@@ -58,15 +74,33 @@ def decode():
 
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON list of findings: rule, file, line, offset, path, message, section.")
+@DOCSIS_VERSION
+@MIB_DIR
+def lint(files, as_json, docsis_version, mib_dirs):
+    """What a CMTS or modem refuses in config FILES (any form): references between flows, classifiers, PHS,
+    aggregates and MESPs, rates and buffers, required TLVs, MICs, privacy, the Extended CMTS MIC's TLV 43,
+    MTA delimiters; each finding one line with file, line (or byte offset), TLV path, rule and the
+    specification section. Exit status 1 when anything is found."""
+    return config_files.lint_files(files, as_json, docsis_version, mib_dirs)
+
+
+@config.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (CM files).")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON list: per file, its kind (cm or mta), ok, and the error if not ok.")
-def verify(files, secret_file, as_json):
-    """Check the CM MIC and CMTS MIC of binary FILES; of an MTA file, its delimiters and configuration hash."""
+              help="Print one JSON list: per file, its kind (cm or mta), ok, the error if not ok, and the lint"
+                   " findings as warnings.")
+@LINT_STRICT
+def verify(files, secret_file, as_json, strict):
+    """Check the CM MIC, CMTS MIC and Extended CMTS MIC of binary FILES; of an MTA file, its delimiters and
+    configuration hash. What else a CMTS refuses (`config lint`) is a warning, or with --strict a failure."""
     import json
 
     from hfcprov.config import ConfigError
     from hfcprov.config import verify as verify_bytes
+    from hfcprov.config.lint import lint_config
     from hfcprov.config.mta import is_mta, verify_mta
 
     secret = config_files.secret(secret_file)
@@ -76,9 +110,18 @@ def verify(files, secret_file, as_json):
             data = Path(f).read_bytes()
         except OSError as err:
             raise HfcprovError(f"{f}: cannot read: {err.strerror}") from None
-        result = {"file": f, "kind": "mta" if is_mta(data) else "cm", "ok": False}
+        result = {"file": f, "kind": "mta" if is_mta(data) else "cm", "ok": False, "warnings": []}
         results.append(result)
         try:
+            # the MICs are verify's own checks; lint's other rules are warnings (errors with --strict)
+            findings = [x for x in lint_config(f) if x.rule != "mic"]
+            result["warnings"] = [str(x) for x in findings]
+            if not as_json:
+                for line in result["warnings"]:
+                    click.echo(f"hfcprov: warning: {line}", err=True)
+            if strict and findings:
+                raise ConfigError(f"{findings[0].message} ({findings[0].rule}, --strict)", path=findings[0].path,
+                                  offset=findings[0].offset)
             if result["kind"] == "mta":
                 result["config_hash"] = verify_mta(data)
                 result["ok"] = True

@@ -13,7 +13,7 @@ from hfcprov.config.errors import ConfigError
 from hfcprov.config.framing import (CM_MIC_MISMATCH, CMTS_MIC_ORDER, MIC_NAMES, assemble, cm_mic_matches, cmts_mic,
                                     MTA_DELIMITER, encode_mta, is_mta, verify, verify_cm_mic)
 from hfcprov.config.tlvio import decode_node, encode_tlv, split_sizes, value_at
-from hfcprov.config.tree import ConfigTree, Layout, Tlv
+from hfcprov.config.tree import ConfigTree, Layout
 from hfcprov.config.types import RAW
 
 
@@ -33,6 +33,7 @@ def decode(data: bytes, secret: bytes | None = None, *, strict: bool = False) ->
     # 254: it re-encodes as one (encode() would otherwise pick MTA framing and refuse it).
     tree = ConfigTree(cm_file=not is_mta(data))
     warnings = tree.warnings
+    offsets = tree.offsets = []  # each top-level TLV's file offset (config.lint.locate)
     marks: list[tuple[int, int]] = []
     kept: dict[int, bytes] = {}
     end_marker, tail = False, b""
@@ -61,6 +62,7 @@ def decode(data: bytes, secret: bytes | None = None, *, strict: bool = False) ->
             if code in FRAGMENTED and len(raw) > FRAGMENTED[code]:
                 node.fragments = (len(raw),)  # longer than the standard fragment: keep as is
             tree.tlvs.append(node)
+            offsets.append(pos)
             last_fragmented = code in FRAGMENTED
         pos = end
     if tree.cm_mic is None:

@@ -25,7 +25,7 @@ from hfcprov.config.framing import (END_OF_DATA, LAYOUT_NAMES, NO_END_OF_DATA, M
                                     decode_mta, is_mta, layout_statements, written_layout)
 from hfcprov.config.names import loose_spec, unknown_name
 from hfcprov.config.text import parse_text
-from hfcprov.config.tlvio import BER_TYPES, encode_value, generic_form, generic_node, tlv_size, too_long, value_bytes
+from hfcprov.config.tlvio import BER_TYPES, encode_value, generic_form, generic_node, tlv_size, too_long
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import hex_text, parse_hex, parse_int
 from hfcprov.lazy import lazy
@@ -125,8 +125,10 @@ def _from_node(doc, source: str) -> ConfigTree:
         layout = reader.layout.layout()
     except ConfigError as err:
         raise err.at(line=_line(doc), source=source)
-    return ConfigTree(tlvs=tlvs, carries_cmts_mic=carries, layout=layout, warnings=reader.warnings,
+    tree = ConfigTree(tlvs=tlvs, carries_cmts_mic=carries, layout=layout, warnings=reader.warnings,
                       cm_file=layout is not None)
+    tree.lines = reader.lines
+    return tree
 
 
 def _pairs(node, source):
@@ -155,6 +157,7 @@ class _Reader:
         self.warnings: list[ConfigError] = []
         self.layout = LayoutReader()
         self.mta = False
+        self.lines: dict[int, int] = {}  # id(node) -> line (config.lint.locate)
 
     def warn(self, err: ConfigError, line: int) -> None:
         self.warnings.append(err.at(line=line, source=self.source))
@@ -205,6 +208,7 @@ class _Reader:
                     except ConfigError as err:
                         raise err.at(line=line, source=source)
                 out.append(node)
+                self.lines[id(node)] = line
                 continue
             try:
                 plain = _scalar(value)
@@ -219,6 +223,7 @@ class _Reader:
                 self.mta = True
             size += sized(spec, spec.code, len(raw), _line(value))
             out.append(Tlv(spec.code, v) if here else Tlv(spec.code, raw, unfit=True))
+            self.lines[id(out[-1])] = line
         if generics:
             kids = {} if parent is None else children_for(parent, out) if parent.vendor_specific else parent.children
             for index, line in generics:
@@ -229,6 +234,7 @@ class _Reader:
                 else:
                     typed, notes = generic_node(kids.get(raw_node.code), raw_node.code, raw_node.value, path)
                 out[index] = typed
+                self.lines[id(typed)] = line
                 for note in notes:
                     self.warn(note, line)
         return out, size
@@ -274,6 +280,7 @@ def _generic(node, path, source) -> Tlv:
 
 # --- any form -------------------------------------------------------------------------------
 
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")  # in no text form: a binary file
 _COMMENTS = re.compile(r"(/\*.*?\*/|//[^\n]*|#[^\n]*|\s+)*", re.DOTALL)
 
 
@@ -283,7 +290,7 @@ def detect(data: bytes) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return "binary"
-    if not text.strip() or any(ch < "\t" or "\x0e" <= ch < " " for ch in text[:4096]):
+    if not text.strip() or _CONTROL.search(text, 0, 4096):
         return "binary"
     rest = text[_COMMENTS.match(text).end():]
     if rest[:1] in ("{", "["):
@@ -294,9 +301,10 @@ def detect(data: bytes) -> str:
 
 
 def parse_any(data: bytes | str, source: str = "<input>", secret: bytes | None = None, *,
-              strict: bool = False) -> ConfigTree:
+              strict: bool = False, lines: bool = False) -> ConfigTree:
     """A config in any form, told apart by its content; a binary one is decoded leniently (warnings in
-    ``tree.warnings``, each naming ``source``) unless ``strict``."""
+    ``tree.warnings``, each naming ``source``) unless ``strict``. ``lines``: a text form records each
+    TLV's line (``tree.lines``; YAML and JSON always do), for ``config.lint.locate``."""
     if isinstance(data, str):
         data = data.encode()
     if not data.strip():
@@ -314,14 +322,16 @@ def parse_any(data: bytes | str, source: str = "<input>", secret: bytes | None =
             warning.at(source=source)
         return tree
     text = data.decode("utf-8")
-    return {"text": parse_text, "yaml": parse_yaml, "json": parse_json}[form](text, source)
+    if form == "text":
+        return parse_text(text, source, lines=lines)
+    return {"yaml": parse_yaml, "json": parse_json}[form](text, source)
 
 
-def read_config(path, secret: bytes | None = None, *, strict: bool = False) -> ConfigTree:
+def read_config(path, secret: bytes | None = None, *, strict: bool = False, lines: bool = False) -> ConfigTree:
     """A config from a file in any form: binary ``.cm``, ``Main { ... }`` text, YAML or JSON."""
     try:
         with open(path, "rb") as f:  # not pathlib: ~4 ms of a per-file encode
             data = f.read()
     except OSError as err:
         raise ConfigError(f"cannot read: {err.strerror}", source=str(path)) from None
-    return parse_any(data, str(path), secret, strict=strict)
+    return parse_any(data, str(path), secret, strict=strict, lines=lines)

@@ -636,6 +636,7 @@ def decode_mta(data: bytes, *, strict: bool = False) -> ConfigTree:
     if not data:
         raise ConfigError("empty file: no TLVs")
     tree = ConfigTree(mta=True)
+    tree.offsets = []  # each top-level TLV's file offset (config.lint.locate)
     spec11 = ROOT.children[SNMP_OBJECT]
     pos = 0
     while pos < len(data):
@@ -653,6 +654,7 @@ def decode_mta(data: bytes, *, strict: bool = False) -> ConfigTree:
             raw, end = value_at(data, pos, str(code))
             node = decode_node(ROOT.children.get(code), code, raw, pos, str(code), tree.warnings)
         tree.tlvs.append(node)
+        tree.offsets.append(pos)
         pos = end
     for problem in mta_framing_problems(tree.tlvs):
         tree.warnings.append(problem)
@@ -705,15 +707,38 @@ def _hash_varbind(raw: bytes) -> VarBind | None:
     return vb if vb.oid in _HASH_OF_OID and vb.type == "OctetString" else None
 
 
-def encode_mta(tree: ConfigTree, hash: str | None = None) -> bytes:
+DIALPLAN_OID = "1.3.6.1.4.1.4491.2.2.8.2.1.1.3.1.1.2.1"  # pktcEUERSTDMValue.1 (CL-PKTC-EUE-RST-MIB)
+MAX_DIALPLAN = 8192  # bytes, the MIB's limit
+
+
+def dialplan_object(plan: bytes) -> Tlv:
+    """The PacketCable 2.0 dial plan as the docsis C tool's ``-dialplan`` inserts it: a TLV 64 setting
+    pktcEUERSTDMValue.1 to ``plan``, its SEQUENCE and OCTET STRING lengths in that tool's forms (``82 hh ll``
+    from 128 bytes on for both)."""
+    if len(plan) > MAX_DIALPLAN:
+        raise ConfigError(f"the dial plan has {len(plan)} bytes; at most {MAX_DIALPLAN}")
+
+    def length(n: int) -> bytes:
+        return bytes((n,)) if n < 0x80 else bytes((0x82, n >> 8, n & 0xFF))
+
+    from hfcprov.config.ber import encode_oid
+
+    body = encode_oid(DIALPLAN_OID) + b"\x04" + length(len(plan)) + plan
+    return Tlv(SNMP_OBJECT, b"\x30" + length(len(body)) + body, wide=True)
+
+
+def encode_mta(tree: ConfigTree, hash: str | None = None, dialplan: bytes | None = None) -> bytes:
     """An MTA file from ``tree``: TLVs as they are (SnmpMibObjects over 255 bytes, decoded TLV 64s and any
     other TLV 64 as TLV 64 with a 2-byte length), with every configuration hash TLV recomputed; ``hash``
-    ("na", "eu" or "ietf") adds one before the end delimiter when the tree has none. The file must start
-    with MtaConfigDelimiter 1 (``mta_framing_problems``: a missing end delimiter is for lint to report)."""
+    ("na", "eu" or "ietf") adds one before the end delimiter when the tree has none; ``dialplan`` adds the
+    dial plan object there first (``dialplan_object``). The file must start with MtaConfigDelimiter 1
+    (``mta_framing_problems``: a missing end delimiter is for lint to report)."""
     tlvs = list(tree.tlvs)
     if not tree.mta and not (tlvs and tlvs[0].code == MTA_DELIMITER and tlvs[0].value == MTA_BEGIN):
         raise ConfigError("an MTA file starts with MtaConfigDelimiter 1 and ends with MtaConfigDelimiter 255",
                           path="254")
+    if dialplan is not None:
+        tlvs.insert(len(tlvs) - 1 if tlvs and tlvs[-1].code == MTA_DELIMITER else len(tlvs), dialplan_object(dialplan))
     if hash is not None:
         if hash not in HASH_OIDS:
             raise ConfigError(f"unknown configuration hash {hash!r}: expected {', '.join(HASH_OIDS)}")
@@ -762,7 +787,7 @@ def verify_mta(data: bytes) -> str:
 
 __all__ = ["prepare", "PreparedFile", "assemble", "cmts_mic", "hole_size", "CMTS_MIC_ORDER", "MIC_NAMES",
            "cm_mic_matches", "scan", "verify", "verify_cm_mic", "is_mta", "decode_mta", "encode_mta", "verify_mta",
-           "mta_framing_problems", "config_hash", "HASH_OIDS", "LAYOUT_NAMES", "END_OF_DATA", "NO_END_OF_DATA",
+           "mta_framing_problems", "config_hash", "HASH_OIDS", "dialplan_object", "DIALPLAN_OID", "LAYOUT_NAMES", "END_OF_DATA", "NO_END_OF_DATA",
            "LayoutReader",
            "written_layout", "layout_statements", "ExtendedMic", "find_extended_mic", "extended_mic_item",
            "extended_mic_bitmap", "covered_types", "extended_cmts_mic", "EMIC_HMAC_TYPES"]

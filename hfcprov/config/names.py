@@ -8,14 +8,14 @@ TLV 70 (written as that code there). hfcprov reads such a name the same way, and
 
 from __future__ import annotations
 
-from hfcprov.config.dictionary import ROOT, Spec, names_under, specs_named
+from hfcprov.config.dictionary import Spec, names_under, specs_named
 from hfcprov.config.errors import ConfigError
+from hfcprov.config.framing import DIALPLAN_OID as DIGITMAP_OID
+from hfcprov.config.framing import MAX_DIALPLAN as MAX_DIGITMAP
 from hfcprov.suggest import did_you_mean
 
-# PacketCable 2.0 dial plan: pktcEUERSTDMValue.1 (CL-PKTC-EUE-RST-MIB), at most 8192 bytes; the docsis C
-# tool's ``DigitMap "file";`` sets it to the file's bytes.
-DIGITMAP_OID = "1.3.6.1.4.1.4491.2.2.8.2.1.1.3.1.1.2.1"
-MAX_DIGITMAP = 8192
+# The docsis C tool's ``DigitMap "file";`` sets the PacketCable 2.0 dial plan object (pktcEUERSTDMValue.1,
+# at most 8192 bytes) to the file's bytes: DIGITMAP_OID, MAX_DIGITMAP.
 
 
 def unknown_name(parent: Spec | None, name: str) -> ConfigError:

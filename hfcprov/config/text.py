@@ -18,7 +18,7 @@ import re
 from hfcprov.config.ber import VarBind
 from hfcprov.config.codec import content_items, encode
 from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
-from hfcprov.config.framing import (END_OF_DATA, LAYOUT_NAMES, NO_END_OF_DATA, MTA_DELIMITER, WIDE_SNMP_OBJECT, LayoutReader,
+from hfcprov.config.framing import (END_OF_DATA, LAYOUT_NAMES, NO_END_OF_DATA, WIDE_SNMP_OBJECT, LayoutReader,
                                     assemble, layout_statements, written_layout)
 from hfcprov.config.names import DIGITMAP_OID, MAX_DIGITMAP, loose_spec
 from hfcprov.config.tlvio import BER_TYPES, RAW_TYPES, generic_form, generic_node, tlv_size, too_long, value_bytes
@@ -109,6 +109,7 @@ class _Parser:
         self.i = 0
         self.warnings: list[ConfigError] = []  # what the text has that a modem or CMTS may refuse, with its line
         self.layout = LayoutReader()  # the file's layout statements (CmMic; Pad; EndOfData...), if any
+        self.lines: dict[int, int] | None = None  # id(node) -> line, when asked (lint names lines)
 
     def peek(self):
         return self.toks[self.i]
@@ -151,6 +152,7 @@ class _Parser:
         out: list[Tlv] = []
         generics: list[tuple[int, int]] = []  # (index in out, line) of each GenericTLV: typed when the block ends
         toks = self.toks
+        lines = self.lines
         size = 0  # encoded bytes of this block so far: a value over 255 bytes is reported with its line
         while True:
             kind, tok, line = toks[self.i]  # self.take(), inlined
@@ -174,6 +176,8 @@ class _Parser:
                 size += self.sized(None, node.code, len(node.value), path, line)
                 generics.append((len(out), line))
                 out.append(node)
+                if lines is not None:
+                    lines[id(node)] = line
                 continue
             name = tok
             if not path and tok in _LAYOUT_WORDS:
@@ -186,6 +190,8 @@ class _Parser:
                     node = self.foreign(spec, tok, path, line)
                     size += self.sized(None, node.code, len(value_bytes(None, node, "")), path, line)
                     out.append(node)
+                    if lines is not None:
+                        lines[id(node)] = line
                     continue
             if spec.compound:
                 sub_path = f"{path}.{spec.code}" if path else str(spec.code)
@@ -198,6 +204,8 @@ class _Parser:
                     except ConfigError as err:
                         raise err.at(line=line, source=self.source)
                 out.append(node)
+                if lines is not None:
+                    lines[id(node)] = line
                 continue
             # the value's words up to ';' (value_words, inlined: this is the parser's hot loop)
             i, words = self.i, []
@@ -229,6 +237,8 @@ class _Parser:
                 self.mta = True  # a PacketCable MTA file: long SNMP objects become TLV 64
             size += 2 + n if n <= 255 else self.sized(spec, spec.code, n, path, line)
             out.append(node)
+            if lines is not None:
+                lines[id(node)] = line
 
     def read_file(self, name: str, what: str, limit: int | None = None) -> bytes:
         """A file named in the text, as the docsis C tool takes CVCs and DigitMaps: relative to the text's
@@ -300,6 +310,8 @@ class _Parser:
             else:
                 typed, notes = generic_node(kids.get(node.code), node.code, node.value, path)
             out[index] = typed
+            if self.lines is not None:
+                self.lines[id(typed)] = line
             for note in notes:
                 self.warn(note, line)
         return out
@@ -380,13 +392,18 @@ def _typed_generic(kind: str, text: str) -> bytes:
     raise ConfigError(f"TlvType {kind!r}: expected Integer, Short, Char or IPAddress")
 
 
-def parse_text(text: str, source: str = "<text>") -> ConfigTree:
+def parse_text(text: str, source: str = "<text>", *, lines: bool = False) -> ConfigTree:
     """Parse the ``Main { ... }`` form (the ``Main`` wrapper is optional). A ``/* CmtsMic ... */``
     comment (as ``render_text`` writes) marks the tree as carrying a CMTS MIC (``encode`` then wants
     the shared secret). What a modem or CMTS may refuse but the encoder writes as given (a GenericTLV
     whose bytes do not fit its TLV, a name from another block read the docsis C tool's way) is in
-    ``tree.warnings``, each naming its line."""
-    tree = _Parser(text, source).parse()
+    ``tree.warnings``, each naming its line. ``lines``: also ``tree.lines``, each node's line by ``id``."""
+    parser = _Parser(text, source)
+    if lines:  # tree.lines: id(node) -> its line, for config.lint.locate
+        parser.lines = {}
+    tree = parser.parse()
+    if lines:
+        tree.lines = parser.lines
     tree.carries_cmts_mic = "CmtsMic" in text and bool(_CMTS_MIC_COMMENT.search(text))
     return tree
 
@@ -403,7 +420,7 @@ def encode_text(text: str, secret: bytes | None = None, source: str = "<text>", 
     an MTA file, any error) takes ``parse_text`` and ``encode`` whole, so results and errors
     are theirs exactly.
     """
-    items = None if "MtaConfigDelimiter" in text else _statement_items(text, source)
+    items = None if "MtaConfigDelimiter" in text else statement_items(text, source)
     if items is None:
         return encode(parse_text(text, source), secret, extended_mic=extended_mic)
     return assemble(items, secret, extended_mic=extended_mic)
@@ -412,7 +429,7 @@ def encode_text(text: str, secret: bytes | None = None, source: str = "<text>", 
 def text_items(text: str, source: str = "<text>") -> list[tuple[int, bytes]]:
     """``content_items(parse_text(text, source).tlvs)``: each top-level TLV, encoded, statements remembered
     (see ``encode_text``); for whoever frames the file itself (the TFTP server stamps TLV 19/20)."""
-    items = _statement_items(text, source)
+    items = statement_items(text, source)
     return items if items is not None else content_items(parse_text(text, source).tlvs)
 
 
@@ -421,8 +438,9 @@ _STATEMENTS: dict[str, tuple[tuple[int, bytes], ...]] = {}
 _STATEMENT_MEMO_SIZE = 16384
 
 
-def _statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
-    """Top-level content items of ``text`` statement by statement; None: the whole parse must decide."""
+def statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
+    """Top-level content items of ``text`` statement by statement, remembered (see ``encode_text``); None:
+    the whole parse must decide (block comments, layout statements, a statement with a warning, any error)."""
     if "/*" in text:
         return None  # the one construct that spans lines
     try:
@@ -480,8 +498,8 @@ def _parse_statement(text: str, source: str, first_line: int) -> tuple[tuple[int
     """A whole top-level statement (or several on one line), parsed, encoded and remembered."""
     parser = _Parser(text, source, first_line)
     tlvs = parser.block(ROOT, "", closing=False)
-    if parser.layout.seen:
-        raise ConfigError("layout statements: the whole parse frames the file")  # _statement_items: None
+    if parser.layout.seen or parser.warnings:  # the whole parse frames the file, or reports the warnings
+        raise ConfigError("the whole parse decides")  # statement_items: None
     items = tuple(content_items(tlvs))
     if len(_STATEMENTS) >= _STATEMENT_MEMO_SIZE:
         _STATEMENTS.clear()

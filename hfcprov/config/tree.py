@@ -121,6 +121,10 @@ class ConfigTree:
         # Decoded as a CM file (codec.decode of a file not opening with MtaConfigDelimiter 1): written back
         # as one even when its first TLV is 254, which otherwise (text, YAML) makes encode() write an MTA file.
         self.cm_file = cm_file
+        # Where the TLVs came from, for messages (config.lint.locate): a form's id(node) -> line, a binary
+        # file's top-level TLV offsets. None when not recorded.
+        self.lines: dict[int, int] | None = None
+        self.offsets: list[int] | None = None
 
     def __eq__(self, other):
         return self.tlvs == other.tlvs if other.__class__ is self.__class__ else NotImplemented

@@ -68,6 +68,8 @@ class BuildSummary:
     built: int = 0
     unchanged: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (where, message)
+    # what a modem or CMTS would refuse in a built file (config.lint) and odd fields: (where, message)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     stopped: bool = False  # keep_going=False stopped at a bad row: rows after it were not built
 
@@ -79,6 +81,7 @@ class BuildSummary:
     def as_dict(self) -> dict:
         return {"out": str(self.out), "total": self.total, "built": self.built, "unchanged": self.unchanged,
                 "failed": [{"row": where, "error": message} for where, message in self.failed],
+                "warnings": [{"row": where, "warning": message} for where, message in self.warnings],
                 "not_built": self.not_built, "stopped": self.stopped, "seconds": round(self.seconds, 3),
                 "manifest": str(self.out / MANIFEST_JSON)}
 
@@ -130,10 +133,11 @@ _built: dict[str, bytes] = {}
 MAX_BUILT = 512
 
 
-def _init_worker(secret: bytes | None, out: str) -> None:
+def _init_worker(secret: bytes | None, out: str, lint_strict: bool = False) -> None:
     _built.clear()  # built with another build's secret
     _WORKER["secret"] = secret
     _WORKER["out"] = Path(out)
+    _WORKER["lint_strict"] = lint_strict
 
 
 @dataclass
@@ -146,31 +150,36 @@ class _Task:
     previous: Entry | None
 
 
-def _run(task: _Task) -> tuple[str, Entry | None, str | None]:
-    """('built'|'unchanged'|'failed', entry, error message)."""
-    from hfcprov.config import encode_text
+def _run(task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
+    """('built'|'unchanged'|'failed', entry, error message, warnings)."""
+    from hfcprov.config.lint import encode_checked
 
     out: Path = _WORKER["out"]
     target = out / task.file
     prev = task.previous
     if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
-        return "unchanged", prev, None
+        return "unchanged", prev, None, []
     try:
         text = render_text(task.template, task.variables)
-        data = _built.get(text)
-        if data is None:
-            data = encode_text(text, _WORKER["secret"], source=rendered_name(task.template, task.variables))
+        built = _built.get(text)
+        if built is None:
+            # what a modem or CMTS would refuse (config.lint): a warning, or with lint_strict the row fails
+            built = encode_checked(text, rendered_name(task.template, task.variables), _WORKER["secret"])
             if len(_built) >= MAX_BUILT:
                 _built.clear()
-            _built[text] = data
+            _built[text] = built
+        data, problems = built
+        if problems and _WORKER.get("lint_strict"):
+            return "failed", None, f"{task.where}: {problems[0]} (--strict)", []
     except HfcprovError as err:
-        return "failed", None, f"{task.where}: {err}"
+        return "failed", None, f"{task.where}: {err}", []
     tier = str(task.variables.get("tier", Path(task.template).name.removesuffix(SUFFIX)))
     digest = hashlib.sha256(data).hexdigest()
     if not (prev is not None and prev.sha256 == digest and _same_file(target, prev)):
         # no fsync per file (~5 ms each): build() syncs once before the manifest names the files
         atomic_write(target, data, durable=False)
-    return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None
+    return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None, \
+        [f"{task.where}: {p}" for p in problems]
 
 
 def _same_file(path: Path, entry: Entry) -> bool:
@@ -195,11 +204,16 @@ def build(
     strict: bool = False,
     progress: Callable[[int, int], None] | None = None,
     keep_going: bool = True,
+    lint_strict: bool = False,
 ) -> BuildSummary:
     """Build every row of ``inventory`` into ``out``.
 
     ``template``: one template file for every row, or a folder of ``<tier>.j2`` files chosen by each
-    row's ``tier`` (default: the shipped ``templates/``).
+    row's ``tier`` (default: the shipped ``templates/``). What a modem or CMTS would refuse in a file
+    (``config.lint``) is in ``summary.warnings``; ``lint_strict``: such a row fails instead.
+
+    Durability: files are written to temporary names and renamed, without a flush each; one ``os.sync``
+    before the manifest is written puts them on disk, so a manifest never names a file that is not.
     """
     started = time.perf_counter()
     rows = read_rows(inventory)  # a bad inventory leaves no output folder behind
@@ -223,8 +237,9 @@ def build(
     if progress:
         progress(done, summary.total)
     try:
-        for status, entry, error in _execute(tasks, secret, out, jobs):
+        for status, entry, error, warnings in _execute(tasks, secret, out, jobs, lint_strict):
             done += 1
+            summary.warnings += [(w.split(": ", 1)[0], w) for w in warnings]
             if status == "failed":
                 summary.failed.append((error.split(": ", 1)[0], error))
                 if not keep_going:
@@ -301,15 +316,15 @@ def template_for(row: dict, template: str | Path | None = None) -> Path:
 _template_for = template_for  # the name the TFTP server's dynamic files first imported
 
 
-def _execute(tasks: list[_Task], secret, out: Path, jobs: int):
+def _execute(tasks: list[_Task], secret, out: Path, jobs: int, lint_strict: bool = False):
     if jobs <= 1 or len(tasks) < 2:
-        _init_worker(secret, str(out))
+        _init_worker(secret, str(out), lint_strict)
         for task in tasks:
             yield _run(task)
         return
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     chunk = max(1, min(256, len(tasks) // (jobs * 8)))
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(secret, str(out))) as pool:
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(secret, str(out), lint_strict)) as pool:
         yield from pool.imap_unordered(_run, tasks, chunksize=chunk)
 
 
