@@ -53,14 +53,20 @@ def outputs(sources: tuple[str, ...], out: str | None, suffix: str) -> list:
         return [None] * len(sources)
     if len(sources) == 1 and not os.path.isdir(out or "."):  # "": pathlib's "."
         return [out]
-    from pathlib import Path
-
-    if Path(out).exists() and not Path(out).is_dir():
+    if os.path.exists(out) and not os.path.isdir(out):
         raise HfcprovError(f"{out}: with several inputs, -o must be a directory")
-    names = [Path(out) / (Path(s).stem + suffix) for s in sources]
+    # os.path, not pathlib: a bulk encode names thousands of files (Path(s).stem: the name without its suffix)
+    names = [os.path.join(out, _stem(s) + suffix) for s in sources]
     if len(set(names)) != len(names):
         raise HfcprovError(f"two inputs would both be written to the same file in {out}")
     return names
+
+
+def _stem(path: str) -> str:
+    """``pathlib.Path(path).stem``: the name without its last suffix (a dot neither first nor last)."""
+    name = os.path.basename(os.fspath(path).rstrip("/"))
+    i = name.rfind(".")
+    return name[:i] if 0 < i < len(name) - 1 else name
 
 
 def encode_files(sources, out, secret_file, mta, mta_hash, dialplan, no_extended_mic, docsis_version, mib_dirs,
@@ -87,11 +93,7 @@ def encode_files(sources, out, secret_file, mta, mta_hash, dialplan, no_extended
     # Encode everything first: one bad input leaves no output at all.
     blobs = []
     for src in sources:
-        try:
-            with open(src, "rb") as f:  # not pathlib: ~4 ms of a per-file encode
-                data = f.read()
-        except OSError as err:
-            raise ConfigError(f"cannot read: {err.strerror}", source=str(src)) from None
+        data = _read_bytes(src)
         try:
             blob, problems = encode_checked(data, str(src), key, mta=mta, mta_hash=mta_hash, dialplan=plan,
                                             version=docsis_version, extended_mic=not no_extended_mic)
@@ -105,6 +107,25 @@ def encode_files(sources, out, secret_file, mta, mta_hash, dialplan, no_extended
     if several:
         os.sync()  # one flush for all the files (a flush per file costs ~5 ms each)
         echo(f"wrote {len(blobs)} files to {out}")
+
+
+def _read_bytes(path) -> bytes:
+    """A file's bytes with four system calls (open, read, read, close): a bulk encode reads thousands."""
+    from hfcprov.config import ConfigError
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            chunks = []
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return b"".join(chunks)
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+    except OSError as err:
+        raise ConfigError(f"cannot read: {err.strerror}", source=str(path)) from None
 
 
 def report_problems(problems, strict: bool) -> None:

@@ -136,7 +136,7 @@ MAX_BUILT = 512
 def _init_worker(secret: bytes | None, out: str, lint_strict: bool = False) -> None:
     _built.clear()  # built with another build's secret
     _WORKER["secret"] = secret
-    _WORKER["out"] = Path(out)
+    _WORKER["out"] = str(out)
     _WORKER["lint_strict"] = lint_strict
 
 
@@ -154,8 +154,7 @@ def _run(task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
     """('built'|'unchanged'|'failed', entry, error message, warnings)."""
     from hfcprov.config.lint import encode_checked
 
-    out: Path = _WORKER["out"]
-    target = out / task.file
+    target = os.path.join(_WORKER["out"], task.file)  # a string: thousands of rows, no pathlib per row
     prev = task.previous
     if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
         return "unchanged", prev, None, []
@@ -173,7 +172,8 @@ def _run(task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
             return "failed", None, f"{task.where}: {problems[0]} (--strict)", []
     except HfcprovError as err:
         return "failed", None, f"{task.where}: {err}", []
-    tier = str(task.variables.get("tier", Path(task.template).name.removesuffix(SUFFIX)))
+    tier = str(task.variables["tier"] if "tier" in task.variables else
+               os.path.basename(task.template).removesuffix(SUFFIX))
     digest = hashlib.sha256(data).hexdigest()
     if not (prev is not None and prev.sha256 == digest and _same_file(target, prev)):
         # no fsync per file (~5 ms each): build() syncs once before the manifest names the files
@@ -182,11 +182,12 @@ def _run(task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
         [f"{task.where}: {p}" for p in problems]
 
 
-def _same_file(path: Path, entry: Entry) -> bool:
+def _same_file(path: str | Path, entry: Entry) -> bool:
     try:
-        if path.stat().st_size != entry.size:
+        if os.stat(path).st_size != entry.size:
             return False
-        return hashlib.sha256(path.read_bytes()).hexdigest() == entry.sha256
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest() == entry.sha256
     except OSError:
         return False
 
