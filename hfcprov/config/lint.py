@@ -30,31 +30,33 @@ from hfcprov.config.tlvio import decode_node, encode_tlv
 from hfcprov.config.tree import ConfigTree, Tlv
 
 D12 = "MULPIv3.0-I24 Annex D.1.2"  # the configuration settings every CM config file has
-# rule -> (what it checks, the section when it is not the TLV's own)
+# rule -> (what it checks, the section when it is not the TLV's own, a TLV it is found at: the listing's section)
 RULES = {
-    "sf-ref-missing": ("every service flow has a Service Flow Reference", None),
-    "sf-ref-duplicate": ("no two service flows share a Service Flow Reference", None),
-    "classifier-ref-duplicate": ("no two classifiers share a Classifier Reference", None),
-    "classifier-no-flow": ("every classifier names its service flow", None),
-    "classifier-flow-missing": ("a classifier's Service Flow Reference names a flow of its direction", None),
-    "phs-classifier-missing": ("a PHS rule's Classifier Reference names a classifier", None),
-    "phs-flow-missing": ("a PHS rule's Service Flow Reference names a service flow", None),
-    "asf-ref-duplicate": ("no two aggregate service flows of a direction share a reference", None),
-    "asf-missing": ("a flow's Aggregate Service Flow Reference names an aggregate of its direction", None),
-    "asf-no-members": ("an aggregate service flow has member flows (references, matching criteria or SCNs)", None),
-    "lld-members": ("a Low Latency aggregate has two member flows, its Low Latency flow among them", None),
-    "mesp-missing": ("a flow's MESP Reference names a Metro Ethernet Service Profile", None),
-    "rate-min-over-max": ("Minimum Reserved Rate at most the Maximum Sustained Rate", None),
-    "rate-peak-under-max": ("Peak Traffic Rate at least the Maximum Sustained Rate", None),
-    "buffer-min-over-max": ("MinimumBuffer at most MaximumBuffer", None),
-    "buffer-target-clamped": ("TargetBuffer within MinimumBuffer..MaximumBuffer", None),
-    "required": ("NetworkAccess, and a DOCSIS 1.0 class of service or an upstream and a downstream flow", D12),
-    "mic": ("a binary CM file has a CM MIC and a CMTS MIC", D12),
-    "bpi-unused": ("Baseline Privacy settings only where privacy is on", None),
-    "bpi-conflict": ("no class of service asks for privacy that GlobalPrivacyEnable turns off", None),
-    "emic-shared-43": ("the Extended CMTS MIC's TLV 43 holds nothing but 43.8 and 43.6", None),
-    "mta-delimiters": ("an MTA file starts with MtaConfigDelimiter 1 and ends with 255", "PKT-SP-PROV1.5-I04 9.1"),
-    "version": ("no TLV newer than the DOCSIS version given", None),
+    "sf-ref-missing": ("every service flow has a Service Flow Reference", None, "24.1"),
+    "sf-ref-duplicate": ("no two service flows share a Service Flow Reference", None, "24.1"),
+    "classifier-ref-duplicate": ("no two classifiers share a Classifier Reference", None, "22.1"),
+    "classifier-no-flow": ("every classifier names its service flow", None, "22.3"),
+    "classifier-flow-missing": ("a classifier's Service Flow Reference names a flow of its direction", None, "22.3"),
+    "phs-classifier-missing": ("a PHS rule's Classifier Reference names a classifier", None, "26.1"),
+    "phs-flow-missing": ("a PHS rule's Service Flow Reference names a service flow", None, "26.3"),
+    "asf-ref-duplicate": ("no two aggregate service flows of a direction share a reference", None, "70.1"),
+    "asf-missing": ("a flow's Aggregate Service Flow Reference names an aggregate of its direction", None, "24.36"),
+    "asf-no-members": ("an aggregate service flow has member flows (references, matching criteria or SCNs)", None,
+                       "70"),
+    "lld-members": ("a Low Latency aggregate has two member flows, its Low Latency flow among them", None,
+                    "70.42.1"),
+    "mesp-missing": ("a flow's MESP Reference names a Metro Ethernet Service Profile", None, "24.37"),
+    "rate-min-over-max": ("Minimum Reserved Rate at most the Maximum Sustained Rate", None, "24.10"),
+    "rate-peak-under-max": ("Peak Traffic Rate at least the Maximum Sustained Rate", None, "24.27"),
+    "buffer-min-over-max": ("MinimumBuffer at most MaximumBuffer", None, "24.35"),
+    "buffer-target-clamped": ("TargetBuffer within MinimumBuffer..MaximumBuffer", None, "24.35.2"),
+    "required": ("NetworkAccess, and a DOCSIS 1.0 class of service or an upstream and a downstream flow", D12, ""),
+    "mic": ("a binary CM file has a CM MIC and a CMTS MIC", D12, ""),
+    "bpi-unused": ("Baseline Privacy settings only where privacy is on", None, "29"),
+    "bpi-conflict": ("no class of service asks for privacy that GlobalPrivacyEnable turns off", None, "4.7"),
+    "emic-shared-43": ("the Extended CMTS MIC's TLV 43 holds nothing but 43.8 and 43.6", None, "43.6"),
+    "mta-delimiters": ("an MTA file starts with MtaConfigDelimiter 1 and ends with 255", "PKT-SP-PROV1.5-I04 9.1", ""),
+    "version": ("no TLV newer than the DOCSIS version given (--docsis-version)", None, ""),
 }
 VERSIONS = ("1.0", "1.1", "2.0", "3.0", "3.1", "4.0")
 # Top-level TLVs DOCSIS 1.1 added (MULPI Annex C, the summary's first version): beside the spec sections
@@ -569,4 +571,14 @@ def encode_checked(data: bytes | str, source: str = "<input>", secret: bytes | N
     return encode(tree, secret, extended_mic=extended_mic), problems
 
 
-__all__ = ["lint", "lint_items", "locate", "lint_config", "encode_checked", "Finding", "RULES", "VERSIONS"]
+def rule_listing() -> str:
+    """One line per rule: name, what it checks, the section it cites (docs/config-formats.md)."""
+    lines = []
+    for rule, (summary, section, path) in RULES.items():
+        cited = section or (_section(path) if path else "the section of the TLV at fault")
+        lines.append(f"{rule:<25} {summary}  [{cited}]")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["lint", "lint_items", "locate", "lint_config", "encode_checked", "rule_listing", "Finding", "RULES",
+           "VERSIONS"]

@@ -12,7 +12,6 @@ from hfcprov.config.dictionary import Spec, names_under, specs_named
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.framing import DIALPLAN_OID as DIGITMAP_OID
 from hfcprov.config.framing import MAX_DIALPLAN as MAX_DIGITMAP
-from hfcprov.suggest import did_you_mean
 
 # The docsis C tool's ``DigitMap "file";`` sets the PacketCable 2.0 dial plan object (pktcEUERSTDMValue.1,
 # at most 8192 bytes) to the file's bytes: DIGITMAP_OID, MAX_DIGITMAP.
@@ -20,6 +19,8 @@ from hfcprov.suggest import did_you_mean
 
 def unknown_name(parent: Spec | None, name: str) -> ConfigError:
     """The error for a TLV name ``parent`` (None: a block of unknown TLVs) does not know, with "did you mean"."""
+    from hfcprov.suggest import did_you_mean  # the error path only: difflib is no per-file encode's import
+
     if parent is None:
         return ConfigError(f"unknown TLV name {name!r} inside an unknown TLV (only GenericTLV is known there)")
     where = f"inside {parent.name}" if parent.path else "at the top level"

@@ -48,17 +48,19 @@ def framed_files(draw):
 @SETTINGS
 @given(framed_files())
 def test_every_form_of_a_decoded_file_encodes_to_its_bytes(tree):
+    # a file without a CMTS MIC is re-encoded without the secret (with it, encode adds one)
+    secret = SECRET if tree.layout is None or any(c == 7 for _, c in tree.layout.marks) else None
     try:
-        data = encode(tree, SECRET)
+        data = encode(tree, secret)
     except ConfigError as err:
         assert "at most 255" in err.message  # a drawn value too long for its TLV
         return
     if not data:
         return  # no TLVs, no trailer: an empty file, which decode refuses
     decoded = decode(data)
-    assert encode(decoded, SECRET) == data
+    assert encode(decoded, secret) == data
     for name, back in forms_of(decoded):
-        assert encode(back, SECRET) == data, name
+        assert encode(back, secret) == data, name
 
 
 def test_a_generic_tlv_of_a_known_code_is_written_as_given_with_a_warning():
