@@ -33,6 +33,8 @@ def config():
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", required=True, help="Output file, or a directory for several inputs.")
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (adds the CMTS MIC).")
+@click.option("--no-cmts-mic", "no_cmts_mic", is_flag=True,
+              help="Without --secret-file: the files are meant to have no CMTS MIC (no warning).")
 @click.option("--mta", is_flag=True, help="PacketCable MTA file (also chosen when the first TLV is MtaConfigDelimiter).")
 @click.option("--hash", "mta_hash", type=click.Choice(["na", "eu", "ietf"]),
               help="MTA file: add the configuration hash (PacketCable pktcMtaDevProvConfigHash of PKTC-MTA-MIB, "
@@ -88,17 +90,20 @@ def lint(files, as_json, docsis_version, mib_dirs):
 
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (CM files).")
+@click.option("--secret-file", type=click.Path(dir_okay=False),
+              help="CMTS shared secret (CM files): also check the CMTS MIC.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON list: per file, its kind (cm or mta), ok, the error if not ok, and the lint"
                    " findings as warnings.")
 @LINT_STRICT
 def verify(files, secret_file, as_json, strict):
     """Check the CM MIC, CMTS MIC and Extended CMTS MIC of binary FILES; of an MTA file, its delimiters and
-    configuration hash. What else a CMTS refuses (`config lint`) is a warning, or with --strict a failure."""
+    configuration hash. What else a CMTS refuses (`config lint`) is a warning, or with --strict a failure.
+
+    Without --secret-file the CM MIC is checked (as a modem does) and the CMTS MIC is reported as not checked."""
     import json
 
-    from hfcprov.config import ConfigError
+    from hfcprov.config import ConfigError, verify_cm_mic
     from hfcprov.config import verify as verify_bytes
     from hfcprov.config.lint import lint_config
     from hfcprov.config.mta import is_mta, verify_mta
@@ -110,30 +115,34 @@ def verify(files, secret_file, as_json, strict):
             data = Path(f).read_bytes()
         except OSError as err:
             raise HfcprovError(f"{f}: cannot read: {err.strerror}") from None
-        result = {"file": f, "kind": "mta" if is_mta(data) else "cm", "ok": False, "warnings": []}
+        result = {"file": f, "kind": "mta" if is_mta(data) else "cm", "ok": False}
         results.append(result)
         try:
-            # the MICs are verify's own checks; lint's other rules are warnings (errors with --strict)
-            findings = [x for x in lint_config(f) if x.rule != "mic"]
-            result["warnings"] = [str(x) for x in findings]
-            if not as_json:
-                for line in result["warnings"]:
-                    click.echo(f"hfcprov: warning: {line}", err=True)
-            if strict and findings:
-                raise ConfigError(f"{findings[0].message} ({findings[0].rule}, --strict)", path=findings[0].path,
-                                  offset=findings[0].offset)
             if result["kind"] == "mta":
                 result["config_hash"] = verify_mta(data)
-                result["ok"] = True
+                said = f"{f}: OK (MTA file, configuration hash {result['config_hash']})"
+            elif secret is None:  # what a modem checks; the CMTS MIC needs the CMTS's secret
+                verify_cm_mic(data)
+                result.update(cm_mic="ok", cmts_mic="not checked")
+                said = f"{f}: CM MIC OK; CMTS MIC not checked (no --secret-file)"
+            else:
+                verify_bytes(data, secret)
+                result.update(cm_mic="ok", cmts_mic="ok")
+                said = f"{f}: OK (CM MIC and CMTS MIC)"
+            # a file whose MICs hold: what else a CMTS refuses in it is a warning (with --strict, a failure);
+            # the MICs are the checks above
+            findings = [x for x in lint_config(f) if x.rule != "mic"]
+            if findings:
+                result["warnings"] = [str(x) for x in findings]
                 if not as_json:
-                    click.echo(f"{f}: OK (MTA file, configuration hash {result['config_hash']})")
-                continue
-            if secret is None:
-                raise ConfigError("a CM file's CMTS MIC needs --secret-file")
-            verify_bytes(data, secret)
+                    for line in result["warnings"]:
+                        click.echo(f"hfcprov: warning: {line}", err=True)
+                if strict:
+                    raise ConfigError(f"{findings[0].message} ({findings[0].rule}, --strict)", path=findings[0].path,
+                                      offset=findings[0].offset)
             result["ok"] = True
             if not as_json:
-                click.echo(f"{f}: OK (CM MIC and CMTS MIC)")
+                click.echo(said)
         except ConfigError as err:
             result["error"] = str(err)
             failed.append(f"{f}: {err}")

@@ -69,15 +69,21 @@ def _stem(path: str) -> str:
     return name[:i] if 0 < i < len(name) - 1 else name
 
 
-def encode_files(sources, out, secret_file, mta, mta_hash, dialplan, no_extended_mic, docsis_version, mib_dirs,
-                 strict):
+NO_CMTS_MIC = ("no CMTS shared secret (--secret-file): the file{s} carr{y} no CMTS MIC (TLV 7), and a CMTS "
+               "refuses such a modem's registration; --no-cmts-mic says that is intended")
+
+
+def encode_files(sources, out, secret_file, no_cmts_mic, mta, mta_hash, dialplan, no_extended_mic, docsis_version,
+                 mib_dirs, strict):
     """Encode each of ``sources`` to ``out`` (a file, or a folder for several); nothing is written unless
     every source encodes. What a modem or CMTS may refuse (``config.lint``, and the reading's warnings) is
-    a warning per line on stderr, or with ``strict`` an error (nothing written, exit 1).
+    a warning per line on stderr, or with ``strict`` an error (nothing written, exit 1). CM files without
+    a secret get one warning (unless ``no_cmts_mic``).
 
     Several sources are written without a flush each, then synced once (``os.sync``) before the command
     returns: every file is on disk when it exits 0. One source is written with its own fsync."""
     from hfcprov.config import ConfigError
+    from hfcprov.config.framing import is_mta, scan
     from hfcprov.config.lint import encode_checked
     from hfcprov.fileio import atomic_write
 
@@ -86,12 +92,14 @@ def encode_files(sources, out, secret_file, mta, mta_hash, dialplan, no_extended
         mta = True
     if mta and secret_file:
         raise HfcprovError("an MTA file has no CMTS MIC: --secret-file is for CM files")
+    if no_cmts_mic and secret_file:
+        raise HfcprovError("--no-cmts-mic and --secret-file contradict each other: give one")
 
     key = secret(secret_file)
     plan = _read_dialplan(dialplan) if dialplan else None
     targets = outputs(sources, out, ".cm")
     # Encode everything first: one bad input leaves no output at all.
-    blobs = []
+    blobs, unsigned = [], 0
     for src in sources:
         data = _read_bytes(src)
         try:
@@ -101,6 +109,12 @@ def encode_files(sources, out, secret_file, mta, mta_hash, dialplan, no_extended
             raise err.at(source=str(src))
         report_problems(problems, strict)
         blobs.append(blob)
+        # no CMTS MIC: a CM file (not an MTA one, whichever way it was chosen) with neither a secret nor a
+        # decoded MIC kept from a binary source
+        unsigned += key is None and not is_mta(blob) and scan(blob)[2] is None
+    if unsigned and not no_cmts_mic:
+        echo("hfcprov: warning: " + NO_CMTS_MIC.format(s="s" if unsigned > 1 else "", y="y" if unsigned > 1 else "ies"),
+             err=True)
     several = len(sources) > 1
     for target, blob in zip(targets, blobs):
         atomic_write(target, blob, durable=not several)
