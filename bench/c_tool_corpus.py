@@ -11,6 +11,9 @@ TLV there, and the cause where it is one of the known deliberate differences bel
 when the C tool cannot rebuild that reference either. Exit status 1 when hfcprov misses a reference the
 C tool rebuilds for any other cause.
 
+The other way: each reference decoded by hfcprov in the C tool's dialect (``decode --c-tool``) and encoded
+by the C tool again: how many come back byte for byte (the C tool reads hfcprov's text).
+
 Deliberate differences, each checked here on the file rather than assumed:
 - the C tool's CMTS MIC walker reads every TLV 64 with a 2-byte length (the MTA form) even in a CM file,
   so the TLVs after a TLV 64 (the CM MIC included) drop out of its CMTS MIC: a CMTS computing MULPI D.2.1
@@ -32,7 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hfcprov.config import ConfigError, encode, read_config, read_secret  # noqa: E402
+from hfcprov.config import ConfigError, encode, parse_any, read_config, read_secret  # noqa: E402
+from hfcprov.config.text import render_text  # noqa: E402
 from hfcprov.config.framing import CMTS_MIC_ORDER, scan  # noqa: E402
 
 
@@ -41,12 +45,12 @@ def c_tool_mib_path(tool: Path) -> str:
     return ":".join(str(p) for p in (mibs, mibs / "ietf", mibs / "iana") if p.is_dir())
 
 
-def c_tool_rebuilds(tool: Path, txt: Path, key: Path, out: Path) -> bool:
+def c_tool_rebuilds(tool: Path, txt: Path, key: Path, out: Path, reference: Path | None = None) -> bool:
     out.unlink(missing_ok=True)
     mibs = c_tool_mib_path(tool)
     subprocess.run([str(tool), *(["-M", mibs] if mibs else []), "-e", str(txt), str(key), str(out)],
                    capture_output=True, timeout=60)
-    return out.exists() and out.read_bytes() == txt.with_suffix(".cm").read_bytes()
+    return out.exists() and out.read_bytes() == (reference or txt.with_suffix(".cm")).read_bytes()
 
 
 def first_difference(ours: bytes, theirs: bytes) -> str:
@@ -111,7 +115,7 @@ def main() -> int:
     texts = sorted(p for p in corpus.glob("*.txt") if p.with_suffix(".cm").exists())
     key = corpus / "key"
     secret = read_secret(key)
-    rows, c_ok, ours_ok, ours_where_c, explained = [], 0, 0, 0, 0
+    rows, c_ok, ours_ok, ours_where_c, explained, c_reads_ours = [], 0, 0, 0, 0, 0
     with tempfile.TemporaryDirectory() as tmp:
         for txt in texts:
             theirs = txt.with_suffix(".cm").read_bytes()
@@ -127,6 +131,9 @@ def main() -> int:
             ours_ok += why is None
             ours_where_c += why is None and c_rebuilds
             explained += bool(cause) and c_rebuilds
+            ours_text = Path(tmp) / "ours.txt"
+            ours_text.write_text(render_text(parse_any(theirs), c_tool=True))
+            c_reads_ours += c_tool_rebuilds(tool_path, ours_text, key, Path(tmp) / "back.cm", txt.with_suffix(".cm"))
             if why:
                 rows.append((txt.name, "" if c_rebuilds else " (C tool too)", why + (f": {cause}" if cause else "")))
     n = len(texts)
@@ -135,6 +142,7 @@ def main() -> int:
     print(f"{'C tool':<10}{c_ok:>8} / {n}")
     print(f"{'hfcprov':<10}{ours_ok:>8} / {n}   ({ours_where_c} of the {c_ok} the C tool rebuilds)")
     print(f"{'':<10}{'':>12}   ({explained} more differ deliberately: see the causes)")
+    print(f"the C tool re-encodes hfcprov's --c-tool decode of a reference byte for byte: {c_reads_ours} / {n}")
     for name, both, why in rows:
         print(f"  miss{both}: {name}: {why}")
     return 1 if ours_where_c + explained < c_ok else 0

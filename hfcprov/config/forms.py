@@ -156,7 +156,8 @@ class _Reader:
         self.source = source
         self.warnings: list[ConfigError] = []
         self.layout = LayoutReader()
-        self.mta = False
+        self.mta = False  # as text's _Parser: sizes of an MTA file
+        self.mta_begin = False  # first TLV MtaConfigDelimiter 1: TLV 0, 6, 7, 255 are content, not layout
         self.lines: dict[int, int] = {}  # id(node) -> line (config.lint.locate)
 
     def warn(self, err: ConfigError, line: int) -> None:
@@ -184,7 +185,7 @@ class _Reader:
                 generics.append((len(out), line))
                 out.append(tlv)
                 continue
-            if not path and name in _LAYOUT_WORDS:
+            if not path and name in _LAYOUT_WORDS and not self.mta_begin:
                 self.layout_entry(name, value, len(out), line)
                 continue
             spec = parent.child_named(name) if parent is not None else None
@@ -221,6 +222,7 @@ class _Reader:
                 raise err.at(line=_line(value), path=sub, source=source)
             if not path and not out and spec.code == MTA_DELIMITER:
                 self.mta = True
+                self.mta_begin = v == 1
             size += sized(spec, spec.code, len(raw), _line(value))
             out.append(Tlv(spec.code, v) if here else Tlv(spec.code, raw, unfit=True))
             self.lines[id(out[-1])] = line

@@ -104,7 +104,8 @@ _LAYOUT_WORDS = frozenset(LAYOUT_NAMES) | {END_OF_DATA, NO_END_OF_DATA}
 class _Parser:
     def __init__(self, text: str, source: str, first_line: int = 1):
         self.source = source
-        self.mta = False
+        self.mta = False  # the first TLV is MtaConfigDelimiter: an MTA file's sizes (TLV 64)
+        self.mta_begin = False  # ... with value 1 (MTA begin): TLV 0, 6, 7 and 255 are content, not layout
         self.toks = _tokens(text, source, first_line)
         self.i = 0
         self.warnings: list[ConfigError] = []  # what the text has that a modem or CMTS may refuse, with its line
@@ -180,7 +181,7 @@ class _Parser:
                     lines[id(node)] = line
                 continue
             name = tok
-            if not path and tok in _LAYOUT_WORDS:
+            if not path and tok in _LAYOUT_WORDS and not self.mta_begin:
                 self.layout_statement(tok, len(out), line)
                 continue
             spec = parent.child_named(tok) if parent is not None else None
@@ -235,6 +236,7 @@ class _Parser:
                 raise err.at(line=line, path=f"{path}.{spec.code}" if path else str(spec.code), source=self.source)
             if not path and not out and spec.code == 254:
                 self.mta = True  # a PacketCable MTA file: long SNMP objects become TLV 64
+                self.mta_begin = value == 1
             size += 2 + n if n <= 255 else self.sized(spec, spec.code, n, path, line)
             out.append(node)
             if lines is not None:

@@ -119,6 +119,15 @@ def test_a_short_tlv_64_of_an_mta_file_comes_back_as_tlv_64():
         assert encode(back) == data, name
 
 
+def test_tlv_0_6_7_and_255_are_content_in_an_mta_file_not_layout():
+    tree = ConfigTree([Tlv(254, 1), Tlv(6, b"\x5a" * 16), Tlv(255, b""), Tlv(254, 255)], mta=True)
+    data = encode(tree)
+    decoded = parse_any(data)
+    assert "CmMic 0x5a5a" in render_text(decoded)
+    for name, back in forms_of(decoded):
+        assert back.layout is None and encode(back) == data, name
+
+
 def test_an_unknown_name_says_what_was_meant():
     with pytest.raises(ConfigError, match="did you mean MaxRateSustained") as err:
         parse_text("Main {\n UsServiceFlow {\n  UsServiceFlowRef 1;\n  MaxRateSustaind 1000;\n }\n}", "a.cfg")
