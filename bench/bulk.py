@@ -30,19 +30,17 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.startup import timed  # noqa: E402  (wall and CPU of one child process)
 from hfcprov.tiers.templates import locate, render_text  # noqa: E402
 
 TIERS = ("res-50x5", "res-100x10", "res-300x20", "res-1000x50")
 SECRET = b"bench-shared-secret"
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def inventory_rows(n: int, operator: bool) -> list[dict]:
@@ -76,19 +74,6 @@ def write_inputs(work: Path, rows: list[dict]) -> tuple[Path, list[Path]]:
         path.write_text(render_text(locate(row["tier"]), row))
         paths.append(path)
     return inv, paths
-
-
-def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
-    """(wall, cpu) seconds of one run of ``cmd``; cpu = the child's user + sys time."""
-    with open(os.devnull, "wb") as null, tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdout=null, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status) != 0:
-            err.seek(0)
-            raise SystemExit(f"{' '.join(cmd[:6])} ... failed: {err.read().decode()[-800:]}")
-    return wall, usage.ru_utime + usage.ru_stime
 
 
 def main() -> int:

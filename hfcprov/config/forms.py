@@ -25,7 +25,7 @@ from hfcprov.config.framing import (END_OF_DATA, LAYOUT_NAMES, NO_END_OF_DATA, M
                                     decode_mta, is_mta, layout_statements, written_layout)
 from hfcprov.config.names import loose_spec, unknown_name
 from hfcprov.config.text import parse_text
-from hfcprov.config.tlvio import BER_TYPES, encode_value, generic_form, generic_node, tlv_size, too_long
+from hfcprov.config.tlvio import BER_TYPES, encode_value, generic_form, tlv_size, too_long, typed_generics
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import hex_text, parse_hex, parse_int
 from hfcprov.lazy import lazy
@@ -226,19 +226,11 @@ class _Reader:
             size += sized(spec, spec.code, len(raw), _line(value))
             out.append(Tlv(spec.code, v) if here else Tlv(spec.code, raw, unfit=True))
             self.lines[id(out[-1])] = line
-        if generics:
-            kids = {} if parent is None else children_for(parent, out) if parent.vendor_specific else parent.children
-            for index, line in generics:
-                raw_node = out[index]
-                if not path and self.mta and raw_node.code == WIDE_SNMP_OBJECT:
-                    typed, notes = generic_node(ROOT.children[11], 11, raw_node.value, "")
-                    typed.wide = True
-                else:
-                    typed, notes = generic_node(kids.get(raw_node.code), raw_node.code, raw_node.value, path)
-                out[index] = typed
-                self.lines[id(typed)] = line
-                for note in notes:
-                    self.warn(note, line)
+        line_of = dict(generics)
+        for index, typed, notes in typed_generics(parent, path, out, line_of, self.mta):
+            self.lines[id(typed)] = line_of[index]
+            for note in notes:
+                self.warn(note, line_of[index])
         return out, size
 
     def layout_entry(self, name: str, value, index: int, line: int) -> None:

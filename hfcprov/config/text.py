@@ -21,7 +21,8 @@ from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_v
 from hfcprov.config.framing import (END_OF_DATA, LAYOUT_NAMES, NO_END_OF_DATA, WIDE_SNMP_OBJECT, LayoutReader,
                                     assemble, layout_statements, written_layout)
 from hfcprov.config.names import DIGITMAP_OID, MAX_DIGITMAP, loose_spec
-from hfcprov.config.tlvio import BER_TYPES, RAW_TYPES, generic_form, generic_node, tlv_size, too_long, value_bytes
+from hfcprov.config.tlvio import (BER_TYPES, RAW_TYPES, generic_form, tlv_size, too_long, typed_generics,
+                                  value_bytes)
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import TYPES, hex_text, parse_hex, parse_int, unquote
@@ -299,23 +300,14 @@ class _Parser:
         return Tlv(spec.code, raw, unfit=True)
 
     def typed_generics(self, parent: Spec | None, path: str, out: list[Tlv], generics) -> list[Tlv]:
-        """Each GenericTLV of this block as decoding its bytes makes it (``generic_node``): typed when they fit
-        the dictionary, else written as given with a warning; in an MTA file a top-level TLV 64 is an SNMP
-        object with a 2-byte length."""
-        kids = {} if parent is None else children_for(parent, out) if parent.vendor_specific else parent.children
-        mta = not path and self.mta
-        for index, line in generics:
-            node = out[index]
-            if mta and node.code == WIDE_SNMP_OBJECT:
-                typed, notes = generic_node(ROOT.children[11], 11, node.value, "")
-                typed.wide = True
-            else:
-                typed, notes = generic_node(kids.get(node.code), node.code, node.value, path)
-            out[index] = typed
+        """Each GenericTLV of this block as decoding its bytes makes it (``tlvio.typed_generics``), its
+        warnings with its line."""
+        line_of = dict(generics)
+        for index, typed, notes in typed_generics(parent, path, out, line_of, self.mta):
             if self.lines is not None:
-                self.lines[id(typed)] = line
+                self.lines[id(typed)] = line_of[index]
             for note in notes:
-                self.warn(note, line)
+                self.warn(note, line_of[index])
         return out
 
     def sized(self, spec, code: int, n: int, path: str, line: int) -> int:

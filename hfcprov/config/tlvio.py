@@ -223,5 +223,21 @@ def generic_node(spec: Spec | None, code: int, raw: bytes, parent_path: str) -> 
     return node, notes
 
 
+def typed_generics(parent: Spec | None, path: str, nodes: list[Tlv], indices, mta: bool = False):
+    """Replace each ``nodes[i]`` (``i`` in ``indices``: raw GenericTLV nodes of one block under ``parent`` at
+    ``path``) by ``generic_node``'s reading; ``mta``: a top-level block of an MTA file, where TLV 64 is an
+    SNMP object with a 2-byte length. Yields (index, the new node, its warnings) for the forms' lines."""
+    kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
+    for i in indices:
+        node = nodes[i]
+        if mta and not path and node.code == 64:
+            typed, notes = generic_node(kids.get(11), 11, node.value, "")
+            typed.wide = True
+        else:
+            typed, notes = generic_node(kids.get(node.code), node.code, node.value, path)
+        nodes[i] = typed
+        yield i, typed, notes
+
+
 __all__ = ["BER_TYPES", "RAW_TYPES", "value_at", "decode_node", "encode_value", "value_bytes", "encode_tlv",
-           "split_sizes", "too_long", "tlv_size", "generic_bytes", "generic_form", "generic_node"]
+           "split_sizes", "too_long", "tlv_size", "generic_bytes", "generic_form", "generic_node", "typed_generics"]
