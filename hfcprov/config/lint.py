@@ -89,8 +89,9 @@ class Finding:
 
 
 class _Facts:
-    """What the rules need of one top-level TLV, read once (through hfcprov.model for flows, classifiers and
-    aggregates) and remembered by the TLV's bytes: files built from one template repeat most of them.
+    """What the rules need of one top-level TLV, read once (references by name through the dictionary, rates
+    and buffers through hfcprov.model) and remembered by the TLV's bytes: files built from one template
+    repeat most of them.
     Positions (``*_at``) are relative to the TLV: () is the TLV itself, (j,) its sub-TLV j..."""
 
     __slots__ = ("kind", "direction", "ref", "ref_at", "target", "target_at", "other", "other_at", "conflicts",
