@@ -30,7 +30,8 @@ def _default_db(spec_path: str, name: str) -> Path:
 @click.option("-o", "--report", "report_path", type=click.Path(dir_okay=False),
               help="Also write the report (HTML, PNGs, CSV) when the run ends.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress (same as hfcprov -q).")
-def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, quiet):
+@click.option("--dry-run", is_flag=True, help="Print the plan (roles, files, resets, checks, time) and run nothing.")
+def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, quiet, dry_run):
     """Run the campaign described in SPEC (YAML).
 
     Progress with the time left goes to stderr: a bar on a terminal, a plain line every 10 s
@@ -43,6 +44,11 @@ def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, quiet):
     from hfcprov.lab.spec import load_campaign
 
     camp = load_campaign(spec)
+    if dry_run:
+        from hfcprov.lab.plan import plan_lines
+
+        click.echo("\n".join(plan_lines(camp)))
+        return
     db_path = Path(db) if db else _default_db(spec, camp.name)
     # an unwritable -d or -o fails now, naming the path, not after the run (or as "not a campaign database")
     check_writable(db_path)
@@ -77,11 +83,13 @@ def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, quiet):
                    f"{p.done}/{p.total} done, {p.failed} failed -> {db_path}", err=True)
         for key, reason in list(summary.errors.items())[:10]:
             click.echo(f"  failed: {key}: {reason}", err=True)
+        if summary.stopped:
+            click.echo(f"{camp.name}: {summary.stopped}; once the modem answers, finish with:\n  {again}", err=True)
         if p.failed:
             click.echo(f"run the failed points again with:\n  {again} --retry-failed", err=True)
         if report_path:
             _write_report(store, report_path)
-    if p.failed:
+    if p.failed or summary.stopped:
         sys.exit(3)
 
 
