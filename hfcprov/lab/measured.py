@@ -241,10 +241,13 @@ class ModemBackend:
 
     def environment(self) -> dict:
         env = {"modem_mac": self.mac, "cmts": self.campaign.target.cmts.address if self.campaign.target.cmts else "",
-               "roles": {"snmp": self.snmp.where(), "cmts": self.cmts.where() if self.cmts else None,
-                         "probe": self.probe.where(), "tftp": self.publisher.where()}}
-        if self.checks:
-            env["preflight"] = self.checks
+               "snmp_place": self.snmp.where(), "probe_place": self.probe.where(),
+               "tftp_place": f"{self.publisher.where()} as {self.filename}"}
+        if self.cmts:
+            env["cmts_snmp_place"] = self.cmts.where()
+        if self.checks:  # what the pre-flight saw, kept with the results
+            env["preflight"] = " | ".join(f"{c['check']}: {'ok' if c['ok'] else 'FAILED'}: {c['detail']}"
+                                         for c in self.checks)
         return env
 
     def preflight(self) -> list[dict]:

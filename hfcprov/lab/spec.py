@@ -359,6 +359,11 @@ class _Reader:
 
     def snmp(self, value, path, base: SnmpAccess | None = None) -> SnmpAccess:
         """``target.snmp`` (or ``target.cmts.snmp`` over ``base``): SNMPv3 is never silently v2c."""
+        wanted = str((value or {}).get("version", "")).lower().removeprefix("v") if isinstance(value, dict) else ""
+        if base is not None and wanted and wanted != base.version:  # another version: none of base's credentials
+            base = replace(base, **{k: getattr(SnmpAccess, k) for k in ("community", "write_community", "user",
+                                                                         "auth_protocol", "auth_key", "priv_protocol",
+                                                                         "priv_key", "key_file")})
         snmp = self.section(SnmpAccess, value, path, base)
         version = str(snmp.version).lower().removeprefix("v")
         if version not in SNMP_VERSIONS:
