@@ -126,6 +126,7 @@ def wait_until_proven(poll, expected: Expected, with_cmts: bool, timeout: float,
     watch = Watch(expected, with_cmts)
     while True:
         s = poll(clock() - started)
+        s.at = max(s.at, clock() - started)  # when its answer was in: sysUpTime is compared with that
         watch.add(s)
         if not watch.problems(s):
             return s
