@@ -28,7 +28,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
 from hfcprov.lab import backends
 from hfcprov.lab.proof import PointFailed, PointUnreachable  # noqa: F401 (PointFailed: this module's name too)

@@ -83,7 +83,7 @@ def plan_lines(campaign: Campaign) -> list[str]:
                   f"the publish command {f.publish.split()[0]} exists",
                   f"the CMTS {t.cmts.address} lists {modem['mac']}" + ("" if modem.get("ip") else " (and gives its address)")
                   if t.cmts else None,
-                  f"the modem answers SNMP" + (" (and names the file it loaded)" if f.filename == FROM_MODEM else ""),
+                  "the modem answers SNMP" + (" (and names the file it loaded)" if f.filename == FROM_MODEM else ""),
                   f"the probe responder {p.server}:{p.port} echoes through the modem"]
         lines.append("pre-flight, before the first point: " + "; ".join(c for c in checks if c))
         proof = ("sysUpTime restarted" + (" or the CMTS saw it re-register" if t.cmts else "")

@@ -116,8 +116,11 @@ def test_the_campaign_stops_after_n_points_whose_modem_never_answers(tmp_path):
             sim.stop()  # it answered the pre-flight, then went away for good
 
     with sim, Responder("127.0.0.1", 0) as responder:
-        camp = load_campaign(campaign(tmp_path, ports, responder.port, online_timeout="2s",
-                                      grid="buffer: [16KiB, 32KiB, 64KiB, 128KiB]", extra="max_unreachable: 2"))
+        spec = campaign(tmp_path, ports, responder.port, online_timeout="2s",
+                        grid="buffer: [16KiB, 32KiB, 64KiB, 128KiB]", extra="max_unreachable: 2")
+        # the name its DHCP gives it, read from the modem at the pre-flight
+        spec.write_text(spec.read_text().replace("root: tftp,", "root: tftp, filename: from-modem,"))
+        camp = load_campaign(spec)
         with Store(tmp_path / "m.db") as store:
             summary = run_campaign(camp, store, on_event=on_event)
             progress = store.progress()
@@ -125,6 +128,7 @@ def test_the_campaign_stops_after_n_points_whose_modem_never_answers(tmp_path):
     assert "stopped after 2 points in a row whose modem never answered" in summary.stopped
     assert all("the reset (docsDevResetNow) failed" in r or "no SNMP answer" in r for r in summary.errors.values())
     assert [e for e in events if e[0] == "start"] == [("start", 0), ("start", 1)]
+    assert (tmp_path / "tftp" / "old.cm").exists() and not (tmp_path / "tftp" / "001122334455.cm").exists()
 
 
 def test_a_missing_secret_stops_the_campaign_before_its_first_point(tmp_path, monkeypatch):
