@@ -321,13 +321,14 @@ class Lab:
 
     def boot(self, tftp_root: str | os.PathLike, filename: str | None = None, dynamic: str | None = None,
              tftp_port: int = 69, snmp_port: int = 161, max_buffer: int | None = None,
-             timeout: float = 60.0, headend=None) -> dict:
+             timeout: float = 60.0, headend=None, snmp_keys=None) -> dict:
         """Start the provisioning side and the modem process; return once booted.
 
         Without ``headend`` the modem fetches ``filename`` from a TFTP server on the CMTS side. With
         ``headend`` (an ``emu.headend.Headend``) it boots as a cable modem does: DHCP from a real Kea
         (reservations from the lab's inventory), Time of Day, TFTP of the file DHCP named, and the
-        emulated CMTS's registration check (``emu.headend``, ``emu.cmts``).
+        emulated CMTS's registration check (``emu.headend``, ``emu.cmts``). ``snmp_keys`` (an
+        ``emu.headend.SnmpKeys``): what the modem's agent accepts (default: community public, no v3).
 
         Returns the modem's ``applied.json``: what it fetched, the queues it installed, the flows it refused.
         """
@@ -347,6 +348,8 @@ class Lab:
                 serve += ["--dynamic", str(Path(dynamic).resolve())]
             self.pids["tftp"] = self.spawn("cmts", serve, log=self.state_dir / "tftp.err")
             modem += ["--file", filename, "--tftp", self.endpoint("cmts_rf", tftp_port)]
+            if snmp_keys is not None:  # a file (0600), never the command line
+                modem += ["--snmp-credentials", str(snmp_keys.write(self.state_dir / "modem-snmp.json"))]
         if max_buffer is not None:
             modem += ["--max-buffer", str(max_buffer)]
         self.pids["modem"] = self.spawn("cm", modem, log=self.state_dir / "modem.err")

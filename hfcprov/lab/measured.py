@@ -134,6 +134,20 @@ class EmuBackend:
     def environment(self) -> dict:
         return {"emu_tftp_root": str(self.tftp_root)}
 
+    def _agent_keys(self):
+        """What the emulated modem's agent accepts: the campaign's own SNMP (v2c, or its SNMPv3 user)."""
+        from hfcprov.emu.headend import SnmpKeys
+        from hfcprov.lab.roles import snmp_credentials
+
+        try:
+            _, write = snmp_credentials(self.campaign.target.snmp, "target.snmp")
+        except RoleError as err:
+            raise PointFailed(str(err)) from None
+        if write.version == "3":
+            return SnmpKeys(v3_user=write.user, v3_auth_key=write.auth_key, v3_priv_key=write.priv_key,
+                            v3_auth_proto=write.auth_proto, v3_priv_proto=write.priv_proto)
+        return SnmpKeys(community=write.community)
+
     def _lab(self, point: Point):
         from hfcprov.emu import topology
 
@@ -160,7 +174,7 @@ class EmuBackend:
         lab = self._lab(point)
         timeout = self.campaign.target.online_timeout
         if lab.name not in self.boots:
-            applied = lab.boot(self.tftp_root, CONFIG_FILE, timeout=timeout)
+            applied = lab.boot(self.tftp_root, CONFIG_FILE, timeout=timeout, snmp_keys=self._agent_keys())
             self.boots[lab.name] = 1
         else:
             with netns.entered(lab.ns("cmts")):
