@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
+from hfcprov.cli.options import JSON, RTT
 from hfcprov.emu.caps import LOSS_METHODS
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_rtt
+from hfcprov.units import format_bytes, format_duration, format_rate
 
 
 @click.group()
@@ -17,7 +18,7 @@ def emu():
 
 
 @emu.command()
-@click.option("--rtt", default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
+@click.option("--rtt", type=RTT, default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
 @click.option("--loss", default=0.0, show_default=True, help="Random loss per direction, as a fraction.")
 @click.option("--seed", type=int, default=None, help="Seed of the random loss.")
 @click.option("--loss-method", type=click.Choice(LOSS_METHODS), default=None,
@@ -40,7 +41,7 @@ def emu():
 @click.option("--mac", default="0010950000e1", show_default=True, help="The modem's MAC (with --headend).")
 @click.option("--cmts-secret-file", type=click.Path(exists=True, dir_okay=False),
               help="The emulated CMTS's shared secret (with --headend): a file without its CMTS MIC is refused.")
-@click.option("--json", "as_json", is_flag=True, help="Print the lab as JSON.")
+@JSON("the lab")
 def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, docsis_version, ipv6, headend, mac,
        cmts_secret_file, as_json):
     """Build a lab; with --config/--tftp-root the modem boots from its file over TFTP."""
@@ -60,7 +61,7 @@ def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefi
         chain = Headend(mac=mac, secret_file=cmts_secret_file, dynamic=dynamic)
         if config:
             filename = f"{mac}.cm"  # the name the lab's DHCP hands out (the headend's pattern)
-    lab = topology.up(rtt=parse_rtt(rtt), loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
+    lab = topology.up(rtt=rtt, loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
                       docsis_version=docsis_version, ipv6=ipv6)
     applied = None
     try:
@@ -113,7 +114,7 @@ def down(names, all_, prefix):
 
 @emu.command()
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True)
+@JSON("the lab (or every lab)")
 def status(name, as_json):
     """Show one lab (or list all): impairment method, queues applied, modem boot state."""
     from hfcprov.emu import topology

@@ -34,10 +34,11 @@ from hfcprov.lab.proof import PointFailed, PointUnreachable  # noqa: F401 (Point
 from hfcprov.lab.roles import RoleError
 from hfcprov.lab.roles import secret_value as _secret_value
 from hfcprov.lab.spec import FROM_MODEM, Campaign, CampaignError, Point
+from hfcprov.probe import DEFAULT_PORT
 from hfcprov.results import RunResult
 
 CONFIG_FILE = "campaign.cm"
-PROBE_PORT = 5201  # the responder (python -m hfcprov.probe.responder) default
+PROBE_PORT = DEFAULT_PORT  # the responder's (hfcprov probe responder) default
 
 
 class PreflightFailed(CampaignError):
