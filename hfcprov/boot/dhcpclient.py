@@ -202,6 +202,11 @@ def _parse4(data: bytes, xid: int):
     siaddr = socket.inet_ntoa(data[20:24])
     sname = data[44:108].split(b"\0", 1)[0].decode("ascii", "replace")
     file = data[108:236].split(b"\0", 1)[0].decode("ascii", "replace")
+    return yiaddr, siaddr, file, sname, options4(data)
+
+
+def options4(data: bytes) -> dict[int, bytes]:
+    """The options of a BOOTP/DHCPv4 message (after the magic cookie), by code."""
     options: dict[int, bytes] = {}
     pos = 240
     while pos < len(data):
@@ -214,7 +219,7 @@ def _parse4(data: bytes, xid: int):
         n = data[pos + 1]
         options[code] = options.get(code, b"") + data[pos + 2:pos + 2 + n]  # RFC 3396: long options concatenate
         pos += 2 + n
-    return yiaddr, siaddr, file, sname, options
+    return options
 
 
 def _vivso_request(enterprise: int, sub: dict[int, bytes]) -> bytes:

@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 
 from hfcprov import macaddr
-from hfcprov.boot.dhcpclient import MAGIC, _ia_address, _tlvs
+from hfcprov.boot.dhcpclient import MAGIC, _ia_address, _opt6, _tlvs, options4
 from hfcprov.errors import HfcprovError
 
 ALL_DHCP_RELAYS_AND_SERVERS = "ff02::1:2"
@@ -129,7 +129,7 @@ class DhcpRelay:
     def _from_server4(self, data: bytes, peer) -> None:
         if len(data) < 240 or data[0] != 2 or data[236:240] != MAGIC:
             return
-        kind = _options4(data).get(53, b"\0")[0]
+        kind = options4(data).get(53, b"\0")[0]
         self._link4.sendto(data, ("255.255.255.255", 68))  # the modem has no address to unicast to yet
         mac = macaddr.normalize(data[28:34])
         if kind == 5:  # DHCPACK: the modem now holds yiaddr
@@ -163,24 +163,6 @@ class DhcpRelay:
             address = _ia_address(inner.get(3, b""))
             if mac and address:
                 self.on_event("reply6", mac, address)
-
-
-def _options4(data: bytes) -> dict[int, bytes]:
-    out, pos = {}, 240
-    while pos < len(data):
-        code = data[pos]
-        if code == 0:
-            pos += 1
-            continue
-        if code == 255 or pos + 1 >= len(data):
-            break
-        out[code] = data[pos + 2:pos + 2 + data[pos + 1]]
-        pos += 2 + data[pos + 1]
-    return out
-
-
-def _opt6(code: int, value: bytes) -> bytes:
-    return struct.pack("!HH", code, len(value)) + value
 
 
 def _duid_mac(duid: bytes) -> str | None:

@@ -54,6 +54,20 @@ def _rows(prefix: str, cls, skip=()) -> list[str]:
     return out
 
 
+TARGET_SECTIONS = (("`target.modems[]`", "target.modems[].", ModemEntry),
+                   ("`target.snmp` (and `target.cmts.snmp`)", "target.snmp.", SnmpAccess),
+                   ("`target.tftp`", "target.tftp.", TftpPublish),
+                   ("`target.probe`", "target.probe.", ProbeAccess),
+                   ("`target.cmts` (an address, or a mapping)", "target.cmts.", CmtsAccess))
+
+
+def _sections(head: str) -> list[str]:
+    out = []
+    for title, prefix, cls in TARGET_SECTIONS:
+        out += [f"### {title}", "", head, *_rows(prefix, cls), ""]
+    return out
+
+
 def reference_markdown() -> str:
     head = "| key | unit | default | example | meaning |\n|---|---|---|---|---|"
     grid = []
@@ -97,26 +111,7 @@ def reference_markdown() -> str:
         "docsDevServerConfigFile the published name from `target.tftp.server`, and the point's flows active;",
         "anything else fails the point with what was seen.",
         "",
-        "### `target.modems[]`",
-        "",
-        head, *_rows("target.modems[].", ModemEntry),
-        "",
-        "### `target.snmp` (and `target.cmts.snmp`)",
-        "",
-        head, *_rows("target.snmp.", SnmpAccess),
-        "",
-        "### `target.tftp`",
-        "",
-        head, *_rows("target.tftp.", TftpPublish),
-        "",
-        "### `target.probe`",
-        "",
-        head, *_rows("target.probe.", ProbeAccess),
-        "",
-        "### `target.cmts` (an address, or a mapping)",
-        "",
-        head, *_rows("target.cmts.", CmtsAccess),
-        "",
+        *_sections(head),
         "## What each run stores (the `run` table and the CSV)",
         "",
         "| column | SQL type | meaning |\n|---|---|---|",
