@@ -10,6 +10,7 @@ import click
 
 from hfcprov.cli import config_files, shortcut
 from hfcprov.cli.config_files import FORMATS
+from hfcprov.cli.options import JSON, MKDIR, SECRET_FILE
 from hfcprov.errors import HfcprovError
 
 MIB_DIR = click.option("--mib-dir", "mib_dirs", multiple=True, type=click.Path(file_okay=False),
@@ -32,7 +33,8 @@ def config():
 @config.command()
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", required=True, help="Output file, or a directory for several inputs.")
-@click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (adds the CMTS MIC).")
+@MKDIR
+@SECRET_FILE
 @click.option("--no-cmts-mic", "no_cmts_mic", is_flag=True,
               help="Without --secret-file: the files are meant to have no CMTS MIC (no warning).")
 @click.option("--mta", is_flag=True, help="PacketCable MTA file (also chosen when the first TLV is MtaConfigDelimiter).")
@@ -59,11 +61,13 @@ def encode():
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("--secret-file", type=click.Path(dir_okay=False), help="Verify both MICs with this shared secret.")
+@SECRET_FILE
 @click.option("-o", "--output", "out", help="Write here (a directory for several inputs) instead of stdout.")
+@MKDIR
 @click.option("--names", is_flag=True, help="Text form: show SNMP OIDs by their MIB names (from mibs/).")
 @click.option("--c-tool", "c_tool", is_flag=True,
-              help="Text form: write what the docsis C tool reads (String/HexString, IPAddress, ObjectID, addr/port).")
+              help="Text form: write what the docsis C tool reads (String/HexString, IPAddress, ObjectID, addr/port,"
+                   " OIDs with a leading dot).")
 @MIB_DIR
 @STRICT
 @shortcut.runs(config_files.decode_files)
@@ -76,8 +80,7 @@ def decode():
 
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON list of findings: rule, file, line, offset, path, message, section.")
+@JSON("the findings (rule, file, line, offset, path, message, section) as one list")
 @DOCSIS_VERSION
 @MIB_DIR
 def lint(files, as_json, docsis_version, mib_dirs):
@@ -90,11 +93,8 @@ def lint(files, as_json, docsis_version, mib_dirs):
 
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--secret-file", type=click.Path(dir_okay=False),
-              help="CMTS shared secret (CM files): also check the CMTS MIC.")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON list: per file, its kind (cm or mta), ok, the error if not ok, and the lint"
-                   " findings as warnings.")
+@SECRET_FILE
+@JSON("one list: per file, its kind (cm or mta), ok, the error if not ok, and lint's findings as warnings")
 @LINT_STRICT
 def verify(files, secret_file, as_json, strict):
     """Check the CM MIC, CMTS MIC and Extended CMTS MIC of binary FILES; of an MTA file, its delimiters and
@@ -158,9 +158,10 @@ def verify(files, secret_file, as_json, strict):
 @config.command()
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help='Print {"a", "b", "same", "differences": [...]} instead.')
+@JSON('{"a", "b", "same", "differences": [...]}')
 def diff(a, b, as_json):
-    """Semantic differences between two configs (any forms), by TLV path. Exit 1 if they differ."""
+    """Semantic differences between two configs (any forms), by TLV path. Exit status 4 if they differ
+    (1 is an error, as for every command)."""
     import json
 
     from hfcprov.config.diff import diff_trees
@@ -171,7 +172,9 @@ def diff(a, b, as_json):
     for line in [] if as_json else lines:
         click.echo(line)
     if lines:
-        sys.exit(1)  # like diff(1); SystemExit passes through the CLI root untouched
+        from hfcprov.cli import EXIT_DRIFT
+
+        sys.exit(EXIT_DRIFT)  # found different: not 1, which says the comparison could not be made
 
 
 @config.command()

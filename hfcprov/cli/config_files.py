@@ -47,6 +47,16 @@ def load_mibs(dirs) -> None:
     mib.load_mib_dirs(dirs)
 
 
+def output_folder(out, sources, mkdir) -> None:
+    """-o's folder must exist unless --mkdir (``hfcprov.fileio.output_folder``); with several inputs -o is
+    itself the folder, made by the command when the folder holding it exists."""
+    from hfcprov.fileio import output_folder as check
+
+    if out is not None:
+        several = len(sources) > 1 or os.path.isdir(out)
+        check(os.path.join(out, "x") if several else out, mkdir, creates=1 if several else 0)
+
+
 def outputs(sources: tuple[str, ...], out: str | None, suffix: str) -> list:
     """One output path per source: OUT itself for one source, OUT/<stem><suffix> for several."""
     if out is None:
@@ -73,8 +83,8 @@ NO_CMTS_MIC = ("no CMTS shared secret (--secret-file): the file{s} carr{y} no CM
                "refuses such a modem's registration; --no-cmts-mic says that is intended")
 
 
-def encode_files(sources, out, secret_file, no_cmts_mic, mta, mta_hash, dialplan, no_extended_mic, docsis_version,
-                 mib_dirs, strict):
+def encode_files(sources, out, mkdir, secret_file, no_cmts_mic, mta, mta_hash, dialplan, no_extended_mic,
+                 docsis_version, mib_dirs, strict):
     """Encode each of ``sources`` to ``out`` (a file, or a folder for several); nothing is written unless
     every source encodes. What a modem or CMTS may refuse (``config.lint``, and the reading's warnings) is
     a warning per line on stderr, or with ``strict`` an error (nothing written, exit 1). CM files without
@@ -85,15 +95,17 @@ def encode_files(sources, out, secret_file, no_cmts_mic, mta, mta_hash, dialplan
     from hfcprov.config import ConfigError
     from hfcprov.config.framing import is_mta, scan
     from hfcprov.config.lint import encode_checked
+    from hfcprov.errors import OptionError
     from hfcprov.fileio import atomic_write
 
-    load_mibs(mib_dirs)
     if mta_hash or dialplan:
         mta = True
     if mta and secret_file:
-        raise HfcprovError("an MTA file has no CMTS MIC: --secret-file is for CM files")
+        raise OptionError("an MTA file has no CMTS MIC: --secret-file is for CM files")
     if no_cmts_mic and secret_file:
-        raise HfcprovError("--no-cmts-mic and --secret-file contradict each other: give one")
+        raise OptionError("--no-cmts-mic and --secret-file contradict each other: give one")
+    output_folder(out, sources, mkdir)
+    load_mibs(mib_dirs)
 
     key = secret(secret_file)
     plan = _read_dialplan(dialplan) if dialplan else None
@@ -189,10 +201,11 @@ def lint_files(files, as_json, docsis_version, mib_dirs) -> int:
     return 1 if found else 0
 
 
-def decode_files(files, fmt, secret_file, out, names, c_tool, mib_dirs, strict):
+def decode_files(files, fmt, secret_file, out, mkdir, names, c_tool, mib_dirs, strict):
     """Render each of ``files`` as ``fmt`` to stdout, or to ``out`` (a file, or a folder for several)."""
     from hfcprov.config import render_json, render_text, render_yaml
 
+    output_folder(out, files, mkdir)
     load_mibs(mib_dirs)
     from hfcprov.fileio import atomic_write
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from hfcprov import __version__
-from hfcprov.tiers.inventory import InventoryRow, check_row, read_rows
+from hfcprov.tiers.inventory import InventoryRow, check_row, read_inventory
 from hfcprov.tiers.naming import DEFAULT_PATTERN, config_file_name
 from hfcprov.tiers.secrets import SecretMap
 from hfcprov.tiers.templates import (
@@ -218,9 +218,9 @@ def build(
     """Build every row of ``inventory`` into ``out``.
 
     ``template``: one template file for every row, or a folder of ``<tier>.j2`` files chosen by each
-    row's ``tier`` (default: the shipped ``templates/``). ``secret``: the CMTS shared secret of every
-    file; ``secrets``: one per CMTS (``tiers.secrets.SecretMap``, the inventory names each row's CMTS),
-    with ``secret`` (or its own default) for rows that name none. ``summary.unsigned`` counts files
+    row's ``tier`` (added to the shipped ``templates/``, the default). ``secret``: the CMTS shared secret
+    of every file; ``secrets``: one per CMTS (``tiers.secrets.SecretMap``, the inventory names each row's
+    CMTS), with ``secret`` (or its own default) for rows that name none. ``summary.unsigned`` counts files
     without a CMTS MIC. What a modem or CMTS would refuse in a file (``config.lint``) is in
     ``summary.warnings``; ``lint_strict``: such a row fails instead.
 
@@ -232,7 +232,10 @@ def build(
     elif secret is not None and secrets.default is None:
         secrets = secrets.with_default(secret)
     started = time.perf_counter()
-    rows = read_rows(inventory)  # a bad inventory leaves no output folder behind
+    table = read_inventory(inventory)  # a bad inventory leaves no output folder behind
+    if not _one_template(template):
+        table.require("tier", why="to choose each row's template (or give one template for every row)")
+    rows = table.rows
     out = ensure_folder(out)
     summary = BuildSummary(out=out, total=len(rows))
     previous = read_manifest(out)
@@ -310,24 +313,36 @@ def _plan(row: InventoryRow, template, pattern, previous, secrets, fingerprints,
                  previous.get(name), cmts)
 
 
+def _one_template(template) -> bool:
+    """Whether ``template`` names one template for every row (a file or a shipped tier), not a folder."""
+    return template is not None and not Path(template).is_dir()
+
+
 def template_for(row: dict, template: str | Path | None = None) -> Path:
     """The template file for one inventory row (its checked variables): ``template`` itself when it is a file
-    or a shipped tier name, else ``<tier>.j2`` from the folder ``template`` (default: the shipped ``templates/``).
+    or a shipped tier name, else ``<tier>.j2`` from the folder ``template`` or, when it has none, from the
+    shipped ``templates/`` (a site folder adds tiers to the shipped ones and may replace one; default: shipped).
 
     The one tier -> template rule of the bulk build and of the TFTP server's dynamic files."""
     if template is not None and Path(template).is_file():
         return locate(template)
-    folder = Path(template) if template is not None else SHIPPED
-    if template is not None and not folder.is_dir():
+    if _one_template(template):
         return locate(template)  # a shipped tier name, or a one-line "no template" error
     tier = row.get("tier")
     if not tier:
         raise BuildError("no tier, and no single --template was given")
-    path = folder / f"{tier}{SUFFIX}"
-    if not path.is_file() or str(tier).startswith("_"):
-        tiers = ", ".join(sorted(p.stem for p in folder.glob("*" + SUFFIX) if not p.name.startswith("_")))
-        raise TemplateError(f"no template for tier {tier!r} in {folder} (tiers: {tiers})")
-    return path.resolve()
+    folders = [Path(template), SHIPPED] if template is not None else [SHIPPED]
+    if not str(tier).startswith("_"):
+        for folder in folders:
+            path = folder / f"{tier}{SUFFIX}"
+            if path.is_file():
+                return path.resolve()
+    tiers = ", ".join(sorted({p.stem for folder in folders for p in folder.glob("*" + SUFFIX)
+                              if not p.name.startswith("_")}))
+    where = " or ".join(str(f) for f in folders)
+    from hfcprov.suggest import did_you_mean
+
+    raise TemplateError(f"no template for tier {tier!r} in {where} (tiers: {tiers}){did_you_mean(str(tier), tiers.split(', '))}")
 
 
 _template_for = template_for  # the name the TFTP server's dynamic files first imported
