@@ -92,18 +92,59 @@ def buffer():
     """Buffer Control sizing: advice and predicted latency/throughput tables."""
 
 
+def _profile_help() -> str:
+    return ("The modem profile: docsis3.1 (one OFDMA upstream, the default), docsis3.1-ofdma+4scqam, "
+            "docsis3.1-highsplit, docsis3.0-4ch, docsis3.0-8ch, docsis2.0 (White et al.'s plant); overrides after "
+            "a colon, e.g. docsis3.1:map_interval=1ms,congestion=40%.")
+
+
+def tier_options(f):
+    """The options every sizing command shares, with the one set of defaults (hfcprov.queue.inputs)."""
+    from hfcprov.queue.inputs import DEFAULT_CONGESTION_CONTROL, DEFAULT_PROFILE, DEFAULT_UPSTREAM_MODEL
+
+    for opt in reversed((
+        click.option("--profile", default=DEFAULT_PROFILE, show_default=True, help=_profile_help()),
+        click.option("--cc", "congestion_control", default=DEFAULT_CONGESTION_CONTROL, show_default=True,
+                     type=click.Choice(["reno", "newreno", "sack", "cubic", "fast", "prague"]),
+                     help="The senders' TCP: how far it backs off (docs/sizing.md)."),
+        click.option("--aqm", "aqm", default="modem", show_default=True,
+                     help="The flow's queue: modem (what the profile's modem runs: DOCSIS-PIE at 10 ms on "
+                          "DOCSIS 3.1, drop-tail on 2.0/3.0), none (drop-tail), docsis-pie, or a DOCSIS-PIE "
+                          "latency target such as 20ms."),
+        click.option("--aqm-target", default=None, metavar="DURATION", hidden=True,
+                     help="Old spelling of --aqm DURATION."),
+        click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default=DEFAULT_UPSTREAM_MODEL,
+                     show_default=True,
+                     help="The upstream: DOCSIS request-grant (the profile's MAC) or a plain token bucket."),
+        click.option("--burst", default=None, metavar="BYTES",
+                     help="The flow's Max Traffic Burst (default: the profile's tier, 100 ms at the rate on "
+                          "DOCSIS 3.x); a burst that caps the rate is warned about."),
+        click.option("--peak", default=None, metavar="RATE",
+                     help="The flow's Peak Traffic Rate (default: the profile's tier, twice the rate on DOCSIS 3.x)."),
+        click.option("--latency-budget", default="150ms", show_default=True, help="One-way delay budget (ITU-T G.114)."),
+    )):
+        f = opt(f)
+    return f
+
+
+def _tier_inputs(rate, rtt, flows, congestion_control, aqm, aqm_target, mac, profile, burst, peak,
+                 latency_budget):
+    """``SizingInputs`` from the sizing commands' options (units parsed here, at the edge)."""
+    from hfcprov.queue.inputs import SizingInputs, aqm_latency_target
+
+    target = _unit(parse_duration, aqm_target, "--aqm-target") if aqm_target else aqm_latency_target(aqm)
+    return SizingInputs(rate, rtt, flows, congestion_control, mac, target,
+                        _unit(parse_duration, latency_budget, "--latency-budget"), profile,
+                        _unit(parse_bytes, burst, "--burst") if burst else None,
+                        _unit(parse_link_rate, peak, "--peak") if peak else None)
+
+
 @buffer.command()
 @click.option("--rate", required=True, help="Service-flow rate, e.g. 5M, 5Mbps, 5000000.")
 @click.option("--rtt", required=True, help="Round-trip time of the TCP traffic, e.g. 40ms.")
 @click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True, help="Concurrent TCP flows.")
-@click.option("--latency-budget", default="150ms", show_default=True, help="One-way delay budget (ITU-T G.114).")
+@tier_options
 @click.option("--min-buffer", is_flag=True, help="Also recommend a MinimumBuffer (capped at 24576, always accepted).")
-@click.option("--cc", "congestion_control", type=click.Choice(["reno", "newreno", "sack", "cubic", "fast", "prague"]),
-              default="reno", show_default=True, help="The senders' TCP: how far it backs off (docs/sizing.md).")
-@click.option("--aqm-target", default=None, metavar="DURATION",
-              help="The flow runs DOCSIS-PIE with this latency target (a DOCSIS 3.1 modem: 10ms unless 24.40.2).")
-@click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default="docsis", show_default=True,
-              help="The upstream: DOCSIS request-grant (adds the MAC's access delay) or a plain token bucket.")
 @click.option("--model", type=click.Choice(["rule", "sim"]), default="rule", show_default=True,
               help="rule: docs/sizing.md's closed form (instant); sim: simulate the ladder of sizes as a campaign "
                    "point does and apply the same policy (the campaign's answer for the same tier).")
@@ -115,28 +156,28 @@ def buffer():
 @click.option("--voice", is_flag=True, help="sim: a G.711 call beside the upload (a campaign's voip: true).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="sim: worker processes.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm_target, mac, model, duration,
-           warmup, seeds, voice, jobs, as_json):
+def advise(rate, rtt, flows, profile, congestion_control, aqm, aqm_target, mac, burst, peak, latency_budget,
+           min_buffer, model, duration, warmup, seeds, voice, jobs, as_json):
     """Recommended MinimumBuffer/TargetBuffer/MaximumBuffer for one service flow, with the reasoning."""
     from hfcprov.queue.sizing import size_buffer
 
     engine = None
     if model == "sim":
-        if aqm_target:
-            raise click.UsageError("--model sim simulates drop-tail sizes; with --aqm-target use the rule")
         from hfcprov.sim.upload import SimModel
 
         engine = SimModel(seeds=seeds, voice=voice, jobs=jobs, duration=_unit(parse_duration, duration, "--duration"),
                           warmup=_unit(parse_duration, warmup, "--warmup"))
-    from hfcprov.queue.inputs import SizingInputs
-
-    tier = SizingInputs(_unit(parse_link_rate, rate, "--rate"), _unit(parse_rtt, rtt, "--rtt"), flows,
-                        congestion_control, mac, **_budget_and_aqm(latency_budget, aqm_target))
+    tier = _tier_inputs(_unit(parse_link_rate, rate, "--rate"), _unit(parse_rtt, rtt, "--rtt"), flows,
+                        congestion_control, aqm, aqm_target, mac, profile, burst, peak, latency_budget)
     a = size_buffer(tier, engine, min_buffer=min_buffer)
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=2))
         return
-    click.echo(f"Buffer Control for {format_rate(a.rate)} at RTT {format_duration(a.rtt)}, {a.flows} flow(s):")
+    for w in a.warnings:
+        click.echo(f"hfcprov: warning: {w}", err=True)
+    queue = "drop-tail" if a.aqm_latency_target is None else f"DOCSIS-PIE {format_duration(a.aqm_latency_target)}"
+    click.echo(f"Buffer Control for {format_rate(a.rate)} at RTT {format_duration(a.rtt)}, {a.flows} flow(s), "
+               f"{a.congestion_control}, {queue}, {a.profile if a.mac == 'docsis' else 'token bucket'} ({a.model}):")
     for name, value in (("MinimumBuffer", a.minimum), ("TargetBuffer", a.target), ("MaximumBuffer", a.maximum)):
         shown = "(omit)" if value is None else f"{value} bytes ({format_bytes(value)})"
         click.echo(f"  {name:<14} {shown}")
@@ -154,25 +195,17 @@ def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm
 @click.option("--buffers", required=True, help="Comma list, e.g. 8K,16K,32K,64K,128K,256K.")
 @click.option("--rtt", "rtts", required=True, help="Comma list, e.g. 40ms,100ms.")
 @click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True)
-@click.option("--latency-budget", default="150ms", show_default=True, help="One-way delay budget (ITU-T G.114).")
-@click.option("--cc", "congestion_control", type=click.Choice(["reno", "newreno", "sack", "cubic", "fast", "prague"]),
-              default="newreno", show_default=True,
-              help="The senders' TCP: the advised size's back-off, and the simulated hosts' TCP (sim).")
-@click.option("--aqm-target", default=None, metavar="DURATION",
-              help="The flow runs DOCSIS-PIE with this latency target (analytic and sim cells, and the advice).")
+@tier_options
 @click.option("--model", type=click.Choice(["analytic", "sim"]), default="analytic", show_default=True,
               help="analytic: TCP Reno sawtooth over a drop-tail buffer; sim: the hfcprov simulator.")
-@click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default="docsis", show_default=True,
-              help="The upstream: DOCSIS request-grant (sim, and the advice's access delay) or a plain token bucket.")
 @click.option("--duration", default="20s", show_default=True, help="sim: simulated seconds per cell (5 s warm-up).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="sim: worker processes.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (each cell with its tier's advised TargetBuffer).")
-def table(rates, buffers, rtts, flows, latency_budget, congestion_control, aqm_target, model, mac, duration, jobs,
-          as_json):
+def table(rates, buffers, rtts, flows, profile, congestion_control, aqm, aqm_target, mac, burst, peak,
+          latency_budget, model, duration, jobs, as_json):
     """Predicted latency under load and TCP utilization per (rate, buffer, rtt), and the advised size per tier."""
     from dataclasses import asdict
 
-    from hfcprov.queue.inputs import SizingInputs
     from hfcprov.queue.predict import buffer_table
     from hfcprov.queue.sizing import size_buffer
 
@@ -181,19 +214,28 @@ def table(rates, buffers, rtts, flows, latency_budget, congestion_control, aqm_t
         from hfcprov.sim.upload import SimModel
 
         engine = SimModel(duration=_unit(parse_duration, duration, "--duration"), warmup=5.0, jobs=jobs)
-    given = _budget_and_aqm(latency_budget, aqm_target)
-    tiers = [SizingInputs(rate, rtt, flows, congestion_control, mac, **given)
+    tiers = [_tier_inputs(rate, rtt, flows, congestion_control, aqm, aqm_target, mac, profile, burst, peak,
+                          latency_budget)
              for rtt in _units(parse_rtt, rtts, "--rtt") for rate in _units(parse_link_rate, rates, "--rates")]
-    advised = {(t.rtt, t.rate): size_buffer(t).target for t in tiers}
+    advice = {(t.rtt, t.rate): size_buffer(t) for t in tiers}
+    advised = {k: a.target for k, a in advice.items()}
     rows = buffer_table(tiers, _units(parse_bytes, buffers, "--buffers"), model=engine)
     if as_json:
-        click.echo(json.dumps([{**asdict(r), "advised": advised[(r.rtt, r.rate)]} for r in rows], indent=2))
+        click.echo(json.dumps([{**asdict(r), "advised": advised[(r.rtt, r.rate)],
+                                "profile": advice[(r.rtt, r.rate)].profile,
+                                "warnings": advice[(r.rtt, r.rate)].warnings} for r in rows], indent=2))
         return
+    for a in advice.values():
+        for w in a.warnings:
+            click.echo(f"hfcprov: warning: {w}", err=True)
     rate_list = list(dict.fromkeys(r.rate for r in rows))
     buf_list = list(dict.fromkeys(r.buffer for r in rows))
     cell = {(r.rtt, r.rate, r.buffer): r for r in rows}
+    first = next(iter(advice.values()))
     for rtt in dict.fromkeys(r.rtt for r in rows):
-        click.echo(f"RTT {format_duration(rtt)}, {flows} flow(s): latency under load / TCP utilization ({rows[0].model})")
+        click.echo(f"RTT {format_duration(rtt)}, {flows} flow(s), {first.congestion_control}, "
+                   f"{first.profile if first.mac == 'docsis' else 'token bucket'}: latency under load / TCP "
+                   f"utilization ({rows[0].model}); advised: {first.model}")
         click.echo(f"{'rate':>10} | " + " | ".join(f"{format_bytes(b):>15}" for b in buf_list) + " | advised")
         for rate in rate_list:
             cells = (cell[(rtt, rate, b)] for b in buf_list)
@@ -201,12 +243,6 @@ def table(rates, buffers, rtts, flows, latency_budget, congestion_control, aqm_t
                 f"{format_duration(c.latency_under_load):>9} {c.utilization:>4.0%}" for c in cells)
                 + f" | {format_bytes(advised[(rtt, rate)])}")
         click.echo("")
-
-
-def _budget_and_aqm(latency_budget: str, aqm_target: str | None) -> dict:
-    """``SizingInputs``' latency budget and AQM target from the buffer commands' options."""
-    return {"latency_budget": _unit(parse_duration, latency_budget, "--latency-budget"),
-            "aqm_latency_target": _unit(parse_duration, aqm_target, "--aqm-target") if aqm_target else None}
 
 
 # --- tcp ----------------------------------------------------------------------------------------------------------

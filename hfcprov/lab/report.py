@@ -26,7 +26,15 @@ from pathlib import Path
 from hfcprov.fileio import atomic_write
 from hfcprov.lab.schema import CSV_COLUMNS, VARIANT_AXES, variant_label
 from hfcprov.lab.store import Store
-from hfcprov.queue.inputs import G114_ONE_WAY_BUDGET, SizingInputs, aqm_latency_target
+from hfcprov.queue.inputs import (
+    DEFAULT_CONGESTION_CONTROL,
+    DEFAULT_PROFILE,
+    DEFAULT_UPSTREAM_MODEL,
+    G114_ONE_WAY_BUDGET,
+    SizingError,
+    SizingInputs,
+    aqm_latency_target,
+)
 from hfcprov.queue.sizing import THROUGHPUT_SHARE, choose, queue_budget, queue_delay, size_buffer
 from hfcprov.units import format_bytes, format_duration, format_rate
 
@@ -48,13 +56,16 @@ class Cell:
     reps: int
     model: str = ""  # what produced the figures (run.model)
     flows: int = 1
-    congestion_control: str = "reno"
+    congestion_control: str = DEFAULT_CONGESTION_CONTROL
     # the upstream model the sizing rule uses for these figures: the point's mac on the simulator, the
     # emulated modem's token bucket (htb), a real modem's request-grant MAC
-    mac: str = "docsis"
-    aqm: str = "none"  # the upstream queue (issue 20): the advice follows the AQM target when one is on
+    mac: str = DEFAULT_UPSTREAM_MODEL
+    aqm: str = "file"  # the upstream queue (issue 20): the advice follows the AQM target when one is on
     goodput_range: tuple | None = None  # (min, max) over repetitions
     latency_range: tuple | None = None
+    profile: str = DEFAULT_PROFILE  # the points' modem profile (issue 28)
+    burst: int | None = None  # the upstream flow's Max Traffic Burst and Peak Rate as provisioned (None: the
+    peak: float | None = None  # profile's tier defaults); a burst that caps the rate is warned about
 
 
 @dataclass
@@ -68,6 +79,8 @@ class Recommendation:
     model: str = ""  # the model behind the figures it was chosen from
     advised: int | None = None  # what `hfcprov buffer advise` says for the same tier (the same policy's rule)
     paper: str | None = None  # how it relates to White et al., when they state a need for this tier
+    warnings: tuple = ()  # what no buffer fixes: a Max Traffic Burst that caps the rate (issue 28)
+    advised_by: str = ""  # the rule and the profile behind ``advised``
 
     @property
     def queue_ms(self) -> float | None:
@@ -82,6 +95,7 @@ def write_report(store: Store, out: str | Path, title: str | None = None) -> lis
     rows = store.rows()
     primary = spec["target"]["kind"]
     cells = summarize(rows)
+    _provisioned(spec, rows, cells)
     figures = _figures(cells, primary)
     recs = recommend([c for c in cells if c.source == primary])
     over_time = _over_time(store, rows, primary)
@@ -128,8 +142,38 @@ def summarize(rows: list[dict]) -> list[Cell]:
                           flows=rs[0]["flows"], congestion_control=rs[0]["congestion_control"],
                           mac=_upstream_model(source, rs[0].get("mac")),
                           aqm=rs[0].get("aqm") or "none", goodput_range=_spread([r["goodput_bps"] for r in rs]),
-                          latency_range=_spread([r["latency_loaded_p50"] for r in rs])))
+                          latency_range=_spread([r["latency_loaded_p50"] for r in rs]),
+                          profile=rs[0].get("profile") or DEFAULT_PROFILE))
     return cells
+
+
+def _provisioned(spec: dict, rows: list[dict], cells: list[Cell]) -> None:
+    """Each cell's upstream Max Traffic Burst and Peak Rate as its points provision them: the tier template's
+    (rendered with a point's values), or the profile's tier defaults for a grid without one."""
+    template = spec.get("template")
+    if not template:
+        return
+    from hfcprov.lab.schema import point_from_row
+    from hfcprov.model import service_flows
+    from hfcprov.tiers import render_tree
+
+    seen: dict[tuple, tuple] = {}
+    first = {}
+    for r in rows:
+        first.setdefault((r["upstream_rate"], r["rtt"], r["buffer"]), r)
+    for c in cells:
+        r = first.get((c.upstream_rate, c.rtt, c.buffer))
+        if r is None:
+            continue
+        key = (c.upstream_rate, c.rtt, c.buffer)
+        if key not in seen:
+            try:
+                ups = [f for f in service_flows(render_tree(template, point_from_row(r).template_vars()))
+                       if f.direction == "upstream"]
+                seen[key] = (ups[0].burst, ups[0].peak_rate) if ups else (None, None)
+            except Exception:  # noqa: BLE001 (a template that no longer renders: no warning, the report stands)
+                seen[key] = (None, None)
+        c.burst, c.peak = seen[key]
 
 
 def _upstream_model(source: str, mac: str | None) -> str:
@@ -167,11 +211,19 @@ def recommend(cells: list[Cell], one_way_budget: float = G114_ONE_WAY_BUDGET,
         if chosen is not None and chosen.mos is not None:
             reason += f"; VoIP MOS {chosen.mos:.2f}"
         first = cs[0]  # docsis-pie and lld (its classic queue): DOCSIS-PIE at its 10 ms default
-        advice = size_buffer(SizingInputs(rate, rtt, first.flows, first.congestion_control, first.mac,
-                                          aqm_latency_target(first.aqm), one_way_budget))
+        inputs = SizingInputs(rate, rtt, first.flows, first.congestion_control, first.mac,
+                              aqm_latency_target(first.aqm), one_way_budget, first.profile, first.burst, first.peak)
+        try:
+            advice = size_buffer(inputs)
+        except SizingError as err:  # the upstream cannot carry the tier: the report says so
+            out.append(Recommendation(tier, variant, rtt, rate, pick.buffer, reason,
+                                      model=", ".join(sorted({c.model for c in cs if c.model})),
+                                      warnings=(str(err),)))
+            continue
         out.append(Recommendation(tier, variant, rtt, rate, pick.buffer, reason,
                                   model=", ".join(sorted({c.model for c in cs if c.model})), advised=advice.target,
-                                  paper=advice.paper if first.flows == 1 else None))
+                                  paper=advice.paper if first.flows == 1 else None, warnings=tuple(advice.warnings),
+                                  advised_by=advice.model))
     return out
 
 
@@ -379,8 +431,9 @@ same tier, and White et al.'s finding where they state one.</p>
     for r in recs:
         buf = f"{r.buffer} bytes ({format_bytes(r.buffer)})" if r.buffer is not None else "—"
         queue = f"{r.queue_ms:.0f} ms" if r.queue_ms is not None else "—"
-        advised = f"{r.advised} bytes ({format_bytes(r.advised)})" if r.advised is not None else "—"
-        why = r.reason + (f". {r.paper}" if r.paper else "")
+        advised = (f"{r.advised} bytes ({format_bytes(r.advised)}; {r.advised_by})" if r.advised is not None
+                   else "—")
+        why = r.reason + (f". {r.paper}" if r.paper else "") + "".join(f". Warning: {w}" for w in r.warnings)
         variant = f"<td>{e(r.variant)}</td>" if any(x.variant for x in recs) else ""
         parts.append(f"<tr><td>{e(r.tier)}</td>{variant}<td>{e(format_duration(r.rtt))}</td><td><b>{e(buf)}</b></td>"
                      f"<td>{e(queue)}</td><td>{e(r.model)}</td><td>{e(advised)}</td><td>{e(why)}</td></tr>")
