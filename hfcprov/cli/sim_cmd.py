@@ -18,16 +18,18 @@ def sim():
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Take the service flow from a config file (.cm, text, YAML or JSON) instead.")
 @click.option("--flow", "flow_ref", type=int, help="With --config: the service flow reference (default: first upstream).")
-# hfcprov.model.DOCSIS_VERSIONS, written out so the CLI loads without the model
-@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default="3.1", show_default=True,
-              help="With --config: the modem's DOCSIS version. 3.1 runs DOCSIS-PIE on upstream flows unless 24.40.1 "
-              "/ TLV 76 disable it; 3.0 is drop-tail unless the file's 24.40 asks for AQM (as `emu up`).")
+@click.option("--profile", default=None, metavar="PROFILE",
+              help="With --config: the modem profile (default docsis3.1): its request-grant MAC carries the upstream "
+              "flow and its DOCSIS version decides the AQM (3.1 runs DOCSIS-PIE unless 24.40.1 / TLV 76 disable "
+              "it; 3.0 and 2.0 are drop-tail unless the file's 24.40 asks), as `emu up --profile`.")
+@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default=None, hidden=True,
+              help="Old spelling: the profile of that DOCSIS version (docsis3.0-4ch, docsis3.1).")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
               help="Override a scenario key, e.g. --set rtt=100ms --set tcp.variant=reno (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (without time series).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the full result (with series) as JSON here.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write a PNG of queue occupancy and cwnd here.")
-def run_cmd(scenario_file, config_file, flow_ref, docsis_version, assignments, as_json, out, plot):
+def run_cmd(scenario_file, config_file, flow_ref, profile, docsis_version, assignments, as_json, out, plot):
     """Simulate one scenario: SCENARIO.yaml, or --config modem.cm [--set key=value ...]."""
     from hfcprov.fileio import atomic_write
     from hfcprov.sim import run
@@ -40,7 +42,7 @@ def run_cmd(scenario_file, config_file, flow_ref, docsis_version, assignments, a
     else:
         from hfcprov.sim.fromconfig import scenario_from_config
 
-        sc = scenario_from_config(config_file, flow_ref, assignments, docsis_version,
+        sc = scenario_from_config(config_file, flow_ref, assignments, profile or docsis_version,
                                   on_note=lambda text: click.echo(f"note: {text}", err=True))
     result = run(sc)
     if out:

@@ -329,6 +329,9 @@ PROFILES: dict[str, ModemProfile] = {
                                         ofdma=(OfdmaChannel(subcarriers=1900, bits_per_subcarrier=12),) * 2),
 }
 
+# a bare DOCSIS version names its profile (``--docsis-version 3.0`` and ``sim run --config`` before profiles)
+BY_VERSION = {"2.0": "docsis2.0", "3.0": "docsis3.0-4ch", "3.1": "docsis3.1"}
+
 # override key -> (where it goes, how it is read)
 OVERRIDES = ("map_interval", "congestion", "variation", "collision", "plant_km", "cmts_map_processing",
              "subcarriers", "spacing", "symbols_per_frame", "bits_per_subcarrier", "cyclic_prefix", "ofdma",
@@ -358,12 +361,14 @@ def _number(key: str, text: str) -> float:
 
 
 def parse_profile(spec: str | ModemProfile | None) -> ModemProfile:
-    """A profile by name (``PROFILES``), with ``:key=value,...`` overrides; None: the default."""
+    """A profile by name (``PROFILES``; a bare DOCSIS version, ``3.0``, names its default), with
+    ``:key=value,...`` overrides; None: the default."""
     if isinstance(spec, ModemProfile):
         return spec
     text = (spec or DEFAULT_PROFILE).strip()
     name, _, rest = text.partition(":")
-    base = PROFILES.get(name.strip().lower())
+    name = BY_VERSION.get(name.strip(), name.strip())
+    base = PROFILES.get(name.lower())
     if base is None:
         from hfcprov.suggest import did_you_mean
 

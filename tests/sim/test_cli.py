@@ -84,8 +84,9 @@ def test_run_from_a_binary_config_file_uses_its_upstream_service_flow(tmp_path):
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["shaped_rate_bps"] == 2e6 and 0.85 < d["utilization"] < 1.0
-    # 16 KiB at 2 Mb/s adds up to 65 ms to the 40 ms default RTT
-    assert 0.07 < d["latency_loaded"]["p50"] < 0.11 and d["latency_idle"]["p50"] == pytest.approx(0.04, abs=0.002)
+    # 16 KiB at 2 Mb/s adds up to 65 ms to the 40 ms default RTT; idle, the DOCSIS 3.1 upstream's request-grant
+    # loop (the default profile's MAC) adds about 5 ms: a packet waits for a request opportunity and a grant
+    assert 0.07 < d["latency_loaded"]["p50"] < 0.115 and 0.042 < d["latency_idle"]["p50"] < 0.048
     # no Buffer Control: the modem's default queue (hfcprov.model), and the CLI says so
     p = hfcprov("sim", "run", "--config", str(cm), "--flow", "2", "--set", "duration=7s", "--json")
     assert p.returncode == 0, p.stderr
