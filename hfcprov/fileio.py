@@ -115,3 +115,28 @@ def _create_temporary(path: str, suffix: str) -> tuple[int, str]:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600), tmp
         except FileExistsError:
             continue  # left by a killed process with the same pid
+
+
+def output_folder(path: str | os.PathLike | None, mkdir: bool = False, creates: int = 0) -> None:
+    """Before any work: the folder an output ``path`` goes into must exist (``OutputError`` naming it
+    otherwise), unless ``mkdir``, which creates it with its parents. A typo in ``-o /srv/tfpt/x.cm``
+    must not grow a new tree. The one rule of every ``-o``/``--out`` a user names (``--mkdir``).
+
+    ``creates``: how many missing folder levels the command makes itself and documents (``build -o
+    DIR`` makes DIR, ``campaign run -d out/x.db`` makes out/): the folder above them must exist."""
+    if path is None:
+        return
+    folder = os.path.dirname(posix_path(path)) or "."
+    existing, missing = folder, 0
+    while not os.path.exists(existing):
+        existing, missing = os.path.dirname(existing) or ".", missing + 1
+    if not os.path.isdir(existing):
+        raise OutputError(path, NotADirectoryError(20, f"{existing} is not a folder"))
+    if missing <= creates:
+        return
+    if not mkdir:
+        raise OutputError(path, FileNotFoundError(2, f"folder {folder} does not exist (--mkdir creates it)"))
+    try:
+        _make_folder(folder)
+    except OSError as err:
+        raise OutputError(path, err) from err

@@ -10,6 +10,7 @@ import click
 
 from hfcprov.cli import config_files, shortcut
 from hfcprov.cli.config_files import FORMATS
+from hfcprov.cli.options import JSON, MKDIR, SECRET_FILE
 from hfcprov.errors import HfcprovError
 
 MIB_DIR = click.option("--mib-dir", "mib_dirs", multiple=True, type=click.Path(file_okay=False),
@@ -27,7 +28,10 @@ def config():
 @config.command()
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", required=True, help="Output file, or a directory for several inputs.")
-@click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (adds the CMTS MIC).")
+@MKDIR
+@SECRET_FILE
+@click.option("--no-cmts-mic", "no_cmts_mic", is_flag=True,
+              help="Without --secret-file: the files are meant to have no CMTS MIC (no warning).")
 @click.option("--mta", is_flag=True, help="PacketCable MTA file (also chosen when the first TLV is MtaConfigDelimiter).")
 @click.option("--hash", "mta_hash", type=click.Choice(["na", "eu"]),
               help="MTA file: add the configuration hash (PacketCable pktcMtaDevProvConfigHash, or Euro-PacketCable).")
@@ -41,8 +45,9 @@ def encode():
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("--secret-file", type=click.Path(dir_okay=False), help="Verify both MICs with this shared secret.")
+@SECRET_FILE
 @click.option("-o", "--output", "out", help="Write here (a directory for several inputs) instead of stdout.")
+@MKDIR
 @click.option("--names", is_flag=True, help="Text form: show SNMP OIDs by their MIB names (from mibs/).")
 @click.option("--c-tool", "c_tool", is_flag=True,
               help="Text form: write what the docsis C tool reads (String/HexString, IPAddress, ObjectID, addr/port).")
@@ -58,14 +63,15 @@ def decode():
 
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (CM files).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON list: per file, its kind (cm or mta), ok, and the error if not ok.")
+@SECRET_FILE
+@JSON("one list: per file, its kind (cm or mta), ok, and the error if not ok")
 def verify(files, secret_file, as_json):
-    """Check the CM MIC and CMTS MIC of binary FILES; of an MTA file, its delimiters and configuration hash."""
+    """Check the CM MIC and CMTS MIC of binary FILES; of an MTA file, its delimiters and configuration hash.
+
+    Without --secret-file the CM MIC is checked (as a modem does) and the CMTS MIC is reported as not checked."""
     import json
 
-    from hfcprov.config import ConfigError
+    from hfcprov.config import ConfigError, verify_cm_mic
     from hfcprov.config import verify as verify_bytes
     from hfcprov.config.mta import is_mta, verify_mta
 
@@ -85,10 +91,14 @@ def verify(files, secret_file, as_json):
                 if not as_json:
                     click.echo(f"{f}: OK (MTA file, configuration hash {result['config_hash']})")
                 continue
-            if secret is None:
-                raise ConfigError("a CM file's CMTS MIC needs --secret-file")
+            if secret is None:  # what a modem checks; the CMTS MIC needs the CMTS's secret
+                verify_cm_mic(data)
+                result.update(ok=True, cm_mic="ok", cmts_mic="not checked")
+                if not as_json:
+                    click.echo(f"{f}: CM MIC OK; CMTS MIC not checked (no --secret-file)")
+                continue
             verify_bytes(data, secret)
-            result["ok"] = True
+            result.update(ok=True, cm_mic="ok", cmts_mic="ok")
             if not as_json:
                 click.echo(f"{f}: OK (CM MIC and CMTS MIC)")
         except ConfigError as err:
@@ -106,9 +116,10 @@ def verify(files, secret_file, as_json):
 @config.command()
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help='Print {"a", "b", "same", "differences": [...]} instead.')
+@JSON('{"a", "b", "same", "differences": [...]}')
 def diff(a, b, as_json):
-    """Semantic differences between two configs (any forms), by TLV path. Exit 1 if they differ."""
+    """Semantic differences between two configs (any forms), by TLV path. Exit status 4 if they differ
+    (1 is an error, as for every command)."""
     import json
 
     from hfcprov.config.diff import diff_trees
@@ -119,7 +130,9 @@ def diff(a, b, as_json):
     for line in [] if as_json else lines:
         click.echo(line)
     if lines:
-        sys.exit(1)  # like diff(1); SystemExit passes through the CLI root untouched
+        from hfcprov.cli import EXIT_DRIFT
+
+        sys.exit(EXIT_DRIFT)  # found different: not 1, which says the comparison could not be made
 
 
 @config.command()

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
+from hfcprov.cli.options import JSON, RTT
 from hfcprov.emu.caps import LOSS_METHODS
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_rtt
+from hfcprov.units import format_bytes, format_duration, format_rate
 
 
 @click.group()
@@ -17,7 +18,7 @@ def emu():
 
 
 @emu.command()
-@click.option("--rtt", default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
+@click.option("--rtt", type=RTT, default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
 @click.option("--loss", default=0.0, show_default=True, help="Random loss per direction, as a fraction.")
 @click.option("--seed", type=int, default=None, help="Seed of the random loss.")
 @click.option("--loss-method", type=click.Choice(LOSS_METHODS), default=None,
@@ -37,7 +38,7 @@ def emu():
               help="Old spelling: the profile of that DOCSIS version.")
 @click.option("--ipv6", is_flag=True, help="The modem's management on IPv6 (fd00:10:2::2, CMTS fd00:10:2::1): it "
               "boots by TFTP over IPv6 (a dynamic file carries TLV 59) and answers SNMP there.")
-@click.option("--json", "as_json", is_flag=True, help="Print the lab as JSON.")
+@JSON("the lab")
 def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, profile, docsis_version, ipv6,
        as_json):
     """Build a lab; with --config/--tftp-root the modem boots from its file over TFTP."""
@@ -48,7 +49,7 @@ def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefi
     from hfcprov.queue.profile import parse_profile
 
     modem = parse_profile(profile or docsis_version)
-    lab = topology.up(rtt=parse_rtt(rtt), loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
+    lab = topology.up(rtt=rtt, loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
                       docsis_version=modem.aqm_rule_version, ipv6=ipv6)
     applied = None
     try:
@@ -96,7 +97,7 @@ def down(names, all_, prefix):
 
 @emu.command()
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True)
+@JSON("the lab (or every lab)")
 def status(name, as_json):
     """Show one lab (or list all): impairment method, queues applied, modem boot state."""
     from hfcprov.emu import topology

@@ -17,10 +17,11 @@ from pathlib import Path
 
 from hfcprov.emu import netns
 from hfcprov.emu.topology import ADDR, EmuError, Lab, stop_process
+from hfcprov.probe import DEFAULT_PORT
 from hfcprov.probe.run import ProbeSpec
 from hfcprov.results import RunResult
 
-RESPONDER_PORT = 5201
+RESPONDER_PORT = DEFAULT_PORT
 
 
 def start_responder(lab: Lab, port: int = RESPONDER_PORT, timeout: float = 10.0) -> int:

@@ -27,10 +27,11 @@ from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
 from hfcprov.lab import backends
 from hfcprov.lab.spec import Campaign, Point
+from hfcprov.probe import DEFAULT_PORT
 from hfcprov.results import RunResult
 
 CONFIG_FILE = "campaign.cm"
-PROBE_PORT = 5201  # the responder (python -m hfcprov.probe.responder) default
+PROBE_PORT = DEFAULT_PORT  # the responder's (hfcprov probe responder) default
 
 
 class PointFailed(HfcprovError):

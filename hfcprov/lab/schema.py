@@ -105,7 +105,9 @@ def _choice(choices, what):
     def parse(v):
         s = str(v).lower()
         if s not in choices:
-            raise ValueError(f"unknown {what} {v!r} (known: {', '.join(choices)})")
+            from hfcprov.suggest import did_you_mean
+
+            raise ValueError(f"unknown {what} {v!r} (known: {', '.join(choices)}){did_you_mean(s, choices)}")
         return s
     return parse
 
@@ -271,6 +273,7 @@ METRICS = (
     Metric("latency_idle_p50", "REAL", "idle RTT p50 (s)", lambda r: r.latency_idle.p50),
     Metric("latency_loaded_mean", "REAL", "loaded RTT mean (s)", lambda r: r.latency_loaded.mean),
     Metric("latency_loaded_p50", "REAL", "loaded RTT p50 (s)", lambda r: r.latency_loaded.p50),
+    Metric("latency_loaded_p90", "REAL", "loaded RTT p90 (s)", lambda r: r.latency_loaded.p90),
     Metric("latency_loaded_p99", "REAL", "loaded RTT p99 (s)", lambda r: r.latency_loaded.p99),
     Metric("probe_loss", "REAL", "probe loss", lambda r: r.latency_loaded.loss),
     Metric("packet_loss", "REAL", "packet loss", lambda r: r.packet_loss),

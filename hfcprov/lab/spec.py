@@ -17,7 +17,7 @@ The file (see ``examples/buffer-sweep.yaml``, ``emu-campaign.yaml``, ``lab-campa
     target: sim                        # or {kind: emu | modem, modems: [{mac, ip}], cmts, online_timeout,
                                        #     snmp: {community, write_community, port, timeout, retries},
                                        #     tftp: {root, host, port}, probe: {server, port}, secret}
-    template: ../templates/res-50x5.j2 # tier template (needed for emu and modem), rendered per point with
+    template: res-50x5                 # tier template (needed for emu and modem): a shipped tier or a path, rendered per point with
                                        # us_rate, us_buffer, ds_rate, rtt, flows, ... (Point.template_vars)
     grid:                              # one value or a list each; every combination is a point
       upstream_rate: [1M, 2M]          # required
@@ -52,6 +52,7 @@ import yaml
 from hfcprov import macaddr
 from hfcprov.errors import HfcprovError, UnitError
 from hfcprov.lab.schema import AXES, REQUIRED, Point, file_key
+from hfcprov.suggest import did_you_mean
 from hfcprov.units import as_written, parse_duration, parse_rtt
 
 KINDS = ("sim", "emu", "modem")
@@ -98,8 +99,9 @@ class Campaign:
     traffic: Traffic = file_key(Traffic(), "what runs through each point (see traffic.*)", "{duration: 30s}")
     repetitions: int = file_key(1, "runs per point; repetition r uses seed + r and the report draws error bars", "3")
     simulate: bool = file_key(True, "emu/modem: also predict every point with the simulator", "false")
-    template: str | None = file_key(None, "tier template (needed for emu and modem), relative to the campaign file, "
-                                     "rendered per point with Point.template_vars", "../templates/res-50x5.j2")
+    template: str | None = file_key(None, "tier template (needed for emu and modem): a file, relative to the "
+                                     "campaign file, or a shipped tier by name; rendered per point with "
+                                     "Point.template_vars", "res-50x5")
     seed: int = file_key(1, "seed of the first repetition", "7")
     jobs: int = file_key(0, "simulator processes (0: one per CPU)", "2")
     description: str = file_key("", "free text shown at the top of the report", "White et al. Test 1")
@@ -172,7 +174,7 @@ class _Reader:
             self.fail(path, f"expected a mapping, got {type(value).__name__}")
         for k in value:
             if k not in allowed:
-                self.fail(path + [k], f"unknown key (known: {', '.join(sorted(allowed))})")
+                self.fail(path + [k], f"unknown key (known: {', '.join(sorted(allowed))}){did_you_mean(k, allowed)}")
         return value
 
     def campaign(self, data) -> Campaign:
@@ -192,7 +194,7 @@ class _Reader:
             if not p.is_absolute() and self.source != "<campaign>":
                 p = Path(self.source).parent / p
             if not p.exists():
-                self.fail(["template"], f"template file {str(p)!r} not found")
+                p = self.shipped_tier(template, p)
             template = str(p)
         if target.kind != "sim" and template is None:
             self.fail(["template"], f"a {target.kind} campaign needs a tier template to build configs from")
@@ -205,13 +207,25 @@ class _Reader:
                         jobs=self.integer(top.get("jobs", 0), ["jobs"], minimum=0),
                         description=str(top.get("description", "")), source=self.source)
 
+    def shipped_tier(self, name: str, tried: Path) -> Path:
+        """A template that is no file here: a shipped tier by name (``res-50x5``), as ``build -t`` takes it,
+        so a campaign file works from an installed wheel; else the error names both."""
+        from hfcprov.tiers.templates import TemplateError, locate
+
+        try:
+            return locate(name)
+        except TemplateError as err:
+            shipped = str(err).split("shipped tiers: ", 1)[-1].rstrip(")")
+            self.fail(["template"], f"template file {str(tried)!r} not found, and {name!r} is no shipped tier "
+                                    f"({shipped}){did_you_mean(Path(name).stem, shipped.split(', '))}")
+
     def target(self, value) -> Target:
         if isinstance(value, str):
             value = {"kind": value}
         t = self.mapping(value, ["target"], _keys(Target))
         kind = t.get("kind", "sim")
         if kind not in KINDS:
-            self.fail(["target", "kind"], f"unknown target {kind!r} (known: {', '.join(KINDS)})")
+            self.fail(["target", "kind"], f"unknown target {kind!r} (known: {', '.join(KINDS)}){did_you_mean(kind, KINDS)}")
         modems = t.get("modems") or []
         if not isinstance(modems, list):
             self.fail(["target", "modems"], "expected a list of {mac, ip}")

@@ -31,6 +31,7 @@ import bisect
 import time
 from dataclasses import dataclass
 
+from hfcprov.probe import DEFAULT_PORT
 from hfcprov.probe.bulk import CLEAN_STATES, run_flows
 from hfcprov.probe.errors import ProbeError
 from hfcprov.probe.latency import LatencyProbe
@@ -41,7 +42,7 @@ from hfcprov.results import FlowResult, LatencyStats, RunResult
 @dataclass
 class ProbeSpec:
     target: str
-    port: int = 5201  # responder: UDP echo and TCP bulk
+    port: int = DEFAULT_PORT  # responder: UDP echo and TCP bulk
     direction: str = "upstream"
     flows: int = 1
     duration: float = 5.0  # measured seconds, warm-up excluded
@@ -87,6 +88,9 @@ def measure(spec: ProbeSpec) -> RunResult:
     loaded, _ = stats(t_measure, t_end)
     results, series = [], {}
     series["rtt"] = [(round(p.sent_at - t_start, 6), p.rtt) for p in probes if p.rtt is not None]
+    # the RTTs under load, as the simulator records them: what a report's percentiles and CDFs draw
+    series["rtt_loaded"] = [(round(p.sent_at - t_start, 6), p.rtt) for p in probes
+                            if p.rtt is not None and t_measure <= p.sent_at < t_end]
     total_series: dict[float, float] = {}
     for k, f in enumerate(flows):
         tl = f.timeline

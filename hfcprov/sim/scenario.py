@@ -264,7 +264,9 @@ def _convert(cls, d: dict, source: str, prefix: str, written: bool = False) -> d
     for key, value in d.items():
         where = f"{source}: {prefix}{key}"
         if key not in known:
-            raise ScenarioError(f"{where}: unknown key (known: {', '.join(sorted(known))})")
+            from hfcprov.suggest import did_you_mean
+
+            raise ScenarioError(f"{where}: unknown key (known: {', '.join(sorted(known))}){did_you_mean(key, known)}")
         try:
             out[key] = _value(cls, key, value, where, written)
         except ScenarioError:

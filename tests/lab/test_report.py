@@ -30,11 +30,11 @@ def test_report_writes_html_pngs_and_csv(tmp_path, small_spec):
     with _filled_store(tmp_path / "c.db", camp, fail_index=3) as store:
         paths = write_report(store, tmp_path / "out" / "report.html")
     names = sorted(p.name for p in paths)
-    assert names == ["report-latency.png", "report-over-time.png", "report-throughput.png", "report.csv",
-                     "report.html"]
+    assert names == ["report-latency-cdf.png", "report-latency.png", "report-over-time.png", "report-throughput.png",
+                     "report.csv", "report.html"]
     page = (tmp_path / "out" / "report.html").read_text()
     imgs = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
-    assert len(imgs) == 3
+    assert len(imgs) == 4
     for b64 in imgs:
         assert base64.b64decode(b64).startswith(b"\x89PNG\r\n\x1a\n")
     assert (tmp_path / "out" / "report-throughput.png").read_bytes().startswith(b"\x89PNG")

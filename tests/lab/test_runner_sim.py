@@ -81,7 +81,8 @@ def test_example_campaign_end_to_end_through_the_cli(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     assert "144/144 done, 0 failed" in res.stderr
     page = html.read_text()
-    assert page.count("data:image/png;base64,") == 4  # throughput, latency, VoIP MOS, delay over time
+    # throughput, latency percentiles, latency CDF, VoIP MOS, delay over time
+    assert page.count("data:image/png;base64,") == 5
     assert (tmp_path / "bs-mos.png").exists() and (tmp_path / "bs.csv").exists()
     assert "VoIP MOS" in page
     # the recommendation grows with the tier's rate, as the bandwidth-delay product does

@@ -51,6 +51,8 @@ def test_measure_on_loopback_gives_a_complete_result(responder):
     assert r.extra["congestion_control"] == "reno"
     d = json.loads(json.dumps(r.to_dict()))
     assert d["latency_loaded"]["p99"] is not None and "rtt" in d["series"]
+    # every RTT of the loaded window, as the simulator keeps them: what a report's CDF draws
+    assert len(r.series["rtt_loaded"]) == r.latency_loaded.count
 
 
 def test_downstream_flows_are_received_here(responder):
@@ -70,7 +72,7 @@ def test_no_responder_is_one_line_from_the_cli():
     from tests.support import free_tcp_port
 
     port = free_tcp_port()
-    proc = subprocess.run([".venv/bin/hfcprov", "probe", "run", "--target", "127.0.0.1", "--port", str(port),
+    proc = subprocess.run([".venv/bin/hfcprov", "probe", "run", "--target", f"127.0.0.1:{port}",
                            "--duration", "0.5s", "--warmup", "0s", "--idle", "0.2s"], check=False, capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 1

@@ -31,11 +31,16 @@ def test_run_example_prints_a_table_and_writes_json_and_png(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_json_output_matches_the_library(tmp_path):
+def test_json_output_has_the_tables_names_and_units(tmp_path):
+    # issue 27: --json had other names than the table (goodput_bps, nested latency_loaded.p50)
     p = hfcprov("sim", "run", "examples/sim-cohen-loss.yaml", "--json")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
-    assert d["flows"][0]["bytes_delivered"] == 3_000_000 and "series" not in d
+    assert d["flows"][0]["bytes"] == 3_000_000 and "series" not in d
+    table = hfcprov("sim", "run", "examples/sim-cohen-loss.yaml").stdout.split("\n\n")
+    assert table[0].split("\n")[0].split() == list(d["flows"][0])
+    assert table[1].split("\n")[0].split() == list(d["summary"])
+    assert f"{d['summary']['goodput_mbps']:.4g}" in table[1]
 
 
 @pytest.mark.parametrize("args,message", [
@@ -82,11 +87,11 @@ def test_run_from_a_binary_config_file_uses_its_upstream_service_flow(tmp_path):
     cm.write_bytes(config.encode(tree))
     p = hfcprov("sim", "run", "--config", str(cm), "--set", "duration=12s", "--json")
     assert p.returncode == 0, p.stderr
-    d = json.loads(p.stdout)
-    assert d["shaped_rate_bps"] == 2e6 and 0.85 < d["utilization"] < 1.0
+    d = json.loads(p.stdout)["summary"]
+    assert 0.85 < d["utilization"] < 1.0 and 0.85 * 2 < d["goodput_mbps"] < 2.0
     # 16 KiB at 2 Mb/s adds up to 65 ms to the 40 ms default RTT; idle, the DOCSIS 3.1 upstream's request-grant
     # loop (the default profile's MAC) adds about 5 ms: a packet waits for a request opportunity and a grant
-    assert 0.07 < d["latency_loaded"]["p50"] < 0.115 and 0.042 < d["latency_idle"]["p50"] < 0.048
+    assert 70 < d["rtt_loaded_p50_ms"] < 115 and 42 < d["rtt_idle_p50_ms"] < 48
     # no Buffer Control: the modem's default queue (hfcprov.model), and the CLI says so
     p = hfcprov("sim", "run", "--config", str(cm), "--flow", "2", "--set", "duration=7s", "--json")
     assert p.returncode == 0, p.stderr

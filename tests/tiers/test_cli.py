@@ -15,7 +15,19 @@ def test_socket_buffer_prints_the_papers_19_kb():
     r = hfcprov("tcp", "socket-buffer", "--cm-buffer", "10KB", "--downstream", "25M", "--lan", "10M",
                 "--connections", "1", "--mss", "1460")
     assert r.returncode == 0, r.stderr
-    assert "19.0 KB" in r.stdout and "C = 7 packets" in r.stdout
+    assert "19000 bytes" in r.stdout and "C = 7 packets" in r.stdout
+
+
+def test_socket_buffer_answers_in_the_unit_typed_as_it_was_read():
+    # issue 27: 10KB was read as 10,240 bytes but the answer printed in KB of 1,000 (19.0 KB)
+    r = hfcprov("tcp", "socket-buffer", "--cm-buffer", "10KB", "--downstream", "25M", "--lan", "10M")
+    assert r.returncode == 0, r.stderr
+    assert "10KB = 10240 bytes (1 KB = 1024 bytes)" in r.stdout
+    assert "19000 bytes (18.6 KB)" in r.stdout and "19.0 KB" not in r.stdout
+    kib = hfcprov("tcp", "socket-buffer", "--cm-buffer", "10KiB", "--downstream", "25M", "--lan", "10M").stdout
+    assert "19000 bytes (18.6 KiB)" in kib
+    plain = hfcprov("tcp", "socket-buffer", "--cm-buffer", "10240", "--downstream", "25M", "--lan", "10M").stdout
+    assert "19000 bytes per connection" in plain and "KB" not in plain
 
 
 def test_socket_buffer_json_for_three_connections():
@@ -49,16 +61,20 @@ def test_buffer_table_cells():
 @pytest.mark.parametrize(
     "args, needle",
     [
-        (["buffer", "advise", "--rate", "5Q", "--rtt", "40ms"], "--rate: bad rate '5Q'"),
-        (["buffer", "advise", "--rate", "5M", "--rtt", "40 parsecs"], "--rtt: bad duration"),
-        (["buffer", "table", "--rates", "1M", "--buffers", "16K,1.5", "--rtt", "40ms"], "--buffers: bad size '1.5'"),
-        (["tcp", "socket-buffer", "--cm-buffer", "10KB", "--downstream", "25M", "--lan", "ten"], "--lan: bad rate"),
+        (["buffer", "advise", "--rate", "5Q", "--rtt", "40ms"], "'--rate': bad rate '5Q'"),
+        (["buffer", "advise", "--rate", "5M", "--rtt", "40 parsecs"], "'--rtt': bad duration"),
+        (["buffer", "table", "--rates", "1M", "--buffers", "16K,1.5", "--rtt", "40ms"], "'--buffers': bad size '1.5'"),
+        (["tcp", "socket-buffer", "--cm-buffer", "10KB", "--downstream", "25M", "--lan", "ten"], "'--lan': bad rate"),
+        (["tcp", "socket-buffer", "--cm-buffer", "10QB", "--downstream", "25M", "--lan", "10M"],
+         "'--cm-buffer': bad size"),
         (["buffer", "advise", "--rate", "0", "--rtt", "40ms"], "not a plausible link rate"),
+        (["buffer", "advise", "--rate", "10M", "--rtt", "40"], "did you mean 40ms?"),
     ],
 )
-def test_bad_units_are_one_line(args, needle):
+def test_bad_units_are_one_line_with_the_usage_status(args, needle):
+    # issue 27: hfcprov's own check of an option's value exits 2, as click's (`--format xml`) does
     r = hfcprov(*args)
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert needle in r.stderr
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
 
