@@ -219,7 +219,7 @@ class CmFlow:
     """One upstream service flow in the CM: its queue, requests and grants; the simulator's ``Link``."""
 
     __slots__ = (
-        "accepted", "aggregate", "backlog", "burst", "bytes_sent", "charged", "collisions", "contention_at",
+        "accepted", "aggregate", "backlog", "burst", "bytes_sent", "charged", "collisions", "opportunities",
         "delay", "delivery", "dropped", "engine", "frame", "frame_overhead", "grants", "head_sent", "hist",
         "line", "limit", "loss", "lost", "measure_from", "measured", "name", "pending_removal", "peak",
         "per_frame", "prep", "qbytes", "queue", "rate", "req_pipeline", "requests_contention",
@@ -260,7 +260,9 @@ class CmFlow:
         self.req_pipeline = 0  # bytes requested and not yet granted (the CM's copy)
         self.pending_removal: deque = deque()  # (time the MAP reaches the CM, bytes it granted)
         self.grants: deque = deque()  # (time the MAP reaches the CM, prep time, bytes) not yet prepared
-        self.contention_at = None  # the next contention opportunity (time), if one is known
+        # the contention opportunities known and not used (times, sorted): the MAPs the CMTS has built ahead
+        # (a MAP is built map_lead before it starts, so two can be pending)
+        self.opportunities: deque = deque()
         self.accepted = self.dropped = self.lost = 0
         self.measured = 0
         self.wait_sum = 0.0
@@ -290,10 +292,11 @@ class CmFlow:
         self.queue.append((pkt, frame, now))
         self.qbytes += frame
         self.accepted += 1
-        at = self.contention_at
-        if at is not None and at > now:
-            self.contention_at = None  # the known opportunity of this MAP: use it
-            self.engine.at(at, self._request, None)
+        chances = self.opportunities
+        while chances and chances[0] <= now:
+            chances.popleft()
+        if chances:  # the first known opportunity still to come: use it
+            self.engine.at(chances.popleft(), self._request, None)
         return True
 
     receive = send
@@ -356,12 +359,12 @@ class CmFlow:
         self.backlog += nbytes
 
     def contention_opportunity(self, when: float) -> None:
-        """This MAP's contention frame for the flow: used if it holds data nothing asks for then."""
+        """This MAP's contention frame for the flow: used if it holds data nothing asks for then (or
+        when such data arrives before it)."""
         if self.qbytes - self.head_sent > self.req_pipeline:
-            self.contention_at = None
             self.engine.at(when, self._request, None)
         else:
-            self.contention_at = when
+            self.opportunities.append(when)
 
     # -- grants ---------------------------------------------------------------------------------------------
     def granted(self, cm_sees: float, alloc: float, start: int, minislots: int, nbytes: int,
