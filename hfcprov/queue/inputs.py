@@ -126,17 +126,19 @@ class SizingInputs:
 
     def mac_delays(self) -> tuple[float, float]:
         """``(pipe, hold)`` in seconds: what the request-grant MAC adds to TCP's round trip, and how long the
-        modem holds the rate's data waiting for grants (it keeps rate x ``hold`` on top of TCP's standing
-        queue). The MULPI-timed profiles: both the loop delay (``ModemProfile.loop_delay``); the calibrated
-        docsis2.0 profile: the 2011 fit's access delay (``grant.mac_access_delay``, 14.5 ms), counted in
-        ``hold`` alone as it was calibrated (docs/sizing.md). A token bucket: none."""
+        modem holds the rate's data beyond TCP's standing queue (it keeps rate x ``hold``). The MULPI-timed
+        profiles: the loop delay (``ModemProfile.loop_delay``) in the round trip; held, the loop's data plus
+        one MAP's grant (the ACKs of a grant return together, so TCP sends a MAP's worth at once: it arrives
+        while the last is still waiting). The calibrated docsis2.0 profile: the 2011 fit's access delay
+        (``grant.mac_access_delay``, 14.5 ms), counted in ``hold`` alone as it was calibrated
+        (docs/sizing.md). A token bucket: none."""
         if self.mac != "docsis":
             return 0.0, 0.0
         profile = self.modem
         if profile.calibrated is not None:
             return 0.0, mac_access_delay(profile.calibrated)
         loop = profile.loop_delay()
-        return loop, loop
+        return loop, loop + profile.actual_map_interval
 
     def burst_cap(self) -> float | None:
         """b/s of frames the CMTS can grant the flow when its burst is too small for its rate on this
