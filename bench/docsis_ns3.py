@@ -462,8 +462,36 @@ def table_buffer(both: Both, seeds: int, tiers, maps=(0.002, 0.001)) -> list[dic
     return out
 
 
+def fine(spec: str, step: int, jobs: int) -> None:
+    """hfcprov alone on a fine ladder (``RATE,RTT,FLOWS,MAP``): where 95% of the best goodput is reached, against
+    the sizing rule's sum before the ladder (docs/sizing.md's table). Seeds 1-3; ACK path 1.2 ms."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from hfcprov.queue.inputs import SizingInputs
+    from hfcprov.queue.sizing import rule_bytes
+    from hfcprov.units import parse_duration, parse_rate
+
+    rate_t, rtt_t, flows_t, map_t = spec.split(",")
+    rate, rtt, flows, m = parse_rate(rate_t), parse_duration(rtt_t), int(flows_t), parse_duration(map_t)
+    rule = rule_bytes(SizingInputs(rate, rtt + 0.0012, flows, "reno", aqm_latency_target=None,
+                                   profile=profile_of(Case(rate=rate, rtt=rtt, map_interval=m))))
+    sizes = [b for b in range(step, int(rule * 2.5) + step, step) if b >= rule / 3]
+    cases = [asdict(Case(rate=rate, rtt=rtt, flows=flows, buffer=b, map_interval=m, seed=s, **timing(rate)))
+             for b in sizes for s in (1, 2, 3)]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        got = [r["goodput_bps"] for r in pool.map(_hfc_job, [(c, 0.0012) for c in cases])]
+    med = {b: statistics.median(got[i * 3:(i + 1) * 3]) for i, b in enumerate(sizes)}
+    best = max(med.values())
+    pick = next(b for b in sizes if med[b] >= 0.95 * best)
+    print(f"{spec}: 95% of the best at {pick // 1024} KiB; the rule's sum {rule / 1024:.1f} KiB")
+    print(" ".join(f"{b // 1024}K {med[b] / best:.0%}" for b in sizes))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--fine", metavar="RATE,RTT,FLOWS,MAP",
+                    help="hfcprov alone: the 95%%-goodput size on a fine ladder against the rule (no docsis-ns3)")
+    ap.add_argument("--step", default="8K", help="--fine: the ladder's step")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--jobs", type=int, default=1, choices=(1, 2))
     ap.add_argument("--seeds", type=int, default=3)
@@ -471,6 +499,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="a few cases and tiers, one seed (a smoke run)")
     ap.add_argument("--peer-case", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.fine:
+        from hfcprov.units import parse_bytes
+
+        fine(args.fine, parse_bytes(args.step), args.jobs)
+        return
     tree = os.environ.get(ENV)
     if not tree:
         print(f"docsis-ns3 comparison skipped: set {ENV} to a built ns-3.41 tree with the docsis module")
