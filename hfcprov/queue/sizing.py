@@ -178,7 +178,7 @@ def carried_rate(tier: SizingInputs) -> float:
 def tier_warnings(tier: SizingInputs) -> list[str]:
     """What is wrong with the tier on its upstream that no buffer fixes (one line each)."""
     out = []
-    cap = tier.burst_cap()
+    cap = tier.burst_cap() if tier.rate <= carried_rate(tier) else None  # beyond the channel: size_buffer refuses
     if cap is not None:
         p = tier.modem
         need = int(math.ceil(tier.rate / 8 * 2 * p.actual_map_interval / 1000)) * 1000
@@ -186,6 +186,23 @@ def tier_warnings(tier: SizingInputs) -> list[str]:
                    f"{cap / 1e6:.3g} Mb/s on {p.name}'s {p.actual_map_interval * 1e3:.3g} ms MAPs (the CMTS grants "
                    f"at most the burst per MAP): set it to at least {need} B (two MAPs at the rate)")
     return out
+
+
+def flow_warnings(flow, profile: str | None = None) -> list[str]:
+    """What an upstream ``hfcprov.model.ServiceFlow`` provisions that its modem profile's upstream cannot
+    carry (a Max Traffic Burst that caps the rate, a rate beyond the channel): the rule a config-file check
+    applies to each upstream flow (one line each)."""
+    if flow.direction != "upstream" or not flow.max_sustained_rate:
+        return []
+    try:
+        tier = SizingInputs(float(flow.max_sustained_rate), 0.020, aqm_latency_target=None,
+                            profile=profile or "docsis3.1", burst=flow.burst, peak=flow.peak_rate)
+    except SizingError as err:
+        return [str(err)]
+    if tier.rate > carried_rate(tier):
+        return [f"{tier.modem.name}'s upstream carries {carried_rate(tier) / 1e6:.4g} Mb/s of frames: it cannot carry "
+                f"this {format_rate(tier.rate)} flow"]
+    return tier_warnings(tier)
 
 
 def queue_delay(loaded_p50: float | None, idle_p50: float | None, rtt: float) -> float | None:

@@ -141,3 +141,18 @@ def test_a_burst_too_small_for_the_rate_is_a_warning_with_the_size_that_fixes_it
     assert advise(50e6, 0.010, profile="docsis3.1", burst=26000).warnings == []
     assert advise(50e6, 0.010, profile="docsis3.1").warnings == []  # the tier default: 100 ms at the rate
     assert advise(50e6, 0.010, profile="docsis3.1", burst=3044, mac="tokenbucket").warnings == []
+
+
+def test_a_config_files_upstream_flow_is_checked_for_a_capping_burst():
+    """The rule a config check applies to each upstream flow: MULPI's default burst caps a 50 Mb/s tier."""
+    from hfcprov.model import ServiceFlow
+    from hfcprov.queue.sizing import flow_warnings
+
+    def flow(rate, burst=None):
+        return ServiceFlow(direction="upstream", max_sustained_rate=rate, max_traffic_burst=burst)
+
+    (w,) = flow_warnings(flow(50e6))
+    assert "MaxTrafficBurst 3044 B caps" in w
+    assert flow_warnings(flow(50e6, 30000)) == [] and flow_warnings(flow(5e6)) == []
+    assert "cannot carry" in flow_warnings(flow(1e9, 12_500_000))[0]
+    assert flow_warnings(ServiceFlow(direction="downstream", max_sustained_rate=50e6)) == []
