@@ -156,3 +156,4 @@ def test_a_config_files_upstream_flow_is_checked_for_a_capping_burst():
     assert flow_warnings(flow(50e6, 30000)) == [] and flow_warnings(flow(5e6)) == []
     assert "cannot carry" in flow_warnings(flow(1e9, 12_500_000))[0]
     assert flow_warnings(ServiceFlow(direction="downstream", max_sustained_rate=50e6)) == []
+
