@@ -209,6 +209,7 @@ class Server:
             line = proc.stderr.readline()
             if "serving" not in line:
                 _stop(proc)
+                self.cpu.close()
                 raise RuntimeError(f"hfcprov tftp serve did not start: {line.strip()}")
             threading.Thread(target=proc.stderr.read, daemon=True).start()  # never let its pipe fill
             return proc
@@ -220,7 +221,12 @@ class Server:
                    "--maxthread", str(max(n + 100, 100)), "--logfile", "/dev/null",
                    "--user", "nobody", "--group", "nogroup", str(root)]
         proc = subprocess.Popen(self.cpu.wrap(cmd), stderr=subprocess.DEVNULL)
-        _wait_listening(self.port)
+        try:
+            _wait_listening(self.port)
+        except RuntimeError:
+            _stop(proc)
+            self.cpu.close()
+            raise
         return proc
 
     def used(self) -> float:
@@ -238,7 +244,7 @@ class Server:
         self.cpu.close()
 
 
-def _wait_listening(port: int, timeout: float = 5.0) -> None:
+def _wait_listening(port: int, timeout: float = 30.0) -> None:  # a loaded machine starts servers slowly
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if udp_drops(port) is not None:
