@@ -187,10 +187,17 @@ class Server:
 
     def __init__(self, kind: str, files: str, root: Path, dyn: Path | None, n: int, args, tmp: Path,
                  extra: tuple[str, ...] = ()):
-        self.kind, self.files, self.port = kind, files, free_port()
-        self.log = tmp / f"{kind}-{self.port}.jsonl"
-        self.cpu = CpuMeter(f"hfcprov-bootstorm-{os.getpid()}-{self.port}")
-        self.proc = self._start(root, dyn, n, args, extra)
+        self.kind, self.files = kind, files
+        for attempt in range(3):  # a server that exits or hangs before listening: again on another port
+            self.port = free_port()
+            self.log = tmp / f"{kind}-{self.port}.jsonl"
+            self.cpu = CpuMeter(f"hfcprov-bootstorm-{os.getpid()}-{self.port}")
+            try:
+                self.proc = self._start(root, dyn, n, args, extra)
+                break
+            except ServerExited:
+                if attempt == 2:
+                    raise
         self.cpu.pid = self.proc.pid
         self.cpu0 = self.cpu.seconds()
         CPU_SOURCE["kind"] = {"v1": "cgroup v1 cpuacct", "v2": "cgroup v2 cpu.stat",
@@ -222,11 +229,11 @@ class Server:
                    "--user", "nobody", "--group", "nogroup", str(root)]
         proc = subprocess.Popen(self.cpu.wrap(cmd), stderr=subprocess.DEVNULL)
         try:
-            _wait_listening(self.port)
-        except RuntimeError:
+            _wait_listening(self.port, proc)
+        except RuntimeError as err:
             _stop(proc)
             self.cpu.close()
-            raise
+            raise ServerExited(str(err)) from None
         return proc
 
     def used(self) -> float:
@@ -244,11 +251,18 @@ class Server:
         self.cpu.close()
 
 
-def _wait_listening(port: int, timeout: float = 30.0) -> None:  # a loaded machine starts servers slowly
+class ServerExited(RuntimeError):
+    """A C server ended, or did not listen within the wait (seen with atftpd on a loaded machine)."""
+
+
+def _wait_listening(port: int, proc, timeout: float = 15.0) -> None:  # a loaded machine starts servers slowly
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if udp_drops(port) is not None:
             return
+        if proc.poll() is not None:
+            raise ServerExited(f"the server exited (status {proc.returncode}) before listening "
+                               f"on UDP {port}")
         time.sleep(0.05)
     raise RuntimeError(f"no server listening on UDP {port}")
 

@@ -132,6 +132,7 @@ class TftpServer:
         self._clients: set = set()  # (ip, port) with a transfer or a build in progress
         self._timers: list = []  # heap of (deadline, seq, transfer); at most one entry per live transfer
         self._waiting_builds = 0  # modems whose dynamic file is being built
+        self._plain_options = P.negotiate({}, None, timeout=self.timeout)
         self._due = _NEVER  # monotonic time of the loop's next own work: the earliest timer, log flush or summary
         self.durations = TransferTimes()  # completed transfers' durations, for the metrics endpoint
         self._seq = itertools.count()
@@ -499,8 +500,11 @@ class TftpServer:
     def _begin(self, client, pkt, data: bytes, t0: float) -> None:
         if pkt.mode == "netascii":
             data = P.netascii(data)
-        opts = P.negotiate(pkt.options, len(data), timeout=self.timeout, max_blksize=self.max_blksize,
-                           max_windowsize=self.max_windowsize)
+        if pkt.options:
+            opts = P.negotiate(pkt.options, len(data), timeout=self.timeout, max_blksize=self.max_blksize,
+                               max_windowsize=self.max_windowsize)
+        else:  # what most modems ask: RFC 1350's defaults, one Options for all of them (a Transfer only reads it)
+            opts = self._plain_options
         sock = self._transfer_socket(client)
         if sock is None:
             return
