@@ -75,7 +75,8 @@ class Transfer:
         client's answers to the first copies, still on their way: they slide the window
         instead of starting another resend, so a late or repeated ACK costs no DATA twice.
 
-        This is the per-datagram path of every transfer: the next window is sent inline."""
+        This is the per-datagram path of every transfer: at windowsize 1 (a modem that asks for
+        nothing) the next block is sent inline."""
         nxt = self.next
         acked = self.base - 1
         delta = (wire_block - acked) & 0xFFFF
@@ -90,27 +91,23 @@ class Transfer:
         acked += delta
         self.base = base = acked + 1
         self.tries = 0
-        last = self.last
-        if base > last:
+        if base > self.last:
             return OK
-        if acked < nxt - 1 and base >= self.resent_to:
-            # RFC 7440: an ACK inside the window means the client lost the rest; resume after it.
-            self.resent_to = nxt
-            self.retries += nxt - base
-            nxt = base
-        end = base + self.windowsize
-        if end > last:
-            end = last + 1
-        if nxt < end:
-            send, data, size = self.send, self.data, self.blksize
+        if self.windowsize == 1:  # what most modems ask: the next block, sent here without another call
+            size = self.blksize
+            off = acked * size
             try:
-                while nxt < end:
-                    off = (nxt - 1) * size
-                    send(_DATA_HEADER(_DATA, nxt & 0xFFFF) + data[off:off + size])
-                    nxt += 1
-            except OSError:  # socket buffer full, or an ICMP error: the timer resends
-                nxt += 1  # the block counts as sent: a copy on its way or not, the timer covers it
-        self.next = nxt
+                self.send(_DATA_HEADER(_DATA, base & 0xFFFF) + self.data[off:off + size])
+            except OSError:  # socket buffer full, or an ICMP error: the timer resends it
+                pass
+            self.next = base + 1
+        else:
+            if acked < nxt - 1 and base >= self.resent_to:
+                # RFC 7440: an ACK inside the window means the client lost the rest; resume after it.
+                self.resent_to = nxt
+                self.retries += nxt - base
+                self.next = base
+            self._send_window()
         self.deadline = now + self.timeout
         return None
 
