@@ -88,9 +88,9 @@ MAX_SHARED = 50_000  # distinct rendered configs kept; past that the cache start
 # Build workers run at ordinary priority (nice 0), or at the server's own nice value when that is
 # higher: never below the machine's other work (a fixed gap below a server at nice 10 left them at 19,
 # starved on a busy machine: cold storms with 170-371 client retransmissions), never above a DHCP server
-# (a server run as root raises itself to -10). Measured on 2 cores, cold 1,000-modem in-process burst,
-# 8 interleaved rounds, load 19-23 (docs/tftp.md): 1 worker at the server's nice 621/s, 242
-# retransmissions (median) against 2 workers 10 below it 629/s, 520; static 1,035/s, 0.
+# (a server run as root raises itself to -10). Boot-storm bench, 1,000 cold modems sharing 10 configs,
+# load 17-29 (docs/tftp.md): 0.81x, 1.16x and 0.90x of static (in-process, atftp clients, over 1 s) with no
+# retransmissions, against 0.77x, 0.72x and 0.61x for 2 workers 10 below the server.
 BUILD_NICENESS = None  # the YAML's niceness: N sets a fixed gap below the server instead
 
 
