@@ -66,7 +66,7 @@ sys.path.insert(0, str(REPO))
 
 from hfcprov.results import percentile
 from hfcprov.tftp import fetch_many, raise_fd_limit
-from hfcprov.udpstat import udp_drops
+from hfcprov.udpstat import port_bound, udp_drops
 
 BENCH_TEMPLATE = (REPO / "bench" / "padded-tier.j2").read_text()  # configs of 1-10 KB
 PATTERNS = ("inproc-burst", "tftp-burst", "atftp-burst", "spread", "atftp-ws4", "dupack-ws4")
@@ -272,20 +272,10 @@ def socket_drops(port: int) -> int | None:
     return sum(int(d) for d in drops) if drops else None
 
 
-def _listening(port: int) -> bool:
-    """Whether something holds UDP ``port`` on 127.0.0.1 (our bind fails), without listing every socket."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-    return False
-
-
 def _wait_listening(port: int, proc, timeout: float = 15.0) -> None:  # a loaded machine starts servers slowly
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if _listening(port):
+        if port_bound(port):
             return
         if proc.poll() is not None:
             raise ServerExited(f"the server exited (status {proc.returncode}) before listening "

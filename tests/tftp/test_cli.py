@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from hfcprov.tftp import fetch
+from hfcprov.udpstat import port_bound
 from tests.support import free_udp_port, wait_for
 
 from .helpers import RawClient
@@ -37,7 +38,7 @@ def test_serve_sigterm_finishes_in_flight_transfer(root, tmp_path):
         c.rrq("two.cm")
         assert c.recv()[:2] == (3, 1)
         proc.send_signal(signal.SIGTERM)
-        wait_for(lambda: not _bound(port), 30, "the server to close its listening port")  # it is stopping
+        wait_for(lambda: not port_bound(port), 30, "the server to close its listening port")  # it is stopping
         assert proc.poll() is None  # still serving our transfer
         for block in (1, 2, 3):
             c.ack(block)
@@ -52,18 +53,6 @@ def test_serve_sigterm_finishes_in_flight_transfer(root, tmp_path):
     transfers = [r for r in lines if r["event"] == "transfer"]
     assert [r["result"] for r in transfers] == ["ok", "ok", "ok"]
     assert lines[-1]["event"] == "summary" and lines[-1]["ok"] == 3
-
-
-def _bound(port: int) -> bool:
-    """Does a socket hold UDP 127.0.0.1:``port``? (ours, without SO_REUSEADDR, cannot bind it then)"""
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-    return False
 
 
 def test_bad_dynamic_file_is_one_line_and_exit_1(root, tmp_path):
