@@ -66,7 +66,7 @@ sys.path.insert(0, str(REPO))
 
 from hfcprov.results import percentile
 from hfcprov.tftp import fetch_many, raise_fd_limit
-from hfcprov.udpstat import udp_drops
+from hfcprov.udpstat import port_bound, udp_drops
 
 BENCH_TEMPLATE = (REPO / "bench" / "padded-tier.j2").read_text()  # configs of 1-10 KB
 PATTERNS = ("inproc-burst", "tftp-burst", "atftp-burst", "spread", "atftp-ws4", "dupack-ws4")
@@ -75,8 +75,10 @@ NAN = float("nan")
 CPU_SOURCE: dict[str, str] = {}  # how the servers' CPU was measured, for the table's header
 
 
-def make_site(folder: Path, n: int, seed: int = 7) -> tuple[Path, Path, Path]:
-    """Inventory of n modems, template folder, and a root with their files prebuilt (static)."""
+def make_site(folder: Path, n: int, seed: int = 7, distinct: int | None = None) -> tuple[Path, Path, Path]:
+    """Inventory of n modems, template folder, and a root with their files prebuilt (static).
+    ``distinct``: how many different configs the modems share (None: each draws its own filler
+    count, 30-360, so about a third of them differ)."""
     from hfcprov.tiers.bulk import build
 
     tiers = folder / "tiers"
@@ -85,8 +87,10 @@ def make_site(folder: Path, n: int, seed: int = 7) -> tuple[Path, Path, Path]:
     rng = random.Random(seed)
     inv = folder / "inventory.csv"
     # ~27 bytes per filler object: 30..360 objects -> about 1 to 10 KB per file
+    fillers = [rng.randint(30, 360) for _ in range(distinct)] if distinct else None
     inv.write_text("mac,tier,filler\n" + "".join(
-        f"00:10:95:{i >> 16 & 255:02x}:{i >> 8 & 255:02x}:{i & 255:02x},bench,{rng.randint(30, 360)}\n"
+        f"00:10:95:{i >> 16 & 255:02x}:{i >> 8 & 255:02x}:{i & 255:02x},bench,"
+        f"{rng.choice(fillers) if fillers else rng.randint(30, 360)}\n"
         for i in range(n)))
     root = folder / "root"
     summary = build(inv, root, template=tiers, jobs=2)
@@ -187,10 +191,17 @@ class Server:
 
     def __init__(self, kind: str, files: str, root: Path, dyn: Path | None, n: int, args, tmp: Path,
                  extra: tuple[str, ...] = ()):
-        self.kind, self.files, self.port = kind, files, free_port()
-        self.log = tmp / f"{kind}-{self.port}.jsonl"
-        self.cpu = CpuMeter(f"hfcprov-bootstorm-{os.getpid()}-{self.port}")
-        self.proc = self._start(root, dyn, n, args, extra)
+        self.kind, self.files = kind, files
+        for attempt in range(3):  # a server that exits or hangs before listening: again on another port
+            self.port = free_port()
+            self.log = tmp / f"{kind}-{self.port}.jsonl"
+            self.cpu = CpuMeter(f"hfcprov-bootstorm-{os.getpid()}-{self.port}")
+            try:
+                self.proc = self._start(root, dyn, n, args, extra)
+                break
+            except ServerExited:
+                if attempt == 2:
+                    raise
         self.cpu.pid = self.proc.pid
         self.cpu0 = self.cpu.seconds()
         CPU_SOURCE["kind"] = {"v1": "cgroup v1 cpuacct", "v2": "cgroup v2 cpu.stat",
@@ -209,6 +220,7 @@ class Server:
             line = proc.stderr.readline()
             if "serving" not in line:
                 _stop(proc)
+                self.cpu.close()
                 raise RuntimeError(f"hfcprov tftp serve did not start: {line.strip()}")
             threading.Thread(target=proc.stderr.read, daemon=True).start()  # never let its pipe fill
             return proc
@@ -220,7 +232,12 @@ class Server:
                    "--maxthread", str(max(n + 100, 100)), "--logfile", "/dev/null",
                    "--user", "nobody", "--group", "nogroup", str(root)]
         proc = subprocess.Popen(self.cpu.wrap(cmd), stderr=subprocess.DEVNULL)
-        _wait_listening(self.port)
+        try:
+            _wait_listening(self.port, proc)
+        except RuntimeError as err:
+            _stop(proc)
+            self.cpu.close()
+            raise ServerExited(str(err)) from None
         return proc
 
     def used(self) -> float:
@@ -238,11 +255,31 @@ class Server:
         self.cpu.close()
 
 
-def _wait_listening(port: int, timeout: float = 5.0) -> None:
+class ServerExited(RuntimeError):
+    """A C server ended, or did not listen within the wait (seen with atftpd on a loaded machine)."""
+
+
+def socket_drops(port: int) -> int | None:
+    """The drop counter of the UDP socket bound to ``port`` (None: none is). Asked of the kernel with a
+    filter (``ss``, netlink): reading all of /proc/net/udp took 47 s on this machine once other work held
+    100,000 UDP sockets."""
+    ss = shutil.which("ss")
+    if ss is None:
+        return udp_drops(port)
+    out = subprocess.run([ss, "-u", "-a", "-n", "-m", f"sport = :{port}"], capture_output=True, text=True,
+                         check=False).stdout
+    drops = re.findall(r"skmem:\(.*?\bd(\d+)\)", out)
+    return sum(int(d) for d in drops) if drops else None
+
+
+def _wait_listening(port: int, proc, timeout: float = 15.0) -> None:  # a loaded machine starts servers slowly
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if udp_drops(port) is not None:
+        if port_bound(port):
             return
+        if proc.poll() is not None:
+            raise ServerExited(f"the server exited (status {proc.returncode}) before listening "
+                               f"on UDP {port}")
         time.sleep(0.05)
     raise RuntimeError(f"no server listening on UDP {port}")
 
@@ -404,7 +441,7 @@ def one_run(pattern: str, server: Server, names: list[str], sizes: dict, tmp: Pa
         raise ValueError(pattern)
     time.sleep(0.2)  # transfers the clients finished are logged and counted by the server
     r["cpu"] = server.used() * 1000 / r["done"] if r["done"] else NAN
-    r["drops"] = float(udp_drops(server.port) or 0)
+    r["drops"] = float(socket_drops(server.port) or 0)
     if pattern not in ("inproc-burst", "dupack-ws4"):
         r["retransmits"] = server.retransmissions()
     return r
@@ -440,6 +477,12 @@ def main(argv=None) -> int:
     ap.add_argument("--niceness", type=int, nargs="+", default=[],
                     help="also cold dynamic servers whose build workers run this much below the server "
                          "(the YAML's niceness; rows dyn-cold/nN)")
+    ap.add_argument("--builds", nargs="+", default=[], metavar="pPnN",
+                    help="also cold dynamic servers with P build workers N below the server (p2n10: 2 workers, "
+                         "10 below; p1 or n0 alone leave the other at its default; rows dyn-cold/SPEC)")
+    ap.add_argument("--distinct", type=int, default=None,
+                    help="modems share this many different configs (default: each draws its own filler count, "
+                         "about a third of them differ); what a cold server must build")
     ap.add_argument("--running", action="store_true",
                     help="also hfcprov servers that outlive the runs: static, and dynamic after --warm")
     ap.add_argument("--contend", action="store_true",
@@ -458,6 +501,7 @@ def main(argv=None) -> int:
         patterns += [f"spread-{s:g}s" for s in args.spread]
     servers = [("hfcprov", "static")] + ([] if args.no_cold else [("hfcprov", "dyn-cold")])
     servers += [("hfcprov", f"dyn-cold/n{nice}") for nice in args.niceness]
+    servers += [("hfcprov", f"dyn-cold/{spec}") for spec in args.builds]
     if args.baseline:
         servers.append(("hfcprov@base", "static"))
     if shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
@@ -481,15 +525,23 @@ def main(argv=None) -> int:
         os.chmod(tmp, 0o755)
         nmax = max(args.n)
         t0 = time.perf_counter()
-        _, root, dyn = make_site(tmp / "site", nmax)
+        inv, root, dyn = make_site(tmp / "site", nmax, distinct=args.distinct)
+        configs = len({line.rsplit(",", 1)[1] for line in inv.read_text().splitlines()[1:]})
         all_names = sorted(p.name for p in root.glob("*.cm"))
         sizes = reference_sizes(root, dyn, all_names, tmp, args)
         dyns = {"dyn-cold": dyn}
         for nice in args.niceness:
             dyns[f"dyn-cold/n{nice}"] = dyn.with_name(f"dyn-n{nice}.yaml")
             dyns[f"dyn-cold/n{nice}"].write_text(dyn.read_text() + f"niceness: {nice}\n")
+        for spec in args.builds:
+            got = re.fullmatch(r"(?:p(\d+))?(?:n(\d+))?", spec)
+            if not got or not spec:
+                raise SystemExit(f"--builds {spec}: expected pPnN, p P or nN (p2n10: 2 workers, 10 below the server)")
+            dyns[f"dyn-cold/{spec}"] = dyn.with_name(f"dyn-{spec}.yaml")
+            dyns[f"dyn-cold/{spec}"].write_text(dyn.read_text() + "".join(
+                f"{key}: {value}\n" for key, value in zip(("processes", "niceness"), got.groups()) if value))
         file_sizes = [sizes["static", n] for n in all_names]
-        print(f"# {len(all_names)} config files, {min(file_sizes)}-{max(file_sizes)} bytes "
+        print(f"# {len(all_names)} config files ({configs} distinct), {min(file_sizes)}-{max(file_sizes)} bytes "
               f"(median {statistics.median(file_sizes):.0f}), built in {time.perf_counter() - t0:.1f}s; "
               f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}", file=sys.stderr)
         contention = start_contention() if args.contend else []
@@ -552,7 +604,7 @@ def running_servers(args, root, dyn, names, sizes, tmp, n) -> list:
                 cpu0 = srv.used()
                 r = inproc_run(srv.port, names, want)
                 r["cpu"] = (srv.used() - cpu0) * 1000 / r["done"] if r["done"] else NAN
-                r["drops"] = float(udp_drops(srv.port) or 0)
+                r["drops"] = float(socket_drops(srv.port) or 0)
                 done.append(r)
             out.append((n, "inproc-burst", "hfcprov", files, summarise(done)))
         finally:

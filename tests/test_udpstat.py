@@ -31,3 +31,13 @@ def test_a_full_receive_buffer_shows_as_drops():
 
 def test_no_table_means_no_sockets(tmp_path):
     assert udp_sockets(tmp_path / "absent") == []
+
+
+def test_port_bound_tells_a_held_port_from_a_free_one():
+    from hfcprov.udpstat import port_bound
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        assert port_bound(port)
+    assert not port_bound(port)

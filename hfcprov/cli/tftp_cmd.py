@@ -38,8 +38,8 @@ def tftp():
               help="Interval of the summary log line.")
 @click.option("--warm", is_flag=True, help="Build every modem's dynamic file in the background right after start (optional: cold builds are shared and pooled).")
 @click.option("--priority", type=click.IntRange(-20, 19), default=None,
-              help="Nice value of the server (default: -10 as root, so build workers 10 below it run at ordinary "
-                   "priority and are not starved by other busy processes; else unchanged).")
+              help="Nice value of the server (default: -10 as root, so its loop answers before ordinary work; "
+                   "else unchanged). Build workers run at ordinary priority, or the server's when lower.")
 @click.option("--tod", "tod_listen", is_flag=False, flag_value="", default=None, metavar="[HOST:PORT]",
               help="Also answer Time of Day (RFC 868, UDP and TCP) for the booting modems; alone: on the TFTP "
                    "address, port 37.")

@@ -20,10 +20,12 @@ pre-warmed cache, so the expensive part is shared, made cheap and kept off the l
 - reading the inventory resolves each tier's template, the variables it reads and each
   modem's build key, and every worker compiles the templates before the server serves;
 - builds run in worker processes (``hfcprov.tftp.workers``; ``processes``, default one
-  per core, shared by every builder in the process) niced below the server, so the
-  loop serving every transfer in flight comes first and builds take what it leaves;
-  finished builds are handed to the server's loop (``attach_loop``), where each waiting
-  modem's file is stamped.
+  per core but the loop's, shared by every builder in the process) at ordinary priority,
+  or at the server's own when that is lower: in a cold storm the builds gate every
+  waiting modem's transfer, so they must not wait behind the machine's other work (a
+  fixed gap below a server at nice 10 put them at 19, where they starved); bounded to the
+  cores the loop leaves, they cannot crowd it either. Finished builds are handed to the
+  server's loop (``attach_loop``), where each waiting modem's file is stamped.
 
 The YAML file that configures it::
 
@@ -41,9 +43,10 @@ The YAML file that configures it::
                                  # when a lease source is given); key=ip then finds the modem by the lease
     timestamp: true              # insert TLV 19
     modem_address: true          # insert TLV 20 (IPv4 client) or TLV 59 (IPv6 client)
-    processes: 2                 # build worker processes, niced below the server (default: one per core, at most 4;
-                                 # 0: builds in the server's threads)
-    niceness: 10                 # how far below the server the workers run (0..19; default 10)
+    processes: 1                 # build worker processes (default: one per core but one, 1 to 4; 0: builds in
+                                 # the server's threads)
+    niceness: 10                 # how far below the server the workers run (0..19; default: at ordinary
+                                 # priority, or the server's own when that is lower)
 
 Edits to the inventory or to a template are picked up (checked at most once a second).
 
@@ -82,11 +85,30 @@ TFTP_MODEM_ADDRESS_V6 = 59  # MULPI: the IPv6 form of TLV 20
 KEYS = ("inventory", "templates", "key", "filename", "ip_column", "secret_file", "secret_map", "cmts_column",
         "leases", "kea_socket", "lease_bound", "timestamp", "modem_address", "processes", "niceness")
 MAX_SHARED = 50_000  # distinct rendered configs kept; past that the cache starts over
-# Build workers run this much below the server. In a storm the loop serves every modem's transfer in
-# flight, a build only the modems waiting for its file: builds take what the loop leaves, on every core.
-# (Measured on 2 cores, cold 1,000-modem burst, three alternating rounds each: 2 workers at +10 0.78-0.80x
-# of static, 2 at +5 0.66-0.72x, 1 at +10 0.68-0.76x, 1 at 0 0.71-0.82x; each round moves about +-0.05.)
-BUILD_NICENESS = 10
+# Build workers run at ordinary priority (nice 0), or at the server's own nice value when that is
+# higher: never below the machine's other work (a fixed gap below a server at nice 10 left them at 19,
+# starved on a busy machine: cold storms with 170-371 client retransmissions), never above a DHCP server
+# (a server run as root raises itself to -10). Boot-storm bench, 1,000 cold modems sharing 10 configs,
+# load 17-29 (docs/tftp.md): 0.81x, 1.16x and 0.90x of static (in-process, atftp clients, over 1 s) with no
+# retransmissions, against 0.77x, 0.72x and 0.61x for 2 workers 10 below the server.
+BUILD_NICENESS = None  # the YAML's niceness: N sets a fixed gap below the server instead
+
+
+def default_processes() -> int:
+    """Build workers when the YAML names none: one per core but the one the loop serves on, 1 to 4.
+    A worker's statement memo (``config.text_items``) is its own, so two workers on a storm's
+    configs encode more than one does (measured: 0.17-0.24 s of build CPU against 0.13-0.17 s per
+    1,000 cold modems), and on two cores a second one only takes the loop's core."""
+    return max(1, min((os.cpu_count() or 1) - 1, 4))
+
+
+def worker_niceness(gap: int | None, server_nice: int | None = None) -> int:
+    """How much to lower the workers below the server (``os.nice`` in each): ``gap`` when given,
+    else down to ordinary priority (0) from a raised server, and none from one at 0 or below it."""
+    if gap is not None:
+        return gap
+    current = os.getpriority(os.PRIO_PROCESS, 0) if server_nice is None else server_nice
+    return max(0, -current)
 
 
 class DynamicConfigError(HfcprovError):
@@ -132,14 +154,14 @@ class ConfigFileBuilder(Provider):
         self._stamp = None
         self._checked = 0.0
         self._rows: dict[str, dict] = {}
-        if processes is None:  # one per core: they run below the loop (BUILD_NICENESS), so none is kept idle for it
-            processes = min(os.cpu_count() or 1, 4)
+        if processes is None:
+            processes = default_processes()
         if processes < 0:
             raise DynamicConfigError(f"processes must be 0 or more, not {processes}")
         self.processes = processes
-        self.niceness = BUILD_NICENESS if niceness is None else int(niceness)
-        if not 0 <= self.niceness <= 19:
+        if niceness is not None and not 0 <= int(niceness) <= 19:
             raise DynamicConfigError(f"niceness must be 0..19, not {niceness}")
+        self.niceness = worker_niceness(BUILD_NICENESS if niceness is None else int(niceness))
         if processes:
             _worker_pool(processes, self.niceness)  # started now, so the first modem of a cold storm does not wait for it
         self._cache: dict[str, StampedFile] = {}  # mac -> its file, ready for TLV 19/20
@@ -579,7 +601,7 @@ def _worker_pool(processes: int, niceness: int | None = None) -> WorkerPool:
     serving must not make the first modems of a storm wait for interpreters to start.
     """
     global _POOL
-    niceness = BUILD_NICENESS if niceness is None else niceness
+    niceness = worker_niceness(niceness)
     with _POOL_LOCK:
         if _POOL is None or _POOL.processes != processes or _POOL.broken or _POOL.niceness != niceness:
             if _POOL is not None:

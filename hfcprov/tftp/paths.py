@@ -29,14 +29,25 @@ def resolve_in_root(root: Path, filename: str) -> Path:
     return Path(locate_in_root(root, filename)[0])
 
 
-def locate_in_root(root: Path, filename: str) -> tuple[str, os.stat_result | None]:
+def locate_in_root(root: Path | str, filename: str) -> tuple[str, os.stat_result | None]:
     """``resolve_in_root`` as a string, with the file's status (None: no such file), in as few
     system calls as the name allows: a name in the root itself (what modems ask for) costs one
     ``lstat``, which both rules out a symlink out of the root and is the file's status."""
+    root_text = str(root)
+    if "/" not in filename and "\\" not in filename and filename not in ("", ".", "..") and "\0" not in filename:
+        # A name in the root itself: it can only leave the root through a symlink, which one
+        # lstat tells, instead of realpath's lstat of every folder above it.
+        candidate = root_text + "/" + filename if root_text != "/" else "/" + filename
+        try:
+            st = os.lstat(candidate)
+        except OSError:
+            return candidate, None  # no such file: it is nowhere but here
+        if not stat.S_ISLNK(st.st_mode):
+            return candidate, st
+        return _resolved(root_text, filename, filename)
     if not filename or "\0" in filename:
         raise AccessViolation(f"bad file name {filename!r}")
     name = filename.replace("\\", "/")
-    root_text = str(root)
     if name.startswith("/"):
         root_prefix = root_text.rstrip("/") + "/"
         if name.startswith(root_prefix):
@@ -45,16 +56,12 @@ def locate_in_root(root: Path, filename: str) -> tuple[str, os.stat_result | Non
             raise AccessViolation(f"absolute path {filename!r} is outside the root")
     if ".." in name.split("/"):
         raise AccessViolation(f"'..' in {filename!r}")
-    if name and "/" not in name and name != ".":
-        # It can only leave the root through a symlink, which one lstat tells, instead of
-        # realpath's lstat of every folder above it.
-        candidate = os.path.join(root_text, name)
-        try:
-            st = os.lstat(candidate)
-        except OSError:
-            return candidate, None  # no such file: it is nowhere but here
-        if not stat.S_ISLNK(st.st_mode):
-            return candidate, st
+    return _resolved(root_text, name, filename)
+
+
+def _resolved(root_text: str, name: str, filename: str) -> tuple[str, os.stat_result | None]:
+    """The real path of ``name`` under the root, refused (naming the ``filename`` asked for) when it
+    resolves outside it."""
     candidate = os.path.realpath(os.path.join(root_text, name))
     if candidate != root_text and not candidate.startswith(root_text.rstrip("/") + "/"):
         raise AccessViolation(f"{filename!r} resolves outside the root")

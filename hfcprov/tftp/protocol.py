@@ -134,6 +134,7 @@ MAX_WINDOWSIZE = OPTIONS["windowsize"].maximum
 
 HEADER = struct.Struct("!HH")  # opcode + block number (DATA, ACK) or error code (ERROR)
 OPCODE = struct.Struct("!H")  # opcode alone: RRQ, WRQ, OACK, followed by NUL-terminated strings
+_REQUEST_OPCODES = (OPCODE.pack(RRQ), OPCODE.pack(WRQ))  # the first two bytes of a request
 MAX_ERROR_TEXT = 400  # bytes of an ERROR message we send (a modem logs it; keep it one short line)
 
 
@@ -182,6 +183,17 @@ class OptionAck:
 
 def parse(datagram: bytes) -> Request | Data | Ack | Error | OptionAck:
     """One datagram as a packet; ``TftpProtocolError`` (what and at which byte) if it is not TFTP."""
+    if type(datagram) is bytes and datagram[:2] in _REQUEST_OPCODES and datagram[-1:] == b"\0":
+        # A well-formed RRQ/WRQ (every request a server reads) in a few C calls; anything
+        # else takes the general path below, which says what is wrong and where.
+        try:
+            strings = datagram[2:-1].decode("ascii").split("\0")
+        except UnicodeDecodeError:
+            strings = ()
+        n = len(strings)
+        if n >= 2 and not n % 2:
+            return Request(datagram[1], strings[0], strings[1].lower(),
+                           dict(zip(strings[2::2], strings[3::2])) if n > 2 else {})
     if len(datagram) < 2:
         raise TftpProtocolError(f"malformed TFTP datagram ({len(datagram)} bytes): shorter than an opcode")
     (opcode,) = OPCODE.unpack_from(datagram)

@@ -30,13 +30,16 @@ from __future__ import annotations
 import bisect
 import collections
 import concurrent.futures
+import fcntl
 import heapq
 import itertools
+import math
 import os
 import resource
 import select
 import socket
 import stat
+import termios
 import threading
 import time
 from collections.abc import Callable
@@ -62,7 +65,11 @@ _ACK, _ERROR = P.ACK, P.ERROR
 _HEADER = P.HEADER.unpack_from
 _EPOLLIN = select.EPOLLIN
 _REQUEST_READ = 4096  # an RRQ is at most 512 bytes (RFC 2347); a longer one is cut and refused as malformed
-_ACK_READ = 1024  # bytes read from a transfer's socket: an ACK is 4, an ERROR at most ~520 (recv allocates this much)
+_ACK_READ = 1024  # bytes read from a transfer's socket: an ACK is 4, an ERROR at most ~520 (into one buffer)
+_NEVER = math.inf
+TIMER_SLACK = 0.01  # seconds a timer may fire late, so that timers coming due together take one pass
+_FIONREAD = termios.FIONREAD  # bytes of the next datagram waiting on a UDP socket (0: none), without a read
+_QUIET_TURN = 4  # a turn with at most this many events reads one request: the next turn reads any other
 
 
 class TftpServerError(HfcprovError):
@@ -114,6 +121,7 @@ class TftpServer:
         self._sock: socket.socket | None = None
         self._epoll: select.epoll | None = None
         self._idle: dict[int, socket.socket] = {}  # by fd: finished transfers' sockets, bound and registered
+        self._unclean: set[int] = set()  # idle sockets that may hold an ICMP error (their transfer resent)
         self._thread: threading.Thread | None = None
         self._wake_r = self._wake_w = None
         self._calls = collections.deque()  # call_soon's callables (finished builds among them), run by the loop
@@ -124,6 +132,8 @@ class TftpServer:
         self._clients: set = set()  # (ip, port) with a transfer or a build in progress
         self._timers: list = []  # heap of (deadline, seq, transfer); at most one entry per live transfer
         self._waiting_builds = 0  # modems whose dynamic file is being built
+        self._plain_options = P.negotiate({}, None, timeout=self.timeout)
+        self._due = _NEVER  # monotonic time of the loop's next own work: the earliest timer, log flush or summary
         self.durations = TransferTimes()  # completed transfers' durations, for the metrics endpoint
         self._seq = itertools.count()
         self._static_cache: dict[str, tuple] = {}  # path -> ((inode, size, mtime), bytes)
@@ -256,10 +266,13 @@ class TftpServer:
             self._exited.set()
 
     def _loop(self) -> None:
-        poll, transfers, idle = self._epoll.poll, self._transfers, self._idle
+        poll, transfers_get, idle = self._epoll.poll, self._transfers.get, self._idle
         listen_fd, wake_fd = self._sock.fileno(), self._wake_r.fileno()
-        calls, timers, log = self._calls, self._timers, self.log
+        calls = self._calls
         monotonic = time.monotonic
+        buf = bytearray(_ACK_READ)  # every ACK is read into this: no bytes object per datagram
+        unpack = _HEADER
+        now = monotonic()
         while True:
             if self._stopping:
                 if listen_fd >= 0:
@@ -268,42 +281,39 @@ class TftpServer:
                     self._sock = None
                     listen_fd = -1
                 if self._stop_now:
-                    for t in list(transfers.values()):
+                    for t in list(self._transfers.values()):
                         self._finish(t, "aborted")
                     break
                 if not self._clients:
                     break
-            if timers and not timers[0][2].done:  # the usual case, without a call
-                wait = max(0.0, timers[0][0] - monotonic())
-            else:
-                wait = self._next_timeout()
-            if log.dirty and (wait is None or wait > LOG_FLUSH_EVERY):
-                wait = LOG_FLUSH_EVERY  # buffered log lines reach the file within this
+            # One number says when the loop next has something of its own to do (a timer, the log):
+            # a turn that only carries datagrams reads no clock but the one after the wake-up.
+            due = self._due
             try:
-                events = poll(-1 if wait is None else wait)
+                events = poll(-1.0 if due == _NEVER else max(0.0, due - now))
             except InterruptedError:
                 continue
             now = monotonic()
             for fd, _ in events:
-                t = transfers.get(fd)
+                t = transfers_get(fd)
                 if t is not None:  # a transfer's datagram: the per-ACK path, inline
                     # One datagram per readiness: a client has one ACK in flight per window, and
                     # epoll is level-triggered, so a second one waiting is read on the next turn
                     # instead of paying an empty read (and its exception) after every ACK.
                     try:
-                        datagram = t.sock.recv(_ACK_READ)
+                        n = t.recv_into(buf)
                     except OSError:  # nothing after all, or ICMP port unreachable: the timer decides
                         continue
-                    if len(datagram) < 4:
+                    if n < 4:
                         continue
-                    opcode, number = _HEADER(datagram)
+                    opcode, number = unpack(buf)
                     if opcode == _ACK:
                         if t.on_ack(number, now) is not None:
-                            self._finish(t, "ok")
+                            self._finish(t, "ok", now)
                     elif opcode == _ERROR:
-                        self._finish(t, "client-error")
+                        self._finish(t, "client-error", now)
                 elif fd == listen_fd:
-                    self._on_requests()
+                    self._on_requests(len(events))
                 elif fd == wake_fd:
                     try:
                         self._wake_r.recv(4096)
@@ -314,26 +324,38 @@ class TftpServer:
             self._signalled = False  # cleared before draining: anything appended later wakes us again
             if calls:
                 self._run_calls()
-            if timers and timers[0][0] <= now:
-                self._expire_timers(monotonic())
-            if now >= log.summary_at:
-                log.write_summary()
-            elif log.dirty and now - log.flushed >= LOG_FLUSH_EVERY:
-                log.flush()  # not once per turn: one write per turn was one system call per transfer
+            if now >= self._due:
+                self._housekeep(monotonic())
 
-    def _next_timeout(self) -> float | None:
-        timers = self._timers
-        while timers:
-            deadline, _, t = timers[0]
-            if t.done:
-                heapq.heappop(timers)  # stale: the transfer ended
-                continue
-            return max(0.0, deadline - time.monotonic())
-        due = self.log.summary_at
-        return None if due == float("inf") else max(0.0, due - time.monotonic())
+    def _housekeep(self, now: float) -> None:
+        """Timers that are due, the log's flush and summary; then when to come back (``_due``).
+
+        Timers are checked at most every ``TIMER_SLACK``: a transfer's entry outlives it (it is
+        dropped when it comes due, not when the transfer ends), and in a storm entries come due
+        all the time; one pass serves every entry due by then, at most ``TIMER_SLACK`` late."""
+        timers, log = self._timers, self.log
+        self._expire_timers(now)
+        if now >= log.summary_at:
+            log.write_summary()
+        elif log.dirty and now - log.flushed >= LOG_FLUSH_EVERY:
+            log.flush()  # not once per turn: one write per turn was one system call per transfer
+        while timers and timers[0][2].done:
+            heapq.heappop(timers)  # stale: the transfer ended
+        due = timers[0][0] if timers else _NEVER
+        if log.dirty:
+            due = min(due, log.flushed + LOG_FLUSH_EVERY)
+        due = min(due, log.summary_at)
+        self._due = due if due == _NEVER else max(due, now + TIMER_SLACK)
+
+    def _logged(self, now: float) -> None:
+        """The loop wrote a log line: it reaches the file within ``LOG_FLUSH_EVERY``."""
+        if self._due > now + LOG_FLUSH_EVERY:
+            self._due = now + LOG_FLUSH_EVERY
 
     def _arm(self, t: Transfer) -> None:
         heapq.heappush(self._timers, (t.deadline, next(self._seq), t))
+        if t.deadline < self._due:
+            self._due = t.deadline
 
     def _expire_timers(self, now: float) -> None:
         timers, retries = self._timers, self.retries
@@ -346,15 +368,19 @@ class TftpServer:
                 continue
             result = t.on_timeout(now, retries)
             if result is not None:
-                self._finish(t, result)
+                self._finish(t, result, now)
             else:
                 self._arm(t)
 
     # -- requests on the listening socket -----------------------------------------------------
 
-    def _on_requests(self) -> None:
+    def _on_requests(self, events: int = _QUIET_TURN + 1) -> None:
+        """Requests waiting on the listening socket: in a storm (a busy turn) up to 512 of them, until
+        the socket is empty; in a quiet turn (``events`` at most ``_QUIET_TURN``, as when modems
+        come back one by one) only one, since the level-triggered poll reports any other at once:
+        the read that finds the socket empty (an exception) costs more than that poll."""
         sock, calls = self._sock, self._calls
-        for _ in range(512):  # bounded so established transfers get their turn in a burst
+        for _ in range(1 if events <= _QUIET_TURN else 512):  # bounded so transfers get their turn in a burst
             if calls:  # builds finished meanwhile: their modems asked first, and the storm's intake
                 self._run_calls()  # is when the loop has time to start their transfers
             try:
@@ -443,6 +469,7 @@ class TftpServer:
                 calls.popleft()()
             except Exception as err:  # noqa: BLE001 - a provider's bug must not end the loop
                 self.log.error(f"dynamic provider callback failed: {_describe(err)}")
+                self._logged(time.monotonic())
 
     def _on_built(self, client, pkt, t0, fut) -> None:
         self._waiting_builds -= 1
@@ -473,13 +500,16 @@ class TftpServer:
     def _begin(self, client, pkt, data: bytes, t0: float) -> None:
         if pkt.mode == "netascii":
             data = P.netascii(data)
-        opts = P.negotiate(pkt.options, len(data), timeout=self.timeout, max_blksize=self.max_blksize,
-                           max_windowsize=self.max_windowsize)
+        if pkt.options:
+            opts = P.negotiate(pkt.options, len(data), timeout=self.timeout, max_blksize=self.max_blksize,
+                               max_windowsize=self.max_windowsize)
+        else:  # what most modems ask: RFC 1350's defaults, one Options for all of them (a Transfer only reads it)
+            opts = self._plain_options
         sock = self._transfer_socket(client)
         if sock is None:
             return
         t = Transfer(client, pkt.filename, data, opts, t0, sock.send)
-        t.sock, t.fd = sock, sock.fileno()
+        t.sock, t.fd, t.recv_into = sock, sock.fileno(), sock.recv_into
         self._transfers[t.fd] = t
         self._clients.add(client)
         t.begin(time.monotonic())
@@ -490,19 +520,29 @@ class TftpServer:
         None when there is none to be had (the client retries its RRQ)."""
         idle = self._idle
         while idle:
-            _, sock = idle.popitem()  # the most recently finished: its buffers are warm
+            fd, sock = idle.popitem()  # the most recently finished: its buffers are warm
             try:
                 sock.connect(client)  # from now on the kernel drops datagrams from any other TID
             except OSError:
+                self._unclean.discard(fd)
                 self._close_socket(sock)
                 continue
-            _drain(sock)  # what the previous client sent before the connect
+            # What the previous client sent before the connect is dropped. A transfer that ended
+            # cleanly (its client acknowledged the end, nothing was sent twice) can have left only
+            # datagrams, which one ioctl tells; one that resent may have drawn an ICMP error (its
+            # client gone), which only a read clears.
+            if fd in self._unclean:
+                self._unclean.discard(fd)
+                _drain(sock)
+            elif fcntl.ioctl(fd, _FIONREAD, _NO_BYTES) != _NO_BYTES:
+                _drain(sock)
             return sock
         try:
             sock = socket.socket(self._family, socket.SOCK_DGRAM)
         except OSError as err:  # EMFILE/ENFILE: the client will retry its RRQ
             self.summary.dropped += 1
             self.log.error(f"no socket for a new transfer: {err.strerror}", client=_client_text(client))
+            self._logged(time.monotonic())
             return None
         try:
             sock.setblocking(False)
@@ -513,6 +553,7 @@ class TftpServer:
             sock.close()
             self.summary.dropped += 1
             self.log.error(f"no socket for a new transfer: {err.strerror or err}", client=_client_text(client))
+            self._logged(time.monotonic())
             return None
         return sock
 
@@ -527,15 +568,18 @@ class TftpServer:
 
     # -- a transfer ends ----------------------------------------------------------------------
 
-    def _finish(self, t: Transfer, result: str) -> None:
+    def _finish(self, t: Transfer, result: str, now: float | None = None) -> None:
         t.done = True
         self._transfers.pop(t.fd, None)
         sock = t.sock
         if len(self._idle) < MAX_IDLE_SOCKETS and not self._stopping:
             self._idle[t.fd] = sock  # stays registered: a late datagram from this client is drained
+            if t.retries or result != "ok":
+                self._unclean.add(t.fd)
         else:
             self._close_socket(sock)
-        now = time.monotonic()
+        if now is None:
+            now = time.monotonic()
         duration = now - t.started
         if result == "ok":
             self.durations.add(duration)
@@ -544,6 +588,7 @@ class TftpServer:
                                    t.retries, result, t.blksize, t.windowsize)
         finally:  # `active` falls only once the transfer is counted: a caller waiting for idle sees it
             self._clients.discard(t.client)
+            self._logged(now)
 
     def _refuse(self, client, filename, code, message, result, t0, detail: str | None = None) -> None:
         """Answer an RRQ/WRQ with a TFTP ERROR (from the listening socket) and log it."""
@@ -557,6 +602,7 @@ class TftpServer:
         if detail:
             record["detail"] = detail
         self.log.transfer(record)
+        self._logged(time.monotonic())
 
     def _shutdown(self) -> None:
         with self._calls_lock:
@@ -614,13 +660,18 @@ def _read_file(path: str, size: int) -> bytes:
         os.close(fd)
 
 
+_NO_BYTES = bytes(4)  # FIONREAD's answer for an empty socket
+
+
 def _drain(sock: socket.socket) -> None:
-    """Read and drop whatever waits on ``sock``."""
-    while True:
+    """Read and drop whatever waits on ``sock``: datagrams, and an ICMP error from an earlier client."""
+    for _ in range(256):  # bounded: a client flooding this socket cannot hold the loop
         try:
             sock.recv(65536)
-        except OSError:  # BlockingIOError when empty, or an ICMP error from the previous client
+        except BlockingIOError:
             return
+        except OSError:  # the error is reported once, and cleared: what follows it is read too
+            continue
 
 
 class TransferTimes:
@@ -675,17 +726,16 @@ def raise_fd_limit(wanted: int = 65536) -> int:
     return soft
 
 
-SERVER_NICE_AS_ROOT = -10  # the build workers' default niceness below it puts them at ordinary priority
+SERVER_NICE_AS_ROOT = -10  # the loop (about 0.1-0.4 ms of CPU per transfer) before ordinary work
 
 
 def raise_priority(nice: int | None = None) -> int:
     """Set this process's nice value to ``nice`` (None: ``SERVER_NICE_AS_ROOT`` when root, else leave it).
 
-    The loop serves every transfer in flight and the build workers run a fixed niceness below it
-    (``hfcprov.tftp.dynamic.BUILD_NICENESS``). At nice 0 that puts them at +10, where any busy
-    ordinary process on the server (a DHCP server, a log shipper) starves them and cold dynamic
-    files wait seconds. A server run as root (port 69) raises itself instead, so the workers run at
-    ordinary priority and the loop still comes first. Returns the nice value in force."""
+    The loop serves every transfer in flight on one thread: raised, it answers each datagram
+    before ordinary processes' work. The build workers do not follow it up: they run at ordinary
+    priority (``hfcprov.tftp.dynamic.worker_niceness``), beside a DHCP server rather than above
+    it, and only on the cores the loop leaves. Returns the nice value in force."""
     current = os.getpriority(os.PRIO_PROCESS, 0)
     if nice is None:
         if os.geteuid() != 0 or current <= SERVER_NICE_AS_ROOT:

@@ -26,7 +26,7 @@ class Transfer:
     """One RRQ being served: the data, the negotiated options and the window position."""
 
     __slots__ = ("base", "blksize", "client", "data", "deadline", "done", "fd", "filename", "last", "next", "oack",
-                 "resent_to", "retries", "send", "sock", "started", "timeout", "tries", "windowsize")
+                 "recv_into", "resent_to", "retries", "send", "sock", "started", "timeout", "tries", "windowsize")
 
     def __init__(self, client, filename: str, data: bytes, opts: P.Options, now: float,
                  send: Callable[[bytes], None]):
@@ -34,8 +34,9 @@ class Transfer:
         self.filename = filename
         self.data = data
         self.send = send
-        self.sock = None  # the loop's: its socket and fd, kept here to find the transfer again
+        self.sock = None  # the loop's: its socket, fd and socket's recv_into, kept here to find the transfer again
         self.fd = -1
+        self.recv_into = None
         self.blksize = opts.blksize
         self.windowsize = opts.windowsize
         self.timeout = opts.timeout
@@ -72,31 +73,41 @@ class Transfer:
         block). An ACK inside the window is RFC 7440's report of a gap: the blocks after it are
         sent again, once. ACKs that follow for blocks that resend already covers are the
         client's answers to the first copies, still on their way: they slide the window
-        instead of starting another resend, so a late or repeated ACK costs no DATA twice."""
-        if self.next == 1:  # OACK sent: only ACK 0 starts the data
-            if wire_block != 0:
-                return None
-            self.tries = 0
-            self._send_window()
-            self.deadline = now + self.timeout
-            return None
-        acked_before = self.base - 1
-        delta = (wire_block - acked_before) & 0xFFFF
-        acked = acked_before + delta
-        if delta == 0 or acked >= self.next:
+        instead of starting another resend, so a late or repeated ACK costs no DATA twice.
+
+        This is the per-datagram path of every transfer: at windowsize 1 (a modem that asks for
+        nothing) the next block is sent inline."""
+        nxt = self.next
+        acked = self.base - 1
+        delta = (wire_block - acked) & 0xFFFF
+        if delta == 0 or acked + delta >= nxt:
             # A duplicate ACK (never answered, or the sorcerer's apprentice doubles every block)
-            # or an ACK of something not sent.
+            # or an ACK of something not sent; or, while only the OACK is out, ACK 0 starting the data.
+            if nxt == 1 and wire_block == 0:
+                self.tries = 0
+                self._send_window()
+                self.deadline = now + self.timeout
             return None
-        self.base = acked + 1
+        acked += delta
+        self.base = base = acked + 1
         self.tries = 0
-        if self.base > self.last:
+        if base > self.last:
             return OK
-        if acked < self.next - 1 and self.base >= self.resent_to:
-            # RFC 7440: an ACK inside the window means the client lost the rest; resume after it.
-            self.resent_to = self.next
-            self.retries += self.next - self.base
-            self.next = self.base
-        self._send_window()
+        if self.windowsize == 1:  # what most modems ask: the next block, sent here without another call
+            size = self.blksize
+            off = acked * size
+            try:
+                self.send(_DATA_HEADER(_DATA, base & 0xFFFF) + self.data[off:off + size])
+            except OSError:  # socket buffer full, or an ICMP error: the timer resends it
+                pass
+            self.next = base + 1
+        else:
+            if acked < nxt - 1 and base >= self.resent_to:
+                # RFC 7440: an ACK inside the window means the client lost the rest; resume after it.
+                self.resent_to = nxt
+                self.retries += nxt - base
+                self.next = base
+            self._send_window()
         self.deadline = now + self.timeout
         return None
 

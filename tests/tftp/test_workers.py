@@ -133,3 +133,13 @@ def test_a_reply_the_caller_cannot_read_fails_that_workers_builds_instead_of_han
     with pytest.raises(WorkerDied, match="unreadable reply .*ValueError: not here"):
         f.result(10)
     assert pool.broken  # its owner starts a fresh pool for the next build
+
+
+def test_build_workers_gap_below_the_server_and_their_default_count():
+    from hfcprov.tftp.dynamic import default_processes, worker_niceness
+
+    assert worker_niceness(None, server_nice=10) == 0  # a server below ordinary priority: the same as it
+    assert worker_niceness(None, server_nice=0) == 0
+    assert worker_niceness(None, server_nice=-10) == 10  # a raised server: workers back at ordinary priority
+    assert worker_niceness(3, server_nice=-10) == 3  # the YAML's niceness: a fixed gap, as asked
+    assert default_processes() == max(1, min((os.cpu_count() or 1) - 1, 4))  # the loop keeps a core
