@@ -167,10 +167,13 @@ class DualQueue:
             self.prob_cl = min(self.p.coupling * math.sqrt(pie.drop_prob), 1.0)
 
     # -- data path -----------------------------------------------------------------
-    def enqueue(self, item, size: int, now: float, flow=0, ecn: int = NOT_ECT, dscp: int = 0) -> int:
+    def enqueue(self, item, size: int, now: float, flow=0, ecn: int = NOT_ECT, dscp: int = 0,
+                low_latency: bool | None = None) -> int:
+        """Queue a packet; ``low_latency``: the modem's classifiers already chose the queue (the
+        low-latency flow's or the classic's); None: MULPI's default, ECT(1)/CE or a low-latency DSCP."""
         if self.pie.next_update <= now:
             self.update(now)
-        if self.classify(ecn, dscp):
+        if self.classify(ecn, dscp) if low_latency is None else low_latency:
             qd = self.qdelay_l(size)
             pn = self.prob_native(qd) if self.p.iaqm else 0.0
             qp = self.qp

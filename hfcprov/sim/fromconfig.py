@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from hfcprov.config import read_config
-from hfcprov.model import DEFAULT_DOCSIS_VERSION, aggregate_service_flows, modem_settings, service_flows
+from hfcprov.model import DEFAULT_DOCSIS_VERSION, aggregate_service_flows, lld_findings, modem_settings, service_flows
 from hfcprov.queue.pie import AqmConfigError
 from hfcprov.queue.select import asf_keys
 from hfcprov.sim.scenario import Scenario, ScenarioError, apply_overrides, flow_keys
@@ -31,34 +31,47 @@ def scenario_from_config(path: str | Path, flow_ref: int | None = None, assignme
 
     A flow in an aggregate service flow (TLV 70/71, Low Latency DOCSIS) is simulated as the
     aggregate: its rate, the classic flow's queue and the dual queue. ``on_note`` hears what the
-    caller should tell the user (a flow without a TargetBuffer gets the modem's default queue).
+    caller should tell the user (a flow without a TargetBuffer gets the modem's default queue; what
+    the modem does differently from what the file seems to ask, ``hfcprov.model.lld_findings``).
     """
     tree = read_config(path)
+    sf, keys, where = tree_queue(tree, flow_ref, docsis_version, str(path))
+    d = {**keys, **DEFAULT_WORKLOAD}
+    if on_note is not None:
+        for line in lld_findings(service_flows(tree), aggregate_service_flows(tree)):
+            on_note(f"{path}: {line}")
+    if sf.buffer.target is None and not any(a.split("=", 1)[0].strip() == "buffer" for a in assignments):
+        if on_note is not None:
+            on_note(f"{sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "
+                    "(hfcprov.model's rule; --set buffer=SIZE to choose another)")
+    d = apply_overrides(d, list(assignments))
+    return Scenario.from_dict(d, source=f"{path} {where}".strip())
+
+
+def tree_queue(tree, flow_ref: int | None = None, docsis_version: str = DEFAULT_DOCSIS_VERSION,
+               source: str = "config") -> tuple:
+    """``(flow, keys, path)``: the flow of a config tree to simulate (``flow_ref``; None: the first
+    upstream flow with a rate or an aggregate), the scenario keys of the queue the modem gives it
+    (``flow_keys``, or ``asf_keys`` for a member of an aggregate service flow) and the TLV path of
+    that queue's flow or aggregate. The one mapping from a file to a queue: ``sim run --config`` and
+    the campaign's points use it."""
     flows = service_flows(tree)
     asfs = {(a.direction, a.ref): a for a in aggregate_service_flows(tree)}
     if flow_ref is not None:
         chosen = [f for f in flows if f.ref == flow_ref]
         if not chosen:
             refs = ", ".join(str(f.ref) for f in flows) or "none"
-            raise ScenarioError(f"{path}: no service flow with reference {flow_ref} (there are: {refs})")
+            raise ScenarioError(f"{source}: no service flow with reference {flow_ref} (there are: {refs})")
     else:
         chosen = [f for f in flows if f.direction == "upstream" and (f.max_sustained_rate or f.asf_ref is not None)] \
             or [f for f in flows if f.max_sustained_rate]
         if not chosen:
-            raise ScenarioError(f"{path}: no service flow with a Max Sustained Traffic Rate to simulate")
+            raise ScenarioError(f"{source}: no service flow with a Max Sustained Traffic Rate to simulate")
     sf = chosen[0]
     asf = asfs.get((sf.direction, sf.asf_ref)) if sf.asf_ref is not None else None
-    if asf is not None:
-        try:
-            keys = asf_keys(asf, flows, modem_settings(tree), docsis_version)
-        except AqmConfigError as err:
-            raise ScenarioError(f"{path}: {err}") from None
-    else:
-        keys = flow_keys(sf, docsis_version)
-    d = {**keys, **DEFAULT_WORKLOAD}
-    if sf.buffer.target is None and not any(a.split("=", 1)[0].strip() == "buffer" for a in assignments):
-        if on_note is not None:
-            on_note(f"{sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "
-                    "(hfcprov.model's rule; --set buffer=SIZE to choose another)")
-    d = apply_overrides(d, list(assignments))
-    return Scenario.from_dict(d, source=f"{path} {(asf or sf).path}".strip())
+    try:
+        keys = asf_keys(asf, flows, modem_settings(tree), docsis_version) if asf is not None \
+            else flow_keys(sf, docsis_version)
+    except AqmConfigError as err:
+        raise ScenarioError(f"{source}: {err}") from None
+    return sf, keys, (asf or sf).path
