@@ -345,7 +345,10 @@ class StagePlan:
 
     def as_dict(self) -> dict:
         first = self.staged[0].as_dict()  # the primary staged flow at the top level (status line)
-        return {**first, "where": "userspace (TUN delay line)", "flows": [f.as_dict() for f in self.staged]}
+        d = {**first, "where": "userspace (TUN delay line)", "flows": [f.as_dict() for f in self.staged]}
+        if any(r is not None for r in self.roles):
+            d["roles"] = list(self.roles)  # per band: the dual queue's side its classifiers choose
+        return d
 
 
 def dispatch_from_spec(spec: dict, seed: int = 0) -> FlowDispatch:
