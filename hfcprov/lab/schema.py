@@ -165,8 +165,10 @@ class Point:
                         "MAC, calibrated); measured points are unaffected", example="[tokenbucket, docsis]")
     aqm: str = axis(_choice(AQMS, "aqm"), "none", "TEXT NOT NULL DEFAULT 'none'", "upstream AQM", "aqm", str,
                     lambda v: {"none": "drop-tail"}.get(v, v),
-                    doc="the simulator's upstream queue: " + " | ".join(AQMS) + " (none = drop-tail; file = what "
-                        "the service flow's 24.40 / TLV 76 ask for)", example="[none, docsis-pie, lld]")
+                    doc="the upstream queue: " + " | ".join(AQMS) + " (none = drop-tail; lld = the file's Low "
+                        "Latency aggregate service flow, TLV 70: the template rendered with aqm lld, or the "
+                        "shipped lld-100x10 without a template; file = what the rendered file's 24.40 / 70 / "
+                        "TLV 76 ask for)", example="[none, docsis-pie, lld]")
     rep: int = 0  # repetition, 0-based
     seed: int = 1
 
