@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from hfcprov.cli.options import DURATION, JSON, MKDIR, SIZE, listen_option
+from hfcprov.cli.options import DURATION, JSON, MKDIR, SIZE, ListenAddress, listen_option
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
@@ -43,12 +43,17 @@ def tftp():
 @click.option("--tod", "tod_listen", is_flag=False, flag_value="", default=None, metavar="[HOST:PORT]",
               help="Also answer Time of Day (RFC 868, UDP and TCP) for the booting modems; alone: on the TFTP "
                    "address, port 37.")
+@click.option("--metrics", "metrics_at", type=ListenAddress(-1),
+              help="Serve Prometheus metrics at http://HOST:PORT/metrics (transfers by result, bytes, in flight, "
+                   "build queue, transfer time); port 0: any.")
 def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every, warm, priority,
-          tod_listen):
+          tod_listen, metrics_at):
     """Serve ROOT read-only over TFTP until SIGTERM/SIGINT (in-flight transfers finish first)."""
     from hfcprov.tftp.server import TftpServer, raise_fd_limit, raise_priority
 
     host, port = listen
+    if metrics_at is not None and metrics_at[1] < 0:
+        raise click.UsageError("--metrics: give HOST:PORT (port 0: any)")
     raise_priority(priority)  # before the build workers start: they run relative to it
     dynamic = None
     if dynamic_path:
@@ -67,6 +72,17 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
                               if tod_listen else (host, TOD_PORT))
         time_server = TimeServer(tod_host, tod_port).start()  # refused before the TFTP server starts serving
     server.start()
+    endpoint = None
+    if metrics_at is not None:
+        from hfcprov.tftp.metrics import MetricsEndpoint
+
+        try:
+            endpoint = MetricsEndpoint(server, *metrics_at)
+        except Exception:
+            server.stop(graceful=False)
+            if time_server is not None:
+                time_server.stop()
+            raise
     if warm and dynamic is not None:
         import threading
 
@@ -80,7 +96,8 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
         threading.Thread(target=warm_up, name="tftp-warm", daemon=True).start()
     click.echo(f"hfcprov tftp: serving {server.root} on {'[' + server.host + ']' if ':' in server.host else server.host}:{server.port}"
                f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}"
-               f"{'; RFC 868 time on ' + time_server.address if time_server else ''}", err=True)
+               f"{'; RFC 868 time on ' + time_server.address if time_server else ''}"
+               f"{'; metrics at ' + endpoint.url if endpoint else ''}", err=True)
     if dynamic is not None and not dynamic.signs:
         click.echo("hfcprov: warning: no CMTS shared secret (secret_file/secret_map in the dynamic YAML): "
                    "dynamic files carry no CMTS MIC, and a CMTS refuses such a modem's registration", err=True)
@@ -96,6 +113,8 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
     server.stop()
     if time_server is not None:
         time_server.stop()
+    if endpoint is not None:
+        endpoint.close()
     s = server.summary
     click.echo(f"hfcprov tftp: stopped after {s.transfers} transfers ({s.ok} ok, {s.failed} failed)", err=True)
 
