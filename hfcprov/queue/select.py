@@ -39,7 +39,7 @@ AQMS = ("none", "docsis-pie", "lld")
 DURATION_KEYS = {"latency_target", "interval", "max_burst", "burst_reset_timeout", "latency_low", "latency_high",
               "iaqm_max_th", "qp_latency_threshold", "qp_score_threshold"}
 _BYTES = {"mean_pkt", "min_pkt", "max_frame", "quantum", "ll_buffer"}
-_RATES = {"ll_rate"}
+_RATES = {"ll_rate", "classic_rate"}
 _QP = {"qp_latency_threshold": "latency_threshold", "qp_score_threshold": "score_threshold",
        "qp_lg_aging": "lg_aging"}
 
@@ -54,6 +54,7 @@ def dualq_params(params: dict | None) -> tuple[DualQParams, int | None, float | 
     p = dict(params or {})
     ll_buffer = p.pop("ll_buffer", None)
     ll_rate = p.pop("ll_rate", None)
+    p.pop("classic_rate", None)  # the classic flow's own rate: the request-grant CM shapes its requests by it
     nqb = bool(p.pop("nqb_probes", False))
     for k in ("classic", "qprotect"):  # built below from the flat keys; a nested mapping would be lost
         if k in p:
@@ -70,7 +71,7 @@ def dualq_params(params: dict | None) -> tuple[DualQParams, int | None, float | 
 
 def _build(cls, kw: dict, what: str):
     known = {f.name for f in dataclasses.fields(cls)}
-    extra = {"lld": set(_QP) | {"ll_buffer", "ll_rate", "nqb_probes"} | {f.name for f in dataclasses.fields(PieParams)}}.get(what, set())
+    extra = {"lld": set(_QP) | {"ll_buffer", "ll_rate", "classic_rate", "nqb_probes"} | {f.name for f in dataclasses.fields(PieParams)}}.get(what, set())
     for k in kw:
         if k not in known:
             allowed = sorted((known | extra) - {"classic", "qprotect"})
@@ -191,6 +192,8 @@ def asf_keys(asf, flows, settings=None, docsis_version: str = DEFAULT_DOCSIS_VER
         params["ll_buffer"] = ll_buffer
     if lla.ll_rate:
         params["ll_rate"] = float(lla.ll_rate)
+    if lla.classic.max_sustained_rate:
+        params["classic_rate"] = float(lla.classic.max_sustained_rate)
     keys.update({"aqm": "lld", "aqm_params": params})
     if lla.pgs is not None:
         keys["pgs"] = {"rate": lla.pgs.rate, "interval": lla.pgs.interval}

@@ -80,7 +80,7 @@ def test_an_aggregate_with_a_classic_and_a_low_latency_flow_is_the_dual_queue():
     assert keys["aqm"] == "lld" and keys["pgs"] == {"rate": 2e6, "interval": 0.001}
     assert keys["aqm_params"] == {"latency_target": 0.020, "iaqm_max_th": 0.0015, "coupling": 1.5, "weight": 200,
                                   "queue_protection": True, "qp_latency_threshold": 0.002,
-                                  "qp_score_threshold": 0.005, "qp_lg_aging": 18}
+                                  "qp_score_threshold": 0.005, "qp_lg_aging": 18, "classic_rate": 50e6}
     net = Network(Scenario(**keys, duration=1.0))
     qd = net.bottleneck.qd
     assert (qd.qp.critical_ql, qd.qp.p.score_threshold, qd.qp.p.lg_aging) == (0.002, 0.005, 18)
