@@ -33,7 +33,8 @@ def _default_db(spec_path: str, name: str) -> Path:
               help="Also write the report (HTML, PNGs, CSV) when the run ends.")
 @MKDIR
 @click.option("-q", "--quiet", is_flag=True, help="No progress (same as hfcprov -q).")
-def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, mkdir, quiet):
+@click.option("--dry-run", is_flag=True, help="Print the plan (roles, files, resets, checks, time) and run nothing.")
+def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, mkdir, quiet, dry_run):
     """Run the campaign described in SPEC (YAML).
 
     Progress with the time left goes to stderr: a bar on a terminal, a plain line every 10 s
@@ -48,6 +49,11 @@ def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, mkdir, qui
     from hfcprov.lab.spec import load_campaign
 
     camp = load_campaign(spec)
+    if dry_run:
+        from hfcprov.lab.plan import plan_lines
+
+        click.echo("\n".join(plan_lines(camp)))
+        return
     db_path = Path(db) if db else _default_db(spec, camp.name)
     # an unwritable -d or -o fails now, naming the path, not after the run (or as "not a campaign database")
     for path in (db_path, report_path):
@@ -84,11 +90,13 @@ def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, mkdir, qui
                    f"{p.done}/{p.total} done, {p.failed} failed -> {db_path}", err=True)
         for key, reason in list(summary.errors.items())[:10]:
             click.echo(f"  failed: {key}: {reason}", err=True)
+        if summary.stopped:
+            click.echo(f"{camp.name}: {summary.stopped}; once the modem answers, finish with:\n  {again}", err=True)
         if p.failed:
             click.echo(f"run the failed points again with:\n  {again} --retry-failed", err=True)
         if report_path:
             _write_report(store, report_path)
-    if p.failed:
+    if p.failed or summary.stopped:
         sys.exit(EXIT_FAILED)
 
 

@@ -35,13 +35,32 @@ def emu():
               "24.40.1 / TLV 76 disable it; 3.0 is drop-tail unless the file's 24.40 asks for AQM.")
 @click.option("--ipv6", is_flag=True, help="The modem's management on IPv6 (fd00:10:2::2, CMTS fd00:10:2::1): it "
               "boots by TFTP over IPv6 (a dynamic file carries TLV 59) and answers SNMP there.")
+@click.option("--headend", is_flag=True, help="Boot as a cable modem: DHCP from Kea (reservations from the lab's "
+              "inventory, relayed by the emulated CMTS), Time of Day, TFTP of the file DHCP names, then the CMTS's "
+              "registration check (docs/emu.md).")
+@click.option("--mac", default="0010950000e1", show_default=True, help="The modem's MAC (with --headend).")
+@click.option("--cmts-secret-file", type=click.Path(exists=True, dir_okay=False),
+              help="The emulated CMTS's shared secret (with --headend): a file without its CMTS MIC is refused.")
 @JSON("the lab")
-def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, docsis_version, ipv6, as_json):
+def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, docsis_version, ipv6, headend, mac,
+       cmts_secret_file, as_json):
     """Build a lab; with --config/--tftp-root the modem boots from its file over TFTP."""
     from hfcprov.emu import topology
 
-    if tftp_root and not filename:
-        raise click.UsageError("--tftp-root needs --file (the name the modem requests)")
+    if tftp_root and not filename and not headend:
+        raise click.UsageError("--tftp-root needs --file (the name the modem requests), or --headend (DHCP names it)")
+    chain = None
+    if headend:
+        from hfcprov import macaddr
+        from hfcprov.emu.headend import Headend
+
+        try:
+            mac = macaddr.normalize(mac)
+        except macaddr.MacAddressError as err:
+            raise click.BadParameter(str(err), param_hint="--mac") from None
+        chain = Headend(mac=mac, secret_file=cmts_secret_file, dynamic=dynamic)
+        if config:
+            filename = f"{mac}.cm"  # the name the lab's DHCP hands out (the headend's pattern)
     lab = topology.up(rtt=rtt, loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
                       docsis_version=docsis_version, ipv6=ipv6)
     applied = None
@@ -50,13 +69,18 @@ def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefi
             from hfcprov.config import encode, read_config
 
             root = lab.state_dir / "tftp"
-            name = Path(config).with_suffix(".cm").name
+            name = filename if chain else Path(config).with_suffix(".cm").name
             from hfcprov.fileio import atomic_write
 
-            atomic_write(root / name, encode(read_config(config)))
-            applied = lab.boot(root, name, dynamic=dynamic)
+            secret = None
+            if chain and cmts_secret_file:
+                from hfcprov.config import read_secret
+
+                secret = read_secret(cmts_secret_file)
+            atomic_write(root / name, encode(read_config(config), secret=secret))
+            applied = lab.boot(root, name, dynamic=dynamic, headend=chain)
         elif tftp_root:
-            applied = lab.boot(tftp_root, filename, dynamic=dynamic)
+            applied = lab.boot(tftp_root, filename, dynamic=dynamic, headend=chain)
     except BaseException:
         lab.down()
         raise
@@ -127,5 +151,11 @@ def _show(lab, applied, as_json):
     if applied:
         click.echo(f"  modem: {applied.get('status')}, file {applied.get('config_file')}, boots {applied.get('boots')}, "
                    f"management {lab.addr('cm_rf')}")
+        if applied.get("reason"):
+            click.echo(f"  why: {applied['reason']}")
+        if applied.get("dhcp"):
+            d = applied["dhcp"]
+            click.echo(f"  boot chain: DHCPv{d['family']} lease {applied.get('address')}, file {d['file']} from "
+                       f"{', '.join(d['tftp_servers'])}, time of day {'answered' if applied.get('tod') else 'none'}")
         for reason in applied.get("rejected", []):
             click.echo(f"  refused: {reason}")

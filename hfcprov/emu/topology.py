@@ -91,6 +91,10 @@ class Lab:
         """The address of ``role`` (an ``ADDR`` key) the modem's management uses: IPv6 where the lab has it."""
         return ADDR6[role] if self.ipv6 and role in ADDR6 else ADDR[role]
 
+    def addr_v4(self, role: str) -> str:
+        """The IPv4 address of ``role`` (the data path's, whatever the management family)."""
+        return ADDR[role]
+
     def endpoint(self, role: str, port: int) -> str:
         """``host:port`` of ``role``, ``[v6]:port`` for an IPv6 address (what ``--listen``/``--tftp`` take)."""
         host = self.addr(role)
@@ -315,22 +319,37 @@ class Lab:
     def state_dir(self) -> Path:
         return STATE_DIR / self.name
 
-    def boot(self, tftp_root: str | os.PathLike, filename: str, dynamic: str | None = None,
+    def boot(self, tftp_root: str | os.PathLike, filename: str | None = None, dynamic: str | None = None,
              tftp_port: int = 69, snmp_port: int = 161, max_buffer: int | None = None,
-             timeout: float = 60.0) -> dict:
-        """Start the provisioning TFTP server (CMTS side) and the modem process; return once booted.
+             timeout: float = 60.0, headend=None, snmp_keys=None) -> dict:
+        """Start the provisioning side and the modem process; return once booted.
+
+        Without ``headend`` the modem fetches ``filename`` from a TFTP server on the CMTS side. With
+        ``headend`` (an ``emu.headend.Headend``) it boots as a cable modem does: DHCP from a real Kea
+        (reservations from the lab's inventory), Time of Day, TFTP of the file DHCP named, and the
+        emulated CMTS's registration check (``emu.headend``, ``emu.cmts``). ``snmp_keys`` (an
+        ``emu.headend.SnmpKeys``): what the modem's agent accepts (default: community public, no v3).
 
         Returns the modem's ``applied.json``: what it fetched, the queues it installed, the flows it refused.
         """
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        serve = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(Path(tftp_root).resolve()),
-                 "--listen", self.endpoint("cmts_rf", tftp_port), "--log", str(self.state_dir / "tftp.log")]
-        if dynamic:
-            serve += ["--dynamic", str(Path(dynamic).resolve())]
-        self.pids["tftp"] = self.spawn("cmts", serve, log=self.state_dir / "tftp.err")
-        modem = [sys.executable, "-m", "hfcprov.emu.modem", "--lab", self.name, "--file", filename,
-                 "--tftp", self.endpoint("cmts_rf", tftp_port), "--state", str(self.state_dir),
+        modem = [sys.executable, "-m", "hfcprov.emu.modem", "--lab", self.name, "--state", str(self.state_dir),
                  "--snmp-port", str(snmp_port)]
+        if headend is not None:
+            from hfcprov.emu import headend as headends
+
+            got = headends.start(self, headend, tftp_root, tftp_port)
+            modem += ["--dhcp", str(got["dhcp"]), "--mac", got["mac"], "--cmts", got["cmts"],
+                      "--snmp-credentials", got["snmp_credentials"]]
+        else:
+            serve = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(Path(tftp_root).resolve()),
+                     "--listen", self.endpoint("cmts_rf", tftp_port), "--log", str(self.state_dir / "tftp.log")]
+            if dynamic:
+                serve += ["--dynamic", str(Path(dynamic).resolve())]
+            self.pids["tftp"] = self.spawn("cmts", serve, log=self.state_dir / "tftp.err")
+            modem += ["--file", filename, "--tftp", self.endpoint("cmts_rf", tftp_port)]
+            if snmp_keys is not None:  # a file (0600), never the command line
+                modem += ["--snmp-credentials", str(snmp_keys.write(self.state_dir / "modem-snmp.json"))]
         if max_buffer is not None:
             modem += ["--max-buffer", str(max_buffer)]
         self.pids["modem"] = self.spawn("cm", modem, log=self.state_dir / "modem.err")
@@ -345,11 +364,11 @@ class Lab:
             return None
 
     def wait_boot(self, boots: int, timeout: float = 60.0) -> dict:
-        """Wait until the modem has finished boot number ``boots`` (or failed it)."""
+        """Wait until the modem has finished boot number ``boots`` (operational or not: see its status)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             a = self.applied()
-            if a and (a.get("boots", boots) >= boots or a.get("status") != "operational"):
+            if a and a.get("boots", boots) >= boots:
                 return a
             pid = self.pids.get("modem")
             if pid and not os.path.exists(f"/proc/{pid}"):
