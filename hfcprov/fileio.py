@@ -82,15 +82,21 @@ def _make_folder(folder: str, parents: bool = True) -> None:
 
 
 def _write(path: str, data: bytes, mode: int, durable: bool) -> None:
-    _make_folder(os.path.dirname(path) or ".")
-    fd, tmp = _create_temporary(path, ".tmp")
+    try:  # the folder exists in all but the first write of a bulk run: no mkdir attempt per file
+        fd, tmp = _create_temporary(path, ".tmp")
+    except (FileNotFoundError, NotADirectoryError):  # the folder is missing, or a file: as pathlib would say
+        _make_folder(os.path.dirname(path) or ".")
+        fd, tmp = _create_temporary(path, ".tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
+        try:  # plain fd calls: a bulk build writes thousands of small files
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
             if durable:
-                os.fsync(f.fileno())
-        os.chmod(tmp, mode)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -101,6 +107,8 @@ def _write(path: str, data: bytes, mode: int, durable: bool) -> None:
 
 
 _serial = itertools.count()
+_pid = [os.getpid()]  # a temporary name's pid, asked once per process (a bulk build names thousands)
+os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
 
 
 def _create_temporary(path: str, suffix: str) -> tuple[int, str]:
@@ -110,7 +118,7 @@ def _create_temporary(path: str, suffix: str) -> tuple[int, str]:
     one-file ``hfcprov config encode``."""
     while True:
         folder, name = os.path.split(path)
-        tmp = os.path.join(folder, f".{name}.{os.getpid()}.{next(_serial)}{suffix}")
+        tmp = os.path.join(folder, f".{name}.{_pid[0]}.{next(_serial)}{suffix}")
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600), tmp
         except FileExistsError:

@@ -35,7 +35,8 @@ rows are still built unless --fail-fast.""")
 @click.option("--pattern", default="{mac}.cm", show_default=True, help="Output file name from row fields.")
 @click.option("--keep-going/--fail-fast", default=True, show_default=True,
               help="After a bad row, build the rest (the exit status is 3 either way), or stop there.")
-@click.option("--strict", is_flag=True, hidden=True, help="Old spelling: a bad row now always gives exit status 3.")
+@click.option("--strict", is_flag=True,
+              help="A row whose file a modem or CMTS would refuse (config lint's rules) fails, instead of a warning.")
 @click.option("--progress/--no-progress", default=None,
               help="Progress with time left (default: a bar on a terminal, a line every 10 s otherwise).")
 @JSON("the summary (bad rows included)")
@@ -64,9 +65,12 @@ def build(template, inventory, out, mkdir, secret_file, secret_map, cmts_column,
     report = ProgressReport("rows", mode=mode)
     try:
         summary = run_build(inventory, out, template, secret, default_jobs(jobs), pattern, keep_going=keep_going,
-                            progress=lambda done, total: report.update(done, total), secrets=secrets)
+                            progress=lambda done, total: report.update(done, total), secrets=secrets,
+                            lint_strict=strict)
     finally:
         report.close()
+    for _, message in summary.warnings:
+        click.echo(f"hfcprov: warning: {message}", err=True)
     for _, message in summary.failed:
         click.echo(f"hfcprov: bad row: {message}", err=True)
     if summary.unsigned and not no_cmts_mic:  # once, however many files

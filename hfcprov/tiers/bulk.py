@@ -70,6 +70,8 @@ class BuildSummary:
     built: int = 0
     unchanged: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (where, message)
+    # what a modem or CMTS would refuse in a built file (config.lint) and odd fields: (where, message)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     stopped: bool = False  # keep_going=False stopped at a bad row: rows after it were not built
     unsigned: int = 0  # files (built or unchanged) without a CMTS MIC: no secret for their CMTS
@@ -82,6 +84,7 @@ class BuildSummary:
     def as_dict(self) -> dict:
         return {"out": str(self.out), "total": self.total, "built": self.built, "unchanged": self.unchanged,
                 "failed": [{"row": where, "error": message} for where, message in self.failed],
+                "warnings": [{"row": where, "warning": message} for where, message in self.warnings],
                 "not_built": self.not_built, "stopped": self.stopped, "unsigned": self.unsigned,
                 "seconds": round(self.seconds, 3),
                 "manifest": str(self.out / MANIFEST_JSON)}
@@ -135,10 +138,11 @@ _built: dict[tuple, bytes] = {}
 MAX_BUILT = 512
 
 
-def _init_worker(secrets: SecretMap, out: str) -> None:
+def _init_worker(secrets: SecretMap, out: str, lint_strict: bool = False) -> None:
     _built.clear()  # built with another build's secrets
     _WORKER["secrets"] = secrets
-    _WORKER["out"] = Path(out)
+    _WORKER["out"] = str(out)
+    _WORKER["lint_strict"] = lint_strict
 
 
 @dataclass
@@ -152,39 +156,45 @@ class _Task:
     cmts: str | None = None  # whose secret signs the file (None: the default secret)
 
 
-def _run(task: _Task) -> tuple[str, Entry | None, str | None]:
-    """('built'|'unchanged'|'failed', entry, error message)."""
-    from hfcprov.config import encode_text
+def _run(task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
+    """('built'|'unchanged'|'failed', entry, error message, warnings)."""
+    from hfcprov.config.lint import encode_checked
 
-    out: Path = _WORKER["out"]
-    target = out / task.file
+    target = os.path.join(_WORKER["out"], task.file)  # a string: thousands of rows, no pathlib per row
     prev = task.previous
     if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
-        return "unchanged", prev, None
+        return "unchanged", prev, None, []
     try:
         text = render_text(task.template, task.variables)
-        data = _built.get((task.cmts, text))
-        if data is None:
+        built = _built.get((task.cmts, text))
+        if built is None:
             secret = _WORKER["secrets"].secret_for(task.variables)
-            data = encode_text(text, secret, source=rendered_name(task.template, task.variables))
+            # what a modem or CMTS would refuse (config.lint): a warning, or with lint_strict the row fails
+            built = encode_checked(text, rendered_name(task.template, task.variables), secret)
             if len(_built) >= MAX_BUILT:
                 _built.clear()
-            _built[(task.cmts, text)] = data
+            _built[(task.cmts, text)] = built
+        data, problems = built
+        if problems and _WORKER.get("lint_strict"):
+            return "failed", None, f"{task.where}: {problems[0]} (--strict)", []
     except HfcprovError as err:
-        return "failed", None, f"{task.where}: {err}"
-    tier = str(task.variables.get("tier", Path(task.template).name.removesuffix(SUFFIX)))
+        return "failed", None, f"{task.where}: {err}", []
+    tier = str(task.variables["tier"] if "tier" in task.variables else
+               os.path.basename(task.template).removesuffix(SUFFIX))
     digest = hashlib.sha256(data).hexdigest()
     if not (prev is not None and prev.sha256 == digest and _same_file(target, prev)):
         # no fsync per file (~5 ms each): build() syncs once before the manifest names the files
         atomic_write(target, data, durable=False)
-    return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None
+    return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None, \
+        [f"{task.where}: {p}" for p in problems]
 
 
-def _same_file(path: Path, entry: Entry) -> bool:
+def _same_file(path: str | Path, entry: Entry) -> bool:
     try:
-        if path.stat().st_size != entry.size:
+        if os.stat(path).st_size != entry.size:
             return False
-        return hashlib.sha256(path.read_bytes()).hexdigest() == entry.sha256
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest() == entry.sha256
     except OSError:
         return False
 
@@ -203,6 +213,7 @@ def build(
     progress: Callable[[int, int], None] | None = None,
     keep_going: bool = True,
     secrets: SecretMap | None = None,
+    lint_strict: bool = False,
 ) -> BuildSummary:
     """Build every row of ``inventory`` into ``out``.
 
@@ -210,7 +221,11 @@ def build(
     row's ``tier`` (added to the shipped ``templates/``, the default). ``secret``: the CMTS shared secret
     of every file; ``secrets``: one per CMTS (``tiers.secrets.SecretMap``, the inventory names each row's
     CMTS), with ``secret`` (or its own default) for rows that name none. ``summary.unsigned`` counts files
-    without a CMTS MIC.
+    without a CMTS MIC. What a modem or CMTS would refuse in a file (``config.lint``) is in
+    ``summary.warnings``; ``lint_strict``: such a row fails instead.
+
+    Durability: files are written to temporary names and renamed, without a flush each; one ``os.sync``
+    before the manifest is written puts them on disk, so a manifest never names a file that is not.
     """
     if secrets is None:
         secrets = SecretMap({}, secret)
@@ -242,8 +257,9 @@ def build(
         progress(done, summary.total)
     try:
         unsigned = {task.file for task in tasks if fingerprints[task.cmts] == "none"}
-        for status, entry, error in _execute(tasks, secrets, out, jobs):
+        for status, entry, error, warnings in _execute(tasks, secrets, out, jobs, lint_strict):
             done += 1
+            summary.warnings += [(w.split(": ", 1)[0], w) for w in warnings]
             if status == "failed":
                 summary.failed.append((error.split(": ", 1)[0], error))
                 if not keep_going:
@@ -332,15 +348,15 @@ def template_for(row: dict, template: str | Path | None = None) -> Path:
 _template_for = template_for  # the name the TFTP server's dynamic files first imported
 
 
-def _execute(tasks: list[_Task], secrets: SecretMap, out: Path, jobs: int):
+def _execute(tasks: list[_Task], secrets: SecretMap, out: Path, jobs: int, lint_strict: bool = False):
     if jobs <= 1 or len(tasks) < 2:
-        _init_worker(secrets, str(out))
+        _init_worker(secrets, str(out), lint_strict)
         for task in tasks:
             yield _run(task)
         return
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     chunk = max(1, min(256, len(tasks) // (jobs * 8)))
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(secrets, str(out))) as pool:
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(secrets, str(out), lint_strict)) as pool:
         yield from pool.imap_unordered(_run, tasks, chunksize=chunk)
 
 

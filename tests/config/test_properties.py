@@ -62,7 +62,7 @@ def test_assemble_without_digests_differs_only_in_zeroed_mics(tree, secret):
     """digests=False (the TFTP server frames once and writes both MICs per request): the same file
     with zeros where the MICs go."""
     from hfcprov.config import content_items
-    from hfcprov.config.codec import assemble
+    from hfcprov.config.framing import assemble
 
     full = encodable(tree, secret)
     items = content_items(tree.tlvs)
