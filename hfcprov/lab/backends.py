@@ -39,8 +39,12 @@ def config_tree(campaign: Campaign, point: Point, variables: dict | None = None)
 def upstream_flow(campaign: Campaign, point: Point, tree=None) -> ServiceFlow:
     """The service flow a point provisions upstream (the modem's queue under test; in a Low Latency
     aggregate, its classic flow)."""
-    if campaign.template is None and point.aqm != "lld":
-        return tier_flow(point.upstream_rate, point.buffer)
+    if campaign.template is None and point.aqm != "lld":  # a tier by its numbers: the profile's tier burst and peak
+        from hfcprov.queue.profile import parse_profile
+
+        profile = parse_profile(point.profile)
+        rate = point.upstream_rate
+        return tier_flow(rate, point.buffer, profile.tier_burst(rate), profile.tier_peak(rate))
     from hfcprov.model import service_flows
 
     tree = tree if tree is not None else config_tree(campaign, point)
@@ -66,10 +70,15 @@ def point_queue(campaign: Campaign, point: Point, tree=None) -> dict | None:
     nowhere else."""
     if point.aqm not in ("lld", "file") or (campaign.template is None and point.aqm == "file"):
         return None
+    from hfcprov.queue.profile import parse_profile
     from hfcprov.sim.fromconfig import tree_queue
 
+    modem = parse_profile(point.profile)
+    if point.aqm == "lld" and modem.aqm_rule_version != "3.1":
+        raise CampaignError(f"{point.key}: aqm=lld needs a DOCSIS 3.1 profile: Low Latency DOCSIS is DOCSIS 3.1's "
+                            f"(profile {modem.name} is a DOCSIS {modem.docsis_version} modem)")
     tree = tree if tree is not None else config_tree(campaign, point)
-    _flow, keys, where = tree_queue(tree, source=str(campaign.template or LLD_TIER))
+    _flow, keys, where = tree_queue(tree, None, modem.aqm_rule_version, str(campaign.template or LLD_TIER))
     if point.aqm == "lld":
         if keys.get("aqm") != "lld":
             raise CampaignError(
@@ -92,7 +101,7 @@ def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = No
     return upload_scenario(flow or upstream_flow(campaign, point, tree), rtt=point.rtt, flows=point.flows,
                            congestion_control=point.congestion_control, mac=point.mac, loss=point.loss,
                            aqm=point.aqm, probe_interval=t.probe_interval, duration=t.duration,
-                           warmup=t.warmup, seed=point.seed, name=point.key,
+                           warmup=t.warmup, seed=point.seed, name=point.key, profile=point.profile,
                            queue=point_queue(campaign, point, tree))
 
 

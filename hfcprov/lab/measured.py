@@ -157,8 +157,11 @@ class EmuBackend:
     def _lab(self, point: Point):
         from hfcprov.emu import topology
 
-        # aqm none (the default) is a DOCSIS 3.0 modem, as the simulated side (select.aqm_overrides)
-        version = "3.0" if point.aqm == "none" else "3.1"
+        # drop-tail is a DOCSIS 3.0 modem; aqm: file runs the rule of the point's profile's DOCSIS version,
+        # as the simulated side (hfcprov.sim.upload.upload_scenario)
+        from hfcprov.queue.profile import parse_profile
+
+        version = {"none": "3.0", "file": parse_profile(point.profile).aqm_rule_version}.get(point.aqm, "3.1")
         key = (point.rtt, point.loss, version)
         lab = self.labs.get(key)
         if lab is None:

@@ -39,6 +39,7 @@ SPEC = """
       buffer: [16KiB, 2MiB, 96KiB]
       rtt: 20ms
       congestion_control: reno
+      aqm: none    # drop-tail: latency under load follows the buffer (a DOCSIS 3.1 modem's PIE would hold 10 ms)
     traffic: {duration: 4s, warmup: 1s, probe_interval: 50ms}
 """
 

@@ -89,8 +89,9 @@ def test_run_from_a_binary_config_file_uses_its_upstream_service_flow(tmp_path):
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)["summary"]
     assert 0.85 < d["utilization"] < 1.0 and 0.85 * 2 < d["goodput_mbps"] < 2.0
-    # 16 KiB at 2 Mb/s adds up to 65 ms to the 40 ms default RTT
-    assert 70 < d["rtt_loaded_p50_ms"] < 110 and d["rtt_idle_p50_ms"] == pytest.approx(40, abs=2)
+    # 16 KiB at 2 Mb/s adds up to 65 ms to the 40 ms default RTT (PIE on a 3.1 modem: less); idle, the request-grant
+    # loop (the default profile's MAC) adds about 5 ms: a packet waits for a request opportunity and a grant
+    assert 55 < d["rtt_loaded_p50_ms"] < 115 and 42 < d["rtt_idle_p50_ms"] < 48  # DOCSIS-PIE (3.1) holds it lower
     # no Buffer Control: the modem's default queue (hfcprov.model), and the CLI says so
     p = hfcprov("sim", "run", "--config", str(cm), "--flow", "2", "--set", "duration=7s", "--json")
     assert p.returncode == 0, p.stderr
