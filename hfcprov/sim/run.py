@@ -345,8 +345,8 @@ def _check(sc: Scenario) -> None:
             raise ScenarioError(f"{key}: unknown {what} {getattr(sc, key)!r} (known: {', '.join(registry)})")
     if sc.aqm_params and sc.aqm == "none":
         raise ScenarioError("aqm_params: only used with an aqm (known: " + ", ".join(k for k in QUEUES if k != "none") + ")")
-    if sc.aqm not in ("none", "docsis-pie") and sc.mac != "tokenbucket":
-        raise ScenarioError(f"aqm: {sc.aqm} needs mac: tokenbucket (the request-grant CM runs none or docsis-pie)")
+    if sc.aqm not in ("none", "docsis-pie") and sc.mac not in ("tokenbucket", "docsis"):
+        raise ScenarioError(f"aqm: {sc.aqm} runs in a modem's upstream (mac: tokenbucket or docsis), not mac: {sc.mac}")
     if sc.aqm == "docsis-pie" and sc.mac not in ("tokenbucket", "docsis"):
         raise ScenarioError(f"aqm: docsis-pie runs in a modem's upstream (mac: tokenbucket or docsis), not mac: {sc.mac}")
     if sc.pgs is not None:
