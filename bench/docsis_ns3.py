@@ -2,7 +2,7 @@
 """hfcprov's DOCSIS 3.1 upstream against CableLabs' docsis-ns3, on the same scenarios (opt-in).
 
     HFCPROV_DOCSIS_NS3=/path/to/ns-3.41 nice -n 10 .venv/bin/python bench/docsis_ns3.py [--jobs 2]
-        [--cache ~/.cache/hfcprov/docsis-ns3.json] [--seeds 3] [--tables goodput,buffer,pie] [--quick]
+        [--cache ~/.cache/hfcprov/docsis-ns3.json] [--seeds 3] [--tables goodput,buffer,pie,lld] [--quick]
 
 Skips (exit 0, one line) without ``HFCPROV_DOCSIS_NS3``: the path of an ns-3.41 tree with the
 docsis module built (``build/contrib/docsis/examples/ns3.41-residential-example-*``). Nothing of
@@ -33,6 +33,15 @@ delivered), and the upstream latency of every data packet from the CM's queue to
 the 95%-goodput buffer: the smallest size on a ladder keeping 95% of the best goodput any size
 reached. Targets: goodput within 5%, latency within 15%, the 95% buffer within one ladder step.
 
+Classic plus LL (table 3, ``--tables lld``): the upload's service flow is a Low Latency aggregate
+(docsis-ns3's ``numServiceFlows=2``: its AMSR, peak and burst as above, a classic flow with the
+buffer and docsis-ns3's coupled DOCSIS-PIE at 10 ms, a low-latency flow), the uploads classic, and
+beside them the residential example's upstream game session (UDP, DSCP EF, 82 +- 20 payload bytes
+every 33 ms), which its classifier sends to the low-latency flow; hfcprov sends 110-byte NQB probes
+every 33 ms there (its classifier's DSCP). PGS off and on (``guaranteedGrantRate``, GGI one MAP, as
+docsis-ns3 defaults it). Figures: the uploads' goodput, and the upstream latency of the game
+packets (low latency) and of the uploads' packets (classic), mean, p50, p99.
+
 docsis-ns3 is CPU-heavy: runs are cached in ``--cache`` (outside the repository) by their full
 command line, at most ``--jobs`` at a time (default 1; 2 at most on a shared machine).
 """
@@ -60,6 +69,7 @@ sys.path.insert(0, str(ROOT))
 ENV = "HFCPROV_DOCSIS_NS3"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hfcprov" / "docsis-ns3.json"
 CLIENT = "10.1.1.3"  # the residential example's TCP client (the uploads' source)
+GAME_CLIENT = "10.1.1.1"  # its UDP EF game client: 33 ms apart, 110-byte packets (the LL cases' low-latency flow)
 MSS = 1448  # ns-3's SegmentSize in the residential example; with timestamps a data packet is 1500 bytes
 HEADERS = 52  # IP + TCP + timestamp option
 FRAME = 1518  # an Ethernet frame of a 1500-byte packet: what MULPI's rate counts
@@ -77,6 +87,8 @@ class Case:
     congestion: float = 0.0  # share of the channel other modems use (the CMTS's free capacity: 1 - this)
     variation: float = 0.0  # % the free capacity varies MAP to MAP
     aqm: str = "none"  # none | docsis-pie
+    lld: bool = False  # a Low Latency aggregate: the uploads classic, a game flow (UDP, EF/NQB) low-latency
+    ggr: float = 0.0  # b/s: the low-latency flow's Guaranteed Grant Rate (Proactive Grant Service); 0: none
     duration: float = 25.0  # s simulated in all
     warmup: float = 5.0  # s before measuring
     seed: int = 1
@@ -84,7 +96,9 @@ class Case:
     @property
     def label(self) -> str:
         c = f" c{self.congestion:.0%}" if self.congestion else ""
-        a = " pie" if self.aqm != "none" else ""
+        a = " pie" if self.aqm != "none" and not self.lld else ""
+        if self.lld:
+            a += f" lld pgs{self.ggr / 1e6:g}M" if self.ggr else " lld"
         return (f"{self.rate / 1e6:g}M {self.rtt * 1e3:g}ms x{self.flows} {self.buffer // 1024}K "
                 f"map{self.map_interval * 1e3:g}{c}{a}")
 
@@ -127,6 +141,11 @@ def peer_args(case: Case) -> list[str]:
     if case.congestion:
         args += [f"--ns3::docsis::CmtsUpstreamScheduler::FreeCapacityMean={int(PEER_CAPACITY * (1 - case.congestion))}bps",
                  f"--ns3::docsis::CmtsUpstreamScheduler::FreeCapacityVariation={case.variation:g}"]
+    if case.lld:  # the aggregate with its two flows, and one upstream EF game session (its LL classifier's)
+        args = [{"--numServiceFlows=1": "--numServiceFlows=2", "--numUdpEfUp=0": "--numUdpEfUp=1"}.get(a, a)
+                for a in args]
+        if case.ggr:
+            args.append(f"--guaranteedGrantRate={int(case.ggr)}bps")
     return args
 
 
@@ -164,6 +183,14 @@ def parse_peer(folder: Path, case: Case) -> dict:
                 dropped += int(p[3]) - HEADERS
                 drops += 1
     lat = _latency(lats)
+    if case.lld:  # the game session's packets (its client's address, UDP): the low-latency flow
+        game = []
+        with open(folder / "latency-CM.dat") as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 6 and p[2] == GAME_CLIENT and p[5] == "17" and t0 <= float(p[0]) < t1:
+                    game.append(float(p[1]) / 1e3)
+        lat.update({f"ll_{k}": v for k, v in _latency(game).items()})
     acks = []  # the ACK path's downstream delay: the same on both sides (hfcprov adds its mean to the RTT)
     with open(folder / "latency-CMTS.dat") as f:
         for line in f:
@@ -255,6 +282,9 @@ def hfc_scenario(case: Case, ds_delay: float):
     tcp = TcpOptions(variant="sack", mss=MSS, header_bytes=HEADERS, initial_window=10, min_rto=1.0,
                      limited_transmit=False, delack_timeout=0.2)
     extra = {"aqm": "docsis-pie", "aqm_params": {"latency_target": 0.010}} if case.aqm != "none" else {}
+    if case.lld:  # the game session: 110-byte NQB probes every 33 ms, which MULPI's classifier sends to the LL flow
+        extra = {"aqm": "lld", "aqm_params": {"nqb_probes": True}, "probe_rate": 1 / 0.033, "probe_size": 110,
+                 "pgs": {"rate": case.ggr} if case.ggr else None}
     return Scenario(rate=case.rate, buffer=case.buffer, rtt=case.rtt + ds_delay, burst=int(case.rate * 0.1 / 8),
                     peak=2 * case.rate, mac="docsis", profile=profile_of(case),
                     flows=[FlowSpec(start=0.2) for _ in range(case.flows)], tcp=tcp, duration=case.duration,
@@ -266,8 +296,12 @@ def run_hfc(case: Case, ds_delay: float) -> dict:
 
     r = run(hfc_scenario(case, ds_delay))
     lat = r.extra["mac"]["upstream_latency"]
-    return {"goodput_bps": r.goodput_bps, "lat_mean": lat["mean"], "lat_p50": lat["p50"], "lat_p99": lat["p99"],
-            "drops": r.extra["queue_drops"], "cpu_s": r.extra["cpu_s"]}
+    out = {"goodput_bps": r.goodput_bps, "lat_mean": lat["mean"], "lat_p50": lat["p50"], "lat_p99": lat["p99"],
+           "drops": r.extra["queue_drops"], "cpu_s": r.extra["cpu_s"]}
+    if case.lld:
+        ll = r.extra["mac"]["ll_upstream_latency"]
+        out.update(ll_lat_mean=ll["mean"], ll_lat_p50=ll["p50"], ll_lat_p99=ll["p99"])
+    return out
 
 
 def _hfc_job(arg):
@@ -328,7 +362,8 @@ def median_over_seeds(both: Both, base: Case, seeds: int) -> tuple[dict, dict]:
 
 def _median(rows: list[dict]) -> dict:
     out = {}
-    for k in ("goodput_bps", "lat_mean", "lat_p50", "lat_p99", "drops", "cpu_s"):
+    for k in ("goodput_bps", "lat_mean", "lat_p50", "lat_p99", "drops", "cpu_s", "ll_lat_mean", "ll_lat_p50",
+              "ll_lat_p99"):
         vals = [r[k] for r in rows if r.get(k) is not None]
         out[k] = statistics.median(vals) if vals else None
     return out
@@ -396,6 +431,55 @@ def pie_cases() -> list[Case]:
         for aqm in ("docsis-pie", "none"):
             out.append(Case(rate=rate, rtt=0.04, flows=1, buffer=buf, aqm=aqm, duration=40.0, warmup=10.0))
     return out
+
+
+def lld_cases(quick: bool) -> list[Case]:
+    """Classic plus LL: a Low Latency aggregate (AMSR ``rate``, peak 2x, burst 100 ms, its classic flow's
+    buffer 50 ms at the rate, docsis-ns3's coupled DOCSIS-PIE at 10 ms), classic TCP uploads and a game flow
+    on the low-latency flow; PGS off and on (GGR 1 Mb/s, GGI one MAP; with 1 ms MAPs also 2 Mb/s, whose
+    grants hold every game packet), MAP 2 and 1 ms, congestion 80%, 20 to 200 Mb/s. Runs of 25 s (15 s at
+    200 Mb/s): the game flow's 30 packets/s fill its p99."""
+    out = []
+    for base in (dict(rate=20e6, flows=1), dict(rate=50e6), dict(rate=100e6), dict(rate=50e6, map_interval=0.001),
+                 dict(rate=100e6, congestion=0.8, variation=20), dict(rate=200e6, duration=15.0)):
+        rate = base["rate"]
+        for ggr in (0.0, 1e6) + ((2e6,) if base.get("map_interval") == 0.001 else ()):
+            kw = {"flows": 3, "duration": 25.0, "warmup": 5.0, **base}
+            out.append(Case(rtt=0.02, buffer=max(65536, int(rate * 0.05 / 8)), aqm="docsis-pie", lld=True, ggr=ggr,
+                            **kw))
+    return out[:4] if quick else out
+
+
+LL_KEYS = (("goodput_bps", 0.05), ("ll_lat_mean", 0.15), ("ll_lat_p50", 0.15), ("ll_lat_p99", 0.15),
+           ("lat_mean", 0.15), ("lat_p50", 0.15), ("lat_p99", 0.15))
+
+
+def table_lld(both: Both, cases: list[Case], seeds: int) -> list[dict]:
+    print(f"\n3. Classic plus LL (Low Latency aggregate), PGS off and on (median of {seeds} seeds; targets: goodput "
+          "5%, latency 15%): the classic uploads' goodput; the game flow's (low-latency) and the classic packets' "
+          "upstream latency, ms")
+    print(f"{'case':<40} | {'goodput hfc':>11} {'ns3':>6} {'err':>6} | {'LL mean hfc':>11} {'ns3':>5} {'err':>6} | "
+          f"{'LL p50':>6} {'ns3':>5} {'err':>6} | {'LL p99':>6} {'ns3':>5} {'err':>6} | {'C mean':>6} {'ns3':>5} "
+          f"{'err':>6} | {'C p99':>6} {'ns3':>5} {'err':>6} | miss")
+    rows = []
+    for c in cases:
+        n, h = median_over_seeds(both, c, seeds)
+        e = {k: rel(h[k], n[k]) for k, _ in LL_KEYS}
+        miss = [k.replace("_bps", "").replace("lat_", "") for k, lim in LL_KEYS if e[k] > lim]
+        rows.append({"case": c, "peer": n, "hfc": h, "err": e, "miss": miss})
+        ms = lambda x: f"{x * 1e3:.2f}" if x is not None else "-"  # noqa: E731
+        cols = " | ".join(f"{ms(h[k]):>6} {ms(n[k]):>5} {e[k]:6.1%}" for k in ("ll_lat_mean", "ll_lat_p50",
+                                                                               "ll_lat_p99", "lat_mean", "lat_p99"))
+        print(f"{c.label:<40} | {h['goodput_bps'] / 1e6:11.2f} {n['goodput_bps'] / 1e6:6.2f} {e['goodput_bps']:6.1%} | "
+              f"{cols} | {','.join(miss)}")
+    inside = sum(not r["miss"] for r in rows)
+    med = {k: statistics.median(r["err"][k] for r in rows) for k, _ in LL_KEYS}
+    worst = max(rows, key=lambda r: max(r["err"][k] / lim for k, lim in LL_KEYS))
+    print(f"{inside} of {len(rows)} cases inside every target; median error: "
+          + ", ".join(f"{k.replace('_bps', '').replace('lat_', 'latency ')} {v:.1%}" for k, v in med.items()))
+    print(f"worst case: {worst['case'].label}: " + ", ".join(
+        f"{k.replace('_bps', '').replace('lat_', 'latency ')} {worst['err'][k]:.1%}" for k, _ in LL_KEYS))
+    return rows
 
 
 # -- tables ---------------------------------------------------------------------------------------------------------
@@ -495,7 +579,7 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--jobs", type=int, default=1, choices=(1, 2))
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--tables", default="goodput,buffer,pie")
+    ap.add_argument("--tables", default="goodput,buffer,pie,lld")
     ap.add_argument("--quick", action="store_true", help="a few cases and tiers, one seed (a smoke run)")
     ap.add_argument("--peer-case", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -527,6 +611,8 @@ def main() -> None:
         every += goodput_cases(args.quick)
     if "pie" in tables:
         every += pie_cases()[:2] if args.quick else pie_cases()
+    if "lld" in tables:
+        every += lld_cases(args.quick)
     both.prefetch([replace(c, seed=s) for c in every for s in range(1, seeds + 1)])
     if "goodput" in tables:
         rows += table_goodput(both, goodput_cases(args.quick), seeds, "1. Classic TCP uploads, drop-tail")
@@ -536,6 +622,8 @@ def main() -> None:
                             "2. DOCSIS-PIE (10 ms target) against docsis-ns3's, one flow, 40 ms; drop-tail beside it")
         summary(pie)
         rows += pie
+    if "lld" in tables:
+        table_lld(both, lld_cases(args.quick), seeds)
     if "buffer" in tables:
         table_buffer(both, seeds, TIERS[:1] if args.quick else TIERS)
     print(f"\nCPU: docsis-ns3 {both.cpu['peer']:.1f} s (cached runs count their first run), "

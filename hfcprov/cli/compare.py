@@ -60,12 +60,20 @@ def _change(a, b) -> str:
     return text
 
 
-def upstream_flow(path, tree):
-    """The flow a file is judged by: its first upstream flow with a rate (else any flow with one)."""
-    from hfcprov.errors import HfcprovError
-    from hfcprov.model import service_flows
+def upstream_flow(path, tree, docsis_version: str = "3.1"):
+    """The flow a file is judged by: a Low Latency aggregate's classic flow at the aggregate's rate (its
+    queue is the one a buffer size is about: ``hfcprov.model.lld``), else its first upstream flow with a
+    rate (else any flow with one)."""
+    from dataclasses import replace
 
-    flows = [f for f in service_flows(tree) if f.max_sustained_rate]
+    from hfcprov.errors import HfcprovError
+    from hfcprov.model import aggregate_service_flows, low_latency_aggregates, modem_settings, service_flows
+
+    every = service_flows(tree)
+    lld = low_latency_aggregates(every, aggregate_service_flows(tree), modem_settings(tree), docsis_version)
+    if lld:
+        return replace(lld[0].classic, max_sustained_rate=lld[0].rate)
+    flows = [f for f in every if f.max_sustained_rate]
     chosen = [f for f in flows if f.direction == "upstream"] or flows
     if not chosen:
         raise HfcprovError(f"{path}: no service flow with a Max Sustained Traffic Rate")
@@ -90,7 +98,7 @@ def advise_files(paths: list[str], rtt: float, flows: int, latency_budget: float
     cols: dict[str, list] = {}
     for path in paths:
         tree = read_config(path)
-        sf = upstream_flow(path, tree)
+        sf = upstream_flow(path, tree, modem.aqm_rule_version)
         aqm = upstream_aqm(sf, modem_settings(tree), modem.aqm_rule_version)
         target = aqm.latency_target if aqm is not None else None
         try:

@@ -45,6 +45,8 @@ RULES = {
                        "70"),
     "lld-members": ("a Low Latency aggregate has two member flows, its Low Latency flow among them", None,
                     "70.42.1"),
+    "iaqm-alone": ("the Immediate AQM (24.40.3 = 2) only on a Low Latency aggregate's low-latency flow", None,
+                   "24.40.3"),
     "mesp-missing": ("a flow's MESP Reference names a Metro Ethernet Service Profile", None, "24.37"),
     "rate-min-over-max": ("Minimum Reserved Rate at most the Maximum Sustained Rate", None, "24.10"),
     "rate-peak-under-max": ("Peak Traffic Rate at least the Maximum Sustained Rate", None, "24.27"),
@@ -175,6 +177,7 @@ def _facts_of(node: Tlv) -> _Facts | None:
         f.target, f.target_at = _value(node, spec, asf_name), _first(node, spec, asf_name)
         mesp_name = "UpstreamMESPReference" if up else "DownstreamMESPReference"
         f.other, f.other_at = _value(node, spec, mesp_name), _first(node, spec, mesp_name)
+        f.flags = _immediate_aqm(node, spec)
         if _may_conflict(node, spec):
             from hfcprov.model import service_flows
 
@@ -231,6 +234,17 @@ def _facts_of(node: Tlv) -> _Facts | None:
         f = _Facts("value")
         f.flags = (node.value,)
     return f
+
+
+def _immediate_aqm(node: Tlv, spec: Spec) -> tuple:
+    """``(position,)`` of a flow's AQMAlgorithm 2 (Immediate AQM, 24/25.40.3), else ()."""
+    aqm = _first(node, spec, "AQMEncodings")
+    if aqm and node.children[aqm[0]].compound:
+        inner = node.children[aqm[0]]
+        at = _first(inner, spec.children[inner.code], "AQMAlgorithm")
+        if at and inner.children[at[0]].value == 2:
+            return (aqm + at,)
+    return ()
 
 
 def _conflict(node: Tlv, spec: Spec, rule: str, field: str, why: str) -> tuple:
@@ -467,6 +481,18 @@ def _cross(codes: list[int], facts: list, mics, version: str | None) -> list[Fin
                   f" (classic and low latency), its LowLatencyServiceFlowReference among them; it has {len(mine)}"
                   f" ({', '.join(map(str, refs))}) and LowLatencyServiceFlowReference {f.other}", i, f.other_at,
                   f"{codes[i]}.42.1" if len(f.other_at) == 2 else f"{codes[i]}.42")
+
+    # MULPI's dual queue is a Low Latency aggregate's: the Immediate AQM on any other flow is not run
+    # (hfcprov.model.lld: the modem runs DOCSIS-PIE on it)
+    low_latency = {(facts[i].direction, key[1], facts[i].other) for key, i in asfs.items() if facts[i].flags[0]}
+    for direction, by_ref in flows.items():
+        for ref, i in by_ref.items():
+            f = facts[i]
+            if f.flags and (direction, f.target, ref) not in low_latency:
+                r.add("iaqm-alone", f"service flow {r.name(i)} (ref {ref}): AQMAlgorithm 2 (Immediate AQM) is the "
+                      "low-latency queue's AQM of a Low Latency aggregate, and this flow is no aggregate's "
+                      "low-latency flow (70/71.42.1): a modem runs DOCSIS-PIE on it, no dual queue", i, f.flags[0],
+                      f"{codes[i]}.40.3")
 
     privacy = [f.flags[0] for i, f in enumerate(facts) if f is not None and codes[i] == 29]
     if privacy and privacy[-1] == 0:

@@ -154,13 +154,15 @@ class AqmStage:
         return {"flow": self.name, "rate_bps": self.rate * 8.0, "backlogged_s": self.backlogged_s,
                 "lost_bytes": self.lost_bytes}
 
-    def offer(self, pkt: bytes, now: float) -> bool:
+    def offer(self, pkt: bytes, now: float, low_latency: bool | None = None) -> bool:
+        """Queue a packet (False: dropped). ``low_latency``: the dual queue's side as the modem's
+        classifiers chose it (None: by ECN and DSCP, MULPI's default classification)."""
         self.offered += 1
         size = len(pkt)
         self._refill(now)
         if self.kind == "dualq":
             ecn, dscp, key = parse(pkt)
-            out = self.q.enqueue(pkt, size, now, key, ecn, dscp)
+            out = self.q.enqueue(pkt, size, now, key, ecn, dscp, low_latency)
             if out == DROPPED:
                 self.dropped += 1
                 return False
@@ -250,9 +252,11 @@ class FlowDispatch:
     returns None and the caller passes the packet on.
     """
 
-    def __init__(self, stages: list, rules: list = ()) -> None:
+    def __init__(self, stages: list, rules: list = (), roles: list | None = None) -> None:
         self.stages = list(stages)
         self.rules = list(rules)
+        # per band: True the low-latency flow of a dual queue, False its classic flow, None by ECN/DSCP
+        self.roles = list(roles) if roles else [None] * len(self.stages)
         # an aggregate's member flows share one stage (the dual queue): release it once
         self.live = list({id(s): s for s in self.stages if s is not None}.values())
 
@@ -263,8 +267,9 @@ class FlowDispatch:
         return 0
 
     def offer(self, pkt: bytes, now: float) -> bool | None:
-        stage = self.stages[self.classify(pkt)] if len(self.stages) > 1 else self.stages[0]
-        return None if stage is None else stage.offer(pkt, now)
+        band = self.classify(pkt) if len(self.stages) > 1 else 0
+        stage = self.stages[band]
+        return None if stage is None else stage.offer(pkt, now, self.roles[band])
 
     def next_time(self, now: float) -> float | None:
         times = [t for s in self.live if (t := s.next_time(now)) is not None]
@@ -336,6 +341,9 @@ class StagePlan:
     flows: tuple  # FlowStage | None per upstream band
     tc_plans: tuple  # hfcprov.emu.shaping.QueuePlan per upstream band
     rules: tuple = ()  # (Classifier, band) in the order the modem tries them
+    # per band: True the low-latency flow of a dual queue, False its classic flow, when an installed
+    # classifier steers to the low-latency flow (the classifiers choose the queue); else None (ECN/DSCP)
+    roles: tuple = ()
 
     @property
     def staged(self) -> list[FlowStage]:
@@ -345,9 +353,12 @@ class StagePlan:
     def spec(self) -> dict:
         staged = self.staged
         index = {id(f): i for i, f in enumerate(staged)}
-        return {"from": HOME_PREFIX, "stages": [f.as_dict() for f in staged],
+        spec = {"from": HOME_PREFIX, "stages": [f.as_dict() for f in staged],
                 "bands": [None if f is None else index[id(f)] for f in self.flows],
                 "rules": [{"band": band, "classifier": dataclasses.asdict(c)} for c, band in self.rules]}
+        if any(r is not None for r in self.roles):
+            spec["roles"] = list(self.roles)
+        return spec
 
     def args(self) -> list[str]:
         """``hfcprov.emu.delayline`` options that run this stage."""
@@ -355,7 +366,10 @@ class StagePlan:
 
     def as_dict(self) -> dict:
         first = self.staged[0].as_dict()  # the primary staged flow at the top level (status line)
-        return {**first, "where": "userspace (TUN delay line)", "flows": [f.as_dict() for f in self.staged]}
+        d = {**first, "where": "userspace (TUN delay line)", "flows": [f.as_dict() for f in self.staged]}
+        if any(r is not None for r in self.roles):
+            d["roles"] = list(self.roles)  # per band: the dual queue's side its classifiers choose
+        return d
 
 
 def dispatch_from_spec(spec: dict, seed: int = 0) -> FlowDispatch:
@@ -367,19 +381,23 @@ def dispatch_from_spec(spec: dict, seed: int = 0) -> FlowDispatch:
         c = r["classifier"]
         c = Classifier(**{k: tuple(v) if isinstance(v, list) else v for k, v in c.items()})
         rules.append((c, r["band"]))
-    return FlowDispatch([None if i is None else stages[i] for i in spec["bands"]], rules)
+    return FlowDispatch([None if i is None else stages[i] for i in spec["bands"]], rules, spec.get("roles"))
 
 
-def _aggregate_stages(plans: list, aggregates, settings, docsis_version: str) -> dict[int, FlowStage]:
-    """{band: the dual queue} for the member flows of each upstream LLD aggregate service flow.
+def _aggregate_stages(plans: list, aggregates, settings, docsis_version: str) -> tuple[dict, dict]:
+    """``({band: the aggregate's stage}, {band: True for its low-latency flow, False for its classic})``.
 
-    ``asf_keys`` (the simulator's path for ``sim run --config``) gives the aggregate's rate,
-    burst, classic buffer and dual-queue parameters; where it gives no dual queue (no
-    low-latency member, TLV 91, DOCSIS 3.0) it is the classic flow's DOCSIS-PIE at the
-    aggregate's rate, or, without AQM, the members stay per-flow (tc).
+    Which aggregates are LLD dual queues is ``hfcprov.model.low_latency_aggregate``'s rule, read
+    through ``asf_keys`` (the simulator's path for ``sim run --config``): the aggregate's rate,
+    burst, classic buffer and dual-queue parameters. Where the modem runs no dual queue (no
+    low-latency member, TLV 91, DOCSIS 3.0) it is the classic flow's DOCSIS-PIE at the aggregate's
+    rate, or, without AQM, the members stay per-flow (tc).
     """
+    from hfcprov.model import low_latency_aggregate
+
     flows = [p.flow for p in plans]
     out: dict[int, FlowStage] = {}
+    roles: dict[int, bool] = {}
     for asf in aggregates:
         if asf.direction != "upstream" or asf.ref is None:
             continue
@@ -391,13 +409,15 @@ def _aggregate_stages(plans: list, aggregates, settings, docsis_version: str) ->
         params = dict(keys.get("aqm_params") or {})
         if keys["aqm"] == "lld":
             stage = FlowStage("dualq", keys["rate"], int(keys["buffer"]), int(keys["burst"]), None, name, params)
+            lla = low_latency_aggregate(asf, flows, settings, docsis_version)
+            roles.update({i: flows[i] is lla.low_latency for i in bands})
         elif keys["aqm"] == "docsis-pie":  # TLV 91 or DOCSIS 3.0: the classic flow's PIE at the aggregate's rate
             stage = FlowStage("pie", keys["rate"], int(keys["buffer"]), int(keys["burst"]),
                               params.get("latency_target", PieParams().latency_target), name)
         else:
             continue
         out.update(dict.fromkeys(bands, stage))
-    return out
+    return out, roles
 
 
 def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSION, steering: list = (),
@@ -405,14 +425,16 @@ def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSIO
     """The stage for the upstream direction, or None when no upstream flow runs AQM.
 
     Which flows run AQM is ``hfcprov.model.upstream_aqm``'s rule for the modem's DOCSIS
-    version (the simulator's too). Each such flow with a rate gets its own shaper and queue in
-    the stage; the member flows of an LLD aggregate service flow (``aggregates``: the file's
+    version (the simulator's too). Each such flow with a rate gets its own shaper and DOCSIS-PIE
+    queue in the stage (a flow on its own never gets the dual queue, whatever its 24.40.3 says);
+    the member flows of an LLD aggregate service flow (``aggregates``: the file's
     ``AggregateServiceFlow``s, ``settings``: its ``ModemSettings``) share one dual queue at the
     aggregate's rate, as ``sim run --config`` runs it. The stage classifies packets with the
-    installed upstream classifiers (``steering``, from ``classify.steer``) exactly as tc does.
-    Flows without AQM stay in tc.
+    installed upstream classifiers (``steering``, from ``classify.steer``) exactly as tc does; where
+    a classifier steers to an aggregate's low-latency flow, the classifiers also choose the dual
+    queue's side (else ECT(1)/CE and the NQB DSCP do, MULPI's default). Flows without AQM stay in tc.
     """
-    shared = _aggregate_stages(upstream_plans, aggregates, settings, docsis_version) if aggregates else {}
+    shared, roles = _aggregate_stages(upstream_plans, aggregates, settings, docsis_version) if aggregates else ({}, {})
     flows, tc_plans = [], []
     for band, p in enumerate(upstream_plans):
         aqm = upstream_aqm(p.flow, settings, docsis_version)
@@ -423,11 +445,13 @@ def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSIO
             tc_plans.append(p)
             continue
         else:
-            kind = "pie" if aqm.algorithm == "docsis-pie" else "dualq"
-            flows.append(FlowStage(kind, float(p.rate_bps), int(p.buffer), int(p.burst), aqm.latency_target,
+            flows.append(FlowStage("pie", float(p.rate_bps), int(p.buffer), int(p.burst), aqm.latency_target,
                                    p.flow.name))
         tc_plans.append(replace(p, rate_bps=None, peak_bps=None))
     if not any(flows):
         return None
     rules = tuple((s.classifier, s.band) for s in steering if s.classifier.direction == "upstream")
-    return StagePlan(tuple(flows), tuple(tc_plans), rules)
+    steered = {id(shared[band]) for _, band in rules if roles.get(band)}  # aggregates whose LL flow has classifiers
+    band_roles = tuple(roles[band] if band in roles and id(shared[band]) in steered else None
+                       for band in range(len(flows)))
+    return StagePlan(tuple(flows), tuple(tc_plans), rules, band_roles)

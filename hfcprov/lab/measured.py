@@ -66,6 +66,11 @@ def build_config(campaign: Campaign, point: Point, mac: str | None = None) -> tu
         # a measured modem runs what its file says: a point labelled with an AQM must ask for it
         raise PointFailed(f"the grid says aqm={point.aqm} but the rendered upstream flow {flow.path or ''} does "
                           "not enable AQM (24.40); render AQMEncodings from {{ aqm }} in the template")
+    if point.aqm == "lld":
+        try:
+            backends.point_queue(campaign, point, tree)  # MULPI's dual queue: a Low Latency aggregate (TLV 70)
+        except HfcprovError as err:
+            raise PointFailed(str(err)) from None
     secret = secret_value(campaign.target.secret, "target.secret")
     secret = secret.encode() if secret else None
     return encode(tree, secret=secret), flow

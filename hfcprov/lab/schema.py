@@ -185,9 +185,11 @@ class Point:
                         example="[docsis3.1, 'docsis3.1:map_interval=1ms', docsis3.0-4ch]", missing="docsis2.0")
     aqm: str = axis(_choice(AQMS, "aqm"), "file", "TEXT NOT NULL DEFAULT 'none'", "upstream AQM", "aqm", str,
                     lambda v: {"none": "drop-tail", "file": "the modem's AQM"}.get(v, v),
-                    doc="the simulator's upstream queue: " + " | ".join(AQMS) + " (none = drop-tail; file = what "
-                        "the profile's modem runs for the service flow: DOCSIS-PIE on DOCSIS 3.1 unless 24.40 / "
-                        "TLV 76 turn it off, drop-tail on 2.0/3.0)", example="[none, docsis-pie, lld]",
+                    doc="the upstream queue: " + " | ".join(AQMS) + " (none = drop-tail; file = what the profile's "
+                        "modem runs for the rendered file: DOCSIS-PIE on DOCSIS 3.1 unless 24.40 / TLV 76 turn it off, "
+                        "drop-tail on 2.0/3.0, a Low Latency aggregate's dual queue; lld = the file's Low Latency "
+                        "aggregate service flow, TLV 70: the template rendered with aqm lld, or the shipped "
+                        "lld-100x10 without a template; needs a DOCSIS 3.1 profile)", example="[none, docsis-pie, lld]",
                     missing="none")
     rep: int = 0  # repetition, 0-based
     seed: int = 1

@@ -9,12 +9,13 @@ The rules live here and nowhere else:
 - ``ServiceFlow.burst``: Max Traffic Burst, DOCSIS default 3044 bytes.
 - ``AqmSettings``: TLV 24/25.40 with the CM's defaults (DOCSIS-PIE, 10 ms).
 - ``upstream_aqm``: the AQM a modem of a given DOCSIS version runs on a flow's queue
-  (the one rule the simulator and the emulated modem both apply).
+  (the one rule the simulator and the emulated modem both apply); which flows share the
+  Low Latency DOCSIS dual queue is ``hfcprov.model.lld``'s.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 from hfcprov.errors import HfcprovError
@@ -31,6 +32,7 @@ DEFAULT_QUEUE = 64 * 1024  # bytes: the queue when the file has no TargetBuffer
 LARGEST_QUEUE = 1024 * 1024  # bytes: the largest queue it can give one flow
 
 AQM_ALGORITHMS = {1: "docsis-pie", 2: "immediate"}  # 24/25.40.3 (0 and absent: the CM's default)
+DOCSIS_PIE, IMMEDIATE_AQM = 1, 2
 DOCSIS_VERSIONS = ("3.0", "3.1")  # the modem versions ``upstream_aqm`` knows
 DEFAULT_DOCSIS_VERSION = "3.1"  # what operators deploy today: upstream DOCSIS-PIE on by default
 
@@ -142,6 +144,10 @@ class ServiceFlow:
     scheduling_type: int | None = None  # 24.15: 2 best effort, 6 UGS, ...
     max_latency: float | None = None  # 25.14 seconds
     asf_ref: int | None = None  # 24/25.36 the aggregate service flow (TLV 70/71) it belongs to
+    # the file makes it the low-latency flow of its aggregate (70/71.42.1 names it; hfcprov.model.lld)
+    low_latency: bool = False
+    guaranteed_grant_rate: float | None = None  # 24.45 bits/s (Proactive Grant Service)
+    guaranteed_grant_interval: float | None = None  # 24.44 seconds (microseconds in the file)
     buffer: BufferControl = field(default_factory=BufferControl)
     # Where the buffer figures came from: "24.35"/"25.35", "68" (default upstream target), or None.
     buffer_source: str | None = None
@@ -278,6 +284,9 @@ class AggregateServiceFlow:
     coupling_factor: int | None = None  # 70/71.42.5 (tenths)
     scheduling_weight: int | None = None  # 70/71.42.6
     queue_protection: bool | None = None  # 70/71.42.7
+    qp_latency_threshold_us: int | None = None  # 70/71.42.8 QPLatencyThreshold (microseconds)
+    qp_score_threshold_us: int | None = None  # 70/71.42.9 QPQueuingScoreThreshold (microseconds)
+    qp_drain_exponent: int | None = None  # 70/71.42.10 QPDrainRateExponent
     path: str = ""
     min_reserved_rate: float | None = None  # 70/71.10 bits/s
 
@@ -300,6 +309,11 @@ class ModemSettings:
         return bool(self.low_latency_disable)
 
 
+def check_docsis_version(docsis_version: str) -> None:
+    if docsis_version not in DOCSIS_VERSIONS:
+        raise HfcprovError(f"DOCSIS version {docsis_version!r}: expected one of {', '.join(DOCSIS_VERSIONS)}")
+
+
 def upstream_aqm(flow: ServiceFlow, settings: ModemSettings | None = None,
                  docsis_version: str = DEFAULT_DOCSIS_VERSION) -> AqmSettings | None:
     """The AQM a modem runs on ``flow``'s queue, or None for drop-tail: the one rule.
@@ -308,9 +322,12 @@ def upstream_aqm(flow: ServiceFlow, settings: ModemSettings | None = None,
     every upstream flow unless 24.40.1 or TLV 76 (``settings.cm_upstream_aqm_disable``, also
     folded into ``flow.aqm.cm_disabled``) disable it; a DOCSIS 3.0 modem is drop-tail unless
     the file's 24.40 asks for AQM. Downstream queues are the CMTS's: None (not modelled).
+
+    The algorithm is what the modem runs (MULPI C.2.2.7.15.3, ``hfcprov.model.lld``): the
+    Immediate AQM on the low-latency flow of a Low Latency aggregate (its default), DOCSIS-PIE on
+    any other flow, whatever 24.40.3 says (Immediate AQM is the low-latency queue's AQM only).
     """
-    if docsis_version not in DOCSIS_VERSIONS:
-        raise HfcprovError(f"DOCSIS version {docsis_version!r}: expected one of {', '.join(DOCSIS_VERSIONS)}")
+    check_docsis_version(docsis_version)
     aqm = flow.aqm
     if flow.direction != "upstream" or not aqm.enabled:
         return None
@@ -318,4 +335,7 @@ def upstream_aqm(flow: ServiceFlow, settings: ModemSettings | None = None,
         return None
     if docsis_version == "3.0" and not aqm.requested:
         return None
-    return aqm
+    low_latency = flow.low_latency and docsis_version != "3.0" and not (settings and settings.low_latency_disabled)
+    if low_latency:
+        return aqm if aqm.algorithm == "immediate" else replace(aqm, algorithm_code=IMMEDIATE_AQM)
+    return replace(aqm, algorithm_code=DOCSIS_PIE) if aqm.algorithm == "immediate" else aqm

@@ -9,6 +9,7 @@ stays the one place that knows the codes. Units: bits/s, bytes, seconds.
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import replace
 
 from hfcprov.config.dictionary import ROOT, Spec
 from hfcprov.config.tree import ConfigTree, Tlv
@@ -106,7 +107,14 @@ def service_flows(tree: ConfigTree) -> list[ServiceFlow]:
             flows.append(_flow(_Node(t, spec_us if upstream else spec_ds), upstream, path, settings))
     for node, path in _each(tree, "ClassOfService"):
         flows.extend(_class_of_service(node, path))
-    return flows
+    return _mark_low_latency(flows, aggregate_service_flows(tree))
+
+
+def _mark_low_latency(flows: list[ServiceFlow], aggregates: list[AggregateServiceFlow]) -> list[ServiceFlow]:
+    """``ServiceFlow.low_latency`` for each flow an aggregate's 70/71.42.1 names (and that names it, 24/25.36)."""
+    ll = {(a.direction, a.ref, a.low_latency_ref) for a in aggregates if a.low_latency_ref is not None}
+    return [replace(f, low_latency=True) if (f.direction, f.asf_ref, f.ref) in ll and f.asf_ref is not None else f
+            for f in flows]
 
 
 # Fields whose dictionary name differs by direction: (upstream name, downstream name); None: not in that direction.
@@ -118,6 +126,8 @@ _BY_DIRECTION = {
     "max_concatenated_burst": ("MaxConcatenatedBurst", None),
     "scheduling_type": ("SchedulingType", None),
     "max_latency": (None, "MaxDsLatency"),
+    "guaranteed_grant_rate": ("GuaranteedGrantRate", None),
+    "guaranteed_grant_interval": ("GuaranteedGrantInterval", None),
 }
 
 
@@ -148,6 +158,8 @@ def _flow(n: _Node, upstream: bool, path: str, settings: ModemSettings) -> Servi
                           iaqm_range_exponent=node.int("ImmediateAQMRangeExponent"),
                           cm_disabled=aqm.cm_disabled)
     latency = n.int(named("max_latency")) if named("max_latency") else None
+    ggr = n.float(named("guaranteed_grant_rate")) if upstream else None
+    ggi = n.int(named("guaranteed_grant_interval")) if upstream else None
     return ServiceFlow(
         direction="upstream" if upstream else "downstream",
         ref=n.int(named("ref")), sfid=n.int(named("sfid")),
@@ -159,6 +171,7 @@ def _flow(n: _Node, upstream: bool, path: str, settings: ModemSettings) -> Servi
         scheduling_type=n.int(named("scheduling_type")) if upstream else None,
         max_latency=latency / 1e6 if latency is not None else None,  # MaxDsLatency is in microseconds
         asf_ref=n.int(named("asf_ref")),
+        guaranteed_grant_rate=ggr, guaranteed_grant_interval=ggi / 1e6 if ggi else None,  # GGI is in microseconds
         buffer=buffer, buffer_source=source, aqm=aqm, path=path,
     )
 
@@ -195,7 +208,10 @@ def aggregate_service_flows(tree: ConfigTree) -> list[AggregateServiceFlow]:
                 low_latency_scn=ll.str("LowLatencySFSCN") if ll else None,
                 coupling_factor=ll.int("AQMCouplingFactor") if ll else None,
                 scheduling_weight=ll.int("SchedulingWeight") if ll else None,
-                queue_protection=None if qp is None else bool(qp), path=path))
+                queue_protection=None if qp is None else bool(qp),
+                qp_latency_threshold_us=ll.int("QPLatencyThreshold") if ll else None,
+                qp_score_threshold_us=ll.int("QPQueuingScoreThreshold") if ll else None,
+                qp_drain_exponent=ll.int("QPDrainRateExponent") if ll else None, path=path))
     return out
 
 

@@ -54,6 +54,9 @@ class DualQParams:
     # (1: each interval's own count, as MULPI Annex O; the default smooths it, see docs/sim.md)
     ll_rate_gain: float = 0.125
     ll_dscp: tuple = (DSCP_NQB,)
+    # the low-latency delay estimate: "queue" (its bytes at the maximum rate, Annex N's qdelayCoupledL) or
+    # "virtual" (Annex N.3's qdelayCoupledV, a virtual queue draining at that rate: what a CM's upstream uses)
+    ll_estimator: str = "queue"
     queue_protection: bool = True
     qprotect: QProtectParams = field(default_factory=QProtectParams)
     classic: PieParams = field(default_factory=PieParams)
@@ -63,6 +66,8 @@ class DualQParams:
             raise AqmConfigError(f"dual queue: scheduling weight must be in 1..255, got {self.weight}")
         if not 0 <= self.coupling <= 25.5:
             raise AqmConfigError(f"dual queue: coupling factor must be in 0..25.5, got {self.coupling}")
+        if self.ll_estimator not in ("queue", "virtual"):
+            raise AqmConfigError(f"dual queue: ll_estimator {self.ll_estimator!r} is not queue or virtual")
         if not 0 <= self.iaqm_lg_range <= 25 or self.iaqm_max_th <= 0:
             raise AqmConfigError("dual queue: IAQM range exponent in 0..25 and max threshold > 0")
 
@@ -112,14 +117,25 @@ class DualQueue:
         self.c_quantum = p.quantum - self.l_quantum
         self.marks = 0
         self.forced_drops = 0
+        self.vq = 0.0 if p.ll_estimator == "virtual" else None  # s of virtual queue (qdelayCoupledV)
+        self.vq_t = start
 
     # -- classification and estimates ---------------------------------------------
     def classify(self, ecn: int, dscp: int = 0) -> bool:
         """True: the low-latency queue (ECT(1) or CE, or a low-latency DSCP)."""
         return ecn == ECT1 or ecn == CE or (dscp in self.p.ll_dscp)
 
-    def qdelay_l(self, extra: int = 0) -> float:
-        return (self.l_bytes + extra) * 8.0 / self.max_rate
+    def qdelay_l(self, extra: int = 0, now: float | None = None) -> float:
+        """The low-latency queue delay the immediate AQM and queue protection see for a packet of
+        ``extra`` bytes: the queue at the maximum rate (MULPI Annex N's qdelayCoupledL), or with
+        ``ll_estimator: virtual`` a virtual queue draining at it (qdelayCoupledV, the CM's upstream
+        estimate: a request-grant loop's worth of packets waiting for their grant is not a queue)."""
+        if self.vq is None:
+            return (self.l_bytes + extra) * 8.0 / self.max_rate
+        if now is not None:
+            self.vq = max(0.0, self.vq - (now - self.vq_t))
+            self.vq_t = now
+        return self.vq + extra * 8.0 / self.max_rate
 
     def qdelay_c(self) -> float:
         """Classic queue delay from the rate the low-latency side leaves it (MULPI Annex O)."""
@@ -167,16 +183,31 @@ class DualQueue:
             self.prob_cl = min(self.p.coupling * math.sqrt(pie.drop_prob), 1.0)
 
     # -- data path -----------------------------------------------------------------
-    def enqueue(self, item, size: int, now: float, flow=0, ecn: int = NOT_ECT, dscp: int = 0) -> int:
+    def enqueue(self, item, size: int, now: float, flow=0, ecn: int = NOT_ECT, dscp: int = 0,
+                low_latency: bool | None = None) -> int:
+        """Queue a packet; ``low_latency``: the modem's classifiers already chose the queue (the
+        low-latency flow's or the classic's); None: MULPI's default, ECT(1)/CE or a low-latency DSCP."""
+        out = self.admit(size, now, flow, ecn, dscp, low_latency)
+        if out == LOW_LATENCY or out == LOW_LATENCY_MARKED:
+            self.lq.append((item, size, now))
+        elif out != DROPPED:
+            self.cq.append((item, size, now))
+        return out
+
+    def admit(self, size: int, now: float, flow=0, ecn: int = NOT_ECT, dscp: int = 0,
+              low_latency: bool | None = None) -> int:
+        """``enqueue``'s decision for an owner that keeps the two queues itself (a request-grant CM
+        drains each by its own grants): the outcome, with the packet counted in the queue it names
+        (LOW_LATENCY*, or CLASSIC / SANCTIONED); the owner calls ``departed`` when it leaves."""
         if self.pie.next_update <= now:
             self.update(now)
-        if self.classify(ecn, dscp):
-            qd = self.qdelay_l(size)
+        if self.classify(ecn, dscp) if low_latency is None else low_latency:
+            qd = self.qdelay_l(size, now)
             pn = self.prob_native(qd) if self.p.iaqm else 0.0
             qp = self.qp
             if qp is not None and qp.protect(flow, flow_hash(flow, self.salt) if isinstance(flow, int) else hash(flow),
                                              size, qd, pn, now):
-                return SANCTIONED if self._classic(item, size, now) else DROPPED
+                return SANCTIONED if self._classic(size) else DROPPED
             mark = False
             if self.p.iaqm and ecn != NOT_ECT:  # Not-ECT (NQB by DSCP) is never marked nor dropped
                 prob = max(self.prob_cl, pn)
@@ -187,23 +218,31 @@ class DualQueue:
             if self.l_bytes >= self.ll_limit - self.p.max_frame:
                 self.forced_drops += 1
                 return DROPPED
-            self.lq.append((item, size, now))
             self.l_bytes += size
+            if self.vq is not None:
+                self.vq += size * 8.0 / self.max_rate
             if mark:
                 self.marks += 1
                 return LOW_LATENCY_MARKED
             return LOW_LATENCY
-        return CLASSIC if self._classic(item, size, now) else DROPPED
+        return CLASSIC if self._classic(size) else DROPPED
 
-    def _classic(self, item, size: int, now: float) -> bool:
+    def _classic(self, size: int) -> bool:
         if self.c_bytes + size > self.classic_limit:
             self.forced_drops += 1
             return False
         if self.pie.drop_early(size, self.c_bytes):
             return False
-        self.cq.append((item, size, now))
         self.c_bytes += size
         return True
+
+    def departed(self, size: int, low_latency: bool) -> None:
+        """A packet ``admit`` counted left its queue (the owner's)."""
+        if low_latency:
+            self.l_bytes -= size
+            self.interval_bits_l += 8 * size
+        else:
+            self.c_bytes -= size
 
     def __len__(self) -> int:
         return len(self.cq) + len(self.lq)
@@ -223,12 +262,11 @@ class DualQueue:
         if ll:
             item, size, t = lq.popleft()
             self.l_def -= size if cq else 0.0
-            self.l_bytes -= size
-            self.interval_bits_l += 8 * size
+            self.departed(size, True)
             return item, size, t, True
         item, size, t = cq.popleft()
         self.c_def -= size if lq else 0.0
-        self.c_bytes -= size
+        self.departed(size, False)
         return item, size, t, False
 
     def _drr(self) -> bool:

@@ -26,7 +26,8 @@ from __future__ import annotations
 import dataclasses
 
 from hfcprov.errors import HfcprovError
-from hfcprov.model import DEFAULT_DOCSIS_VERSION, upstream_aqm
+from hfcprov.model import DEFAULT_DOCSIS_VERSION, low_latency_aggregate, upstream_aqm
+from hfcprov.model.lld import members as lld_members
 from hfcprov.queue.dualq import DualQParams
 from hfcprov.queue.pie import AqmConfigError, PieParams
 from hfcprov.queue.qprotect import QProtectParams
@@ -38,7 +39,7 @@ AQMS = ("none", "docsis-pie", "lld")
 DURATION_KEYS = {"latency_target", "interval", "max_burst", "burst_reset_timeout", "latency_low", "latency_high",
               "iaqm_max_th", "qp_latency_threshold", "qp_score_threshold"}
 _BYTES = {"mean_pkt", "min_pkt", "max_frame", "quantum", "ll_buffer"}
-_RATES = {"ll_rate"}
+_RATES = {"ll_rate", "classic_rate"}
 _QP = {"qp_latency_threshold": "latency_threshold", "qp_score_threshold": "score_threshold",
        "qp_lg_aging": "lg_aging"}
 
@@ -53,6 +54,7 @@ def dualq_params(params: dict | None) -> tuple[DualQParams, int | None, float | 
     p = dict(params or {})
     ll_buffer = p.pop("ll_buffer", None)
     ll_rate = p.pop("ll_rate", None)
+    p.pop("classic_rate", None)  # the classic flow's own rate: the request-grant CM shapes its requests by it
     nqb = bool(p.pop("nqb_probes", False))
     for k in ("classic", "qprotect"):  # built below from the flat keys; a nested mapping would be lost
         if k in p:
@@ -69,7 +71,7 @@ def dualq_params(params: dict | None) -> tuple[DualQParams, int | None, float | 
 
 def _build(cls, kw: dict, what: str):
     known = {f.name for f in dataclasses.fields(cls)}
-    extra = {"lld": set(_QP) | {"ll_buffer", "ll_rate", "nqb_probes"} | {f.name for f in dataclasses.fields(PieParams)}}.get(what, set())
+    extra = {"lld": set(_QP) | {"ll_buffer", "ll_rate", "classic_rate", "nqb_probes"} | {f.name for f in dataclasses.fields(PieParams)}}.get(what, set())
     for k in kw:
         if k not in known:
             allowed = sorted((known | extra) - {"classic", "qprotect"})
@@ -115,40 +117,49 @@ def parse_params(value, aqm: str) -> dict | None:
 
 def aqm_keys(sf, docsis_version: str = DEFAULT_DOCSIS_VERSION, settings=None) -> dict:
     """``{"aqm": ..., "aqm_params": ...}`` for one ``hfcprov.model.ServiceFlow`` on its own, on a
-    modem of ``docsis_version`` (``hfcprov.model.upstream_aqm``: the emulated modem's rule too)."""
+    modem of ``docsis_version`` (``hfcprov.model.upstream_aqm``: the emulated modem's rule too).
+
+    A flow on its own never gets the dual queue: 24.40.3 = 2 (Immediate AQM) on a flow that is no
+    aggregate's low-latency flow runs DOCSIS-PIE (``hfcprov.model.lld``). The low-latency flow of
+    an aggregate is simulated with its aggregate (``asf_keys``), not alone.
+    """
     aqm = upstream_aqm(sf, settings, docsis_version)
     if aqm is None:
         return {"aqm": "none"}
-    if aqm.algorithm == "immediate":  # a flow with only the immediate AQM: a low-latency queue
-        return {"aqm": "lld", "aqm_params": _iaqm(sf)}
+    if aqm.algorithm == "immediate":
+        raise AqmConfigError(f"{sf.name} is the low-latency flow of aggregate service flow {sf.asf_ref}: "
+                             "its queue is the aggregate's dual queue (simulate the aggregate)")
     params = {}
     if aqm.latency_target_ms:
         params["latency_target"] = aqm.latency_target
     return {"aqm": "docsis-pie", "aqm_params": params or None}
 
 
-def _iaqm(sf) -> dict:
+def _iaqm(aqm) -> dict:
+    """The immediate AQM ramp's keys (24.40.4/5) where the file sets them; ``iaqm: False`` when off."""
+    if aqm is None:
+        return {"iaqm": False}
     p = {}
-    if sf.aqm.iaqm_max_threshold_us:
-        p["iaqm_max_th"] = sf.aqm.iaqm_max_threshold
-    if sf.aqm.iaqm_range_exponent is not None:
-        p["iaqm_lg_range"] = sf.aqm.iaqm_range_exponent
+    if aqm.iaqm_max_threshold_us:
+        p["iaqm_max_th"] = aqm.iaqm_max_threshold
+    if aqm.iaqm_range_exponent is not None:
+        p["iaqm_lg_range"] = aqm.iaqm_range_exponent
     return p
 
 
 def asf_keys(asf, flows, settings=None, docsis_version: str = DEFAULT_DOCSIS_VERSION) -> dict:
-    """Scenario keys for an upstream aggregate service flow (Low Latency DOCSIS): its rate and
-    burst, the classic flow's buffer as the classic queue, and ``aqm: lld`` with the 70.42
-    encodings, the classic flow's latency target and the low-latency flow's IAQM ramp.
+    """Scenario keys for an upstream aggregate service flow, as ``hfcprov.model.low_latency_aggregate``
+    says the modem runs it: the aggregate's rate and burst, the classic flow's buffer as the classic
+    queue, and ``aqm: lld`` with the 70.42 encodings (coupling, weight, queue protection and its
+    thresholds), the classic flow's latency target, the low-latency flow's IAQM ramp, buffer and rate;
+    ``pgs`` when the low-latency flow has a Guaranteed Grant Rate (Proactive Grant Service).
 
     ``flows``: the file's ``ServiceFlow``s (the members are found by 24.36 / 70.42.1);
-    ``settings``: ``hfcprov.model.ModemSettings`` (TLV 91 turns the aggregate back into
-    its classic flow with DOCSIS-PIE). A DOCSIS 3.0 modem has no Low Latency DOCSIS: the
-    classic flow's queue by ``aqm_keys`` (drop-tail unless its 24.40 asks for AQM).
+    ``settings``: ``hfcprov.model.ModemSettings``. Where the modem runs no dual queue (no
+    low-latency member, TLV 91, a DOCSIS 3.0 modem) the aggregate is its classic flow at the
+    aggregate's rate: ``aqm_keys`` of the classic flow (drop-tail on 3.0 unless its 24.40 asks).
     """
-    members = [f for f in flows if f.asf_ref is not None and f.asf_ref == asf.ref and f.direction == asf.direction]
-    ll = next((f for f in members if asf.low_latency_ref is not None and f.ref == asf.low_latency_ref), None)
-    classic = next((f for f in members if f is not ll), None)
+    classic, _ll = lld_members(asf, flows)
     if classic is None:
         raise AqmConfigError(f"aggregate service flow {asf.path or asf.ref}: no classic service flow names it (24.36)")
     rate = asf.max_sustained_rate or classic.max_sustained_rate
@@ -158,26 +169,34 @@ def asf_keys(asf, flows, settings=None, docsis_version: str = DEFAULT_DOCSIS_VER
             "burst": asf.max_traffic_burst or classic.burst, "name": asf.profile_name or asf.path or ""}
     if asf.peak_rate:
         keys["peak"] = float(asf.peak_rate)
-    if ll is None or (settings is not None and settings.low_latency_disabled) or docsis_version == "3.0":
+    lla = low_latency_aggregate(asf, flows, settings, docsis_version)
+    if lla is None:
         keys.update(aqm_keys(classic, docsis_version, settings))
         return keys
     params: dict = {}
-    if classic.aqm.latency_target_ms:
-        params["latency_target"] = classic.aqm.latency_target
-    params.update(_iaqm(ll))
+    if lla.classic_aqm.latency_target_ms:
+        params["latency_target"] = lla.classic_aqm.latency_target
+    params.update(_iaqm(lla.immediate_aqm))
     if asf.coupling_factor is not None:
-        params["coupling"] = asf.coupling_factor / 10.0
+        params["coupling"] = lla.coupling
     if asf.scheduling_weight:
-        params["weight"] = asf.scheduling_weight
+        params["weight"] = lla.weight
     if asf.queue_protection is not None:
-        params["queue_protection"] = asf.queue_protection
-    b = ll.buffer
-    if any(v is not None for v in (b.minimum, b.target, b.maximum)):
-        # else MULPI's low-latency default: 10 ms at the aggregate rate (``DualQueue``)
-        params["ll_buffer"] = ll.queue_size(default=max(int(0.010 * rate / 8), 40_000))
-    if ll.max_sustained_rate:
-        params["ll_rate"] = float(ll.max_sustained_rate)
+        params["queue_protection"] = lla.queue_protection
+    for key, value in (("qp_latency_threshold", lla.qp_latency_threshold),
+                       ("qp_score_threshold", lla.qp_score_threshold), ("qp_lg_aging", lla.qp_drain_exponent)):
+        if value is not None:
+            params[key] = value
+    ll_buffer = lla.ll_buffer()
+    if ll_buffer is not None:
+        params["ll_buffer"] = ll_buffer
+    if lla.ll_rate:
+        params["ll_rate"] = float(lla.ll_rate)
+    if lla.classic.max_sustained_rate:
+        params["classic_rate"] = float(lla.classic.max_sustained_rate)
     keys.update({"aqm": "lld", "aqm_params": params})
+    if lla.pgs is not None:
+        keys["pgs"] = {"rate": lla.pgs.rate, "interval": lla.pgs.interval}
     return keys
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from hfcprov.config import read_config
-from hfcprov.model import aggregate_service_flows, modem_settings, service_flows
+from hfcprov.model import DEFAULT_DOCSIS_VERSION, aggregate_service_flows, lld_findings, modem_settings, service_flows
 from hfcprov.queue.inputs import DEFAULT_UPSTREAM_MODEL
 from hfcprov.queue.pie import AqmConfigError
 from hfcprov.queue.profile import ProfileError, parse_profile
@@ -35,9 +35,10 @@ def scenario_from_config(path: str | Path, flow_ref: int | None = None, assignme
     An upstream flow runs on the profile's request-grant MAC (the one default upstream model) with the
     AQM the profile's modem applies to it (``hfcprov.model``'s rule for its DOCSIS version). A flow in an
     aggregate service flow (TLV 70/71, Low Latency DOCSIS) is simulated as the aggregate: its rate, the
-    classic flow's queue and the dual queue, on the token bucket (the dual queue does not yet run on the
-    request-grant MAC). ``on_note`` hears what the caller should tell the user (a flow without a
-    TargetBuffer gets the modem's default queue; a Max Traffic Burst that caps the rate on the MAC).
+    classic flow's queue and the dual queue, with Proactive Grant Service where its low-latency flow has a
+    Guaranteed Grant Rate. ``on_note`` hears what the caller should tell the user (a flow without a
+    TargetBuffer gets the modem's default queue; a Max Traffic Burst that caps the rate on the MAC; what
+    the modem does differently from what the file seems to ask, ``hfcprov.model.lld_findings``).
     """
     try:
         modem = parse_profile(profile)
@@ -45,29 +46,13 @@ def scenario_from_config(path: str | Path, flow_ref: int | None = None, assignme
         raise ScenarioError(f"--profile: {err}") from None
     docsis_version = modem.aqm_rule_version
     tree = read_config(path)
-    flows = service_flows(tree)
-    asfs = {(a.direction, a.ref): a for a in aggregate_service_flows(tree)}
-    if flow_ref is not None:
-        chosen = [f for f in flows if f.ref == flow_ref]
-        if not chosen:
-            refs = ", ".join(str(f.ref) for f in flows) or "none"
-            raise ScenarioError(f"{path}: no service flow with reference {flow_ref} (there are: {refs})")
-    else:
-        chosen = [f for f in flows if f.direction == "upstream" and (f.max_sustained_rate or f.asf_ref is not None)] \
-            or [f for f in flows if f.max_sustained_rate]
-        if not chosen:
-            raise ScenarioError(f"{path}: no service flow with a Max Sustained Traffic Rate to simulate")
-    sf = chosen[0]
-    asf = asfs.get((sf.direction, sf.asf_ref)) if sf.asf_ref is not None else None
-    if asf is not None:
-        try:
-            keys = asf_keys(asf, flows, modem_settings(tree), docsis_version)
-        except AqmConfigError as err:
-            raise ScenarioError(f"{path}: {err}") from None
-    else:
-        keys = flow_keys(sf, docsis_version)
+    sf, keys, where = tree_queue(tree, flow_ref, docsis_version, str(path))
     d = {**keys, **DEFAULT_WORKLOAD}
-    if d.get("direction", "upstream") == "upstream" and d.get("aqm", "none") in ("none", "docsis-pie"):
+    if on_note is not None:
+        for line in lld_findings(service_flows(tree), aggregate_service_flows(tree)):
+            on_note(f"{path}: {line}")
+    queues = ("none", "docsis-pie", "lld") if modem.model == "mulpi" else ("none", "docsis-pie")
+    if d.get("direction", "upstream") == "upstream" and d.get("aqm", "none") in queues:
         d.update(mac=DEFAULT_UPSTREAM_MODEL, profile=modem.name)
         if on_note is not None and DEFAULT_UPSTREAM_MODEL == "docsis":
             cap = modem.burst_rate_cap(d["rate"], d["burst"], d.get("peak"))
@@ -80,4 +65,33 @@ def scenario_from_config(path: str | Path, flow_ref: int | None = None, assignme
             on_note(f"{sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "
                     "(hfcprov.model's rule; --set buffer=SIZE to choose another)")
     d = apply_overrides(d, list(assignments))
-    return Scenario.from_dict(d, source=f"{path} {(asf or sf).path}".strip())
+    return Scenario.from_dict(d, source=f"{path} {where}".strip())
+
+
+def tree_queue(tree, flow_ref: int | None = None, docsis_version: str = DEFAULT_DOCSIS_VERSION,
+               source: str = "config") -> tuple:
+    """``(flow, keys, path)``: the flow of a config tree to simulate (``flow_ref``; None: the first
+    upstream flow with a rate or an aggregate), the scenario keys of the queue the modem gives it
+    (``flow_keys``, or ``asf_keys`` for a member of an aggregate service flow) and the TLV path of
+    that queue's flow or aggregate. The one mapping from a file to a queue: ``sim run --config`` and
+    the campaign's points use it."""
+    flows = service_flows(tree)
+    asfs = {(a.direction, a.ref): a for a in aggregate_service_flows(tree)}
+    if flow_ref is not None:
+        chosen = [f for f in flows if f.ref == flow_ref]
+        if not chosen:
+            refs = ", ".join(str(f.ref) for f in flows) or "none"
+            raise ScenarioError(f"{source}: no service flow with reference {flow_ref} (there are: {refs})")
+    else:
+        chosen = [f for f in flows if f.direction == "upstream" and (f.max_sustained_rate or f.asf_ref is not None)] \
+            or [f for f in flows if f.max_sustained_rate]
+        if not chosen:
+            raise ScenarioError(f"{source}: no service flow with a Max Sustained Traffic Rate to simulate")
+    sf = chosen[0]
+    asf = asfs.get((sf.direction, sf.asf_ref)) if sf.asf_ref is not None else None
+    try:
+        keys = asf_keys(asf, flows, modem_settings(tree), docsis_version) if asf is not None \
+            else flow_keys(sf, docsis_version)
+    except AqmConfigError as err:
+        raise ScenarioError(f"{source}: {err}") from None
+    return sf, keys, (asf or sf).path

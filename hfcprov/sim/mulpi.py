@@ -31,16 +31,26 @@ the MAC header); the rate limiter counts the Ethernet frame (MULPI C.2.2.7.2): t
 sees requests in MAC-frame bytes, grants at the rate x (frame + MAC header) / frame for
 ``mean_frame``-byte frames.
 
-Extending it (Low Latency DOCSIS, Proactive Grant Service): an ``Aggregate`` owns the token
-bucket and a list of ``CmFlow``s (each its own queue, requests and grants); ``Upstream._map``
-asks each aggregate's ``allocate`` how to split the minislots the bucket allows among its flows'
-backlogs (one flow: all of it). A low-latency flow is a second ``CmFlow`` of the aggregate
-(classified by ECN/DSCP before it), PGS a per-flow ``guaranteed`` grant laid into the MAP before
-the best-effort ones, and ``allocate`` the scheduling weight between the two (MULPI 7.7.3.2).
+Low Latency DOCSIS (``make_low_latency``, put on the scenario's link by
+``hfcprov.sim.aqm.link.LowLatencyCm``): an ``Aggregate`` owns the token bucket and its ``CmFlow``s
+(each its own queue, requests and grants); a Low Latency aggregate has two, the classic flow and
+the low-latency one, and ``Aggregate.schedule`` places each MAP's grants as CableLabs' docsis-ns3
+documents its scheduler: Proactive Grant Service grants first (Guaranteed Grant Rate x Interval,
+the rate paid its MAC headers as the bucket is, every Interval's whole frames from the first MAP's
+first frame; not held to the other modems' load), then the best-effort minislots the bucket and
+the free capacity allow, split by the scheduling weight (70.42.6 of 256, MULPI 7.7.3.2) where both
+flows want more than their share, the other flow taking what one leaves; with proactive grants in
+the MAP the low-latency flow's extra minislots extend the first of them and the classic flow takes
+the first free minislots around them, else both go in one block at a random place, the
+low-latency part first. Every granted byte, proactive ones included, leaves the bucket (a deficit
+carries over); what a grant does not use comes back once it has passed. The CM shapes a member's
+requests by that member's own QoS parameters only (the classic flow's Max Sustained Rate when it
+has one; the low-latency flow's never).
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections import deque
 
@@ -49,6 +59,7 @@ from hfcprov.queue.profile import ModemProfile
 from hfcprov.sim.loss import NoLoss
 
 HIST_BIN = 1e-5  # s: the upstream latency histogram's bin (10 us)
+DEFAULT_WEIGHT = 230  # the low-latency flow's scheduling weight of 256 when the aggregate gives none (70.42.6)
 
 
 class LatencyHistogram:
@@ -130,19 +141,13 @@ class Upstream:
         free = self.free_minislots()
         cm_sees = alloc - self.p.cm_map_processing  # the MAP reaches the CM
         for agg in self.aggregates:
-            grants = agg.allocate(eng.now, free, self.slot)
-            total = sum(g for _, g in grants)
-            free -= total
-            start = rng.randrange(self.per_map - total + 1) if total else 0
-            for flow, minislots in grants:
-                if minislots:
-                    nbytes = minislots * self.slot
-                    self.granted += nbytes
-                    first_frame = start // self.per_frame
-                    flow.granted(cm_sees, alloc, start, minislots, nbytes,
-                                 alloc + first_frame * self.frame)
-                    start += minislots
-            granted = {f for f, g in grants if g}
+            grants = agg.schedule(eng.now, alloc, free)
+            free -= sum(m for _, _, m, best_effort in grants if best_effort)
+            for flow, start, minislots, _ in grants:
+                nbytes = minislots * self.slot
+                self.granted += nbytes
+                flow.granted(cm_sees, alloc, start, minislots, nbytes, alloc + (start // self.per_frame) * self.frame)
+            granted = {f for f, _, m, _ in grants if m}
             for flow in agg.flows:  # a flow this MAP does not grant may contend at a random frame of it
                 if flow not in granted:
                     flow.contention_opportunity(alloc + rng.randrange(self.frames) * self.frame)
@@ -157,10 +162,24 @@ class Aggregate:
     over granted MAC-frame bytes. ``rate=None``: not rate limited.
     """
 
-    def __init__(self, upstream: Upstream, rate: float | None, burst: int, peak: float | None) -> None:
+    def __init__(self, upstream: Upstream, rate: float | None, burst: int, peak: float | None,
+                 weight: int | None = None, pgs: tuple[float, float | None] | None = None) -> None:
         p = upstream.p
         self.upstream = upstream
+        self.weight = weight  # of 256: the low-latency flow's share when both flows want more (MULPI 7.7.3.2)
+        self.low_latency: CmFlow | None = None  # the second flow of a Low Latency aggregate
         pay = (p.mean_frame + p.mac_header) / p.mean_frame
+        self.pgs_minislots = 0  # Proactive Grant Service: minislots granted every pgs_every frames
+        self.pgs_every = 0
+        self.pgs_next = None  # s: the frame of the next proactive grant
+        if pgs is not None:
+            ggr, ggi = pgs
+            frames = int((ggi or upstream.interval) / upstream.frame + 1e-9)
+            if frames < 1:
+                raise ValueError(f"pgs.interval {ggi:g} s is shorter than one frame ({upstream.frame * 1e6:.0f} us)")
+            nbytes = math.ceil(ggr * pay / 8 * frames * upstream.frame)  # B_G >= GGR x GGI (MAC headers paid)
+            self.pgs_minislots = -(-nbytes // upstream.slot)
+            self.pgs_every = frames
         self.rate = rate * pay / 8 if rate else None  # bytes/s of MAC frames
         self.peak = peak * pay / 8 if peak else None
         self.burst = burst
@@ -190,7 +209,7 @@ class Aggregate:
 
     def allocate(self, now: float, free: int, slot: int) -> list:
         """``[(flow, minislots)]`` for this MAP within ``free`` minislots and the bucket. One flow takes
-        all the bucket allows of its backlog; LLD's scheduling weight between two flows goes here."""
+        all the bucket allows of its backlog (a Low Latency aggregate's two flows: ``schedule``)."""
         allowed = self._bucket(now)
         grants = []
         if allowed <= 0 or free <= 0:
@@ -210,6 +229,84 @@ class Aggregate:
                     self.ptokens = max(0.0, self.ptokens - nbytes)
         return grants
 
+    def schedule(self, now: float, alloc: float, free: int) -> list:
+        """``[(flow, start minislot, minislots, best_effort)]``: this MAP's grants, placed. One flow: all the
+        bucket allows of its backlog, one block at a random place. A Low Latency aggregate as CableLabs'
+        docsis-ns3 grants it (its model documentation): the proactive grants first (every ``pgs_every``
+        frames, not held to the free capacity), then the best-effort minislots the bucket and the free
+        capacity allow, split by the scheduling weight where both flows want more than their share; with
+        proactive grants in the MAP the low-latency flow's extra minislots extend the first one and the
+        classic flow takes the first free minislots, else both go in one block at a random place, the
+        low-latency part first."""
+        up = self.upstream
+        if self.low_latency is None:
+            grants = self.allocate(now, free, up.slot)
+            total = sum(g for _, g in grants)
+            start = up.rng.randrange(up.per_map - total + 1) if total else 0
+            out = []
+            for flow, minislots in grants:
+                if minislots:
+                    out.append((flow, start, minislots, True))
+                    start += minislots
+            return out
+        classic, ll = self.flows[0], self.low_latency
+        pgs_at = []  # minislot offsets of this MAP's proactive grants
+        if self.pgs_minislots:
+            if self.pgs_next is None:
+                self.pgs_next = alloc  # the first proactive grant: the first frame of the first MAP
+            end = alloc + up.interval - up.frame / 2
+            while self.pgs_next < end:
+                pgs_at.append(round((self.pgs_next - alloc) / up.frame) * up.per_frame)
+                self.pgs_next += self.pgs_every * up.frame
+        pgs = len(pgs_at) * self.pgs_minislots
+        allowed = self._bucket(now)
+        c = 0
+        l_total = pgs
+        if allowed > 0 and (classic.backlog > 0 or ll.backlog > 0) and free > 0:
+            slot = up.slot
+            available = min(free, -(-int(allowed) // slot) if allowed < (1 << 40) else free)
+            max_c = -(-classic.backlog // slot)
+            max_l = max(-(-ll.backlog // slot), pgs)
+            total = max(min(available, max_c + max_l), pgs)
+            if pgs >= max_l:
+                c = min(available - pgs, max_c) if available > pgs else 0
+            else:
+                lw = max(int(total * (self.weight or DEFAULT_WEIGHT) / 256), pgs)
+                cw = total - lw
+                if max_l <= lw and max_c <= cw:
+                    c, l_total = max_c, max_l
+                elif max_l > lw and max_c > cw:
+                    c, l_total = cw, lw
+                elif max_l <= lw:
+                    c, l_total = min(total - max_l, max_c), max_l
+                else:
+                    c, l_total = max_c, min(total - max_c, max_l)
+        if c + l_total == 0:
+            return []
+        for flow, minislots in ((classic, c), (ll, l_total)):
+            nbytes = minislots * up.slot
+            flow.backlog = max(0, flow.backlog - nbytes)
+            if self.rate is not None:
+                self.tokens -= nbytes  # a deficit carries over (proactive grants may exceed the bucket)
+                if self.peak is not None:
+                    self.ptokens -= nbytes
+        extra = l_total - pgs
+        if pgs_at:  # the LL flow's extra minislots on its first proactive grant; classic from the front
+            out = [(ll, at, self.pgs_minislots + (extra if i == 0 else 0), i == 0 and extra > 0)
+                   for i, at in enumerate(pgs_at)]
+            busy = sorted((at, at + m) for _, at, m, _ in out)
+            at = 0
+            for lo, hi in busy + [(up.per_map, up.per_map)]:
+                if c and lo > at:
+                    take = min(c, lo - at)
+                    out.append((classic, at, take, True))
+                    c -= take
+                at = max(at, hi)
+            return out
+        start = up.rng.randrange(max(1, up.per_map - extra - c + 1))
+        out = [(ll, start, extra, True)] if extra else []
+        return out + ([(classic, start + extra, c, True)] if c else [])
+
     def refund(self, when: float, nbytes: int) -> None:
         if nbytes > 0 and self.rate is not None:
             self.refunds.append((when, nbytes))
@@ -221,14 +318,18 @@ class CmFlow:
     __slots__ = (
         "accepted", "aggregate", "backlog", "burst", "bytes_sent", "charged", "collisions", "opportunities",
         "delay", "delivery", "dropped", "engine", "frame", "frame_overhead", "grants", "head_sent", "hist",
-        "line", "limit", "loss", "lost", "measure_from", "measured", "name", "pending_removal", "peak",
+        "line", "limit", "loss", "lost", "measure_from", "measured", "name", "on_depart", "pending_removal", "peak",
         "per_frame", "prep", "qbytes", "queue", "rate", "req_pipeline", "requests_contention",
         "requests_piggyback", "rng", "sink", "slot", "t_last", "t_tokens", "tokens", "upstream", "wait_byte_sum",
         "wait_sum",
     )
 
     def __init__(self, aggregate: Aggregate, sink=None, *, delay: float = 0.0, buffer: int | None = None,
-                 loss=None, rng: random.Random | None = None, name: str = "") -> None:
+                 loss=None, rng: random.Random | None = None, name: str = "",
+                 shaper: tuple[float | None, int, float | None] | None = None) -> None:
+        """``shaper``: the flow's own (Max Sustained Rate b/s, Max Traffic Burst, Peak Rate b/s) its CM
+        shapes its requests with, when it is not the aggregate's one flow (a Low Latency aggregate's
+        members: a rate of None, not shaped); None: the aggregate's."""
         up = aggregate.upstream
         p = up.p
         self.aggregate = aggregate
@@ -247,10 +348,15 @@ class CmFlow:
         self.delivery = p.delivery_delay
         self.frame_overhead = ETHERNET_OVERHEAD + p.mac_header  # bytes a packet takes as a MAC frame
         # the CM's own request shaper (bytes/s of MAC frames, as the CMTS's)
-        self.rate = aggregate.rate
-        self.peak = aggregate.peak
-        self.burst = aggregate.burst
-        self.tokens = float(aggregate.burst)
+        self.rate, self.peak, self.burst = aggregate.rate, aggregate.peak, aggregate.burst
+        if shaper is not None:
+            pay = (p.mean_frame + p.mac_header) / p.mean_frame
+            rate, burst, peak = shaper
+            self.rate = rate * pay / 8 if rate else None
+            self.peak = peak * pay / 8 if peak else None
+            self.burst = burst
+        self.on_depart = None  # called with (pkt, frame bytes) as a packet leaves the queue (a dual queue's owner)
+        self.tokens = float(self.burst)
         self.t_tokens = 0.0
         self.queue: deque = deque()  # (pkt, frame bytes, arrival time)
         self.qbytes = 0  # MAC-frame bytes queued (the buffer's count), the head's sent part included
@@ -403,6 +509,8 @@ class CmFlow:
             self.head_sent = 0
             self.qbytes -= fsize
             self.bytes_sent += fsize
+            if self.on_depart is not None:
+                self.on_depart(pkt, fsize)
             last_slot = start + -(-used // slot) - 1
             at = deliver_base + (last_slot // per_frame) * frame
             if arrived >= measure_from:
@@ -446,3 +554,21 @@ def make_flow(engine, profile: ModemProfile, *, sink, delay: float, buffer: int 
     upstream = Upstream(engine, profile, random.Random(f"mulpi-{seed}"))
     aggregate = Aggregate(upstream, rate, burst, peak)
     return CmFlow(aggregate, sink, delay=delay, buffer=buffer, loss=loss, name="cm0")
+
+
+def make_low_latency(engine, profile: ModemProfile, *, sink, delay: float, rate: float, burst: int,
+                     peak: float | None, classic_rate: float | None, weight: int | None,
+                     pgs: tuple[float, float | None] | None, loss, seed) -> tuple[CmFlow, CmFlow]:
+    """One CM with a Low Latency aggregate (its classic and low-latency flows) on its own upstream:
+    ``(classic, low_latency)``. The CMTS grants by the aggregate's bucket (``rate``, ``burst``, ``peak``),
+    split by ``weight`` with ``pgs`` (Guaranteed Grant Rate b/s, Interval s or None) proactive grants to
+    the low-latency flow; the CM shapes the classic flow's requests by its own ``classic_rate`` (None: not
+    shaped, as docsis-ns3's aggregate without classic QoS parameters), never the low-latency flow's. The
+    queues' limits are the dual queue's (``hfcprov.sim.aqm.link.LowLatencyCm``), not the flows'."""
+    upstream = Upstream(engine, profile, random.Random(f"mulpi-{seed}"))
+    aggregate = Aggregate(upstream, rate, burst, peak, weight=weight or DEFAULT_WEIGHT, pgs=pgs)
+    classic = CmFlow(aggregate, sink, delay=delay, loss=loss, name="cm0.classic",
+                     shaper=(classic_rate, burst, None))
+    ll = CmFlow(aggregate, sink, delay=delay, loss=loss, name="cm0.ll", shaper=(None, 0, None))
+    aggregate.low_latency = ll
+    return classic, ll

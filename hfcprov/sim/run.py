@@ -345,10 +345,17 @@ def _check(sc: Scenario) -> None:
             raise ScenarioError(f"{key}: unknown {what} {getattr(sc, key)!r} (known: {', '.join(registry)})")
     if sc.aqm_params and sc.aqm == "none":
         raise ScenarioError("aqm_params: only used with an aqm (known: " + ", ".join(k for k in QUEUES if k != "none") + ")")
-    if sc.aqm not in ("none", "docsis-pie") and sc.mac != "tokenbucket":
-        raise ScenarioError(f"aqm: {sc.aqm} needs mac: tokenbucket (the request-grant CM runs none or docsis-pie)")
+    if sc.aqm not in ("none", "docsis-pie") and sc.mac not in ("tokenbucket", "docsis"):
+        raise ScenarioError(f"aqm: {sc.aqm} runs in a modem's upstream (mac: tokenbucket or docsis), not mac: {sc.mac}")
     if sc.aqm == "docsis-pie" and sc.mac not in ("tokenbucket", "docsis"):
         raise ScenarioError(f"aqm: docsis-pie runs in a modem's upstream (mac: tokenbucket or docsis), not mac: {sc.mac}")
+    if sc.pgs is not None:
+        if sc.aqm != "lld":
+            raise ScenarioError("pgs: Proactive Grant Service is for the low-latency flow of an LLD aggregate (aqm: lld)")
+        if sc.pgs.rate <= 0:
+            raise ScenarioError("pgs.rate: the Guaranteed Grant Rate must be > 0")
+        if sc.pgs.interval is not None and sc.pgs.interval <= 0:
+            raise ScenarioError("pgs.interval: the Guaranteed Grant Interval must be > 0 (or null: one MAP interval)")
     if sc.mac_params and sc.mac == "tokenbucket":
         raise ScenarioError("mac_params: only used with mac: docsis or cmts (a link model that has them)")
     if sc.reverse_mac_params and sc.reverse_mac == "tokenbucket":

@@ -108,6 +108,17 @@ class VoiceSpec:
 
 
 @dataclass
+class PgsSpec:
+    """Proactive Grant Service on the low-latency flow of an LLD aggregate (``aqm: lld``): the CMTS
+    grants it ``rate`` (Guaranteed Grant Rate, 24.45) every ``interval`` (Guaranteed Grant Interval,
+    24.44; None: one MAP interval) without a request. Only a request-grant upstream has grants to
+    give; on the token bucket there is no grant to wait for and it changes nothing."""
+
+    rate: float = 0.0  # bits/s
+    interval: float | None = None  # s
+
+
+@dataclass
 class FlowSpec:
     start: float = 0.0  # s
     size: int | None = None  # bytes; None: long-lived (runs to the end)
@@ -142,6 +153,7 @@ class Scenario:
     # hfcprov.sim.links.QUEUES (issue 20's AQMs); aqm_params: that discipline's parameters
     aqm: str = "none"
     aqm_params: dict | None = None
+    pgs: PgsSpec | None = None  # aqm: lld: Proactive Grant Service on the low-latency flow
     voice: VoiceSpec | None = None  # a voice call beside the flows; None: none
     flows: list[FlowSpec] = field(default_factory=lambda: [FlowSpec()])
     tcp: TcpOptions = field(default_factory=TcpOptions)
@@ -156,6 +168,10 @@ class Scenario:
     start_jitter: float = 0.01
     sample_interval: float | None = 0.1  # s between queue/cwnd samples; None: no series
     name: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.pgs, dict):  # as hfcprov.queue.select.asf_keys gives it: plain numbers
+            self.pgs = PgsSpec(**self.pgs)
 
     # -- construction ---------------------------------------------------------
     @classmethod
@@ -220,7 +236,7 @@ _PARSERS = {
     "initial_rto": parse_duration, "delack_timeout": parse_duration, "start": parse_duration,
     "jitter_buffer": parse_duration, "tail": parse_duration,
     "duration": parse_duration, "warmup": parse_duration, "sample_interval": parse_duration,
-    "start_jitter": parse_duration,
+    "start_jitter": parse_duration, "interval": parse_duration,
 }
 # Written by a person: a number is read as its text (hfcprov.units.as_written: a time needs its unit)
 # and the CLI's plausibility checks apply (an RTT over 10 s, a link rate under 1 kb/s).
@@ -236,7 +252,7 @@ def _loss_fraction(value) -> float:
 
 # a loss model's keys are a fraction and a packet count, not the link's rate and burst bytes
 _LOSS_PARSERS = {"rate": _loss_fraction, "burst": float}
-_NESTED = {"tcp": TcpOptions, "data_loss": LossSpec, "ack_loss": LossSpec, "voice": VoiceSpec}
+_NESTED = {"tcp": TcpOptions, "data_loss": LossSpec, "ack_loss": LossSpec, "voice": VoiceSpec, "pgs": PgsSpec}
 # quantities inside mac_params / reverse_mac_params (hfcprov.queue.grant.MacParams and the CM's keys)
 _MAC_PARSERS = {
     "channel_rate": parse_rate, "map_interval": parse_duration, "map_advance": parse_duration,

@@ -54,20 +54,24 @@ def host_tcp(congestion_control: str | None, mac: str) -> TcpOptions:
 def upload_scenario(flow: ServiceFlow, *, rtt: float, flows: int = 1, congestion_control: str | None = "cubic",
                     mac: str = "docsis", loss: float = 0.0, aqm: str = "none", probe_interval: float = 0.1,
                     duration: float = 20.0, warmup: float = 5.0, seed: int = 1, name: str = "",
-                    profile: str | None = None) -> Scenario:
+                    profile: str | None = None, queue: dict | None = None) -> Scenario:
     """``flows`` bulk uploads through ``flow`` over ``rtt``, probed every ``probe_interval``, on the modem
     ``profile`` (None: the default; it decides the request-grant model and, with ``aqm: file``, the AQM
     rule the modem applies to the flow).
 
     ``duration`` is the measured time, after ``warmup`` (the simulator's own duration includes it).
+    ``queue``: the scenario keys of the queue the modem gives the traffic, as a config file decides
+    them (``hfcprov.sim.fromconfig.tree_queue``: an aggregate service flow's dual queue); None: the
+    flow's own (``flow_keys``) under the ``aqm`` axis value (``aqm_overrides``).
     """
     modem = parse_profile(profile)
-    return Scenario.from_service_flow(
-        flow, modem.aqm_rule_version, rtt=rtt, flows=[FlowSpec() for _ in range(flows)],
-        tcp=host_tcp(congestion_control, mac),
-        data_loss=LossSpec(model="bernoulli", rate=loss) if loss else LossSpec(),
-        probe_rate=1.0 / probe_interval, mac=mac, profile=modem.name if mac == "docsis" else None,
-        duration=warmup + duration, warmup=warmup, seed=seed, name=name, **aqm_overrides(aqm, flow))
+    common = dict(rtt=rtt, flows=[FlowSpec() for _ in range(flows)], tcp=host_tcp(congestion_control, mac),
+                  data_loss=LossSpec(model="bernoulli", rate=loss) if loss else LossSpec(),
+                  probe_rate=1.0 / probe_interval, mac=mac, profile=modem.name if mac == "docsis" else None,
+                  duration=warmup + duration, warmup=warmup, seed=seed, name=name)
+    if queue is not None:
+        return Scenario(**{**queue, **common})
+    return Scenario.from_service_flow(flow, modem.aqm_rule_version, **common, **aqm_overrides(aqm, flow))
 
 
 def simulate(scenario: Scenario, voice: bool = False) -> RunResult:

@@ -67,6 +67,8 @@ def valid_configs(draw):
                 if t.code == code and t.get(1) in pair:
                     t.children.append(Tlv(36, asf))
             ll = draw(st.sampled_from(pair))
+            if draw(st.booleans()):  # the Immediate AQM where MULPI puts it: the aggregate's low-latency flow
+                next(t for t in tlvs if t.code == code and t.get(1) == ll).children.append(Tlv(40, None, [Tlv(3, 2)]))
             tlvs.append(Tlv(asf_code, None, [Tlv(1, asf), Tlv(8, 50_000_000), Tlv(42, None, [Tlv(1, ll)])]))
             asfs[asf_code].append(asf)
     classifiers = []
@@ -124,6 +126,8 @@ def _break(rule: str, tree: ConfigTree, facts: dict, draw) -> bool:
         if not facts["asfs"][70]:
             return False
         tlvs.append(flow(24, new, asf=facts["asfs"][70][0]))  # a third member of a Low Latency aggregate
+    elif rule == "iaqm-alone":  # a flow in no Low Latency aggregate asking for the Immediate AQM
+        tlvs.append(Tlv(24, None, [Tlv(1, new), Tlv(6, 7), Tlv(8, 10_000_000), Tlv(40, None, [Tlv(3, 2)])]))
     elif rule == "mesp-missing":
         tlvs.append(flow(25, new, mesp=255 if 255 not in facts["mesps"] else 254))
     elif rule == "rate-min-over-max":

@@ -168,7 +168,15 @@ def test_a_measured_point_labelled_with_an_aqm_needs_a_file_that_asks_for_it(tmp
     assert build_config(campaign(REPO / "templates" / "res-50x5.j2"), plain)[1].aqm.disable is None
     flow = build_config(campaign(REPO / "templates" / "res-50x5.j2"), pie)[1]
     assert flow.aqm.disable is False and flow.aqm.algorithm == "docsis-pie"
-    assert build_config(campaign(REPO / "templates" / "res-50x5.j2"), lld)[1].aqm.algorithm == "immediate"
+    data, classic = build_config(campaign(REPO / "templates" / "res-50x5.j2"), lld)
+    # aqm lld: the tier's Low Latency aggregate (TLV 70), whose first member is the classic flow (DOCSIS-PIE)
+    assert classic.aqm.algorithm == "docsis-pie" and classic.asf_ref is not None
+    from hfcprov.config import decode
+    from hfcprov.model import aggregate_service_flows, low_latency_aggregates
+
+    tree = decode(data)
+    (lla,) = low_latency_aggregates(service_flows(tree), aggregate_service_flows(tree), modem_settings(tree))
+    assert lla.classic.ref == classic.ref and lla.rate == 2e6
     bare = tmp_path / "bare.j2"
     bare.write_text("Main { NetworkAccess 1; UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; "
                     "MaxRateSustained {{ upstream_rate|int }}; BufferControl { TargetBuffer {{ buffer }}; } } }\n")
@@ -176,6 +184,8 @@ def test_a_measured_point_labelled_with_an_aqm_needs_a_file_that_asks_for_it(tmp
     build_config(camp, camp.points()[0])
     with pytest.raises(PointFailed, match="aqm=docsis-pie"):
         build_config(camp, camp.points()[1])
+    with pytest.raises(PointFailed, match="aqm=lld"):
+        build_config(camp, camp.points()[2])
 
 
 def test_sim_run_config_takes_the_modems_docsis_version(tmp_path):

@@ -22,9 +22,11 @@ plant loss and propagation as ``Link`` does.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from heapq import heappush
 
-from hfcprov.queue.dualq import DROPPED, LOW_LATENCY_MARKED, SANCTIONED, DualQParams, DualQueue
+from hfcprov.queue.dualq import DROPPED, LOW_LATENCY, LOW_LATENCY_MARKED, SANCTIONED, DualQParams, DualQueue
+from hfcprov.queue.grant import ETHERNET_OVERHEAD
 from hfcprov.queue.ecn import CE, DSCP_NQB
 from hfcprov.queue.pie import AqmConfigError, DocsisPie, PieParams, qdelay_estimate
 from hfcprov.queue.select import dualq_params, parse_params, pie_params
@@ -287,15 +289,122 @@ class PieCm:
     receive = send
 
 
+class LowLatencyCm:
+    """A Low Latency aggregate on the request-grant upstream (``mac: docsis``, ``aqm: lld``): the CM's
+    dual queue in front of its two service flows (``hfcprov.sim.mulpi``), each drained by its own grants.
+
+    Each packet is classified (ECT(1)/CE, or the NQB DSCP the probes carry with ``nqb_probes``), then the
+    dual queue decides (``DualQueue.admit``: the Immediate AQM's CE marks and queue protection on the
+    low-latency side, the coupled DOCSIS-PIE's drops on the classic side) and the packet joins its flow's
+    queue; ``departed`` when its grant carries it. The classic delay estimate is MULPI Annex O's (the
+    classic bytes at the rate the low-latency flow leaves), updated every 16 ms on a timer as grants
+    drain the queues between arrivals; the low-latency one the CM's virtual queue (Annex N.3).
+    The ``Link`` surface sums both flows."""
+
+    def __init__(self, engine, classic, ll, qd: DualQueue, nqb_probes: bool = False) -> None:
+        self.engine, self.classic, self.ll, self.qd = engine, classic, ll, qd
+        self.nqb_probes = nqb_probes
+        self.accepted = self.dropped = 0
+        classic.on_depart = self._departed_classic
+        ll.on_depart = self._departed_ll
+        engine.at(qd.pie.next_update, self._tick)
+
+    def _tick(self, _=None) -> None:
+        qd = self.qd
+        qd.update(self.engine.now)
+        self.engine.at(qd.pie.next_update, self._tick)
+
+    def _departed_classic(self, pkt, _frame) -> None:
+        self.qd.departed(pkt.size + ETHERNET_OVERHEAD, False)
+
+    def _departed_ll(self, pkt, _frame) -> None:
+        self.qd.departed(pkt.size + ETHERNET_OVERHEAD, True)
+
+    def send(self, pkt) -> bool:
+        size = pkt.size + ETHERNET_OVERHEAD  # what the AQM counts: the Ethernet frame, no MAC header
+        dscp = DSCP_NQB if self.nqb_probes and pkt.kind == PROBE else 0
+        out = self.qd.admit(size, self.engine.now, pkt.flow, pkt.ecn, dscp)
+        if out == DROPPED:
+            self.dropped += 1
+            return False
+        if out == LOW_LATENCY_MARKED:
+            pkt.ecn = CE
+        self.accepted += 1
+        (self.ll if out in (LOW_LATENCY, LOW_LATENCY_MARKED) else self.classic).send(pkt)
+        return True
+
+    receive = send
+
+    def waiting_bytes(self) -> int:
+        return self.classic.waiting_bytes() + self.ll.waiting_bytes()
+
+    def __getattr__(self, counter):  # lost, measured, wait_sum, wait_byte_sum: both flows
+        if counter in ("lost", "measured", "wait_sum", "wait_byte_sum"):
+            return getattr(self.classic, counter) + getattr(self.ll, counter)
+        raise AttributeError(counter)
+
+    @property
+    def measure_from(self) -> float:
+        return self.classic.measure_from
+
+    @measure_from.setter
+    def measure_from(self, t: float) -> None:
+        self.classic.measure_from = self.ll.measure_from = t
+
+    @property
+    def early_drops(self) -> int:
+        return self.qd.early_drops
+
+    def aqm_stats(self) -> dict:
+        qd = self.qd
+        c, ll = self.classic.hist, self.ll.hist
+        return {"aqm": "lld", "on": "request-grant CM", "early_drops": qd.early_drops, "marks": qd.marks,
+                "sanctioned": qd.sanctioned, "forced_drops": qd.forced_drops, "ll_packets": ll.n,
+                "ll_delay_p50": ll.quantile(0.5), "ll_delay_p99": ll.quantile(0.99),
+                "classic_delay_p50": c.quantile(0.5), "classic_delay_p99": c.quantile(0.99)}
+
+    def mac_stats(self) -> dict:
+        """``RunResult.extra["mac"]``: the classic flow's figures (the bulk upload's), and the low-latency
+        flow's upstream latency and proactive grants beside them."""
+        stats = self.classic.mac_stats()
+        agg = self.classic.aggregate
+        stats["ll_upstream_latency"] = self.ll.hist.stats()
+        stats["ll_requests_piggyback"] = self.ll.requests_piggyback
+        stats["ll_requests_contention"] = self.ll.requests_contention
+        stats["pgs_minislots"] = agg.pgs_minislots
+        return stats
+
+
 def make_docsis_link(engine, sc, sink, loss):
-    """``links.LINKS["docsis"]``: the request-grant CM, with DOCSIS-PIE when ``aqm: docsis-pie``."""
-    from hfcprov.sim.mac_link import make_link
+    """``links.LINKS["docsis"]``: the request-grant CM, with DOCSIS-PIE when ``aqm: docsis-pie``, or a Low
+    Latency aggregate's two flows and dual queue (``LowLatencyCm``) when ``aqm: lld`` on a DOCSIS 3.x
+    profile, with ``pgs`` (Proactive Grant Service) on its low-latency flow."""
+    from hfcprov.sim.mac_link import make_link, scenario_profile
     from hfcprov.sim.scenario import ScenarioError
 
+    if sc.aqm == "lld":
+        profile = scenario_profile(sc)
+        if profile.docsis_version != "3.1":
+            raise ScenarioError(f"aqm: lld on mac: docsis needs a DOCSIS 3.1 profile (Low Latency DOCSIS is DOCSIS "
+                                f"3.1's), not {profile.name}")
+        from hfcprov.sim.mulpi import make_low_latency
+
+        params, ll_buffer, ll_rate, nqb = _params(sc, "lld")
+        if "ll_estimator" not in (sc.aqm_params or {}):
+            params = replace(params, ll_estimator="virtual")  # MULPI Annex N.3: the CM's upstream estimate
+        pgs = (sc.pgs.rate, sc.pgs.interval) if sc.pgs is not None else None
+        try:
+            classic, ll = make_low_latency(engine, profile, sink=sink, delay=sc.rtt / 2.0, rate=sc.rate,
+                                           burst=sc.burst, peak=sc.peak,
+                                           classic_rate=(sc.aqm_params or {}).get("classic_rate"),
+                                           weight=params.weight, pgs=pgs, loss=loss, seed=sc.seed)
+        except ValueError as err:
+            raise ScenarioError(str(err)) from None
+        qd = DualQueue(sc.rate, sc.buffer, ll_buffer, params, ll_rate, rng=_seed_rng(sc))
+        return LowLatencyCm(engine, classic, ll, qd, nqb)
     cm = make_link(engine, sc, sink, loss)
     if sc.aqm == "none":
         return cm
     if sc.aqm != "docsis-pie":
-        raise ScenarioError(f"aqm: {sc.aqm} needs mac: tokenbucket (only DOCSIS-PIE is modelled on the "
-                            "request-grant CM)")
+        raise ScenarioError(f"aqm: {sc.aqm} is not modelled on the request-grant CM (none, docsis-pie, lld)")
     return PieCm(cm, _params(sc, "docsis-pie"), _seed_rng(sc))
