@@ -264,7 +264,7 @@ def build(
     out: str | Path,
     template: str | Path | None = None,
     secret: bytes | None = None,
-    jobs: int = 1,
+    jobs: int | None = 1,
     pattern: str = DEFAULT_PATTERN,
     strict: bool = False,
     progress: Callable[[int, int], None] | None = None,
@@ -275,7 +275,8 @@ def build(
     """Build every row of ``inventory`` into ``out``.
 
     ``template``: one template file for every row, or a folder of ``<tier>.j2`` files chosen by each
-    row's ``tier`` (added to the shipped ``templates/``, the default). ``secret``: the CMTS shared secret
+    row's ``tier`` (added to the shipped ``templates/``, the default). ``jobs``: worker processes (None: one
+    per CPU; 1: this process). ``secret``: the CMTS shared secret
     of every file; ``secrets``: one per CMTS (``tiers.secrets.SecretMap``, the inventory names each row's
     CMTS), with ``secret`` (or its own default) for rows that name none. ``summary.unsigned`` counts files
     without a CMTS MIC. What a modem or CMTS would refuse in a file (``config.lint``) is in
@@ -284,6 +285,8 @@ def build(
     Durability: files are written to temporary names and renamed, without a flush each; one ``os.sync``
     before the manifest is written puts them on disk, so a manifest never names a file that is not.
     """
+    if jobs is None:
+        jobs = default_jobs()
     if secrets is None:
         secrets = SecretMap({}, secret)
     elif secret is not None and secrets.default is None:
@@ -424,4 +427,5 @@ def _execute(tasks: list[_Task], secrets: SecretMap, out: Path, jobs: int, lint_
 
 
 def default_jobs() -> int:
+    """One worker process per CPU this process may run on: ``--jobs``'s default."""
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
