@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from hfcprov.cli import build_files, shortcut
-from hfcprov.cli.options import DURATION, JOBS, JSON, MKDIR, RATE, RATES, RTT, RTTS, SECRET_FILE, SIZES
+from hfcprov.cli.options import DURATION, JOBS, JSON, MKDIR, RATE, RATES, RTT, RTTS, SECRET_FILE, SIZE, SIZES
 from hfcprov.units import format_bytes, format_duration, format_rate
 
 # --- build --------------------------------------------------------------------------------------------------------
@@ -54,19 +54,56 @@ def buffer():
     """Buffer Control sizing: advice and predicted latency/throughput tables."""
 
 
+def _profile_help() -> str:
+    return ("The modem profile: docsis3.1 (one OFDMA upstream, the default), docsis3.1-ofdma+4scqam, "
+            "docsis3.1-highsplit, docsis3.0-4ch, docsis3.0-8ch, docsis2.0 (White et al.'s plant); overrides after "
+            "a colon, e.g. docsis3.1:map_interval=1ms,congestion=40%.")
+
+
+def tier_options(f):
+    """The options every sizing command shares, with the one set of defaults (hfcprov.queue.inputs)."""
+    from hfcprov.queue.inputs import DEFAULT_CONGESTION_CONTROL, DEFAULT_PROFILE, DEFAULT_UPSTREAM_MODEL
+
+    for opt in reversed((
+        click.option("--latency-budget", type=DURATION, default="150ms", show_default=True,
+                     help="One-way delay budget (ITU-T G.114)."),
+        click.option("--profile", default=DEFAULT_PROFILE, show_default=True, help=_profile_help()),
+        click.option("--cc", "congestion_control", default=DEFAULT_CONGESTION_CONTROL, show_default=True,
+                     type=click.Choice(["reno", "newreno", "sack", "cubic", "fast", "prague"]),
+                     help="The senders' TCP: how far it backs off (docs/sizing.md), and the simulated hosts' (sim)."),
+        click.option("--aqm", "aqm", default="modem", show_default=True,
+                     help="The flow's queue: modem (what the profile's modem runs: DOCSIS-PIE at 10 ms on "
+                          "DOCSIS 3.1, drop-tail on 2.0/3.0), none (drop-tail), docsis-pie, or a DOCSIS-PIE "
+                          "latency target such as 20ms."),
+        click.option("--aqm-target", type=DURATION, default=None, metavar="DURATION", hidden=True,
+                     help="Old spelling of --aqm DURATION."),
+        click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default=DEFAULT_UPSTREAM_MODEL,
+                     show_default=True,
+                     help="The upstream: DOCSIS request-grant (the profile's MAC) or a plain token bucket."),
+        click.option("--burst", type=SIZE, default=None, metavar="BYTES",
+                     help="The flow's Max Traffic Burst (default: the profile's tier, 100 ms at the rate on "
+                          "DOCSIS 3.x); a burst that caps the rate is warned about."),
+        click.option("--peak", type=RATE, default=None, metavar="RATE",
+                     help="The flow's Peak Traffic Rate (default: the profile's tier, twice the rate on DOCSIS 3.x)."),
+    )):
+        f = opt(f)
+    return f
+
+
+def _tier_inputs(rate, rtt, flows, congestion_control, aqm, aqm_target, mac, profile, burst, peak, latency_budget):
+    """``SizingInputs`` from the sizing commands' options (units already parsed by the option types)."""
+    from hfcprov.queue.inputs import SizingInputs, aqm_latency_target
+
+    target = aqm_target if aqm_target is not None else aqm_latency_target(aqm)
+    return SizingInputs(rate, rtt, flows, congestion_control, mac, target, latency_budget, profile, burst, peak)
+
+
 @buffer.command()
 @click.option("--rate", type=RATE, help="Service-flow rate, e.g. 5M, 5Mbps, 5000000 (or take it from --config).")
 @click.option("--rtt", type=RTT, required=True, help="Round-trip time of the TCP traffic, e.g. 40ms.")
 @click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True, help="Concurrent TCP flows.")
-@click.option("--latency-budget", type=DURATION, default="150ms", show_default=True,
-              help="One-way delay budget (ITU-T G.114).")
+@tier_options
 @click.option("--min-buffer", is_flag=True, help="Also recommend a MinimumBuffer (capped at 24576, always accepted).")
-@click.option("--cc", "congestion_control", type=click.Choice(["reno", "newreno", "sack", "cubic", "fast", "prague"]),
-              default="reno", show_default=True, help="The senders' TCP: how far it backs off (docs/sizing.md).")
-@click.option("--aqm-target", type=DURATION, default=None, metavar="DURATION",
-              help="The flow runs DOCSIS-PIE with this latency target (a DOCSIS 3.1 modem: 10ms unless 24.40.2).")
-@click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default="docsis", show_default=True,
-              help="The upstream: DOCSIS request-grant (adds the MAC's access delay) or a plain token bucket.")
 @click.option("--model", type=click.Choice(["rule", "sim"]), default="rule", show_default=True,
               help="rule: docs/sizing.md's closed form (instant); sim: simulate the ladder of sizes as a campaign "
                    "point does and apply the same policy (the campaign's answer for the same tier).")
@@ -80,48 +117,52 @@ def buffer():
 @JOBS
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Size the first upstream flow of this config file (.cm, text, YAML, JSON): its rate, its AQM "
-                   "(--docsis-version) and its TargetBuffer beside the advice.")
+                   "(as the --profile's modem applies it) and its TargetBuffer beside the advice.")
 @click.option("--compare", "compare_file", type=click.Path(dir_okay=False),
               help="With --config: a second config file, shown side by side with the first (before / after).")
-@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default="3.1", show_default=True,
-              help="With --config: the modem's DOCSIS version (3.1 runs DOCSIS-PIE unless the file disables it).")
+@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default=None, hidden=True,
+              help="Old spelling: the profile of that DOCSIS version (docsis3.0-4ch, docsis3.1).")
 @JSON("the advice")
-def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm_target, mac, model, duration,
-           warmup, seeds, voice, jobs, config_file, compare_file, docsis_version, as_json):
+def advise(rate, rtt, flows, latency_budget, profile, congestion_control, aqm, aqm_target, mac, burst, peak,
+           min_buffer, model, duration, warmup, seeds, voice, jobs, config_file, compare_file, docsis_version, as_json):
     """Recommended MinimumBuffer/TargetBuffer/MaximumBuffer for one service flow, with the reasoning.
 
     With --config A.cm [--compare B.cm]: each file's upstream flow, its TargetBuffer and what it
     predicts beside the advice for its rate, side by side."""
-    from hfcprov.queue.inputs import SizingInputs
     from hfcprov.queue.sizing import size_buffer
 
+    if docsis_version:
+        profile = docsis_version
     if compare_file and not config_file:
         raise click.UsageError("--compare B needs --config A: the two files are shown side by side")
     if config_file:
-        if rate is not None or aqm_target is not None or model == "sim":
-            raise click.UsageError("--config takes the rate and the AQM from the file: drop --rate/--aqm-target "
+        if rate is not None or aqm_target is not None or aqm != "modem" or model == "sim":
+            raise click.UsageError("--config takes the rate and the AQM from the file: drop --rate/--aqm "
                                    "(and --model sim)")
         from hfcprov.cli.compare import advise_files
 
         table = advise_files([f for f in (config_file, compare_file) if f], rtt, flows, latency_budget,
-                             congestion_control, mac, docsis_version)
+                             congestion_control, mac, profile)
         click.echo(table.json() if as_json else table.text())
         return
     if rate is None:
         raise click.UsageError("give --rate (or --config FILE)")
     engine = None
     if model == "sim":
-        if aqm_target:
-            raise click.UsageError("--model sim simulates drop-tail sizes; with --aqm-target use the rule")
         from hfcprov.sim.upload import SimModel
 
         engine = SimModel(seeds=seeds, voice=voice, jobs=jobs, duration=duration, warmup=warmup)
-    tier = SizingInputs(rate, rtt, flows, congestion_control, mac, aqm_target, latency_budget)
+    tier = _tier_inputs(rate, rtt, flows, congestion_control, aqm, aqm_target, mac, profile, burst, peak,
+                        latency_budget)
     a = size_buffer(tier, engine, min_buffer=min_buffer)
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=2))
         return
-    click.echo(f"Buffer Control for {format_rate(a.rate)} at RTT {format_duration(a.rtt)}, {a.flows} flow(s):")
+    for w in a.warnings:
+        click.echo(f"hfcprov: warning: {w}", err=True)
+    queue = "drop-tail" if a.aqm_latency_target is None else f"DOCSIS-PIE {format_duration(a.aqm_latency_target)}"
+    click.echo(f"Buffer Control for {format_rate(a.rate)} at RTT {format_duration(a.rtt)}, {a.flows} flow(s), "
+               f"{a.congestion_control}, {queue}, {a.profile if a.mac == 'docsis' else 'token bucket'}:")
     for name, value in (("MinimumBuffer", a.minimum), ("TargetBuffer", a.target), ("MaximumBuffer", a.maximum)):
         shown = "(omit)" if value is None else f"{value} bytes ({format_bytes(value)})"
         click.echo(f"  {name:<14} {shown}")
@@ -139,27 +180,19 @@ def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm
 @click.option("--buffers", type=SIZES, required=True, help="Comma list, e.g. 8K,16K,32K,64K,128K,256K.")
 @click.option("--rtt", "rtts", type=RTTS, required=True, help="Comma list, e.g. 40ms,100ms.")
 @click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True)
-@click.option("--latency-budget", type=DURATION, default="150ms", show_default=True,
-              help="One-way delay budget (ITU-T G.114).")
-@click.option("--cc", "congestion_control", type=click.Choice(["reno", "newreno", "sack", "cubic", "fast", "prague"]),
-              default="newreno", show_default=True,
-              help="The senders' TCP: the advised size's back-off, and the simulated hosts' TCP (sim).")
-@click.option("--aqm-target", type=DURATION, default=None, metavar="DURATION",
-              help="The flow runs DOCSIS-PIE with this latency target (analytic and sim cells, and the advice).")
+@tier_options
 @click.option("--model", type=click.Choice(["analytic", "sim"]), default="analytic", show_default=True,
-              help="analytic: TCP Reno sawtooth over a drop-tail buffer; sim: the hfcprov simulator.")
-@click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default="docsis", show_default=True,
-              help="The upstream: DOCSIS request-grant (sim, and the advice's access delay) or a plain token bucket.")
+              help="analytic: TCP Reno sawtooth over a drop-tail buffer (through the profile's MAC loop); sim: the "
+                   "hfcprov simulator.")
 @click.option("--duration", type=DURATION, default="20s", show_default=True,
               help="sim: simulated seconds per cell (5 s warm-up).")
 @JOBS
 @JSON("every cell, each with its tier's advised TargetBuffer")
-def table(rates, buffers, rtts, flows, latency_budget, congestion_control, aqm_target, model, mac, duration, jobs,
-          as_json):
+def table(rates, buffers, rtts, flows, latency_budget, profile, congestion_control, aqm, aqm_target, mac, burst,
+          peak, model, duration, jobs, as_json):
     """Predicted latency under load and TCP utilization per (rate, buffer, rtt), and the advised size per tier."""
     from dataclasses import asdict
 
-    from hfcprov.queue.inputs import SizingInputs
     from hfcprov.queue.predict import buffer_table
     from hfcprov.queue.sizing import size_buffer
 
@@ -168,18 +201,27 @@ def table(rates, buffers, rtts, flows, latency_budget, congestion_control, aqm_t
         from hfcprov.sim.upload import SimModel
 
         engine = SimModel(duration=duration, warmup=5.0, jobs=jobs)
-    tiers = [SizingInputs(rate, rtt, flows, congestion_control, mac, aqm_target, latency_budget)
-             for rtt in rtts for rate in rates]
-    advised = {(t.rtt, t.rate): size_buffer(t).target for t in tiers}
+    tiers = [_tier_inputs(rate, rtt, flows, congestion_control, aqm, aqm_target, mac, profile, burst, peak,
+                          latency_budget) for rtt in rtts for rate in rates]
+    advice = {(t.rtt, t.rate): size_buffer(t) for t in tiers}
+    advised = {k: a.target for k, a in advice.items()}
     rows = buffer_table(tiers, buffers, model=engine)
     if as_json:
-        click.echo(json.dumps([{**asdict(r), "advised": advised[(r.rtt, r.rate)]} for r in rows], indent=2))
+        click.echo(json.dumps([{**asdict(r), "advised": advised[(r.rtt, r.rate)],
+                                "profile": advice[(r.rtt, r.rate)].profile,
+                                "warnings": advice[(r.rtt, r.rate)].warnings} for r in rows], indent=2))
         return
+    for a in advice.values():
+        for w in a.warnings:
+            click.echo(f"hfcprov: warning: {w}", err=True)
     rate_list = list(dict.fromkeys(r.rate for r in rows))
     buf_list = list(dict.fromkeys(r.buffer for r in rows))
     cell = {(r.rtt, r.rate, r.buffer): r for r in rows}
+    first = next(iter(advice.values()))
     for rtt in dict.fromkeys(r.rtt for r in rows):
-        click.echo(f"RTT {format_duration(rtt)}, {flows} flow(s): latency under load / TCP utilization ({rows[0].model})")
+        click.echo(f"RTT {format_duration(rtt)}, {flows} flow(s), {first.congestion_control}, "
+                   f"{first.profile if first.mac == 'docsis' else 'token bucket'}: latency under load / TCP "
+                   f"utilization ({rows[0].model}); advised: {first.model}")
         click.echo(f"{'rate':>10} | " + " | ".join(f"{format_bytes(b):>15}" for b in buf_list) + " | advised")
         for rate in rate_list:
             cells = (cell[(rtt, rate, b)] for b in buf_list)

@@ -73,32 +73,36 @@ def upstream_flow(path, tree):
 
 
 def advise_files(paths: list[str], rtt: float, flows: int, latency_budget: float, congestion_control: str,
-                 mac: str, docsis_version: str) -> SideBySide:
+                 mac: str, profile: str | None) -> SideBySide:
     """Each file's upstream flow against the sizing policy: its TargetBuffer, the queue the modem gives it,
-    what that queue predicts (latency under load, TCP utilization) and the advised TargetBuffer."""
+    what that queue predicts (latency under load, TCP utilization) and the advised TargetBuffer, on the modem
+    ``profile`` (its DOCSIS version decides the AQM the file's flow runs; None: the default)."""
     from hfcprov.config import read_config
     from hfcprov.model import modem_settings, upstream_aqm
     from hfcprov.model.flow import BufferRejected
     from hfcprov.queue.inputs import SizingInputs
-    from hfcprov.queue.predict import predict, predict_aqm
+    from hfcprov.queue.predict import analytic
+    from hfcprov.queue.profile import parse_profile
     from hfcprov.queue.sizing import size_buffer
 
+    modem = parse_profile(profile)
     table = SideBySide([str(p) for p in paths])
     cols: dict[str, list] = {}
     for path in paths:
         tree = read_config(path)
         sf = upstream_flow(path, tree)
-        aqm = upstream_aqm(sf, modem_settings(tree), docsis_version)
+        aqm = upstream_aqm(sf, modem_settings(tree), modem.aqm_rule_version)
         target = aqm.latency_target if aqm is not None else None
         try:
             queue = sf.queue_size()
         except BufferRejected as err:
             raise BufferRejected(f"{path}: {sf.name}: {err}") from None
         rate = float(sf.max_sustained_rate)
-        advice = size_buffer(SizingInputs(rate, rtt, flows, congestion_control, mac, target, latency_budget))
-        now = predict_aqm(rate, queue, rtt, flows, target) if aqm is not None else predict(rate, queue, rtt, flows)
-        advised = predict_aqm(rate, advice.target, rtt, flows, target) if aqm is not None \
-            else predict(rate, advice.target, rtt, flows)
+        tier = SizingInputs(rate, rtt, flows, congestion_control, mac, target, latency_budget, modem.name, sf.burst,
+                            sf.peak_rate)
+        advice = size_buffer(tier)
+        now, advised = analytic([(tier, queue), (tier, advice.target)])
+        table.notes.extend(f"{path}: {w}" for w in advice.warnings)
         for name, value in (
             ("flow", sf.name),
             ("rate_mbps", rate / 1e6),
@@ -115,7 +119,7 @@ def advise_files(paths: list[str], rtt: float, flows: int, latency_budget: float
             cols.setdefault(name, []).append(value)
     for name, values in cols.items():
         table.add(name, values)
-    table.notes.append(f"RTT {rtt * 1e3:g} ms, {flows} flow(s), {congestion_control}, {mac} upstream, DOCSIS "
-                       f"{docsis_version}; queue_bytes is the queue the modem gives TargetBuffer (hfcprov.model); "
+    table.notes.append(f"RTT {rtt * 1e3:g} ms, {flows} flow(s), {congestion_control}, {mac} upstream, "
+                       f"{modem.summary()}; queue_bytes is the queue the modem gives TargetBuffer (hfcprov.model); "
                        "latency and utilization are the analytic model's (docs/sizing.md)")
     return table

@@ -30,9 +30,12 @@ def emu():
 @click.option("--file", "filename", help="Config file name the modem requests (with --tftp-root).")
 @click.option("--dynamic", type=click.Path(exists=True, dir_okay=False), help="Dynamic TFTP provider YAML.")
 @click.option("--prefix", default="hfemu-", show_default=True, help="Name prefix of the lab's namespaces.")
-@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default="3.1",
-              show_default=True, help="The modem's DOCSIS version: 3.1 runs DOCSIS-PIE on upstream flows unless "
-              "24.40.1 / TLV 76 disable it; 3.0 is drop-tail unless the file's 24.40 asks for AQM.")
+@click.option("--profile", default=None, metavar="PROFILE",
+              help="The modem profile (default docsis3.1, as `sim run --config`): its DOCSIS version decides the AQM: "
+              "3.1 runs DOCSIS-PIE on upstream flows unless 24.40.1 / TLV 76 disable it; 3.0 and 2.0 are drop-tail "
+              "unless the file's 24.40 asks for AQM. (The emulated modem shapes with tc: no request-grant MAC.)")
+@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default=None, hidden=True,
+              help="Old spelling: the profile of that DOCSIS version.")
 @click.option("--ipv6", is_flag=True, help="The modem's management on IPv6 (fd00:10:2::2, CMTS fd00:10:2::1): it "
               "boots by TFTP over IPv6 (a dynamic file carries TLV 59) and answers SNMP there.")
 @click.option("--headend", is_flag=True, help="Boot as a cable modem: DHCP from Kea (reservations from the lab's "
@@ -42,8 +45,8 @@ def emu():
 @click.option("--cmts-secret-file", type=click.Path(exists=True, dir_okay=False),
               help="The emulated CMTS's shared secret (with --headend): a file without its CMTS MIC is refused.")
 @JSON("the lab")
-def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, docsis_version, ipv6, headend, mac,
-       cmts_secret_file, as_json):
+def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, profile, docsis_version, ipv6,
+       headend, mac, cmts_secret_file, as_json):
     """Build a lab; with --config/--tftp-root the modem boots from its file over TFTP."""
     from hfcprov.emu import topology
 
@@ -61,8 +64,11 @@ def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefi
         chain = Headend(mac=mac, secret_file=cmts_secret_file, dynamic=dynamic)
         if config:
             filename = f"{mac}.cm"  # the name the lab's DHCP hands out (the headend's pattern)
+    from hfcprov.queue.profile import parse_profile
+
+    modem = parse_profile(profile or docsis_version)
     lab = topology.up(rtt=rtt, loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
-                      docsis_version=docsis_version, ipv6=ipv6)
+                      docsis_version=modem.aqm_rule_version, ipv6=ipv6)
     applied = None
     try:
         if config:

@@ -19,10 +19,12 @@ def sim():
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Take the service flow from a config file (.cm, text, YAML or JSON) instead.")
 @click.option("--flow", "flow_ref", type=int, help="With --config: the service flow reference (default: first upstream).")
-# hfcprov.model.DOCSIS_VERSIONS, written out so the CLI loads without the model
-@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default="3.1", show_default=True,
-              help="With --config: the modem's DOCSIS version. 3.1 runs DOCSIS-PIE on upstream flows unless 24.40.1 "
-              "/ TLV 76 disable it; 3.0 is drop-tail unless the file's 24.40 asks for AQM (as `emu up`).")
+@click.option("--profile", default=None, metavar="PROFILE",
+              help="With --config: the modem profile (default docsis3.1): its request-grant MAC carries the upstream "
+              "flow and its DOCSIS version decides the AQM (3.1 runs DOCSIS-PIE unless 24.40.1 / TLV 76 disable "
+              "it; 3.0 and 2.0 are drop-tail unless the file's 24.40 asks), as `emu up --profile`.")
+@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default=None, hidden=True,
+              help="Old spelling: the profile of that DOCSIS version (docsis3.0-4ch, docsis3.1).")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
               help="Override a scenario key, e.g. --set rtt=100ms --set tcp.variant=reno (repeatable).")
 @click.option("--compare", "compare_file", type=click.Path(dir_okay=False),
@@ -32,8 +34,8 @@ def sim():
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the full result (with series) as JSON here.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write a PNG of queue occupancy and cwnd here.")
 @MKDIR
-def run_cmd(scenario_file, config_file, flow_ref, docsis_version, assignments, compare_file, as_json, out, plot,
-            mkdir):
+def run_cmd(scenario_file, config_file, flow_ref, profile, docsis_version, assignments, compare_file, as_json, out,
+            plot, mkdir):
     """Simulate one scenario: SCENARIO.yaml, or --config modem.cm [--compare other.cm] [--set key=value ...]."""
     from hfcprov.fileio import atomic_write, output_folder
     from hfcprov.sim import run
@@ -55,9 +57,9 @@ def run_cmd(scenario_file, config_file, flow_ref, docsis_version, assignments, c
         def note(text):
             click.echo(f"note: {text}", err=True)
 
-        sc = scenario_from_config(config_file, flow_ref, assignments, docsis_version, on_note=note)
+        sc = scenario_from_config(config_file, flow_ref, assignments, profile or docsis_version, on_note=note)
     if compare_file:
-        other = scenario_from_config(compare_file, flow_ref, assignments, docsis_version, on_note=note)
+        other = scenario_from_config(compare_file, flow_ref, assignments, profile or docsis_version, on_note=note)
         from hfcprov.sim import run_many
 
         table = compare_runs([config_file, compare_file], [sc, other], run_many([sc, other]))

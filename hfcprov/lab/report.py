@@ -29,7 +29,15 @@ from pathlib import Path
 from hfcprov.fileio import atomic_write
 from hfcprov.lab.schema import AXES, CSV_COLUMNS, VARIANT_AXES, variant_label
 from hfcprov.lab.store import Store
-from hfcprov.queue.inputs import G114_ONE_WAY_BUDGET, SizingInputs, aqm_latency_target
+from hfcprov.queue.inputs import (
+    DEFAULT_CONGESTION_CONTROL,
+    DEFAULT_PROFILE,
+    DEFAULT_UPSTREAM_MODEL,
+    G114_ONE_WAY_BUDGET,
+    SizingError,
+    SizingInputs,
+    aqm_latency_target,
+)
 from hfcprov.queue.sizing import THROUGHPUT_SHARE, choose, queue_budget, queue_delay, size_buffer
 from hfcprov.units import format_bytes, format_duration, format_rate
 
@@ -53,11 +61,11 @@ class Cell:
     reps: int
     model: str = ""  # what produced the figures (run.model)
     flows: int = 1
-    congestion_control: str = "reno"
+    congestion_control: str = DEFAULT_CONGESTION_CONTROL
     # the upstream model the sizing rule uses for these figures: the point's mac on the simulator, the
     # emulated modem's token bucket (htb), a real modem's request-grant MAC
-    mac: str = "docsis"
-    aqm: str = "none"  # the upstream queue (issue 20): the advice follows the AQM target when one is on
+    mac: str = DEFAULT_UPSTREAM_MODEL
+    aqm: str = "file"  # the upstream queue (issue 20): the advice follows the AQM target when one is on
     goodput_range: tuple | None = None  # (min, max) over repetitions
     latency_range: tuple | None = None
     latency_p90: float | None = None
@@ -66,6 +74,9 @@ class Cell:
     compare: str = ""  # the queue's label when the grid compares queues (drop-tail, docsis-pie, lld)
     campaign: str = ""  # the campaign's label when several are overlaid
     run_ids: tuple = ()
+    profile: str = DEFAULT_PROFILE  # the points' modem profile (issue 28)
+    burst: int | None = None  # the upstream flow's Max Traffic Burst and Peak Rate as provisioned (None: the
+    peak: float | None = None  # profile's tier defaults); a burst that caps the rate is warned about
 
 
 @dataclass
@@ -88,6 +99,8 @@ class Recommendation:
     spread: tuple | None = None  # (min, max) share of the best goodput across the chosen size's repetitions
     reps: int = 1
     noise: str | None = None  # why the choice is within the seeds' noise (None: it is not)
+    warnings: tuple = ()  # what no buffer fixes: a Max Traffic Burst that caps the rate (issue 28)
+    advised_by: str = ""  # the rule and the profile behind ``advised``
 
     @property
     def queue_ms(self) -> float | None:
@@ -126,6 +139,7 @@ def write_report(stores, out: str | Path, title: str | None = None) -> list[Path
     cells, sim = [], []
     for camp in camps:
         mine = summarize(camp.rows, campaign=camp.label if overlay else "")
+        _provisioned(camp.spec, camp.rows, mine)
         cells += [c for c in mine if c.source == camp.primary]
         if not overlay and camp.primary != "sim":
             sim += [c for c in mine if c.source == "sim"]
@@ -216,8 +230,33 @@ def summarize(rows: list[dict], campaign: str = "") -> list[Cell]:
                           latency_p90=_median([r.get("latency_loaded_p90") for r in rs]),
                           latency_p99=_median([r.get("latency_loaded_p99") for r in rs]),
                           goodputs=tuple(r["goodput_bps"] for r in rs), compare=compare, campaign=campaign,
-                          run_ids=tuple(r["run_id"] for r in rs)))
+                          run_ids=tuple(r["run_id"] for r in rs), profile=rs[0].get("profile") or DEFAULT_PROFILE))
     return cells
+
+
+def _provisioned(spec: dict, rows: list[dict], cells: list[Cell]) -> None:
+    """Each cell's upstream Max Traffic Burst and Peak Rate as its points provision them: the tier template's
+    (rendered with a point's values); a grid without a template has the profile's tier defaults (None)."""
+    template = spec.get("template")
+    if not template:
+        return
+    from hfcprov.lab.schema import point_from_row
+    from hfcprov.model import service_flows
+    from hfcprov.tiers import render_tree
+
+    first, seen = {}, {}
+    for r in rows:
+        first.setdefault((r["upstream_rate"], r["rtt"], r["buffer"]), r)
+    for c in cells:
+        key = (c.upstream_rate, c.rtt, c.buffer)
+        if key not in seen and key in first:
+            try:
+                ups = [f for f in service_flows(render_tree(template, point_from_row(first[key]).template_vars()))
+                       if f.direction == "upstream"]
+                seen[key] = (ups[0].burst, ups[0].peak_rate) if ups else (None, None)
+            except Exception:  # noqa: BLE001 (a template that no longer renders: no warning, the report stands)
+                seen[key] = (None, None)
+        c.burst, c.peak = seen.get(key, (None, None))
 
 
 def _upstream_model(source: str, mac: str | None) -> str:
@@ -257,11 +296,19 @@ def recommend(cells: list[Cell], one_way_budget: float = G114_ONE_WAY_BUDGET,
         if chosen is not None and chosen.mos is not None:
             reason += f"; VoIP MOS {chosen.mos:.2f}"
         first = cs[0]  # docsis-pie and lld (its classic queue): DOCSIS-PIE at its 10 ms default
-        advice = size_buffer(SizingInputs(rate, rtt, first.flows, first.congestion_control, first.mac,
-                                          aqm_latency_target(first.aqm), one_way_budget))
-        rec = Recommendation(tier, " · ".join(p for p in (variant, compare) if p), rtt, rate, pick.buffer, reason,
-                             model=", ".join(sorted({c.model for c in cs if c.model})), advised=advice.target,
-                             paper=advice.paper if first.flows == 1 else None, campaign=campaign)
+        inputs = SizingInputs(rate, rtt, first.flows, first.congestion_control, first.mac,
+                              aqm_latency_target(first.aqm), one_way_budget, first.profile, first.burst, first.peak)
+        models = ", ".join(sorted({c.model for c in cs if c.model}))
+        try:
+            advice = size_buffer(inputs)
+        except SizingError as err:  # the upstream cannot carry the tier: the report says so, and sizes nothing
+            rec = Recommendation(tier, " · ".join(p for p in (variant, compare) if p), rtt, rate, pick.buffer,
+                                 reason, model=models, campaign=campaign, warnings=(str(err),))
+        else:
+            rec = Recommendation(tier, " · ".join(p for p in (variant, compare) if p), rtt, rate, pick.buffer,
+                                 reason, model=models, advised=advice.target,
+                                 paper=advice.paper if first.flows == 1 else None, campaign=campaign,
+                                 warnings=tuple(advice.warnings), advised_by=advice.model)
         _confidence(rec, pick, chosen, cs, budget, share)
         out.append(rec)
     return out
@@ -508,8 +555,9 @@ def _recommendations(recs, overlay: bool) -> str:
             "queueing delay": f"{r.delay * 1e3:.0f} ms" if r.delay is not None else "—",
             "share of best": _pct(r.share), "next size down": below, "spread across seeds": spread,
             "within noise?": noise, "model": e(r.model),
-            "buffer advise": f"{r.advised} bytes ({e(format_bytes(r.advised))})" if r.advised is not None else "—",
-            "why": e(r.reason + (f". {r.paper}" if r.paper else "")),
+            "buffer advise": (f"{r.advised} bytes ({e(format_bytes(r.advised))}; {e(r.advised_by)})"
+                              if r.advised is not None else "—"),
+            "why": e(r.reason + (f". {r.paper}" if r.paper else "") + "".join(f". Warning: {w}" for w in r.warnings)),
         }
         out.append("<tr>" + "".join(f"<td>{cells[n]}</td>" for n in names) + "</tr>")
     out.append("</table>")

@@ -275,6 +275,8 @@ class Network:
             "retransmissions": sum(s.retransmissions for s in self.senders),
             "scenario": sc.name,
         }
+        if hasattr(b, "mac_stats"):  # the MULPI-timed request-grant CM (issue 28)
+            extra["mac"] = b.mac_stats()
         if hasattr(b, "aqm_stats"):  # DOCSIS-PIE / LLD hop (issue 20)
             extra["aqm"] = b.aqm_stats()
         mos = None
