@@ -119,6 +119,7 @@ overrides = st.fixed_dictionaries({}, optional={
     "us_peak": st.sampled_from(["20M", "", None]), "ds_peak": st.sampled_from(["300M", None]),
     "max_cpe": st.sampled_from([2, "16"]), "privacy": st.sampled_from([0, 1]), "network_access": st.just(0),
     "rtt": st.sampled_from(["100ms", "5ms", "bad"]), "aqm": st.sampled_from(["docsis-pie", "lld", "none", None]),
+    "profile": st.sampled_from(["docsis3.1", "docsis3.0-4ch", "docsis3.1-highsplit", "nonsense", None]),
     "sw_admin_status": st.just(3), "snmp_objects": st.sampled_from(['1.3.6.1.2.1.1.6.0 String "x"', "a|b", ""]),
 })
 
