@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from hfcprov.cli import build_files, shortcut
 from hfcprov.cli.options import DURATION, JOBS, JSON, MKDIR, RATE, RATES, RTT, RTTS, SECRET_FILE, SIZE, SIZES
 from hfcprov.units import format_bytes, format_duration, format_rate
 
@@ -40,63 +41,9 @@ rows are still built unless --fail-fast.""")
 @click.option("--progress/--no-progress", default=None,
               help="Progress with time left (default: a bar on a terminal, a line every 10 s otherwise).")
 @JSON("the summary (bad rows included)")
-def build(template, inventory, out, mkdir, secret_file, secret_map, cmts_column, no_cmts_mic, jobs, pattern,
-          keep_going, strict, progress, as_json):
+@shortcut.runs(build_files.build_files)
+def build():
     """Build one config file per modem from tier templates and an inventory, plus a manifest."""
-    import os
-
-    from hfcprov.cli import EXIT_FAILED, verbosity
-    from hfcprov.cli.options import default_jobs
-    from hfcprov.cli.progress import ProgressReport
-    from hfcprov.config import read_secret  # the same reading as `hfcprov config encode --secret-file`
-    from hfcprov.fileio import output_folder
-    from hfcprov.tiers.bulk import build as run_build
-    from hfcprov.tiers.secrets import SecretMap
-
-    if no_cmts_mic and (secret_file or secret_map):
-        raise click.UsageError("--no-cmts-mic contradicts --secret-file/--secret-map: give one")
-    output_folder(os.path.join(out, "manifest.json"), mkdir, creates=1)  # build makes OUT, not a typo's tree
-    secret = read_secret(secret_file) if secret_file else None
-    secrets = SecretMap.load(secret_map, secret, cmts_column)  # never printed: errors name the CMTS
-    if progress is False or verbosity() < 0:
-        mode = "off"
-    else:
-        mode = "bar" if progress else None  # None: a bar on a terminal, periodic lines otherwise
-    report = ProgressReport("rows", mode=mode)
-    try:
-        summary = run_build(inventory, out, template, secret, default_jobs(jobs), pattern, keep_going=keep_going,
-                            progress=lambda done, total: report.update(done, total), secrets=secrets,
-                            lint_strict=strict)
-    finally:
-        report.close()
-    for _, message in summary.warnings:
-        click.echo(f"hfcprov: warning: {message}", err=True)
-    for _, message in summary.failed:
-        click.echo(f"hfcprov: bad row: {message}", err=True)
-    if summary.unsigned and not no_cmts_mic:  # once, however many files
-        how = ("--secret-file or --secret-map" if not secret_map else
-               f"--secret-file for the rows that name no CMTS in --cmts-column {cmts_column!r}")
-        click.echo(f"hfcprov: warning: {summary.unsigned} of {summary.built + summary.unchanged} files carry no CMTS "
-                   f"MIC (TLV 7): a CMTS refuses such a modem's registration; give {how}, or --no-cmts-mic "
-                   f"if that is intended", err=True)
-    if as_json:
-        click.echo(json.dumps(summary.as_dict(), indent=2))
-    else:
-        stopped = f", {summary.not_built} not built (--fail-fast)" if summary.stopped else ""
-        click.echo(
-            f"{summary.built} built, {summary.unchanged} unchanged, {len(summary.failed)} failed of {summary.total}"
-            f"{stopped} in {summary.seconds:.2f} s{files_per_second(summary)}; manifest: {Path(out) / 'manifest.json'}"
-        )
-    return EXIT_FAILED if summary.failed else 0
-
-
-def files_per_second(summary) -> str:
-    """" (1234 files/s)" with the digits the rate needs (never "0 files/s"), or nothing when no file was made."""
-    done, seconds = summary.built + summary.unchanged, summary.seconds
-    if not done or seconds <= 0:
-        return ""
-    rate = done / seconds
-    return f" ({rate:.0f} files/s)" if rate >= 10 else f" ({rate:.2g} files/s)"
 
 
 # --- buffer -------------------------------------------------------------------------------------------------------

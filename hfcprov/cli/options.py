@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from hfcprov.errors import UnitError
@@ -91,11 +89,6 @@ SECRET_FILE = click.option("--secret-file", type=click.Path(dir_okay=False),
 # One default everywhere: one worker process per CPU (a campaign file's `jobs:` key overrides it).
 JOBS = click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None,
                     help="Worker processes (default: one per CPU).")
-
-
-def default_jobs(jobs: int | None) -> int:
-    """``--jobs`` as a number: the one default, one per CPU."""
-    return jobs or os.cpu_count() or 1
 
 
 MKDIR = click.option("--mkdir", is_flag=True,

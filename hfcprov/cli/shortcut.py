@@ -6,7 +6,8 @@ from the click commands (``shortcut_table``, written by ``shortcut_gen``; a test
 fails on any difference), and calls the function the click command calls, with the same arguments.
 
 The click command stays the one declaration of the options. This parser knows only the plain forms:
-``--name VALUE``, ``-n VALUE``, flags, counts, repeated options and positional arguments. Anything
+``--name VALUE``, ``-n VALUE``, flags (``--x/--no-x`` too), counts, repeated options, plain integers
+and positional arguments. Anything
 else (--help or --version, an unknown token, ``--name=VALUE``, ``-nVALUE``, ``--``, a value that
 starts with ``-``, a missing or extra argument, a bad choice, a path click would refuse, shell
 completion) returns None from ``plain_call``, and the caller runs click on the same arguments, so
@@ -87,6 +88,8 @@ def _parse(path, levels, args):
             action = param["action"]
             if action == "flag":
                 values[name] = True
+            elif action == "switch":
+                values[name] = token not in param["off"]  # the last spelling given wins, as in click
             elif action == "count":
                 values[name] = values.get(name, 0) + 1
             else:
@@ -116,6 +119,9 @@ def _complete(specs, values, positional):
                 given, rest = rest, []
             else:
                 given, rest = rest[:1], rest[1:]
+        elif spec["action"] == "switch":
+            params[name] = values.get(name, spec["default"])
+            continue
         else:
             given = values.get(name)
             if given is not None and spec["action"] == "value" and not spec["multiple"]:
@@ -127,6 +133,8 @@ def _complete(specs, values, positional):
             continue
         if spec.get("type") and not all(_accepts(spec["type"], item) for item in given):
             return None
+        if spec.get("type", ("",))[0] == "int":
+            given = [int(item) for item in given]
         if spec["kind"] == "option" and spec["action"] != "value":
             params[name] = given  # True, or the count
         elif spec.get("multiple") or spec.get("nargs") == -1:
@@ -143,6 +151,9 @@ def _accepts(type_, value: str) -> bool:
         return True
     if kind == "choice":
         return value in type_[1]
+    if kind == "int":  # plain digits in range; a sign, a space or "1_000" click decides
+        return value.isascii() and value.isdigit() and \
+            (type_[1] is None or int(value) >= type_[1]) and (type_[2] is None or int(value) <= type_[2])
     if kind == "path":
         rule = type_[1]
         try:

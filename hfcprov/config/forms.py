@@ -278,18 +278,26 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")  # in no text form: a binary file
 _COMMENTS = re.compile(r"(/\*.*?\*/|//[^\n]*|#[^\n]*|\s+)*", re.DOTALL)
 
 
+_TEXT_START = re.compile(r"Main\s*\{|[A-Za-z]\w*\s+[^:\s]")  # "Main {", or "Name value" (not "key: value")
+
+
 def detect(data: bytes) -> str:
     """'binary', 'text', 'yaml' or 'json', from the content alone."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return "binary"
+    return detect_text(text)
+
+
+def detect_text(text: str) -> str:
+    """``detect`` of content already decoded: 'binary' (control characters), 'text', 'yaml' or 'json'."""
     if not text.strip() or _CONTROL.search(text, 0, 4096):
         return "binary"
-    rest = text[_COMMENTS.match(text).end():]
-    if rest[:1] in ("{", "["):
+    start = _COMMENTS.match(text).end()
+    if text[start:start + 1] in ("{", "["):
         return "json"
-    if re.match(r"Main\s*\{", rest) or re.match(r"[A-Za-z]\w*\s+[^:\s]", rest):
+    if _TEXT_START.match(text, start):
         return "text"
     return "yaml"
 

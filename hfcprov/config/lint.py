@@ -23,7 +23,7 @@ from __future__ import annotations
 from hfcprov.config.codec import encode
 from hfcprov.config.dictionary import ROOT, Spec, children_for, lookup
 from hfcprov.config.errors import ConfigError
-from hfcprov.config.forms import detect, parse_any
+from hfcprov.config.forms import detect, detect_text, parse_any
 from hfcprov.config.framing import MTA_DELIMITER, assemble, encode_mta, mta_framing_problems
 from hfcprov.config.text import parse_text, statement_items
 from hfcprov.config.tlvio import decode_node, encode_tlv
@@ -579,10 +579,9 @@ def encode_checked(data: bytes | str, source: str = "<input>", secret: bytes | N
     The caller decides what a finding means (a warning, or an error with --strict). A text that template
     statements repeat is encoded and linted statement by statement (``encode_text``, ``lint_items``),
     remembered across calls: bulk encodes and builds pay for what is new in each file."""
-    if isinstance(data, str):
-        data = data.encode()
-    if not (mta or mta_hash or dialplan is not None) and detect(data) == "text":
-        text = data.decode("utf-8")
+    if not (mta or mta_hash or dialplan is not None) and \
+            (detect_text(data) if isinstance(data, str) else detect(data)) == "text":
+        text = data if isinstance(data, str) else data.decode("utf-8")  # a rendered template: text already
         items = None if "MtaConfigDelimiter" in text else statement_items(text, source)
         if items is not None:
             findings = lint_items(items, version=version)

@@ -21,8 +21,8 @@ from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_v
 from hfcprov.config.framing import (END_OF_DATA, LAYOUT_NAMES, NO_END_OF_DATA, WIDE_SNMP_OBJECT, LayoutReader,
                                     assemble, layout_statements, written_layout)
 from hfcprov.config.names import DIGITMAP_OID, MAX_DIGITMAP, loose_spec
-from hfcprov.config.tlvio import (BER_TYPES, RAW_TYPES, generic_form, tlv_size, too_long, typed_generics,
-                                  value_bytes)
+from hfcprov.config.tlvio import (BER_TYPES, RAW_TYPES, encode_tlv, generic_form, tlv_size, too_long,
+                                  typed_generics, value_bytes)
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import TYPES, hex_text, parse_hex, parse_int, unquote
@@ -490,15 +490,81 @@ def statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
 
 def _parse_statement(text: str, source: str, first_line: int) -> tuple[tuple[int, bytes], ...]:
     """A whole top-level statement (or several on one line), parsed, encoded and remembered."""
-    parser = _Parser(text, source, first_line)
-    tlvs = parser.block(ROOT, "", closing=False)
-    if parser.layout.seen or parser.warnings:  # the whole parse frames the file, or reports the warnings
-        raise ConfigError("the whole parse decides")  # statement_items: None
-    items = tuple(content_items(tlvs))
+    items = _composed(text, source)
+    if items is None:
+        parser = _Parser(text, source, first_line)
+        tlvs = parser.block(ROOT, "", closing=False)
+        if parser.layout.seen or parser.warnings:  # the whole parse frames the file, or reports the warnings
+            raise ConfigError("the whole parse decides")  # statement_items: None
+        items = tuple(content_items(tlvs))
     if len(_STATEMENTS) >= _STATEMENT_MEMO_SIZE:
         _STATEMENTS.clear()
     _STATEMENTS[text] = items
     return items
+
+
+# (parent TLV path, line) -> the whole sub-TLV that one-statement line encodes to, in that parent, bounded.
+_CHILDREN: dict[tuple[str, str], bytes] = {}
+_BRACE, _CLOSE = (("punct", "{"),), (("punct", "}"),)
+
+
+def _composed(text: str, source: str) -> tuple[tuple[int, bytes], ...] | None:
+    """A new block statement (``UsServiceFlow {`` ... ``}``, one sub-TLV per line) as its header and the
+    sub-TLVs each of its lines encodes to, those remembered: a template's flows differ from modem to modem
+    by a line or two. None where the parse must decide: a line that is not one whole sub-TLV, a vendor-
+    specific block, a GenericTLV, a loose name, over 254 bytes, any error (the parse reports it)."""
+    lines = text.split("\n")
+    if len(lines) < 2 or _line_tokens(lines[-1], source, 0) != _CLOSE:
+        return None
+    try:
+        found = _block_bytes(ROOT, "", lines, 0, source)
+    except ConfigError:
+        return None
+    return None if found is None or found[1] != len(lines) else (found[0],)
+
+
+def _block_bytes(parent: Spec, path: str, lines: list[str], at: int, source: str):
+    """((code, whole TLV), index after its closing line) for the block opening at ``lines[at]``, or None."""
+    head = _line_tokens(lines[at], source, 0)
+    if len(head) != 2 or head[0][0] != "word" or head[1:] != _BRACE:
+        return None
+    spec = parent.child_named(head[0][1])
+    if spec is None or not spec.compound or spec.vendor_specific or (not path and spec.code in FRAGMENTED):
+        return None
+    inner = f"{path}.{spec.code}" if path else str(spec.code)
+    body, i = [], at + 1
+    while i < len(lines):
+        line = lines[i]
+        toks, shape = _line(line, source, 0)
+        if shape is None:  # blank or a comment
+            i += 1
+        elif toks == _CLOSE:
+            raw = b"".join(body)
+            return ((spec.code, bytes((spec.code, len(raw))) + raw), i + 1) if len(raw) <= 254 else None
+        elif shape == (1, True):  # a sub-block
+            found = _block_bytes(spec, inner, lines, i, source)
+            if found is None:
+                return None
+            body.append(found[0][1])
+            i = found[1]
+        elif shape is _ONE_STATEMENT and toks[0] != ("word", "GenericTLV") and \
+                [tok for _, tok in toks].count(";") == 1:
+            whole = _CHILDREN.get((inner, line))
+            if whole is None:
+                parser = _Parser(line, source)
+                nodes = parser.block(spec, inner, closing=False)
+                if parser.warnings or len(nodes) != 1:
+                    return None
+                node = nodes[0]
+                whole = encode_tlv(spec.children.get(node.code), node, inner + ".")
+                if len(_CHILDREN) >= _STATEMENT_MEMO_SIZE:
+                    _CHILDREN.clear()
+                _CHILDREN[(inner, line)] = whole
+            body.append(whole)
+            i += 1
+        else:
+            return None
+    return None
 
 
 def render_text(tree: ConfigTree, indent: str = "\t", names: bool = False, c_tool: bool = False) -> str:

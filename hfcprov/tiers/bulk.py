@@ -3,8 +3,17 @@
 Incremental: each file's inputs (template text and everything it includes, the
 row's variables, a fingerprint of the shared secret, the hfcprov version) are
 hashed into ``inputs`` in the manifest; a row whose inputs and output file are
-unchanged is not rendered or rewritten. The secret itself is never stored: the
-fingerprint is a slow PBKDF2 of it, so the manifest does not help guess it.
+unchanged is not rendered or rewritten. The secret itself is never stored: its
+fingerprint is an HMAC-SHA256 keyed by the secret over a random salt the manifest
+keeps (``secret_fingerprint``): testing a guessed secret against it costs one HMAC,
+as testing it against the CMTS MIC (HMAC-MD5) of any file the folder holds and TFTP
+serves does, so the manifest tells an attacker nothing the files do not; the salt,
+drawn per output folder, keeps one secret's fingerprints apart across folders.
+
+Rows are rendered once per distinct set of the values their template reads
+(``templates.template_reads``: a modem's MAC is rarely one of them), and each rendered
+text is encoded once per CMTS: an inventory of 100,000 modems over 20 tiers renders and
+encodes 20 files' worth and writes 100,000.
 
 A bad row is reported with its line and skipped; the other files are still
 written (each atomically), and a file built by an earlier run stays in the
@@ -17,12 +26,12 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import hmac
 import io
 import json
-import multiprocessing
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -35,7 +44,7 @@ from hfcprov.tiers.templates import (
     SUFFIX,
     TemplateError,
     locate,
-    render_text,
+    Renderers,
     rendered_name,
     template_digest,
 )
@@ -94,11 +103,20 @@ class BuildSummary:
         return (self.built + self.unchanged) / self.seconds if self.seconds else 0.0
 
 
-def secret_fingerprint(secret: bytes | None) -> str:
-    """Stands for the secret in the input hash; PBKDF2 so that a manifest is no oracle for guessing it."""
+SALT_BYTES = 16
+
+
+def secret_fingerprint(secret: bytes | None, salt: bytes) -> str:
+    """Stands for the secret in the input hash: HMAC-SHA256 keyed by the secret over the folder's salt.
+
+    What the manifest gives away (see the module's doc): a test of a guessed secret at the cost of one
+    HMAC, which every file the folder holds already gives through its CMTS MIC; a secret is only as safe
+    as it is long and random, manifest or not. A slow KDF here would slow guessing through the manifest
+    alone (a key-stretched fingerprint cost 0.2 s per build and per CMTS, more than rendering 1,000 files),
+    not through the files beside it."""
     if not secret:
         return "none"
-    return hashlib.pbkdf2_hmac("sha256", secret, b"hfcprov build manifest", 200_000).hex()
+    return hmac.new(secret, b"hfcprov build manifest\0" + salt, hashlib.sha256).hexdigest()
 
 
 def input_hash(template_sha: str, variables: dict, secret_fp: str) -> str:
@@ -109,16 +127,25 @@ def input_hash(template_sha: str, variables: dict, secret_fp: str) -> str:
 
 def read_manifest(out: Path) -> dict[str, Entry]:
     """Previous manifest by file name ({} when there is none or it is unreadable: then everything is rebuilt)."""
+    return _read_manifest(out)[0]
+
+
+def _read_manifest(out: Path) -> tuple[dict[str, Entry], bytes | None]:
+    """(entries by file name, the folder's fingerprint salt); ({}, None) when there is none or it is unreadable."""
     try:
         data = json.loads((out / MANIFEST_JSON).read_text())
-        return {e["file"]: Entry(**e) for e in data["entries"]}
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}
+        entries = {e["file"]: Entry(**e) for e in data["entries"]}
+        salt = data.get("salt")
+        return entries, bytes.fromhex(salt) if isinstance(salt, str) and len(salt) == 2 * SALT_BYTES else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}, None
 
 
-def write_manifest(out: Path, entries: list[Entry]) -> None:
+def write_manifest(out: Path, entries: list[Entry], salt: bytes | None = None) -> None:
+    """manifest.json (every entry, and the salt of the secrets' fingerprints) and manifest.csv, each atomically."""
     entries = sorted(entries, key=lambda e: e.file)
-    atomic_write(out / MANIFEST_JSON, json.dumps({"hfcprov": __version__, "entries": [asdict(e) for e in entries]},
+    head = {"hfcprov": __version__} if salt is None else {"hfcprov": __version__, "salt": salt.hex()}
+    atomic_write(out / MANIFEST_JSON, json.dumps({**head, "entries": [dict(e.__dict__) for e in entries]},
                                                  indent=0) + "\n")
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -130,19 +157,82 @@ def write_manifest(out: Path, entries: list[Entry]) -> None:
 
 # --- the work for one modem; runs in a worker process with --jobs -------------------------------------------------
 
-_WORKER: dict = {}
-# Rendered text -> file bytes, per worker: modems of one tier with the same overrides render the same text
-# (the mac is rarely in it), and parse + encode is most of a file's work. Keyed by the CMTS too: its secret
-# signs the file.
-_built: dict[tuple, bytes] = {}
-MAX_BUILT = 512
+MAX_BUILT = 4096  # files remembered per worker (each a few hundred bytes)
+
+
+class _Worker:
+    """What one process needs to build rows, and what it has built. Rows whose template reads the same
+    values (``template_reads``; None when that cannot be told) render the same text, and one text signed
+    by one CMTS's secret is one file: both are remembered, so such rows cost a lookup."""
+
+    def __init__(self, secrets: SecretMap, out: str, lint_strict: bool = False):
+        self.secrets, self.out, self.lint_strict = secrets, str(out), lint_strict
+        self.renderers = Renderers()  # this build's compiled templates
+        self.render: dict[str, Callable[[dict], str]] = {}  # template path -> its renderer
+        self.reads: dict[str, tuple | None] = {}  # template path -> the names it reads, sorted (None: unknown)
+        self.built: dict[tuple, tuple[bytes, list]] = {}  # (cmts, values read | text) -> (file, problems)
+
+    def run(self, task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
+        """('built'|'unchanged'|'failed', entry, error message, warnings)."""
+        target = os.path.join(self.out, task.file)  # a string: thousands of rows, no pathlib per row
+        prev = task.previous
+        if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
+            return "unchanged", prev, None, []
+        try:
+            data, problems = self.file_of(task)
+            if problems and self.lint_strict:
+                return "failed", None, f"{task.where}: {problems[0]} (--strict)", []
+        except HfcprovError as err:
+            return "failed", None, f"{task.where}: {err}", []
+        tier = str(task.variables["tier"] if "tier" in task.variables else
+                   os.path.basename(task.template).removesuffix(SUFFIX))
+        digest = hashlib.sha256(data).hexdigest()
+        if not (prev is not None and prev.sha256 == digest and _same_file(target, prev)):
+            # no fsync per file (~5 ms each): build() syncs once before the manifest names the files
+            atomic_write(target, data, durable=False)
+        return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None, \
+            [f"{task.where}: {p}" for p in problems]
+
+    def file_of(self, task: _Task) -> tuple[bytes, list]:
+        """The row's file and what lint and the reading found in it (each naming this row's rendered text)."""
+        from hfcprov.config.lint import encode_checked
+
+        template, variables = task.template, task.variables
+        if template not in self.render:
+            self.render[template] = self.renderers(template)
+            self.reads[template] = self.renderers.reads(template)
+        names = self.reads[template]
+        by_values = None if names is None else \
+            (task.cmts, template, tuple([repr(variables.get(n)) for n in names]))  # None: not given
+        found = self.built.get(by_values) if by_values is not None else None
+        if found is not None:
+            return found
+        text = self.render[template](variables)
+        by_text = (task.cmts, text)
+        found = self.built.get(by_text)
+        if found is None:
+            secret = self.secrets.secret_for(variables)
+            # what a modem or CMTS would refuse (config.lint): a warning, or with lint_strict the row fails
+            found = encode_checked(text, rendered_name(template, variables), secret)
+            if found[1]:
+                return found  # its findings name this row's text: not another row's
+        if len(self.built) >= MAX_BUILT:
+            self.built.clear()
+        self.built[by_text] = found
+        if by_values is not None:
+            self.built[by_values] = found
+        return found
+
+
+_WORKER: list[_Worker] = []  # the worker process's own (a pool's initializer sets it)
 
 
 def _init_worker(secrets: SecretMap, out: str, lint_strict: bool = False) -> None:
-    _built.clear()  # built with another build's secrets
-    _WORKER["secrets"] = secrets
-    _WORKER["out"] = str(out)
-    _WORKER["lint_strict"] = lint_strict
+    _WORKER[:] = [_Worker(secrets, out, lint_strict)]
+
+
+def _run(task: _Task):
+    return _WORKER[0].run(task)
 
 
 @dataclass
@@ -154,39 +244,6 @@ class _Task:
     inputs: str
     previous: Entry | None
     cmts: str | None = None  # whose secret signs the file (None: the default secret)
-
-
-def _run(task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
-    """('built'|'unchanged'|'failed', entry, error message, warnings)."""
-    from hfcprov.config.lint import encode_checked
-
-    target = os.path.join(_WORKER["out"], task.file)  # a string: thousands of rows, no pathlib per row
-    prev = task.previous
-    if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
-        return "unchanged", prev, None, []
-    try:
-        text = render_text(task.template, task.variables)
-        built = _built.get((task.cmts, text))
-        if built is None:
-            secret = _WORKER["secrets"].secret_for(task.variables)
-            # what a modem or CMTS would refuse (config.lint): a warning, or with lint_strict the row fails
-            built = encode_checked(text, rendered_name(task.template, task.variables), secret)
-            if len(_built) >= MAX_BUILT:
-                _built.clear()
-            _built[(task.cmts, text)] = built
-        data, problems = built
-        if problems and _WORKER.get("lint_strict"):
-            return "failed", None, f"{task.where}: {problems[0]} (--strict)", []
-    except HfcprovError as err:
-        return "failed", None, f"{task.where}: {err}", []
-    tier = str(task.variables["tier"] if "tier" in task.variables else
-               os.path.basename(task.template).removesuffix(SUFFIX))
-    digest = hashlib.sha256(data).hexdigest()
-    if not (prev is not None and prev.sha256 == digest and _same_file(target, prev)):
-        # no fsync per file (~5 ms each): build() syncs once before the manifest names the files
-        atomic_write(target, data, durable=False)
-    return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None, \
-        [f"{task.where}: {p}" for p in problems]
 
 
 def _same_file(path: str | Path, entry: Entry) -> bool:
@@ -207,7 +264,7 @@ def build(
     out: str | Path,
     template: str | Path | None = None,
     secret: bytes | None = None,
-    jobs: int = 1,
+    jobs: int | None = 1,
     pattern: str = DEFAULT_PATTERN,
     strict: bool = False,
     progress: Callable[[int, int], None] | None = None,
@@ -218,7 +275,8 @@ def build(
     """Build every row of ``inventory`` into ``out``.
 
     ``template``: one template file for every row, or a folder of ``<tier>.j2`` files chosen by each
-    row's ``tier`` (added to the shipped ``templates/``, the default). ``secret``: the CMTS shared secret
+    row's ``tier`` (added to the shipped ``templates/``, the default). ``jobs``: worker processes (None: one
+    per CPU; 1: this process). ``secret``: the CMTS shared secret
     of every file; ``secrets``: one per CMTS (``tiers.secrets.SecretMap``, the inventory names each row's
     CMTS), with ``secret`` (or its own default) for rows that name none. ``summary.unsigned`` counts files
     without a CMTS MIC. What a modem or CMTS would refuse in a file (``config.lint``) is in
@@ -227,6 +285,8 @@ def build(
     Durability: files are written to temporary names and renamed, without a flush each; one ``os.sync``
     before the manifest is written puts them on disk, so a manifest never names a file that is not.
     """
+    if jobs is None:
+        jobs = default_jobs()
     if secrets is None:
         secrets = SecretMap({}, secret)
     elif secret is not None and secrets.default is None:
@@ -238,14 +298,17 @@ def build(
     rows = table.rows
     out = ensure_folder(out)
     summary = BuildSummary(out=out, total=len(rows))
-    previous = read_manifest(out)
-    fingerprints: dict = {}  # CMTS -> the fingerprint of its secret, computed once (it is slow on purpose)
+    previous, salt = _read_manifest(out)
+    if salt is None:  # a new folder (or a manifest from before salts): every input hash is new anyway
+        salt = os.urandom(SALT_BYTES)
+    fingerprints: dict = {}  # CMTS -> the fingerprint of its secret, computed once
     tasks, claimed = [], {}
     digests: dict[str, str] = {}  # template path -> template_digest
     chosen: dict = {}  # tier -> template path
     for row in rows:
         try:
-            tasks.append(_plan(row, template, pattern, previous, secrets, fingerprints, digests, chosen, claimed))
+            tasks.append(_plan(row, template, pattern, previous, secrets, fingerprints, digests, chosen, claimed,
+                               salt))
         except HfcprovError as err:
             summary.failed.append((row.where, str(err) if str(err).startswith(row.where) else f"{row.where}: {err}"))
 
@@ -280,7 +343,7 @@ def build(
                 entries[task.file] = task.previous
         if summary.built:
             os.sync()  # the files reach the disk before a manifest that vouches for them
-        write_manifest(out, list(entries.values()))
+        write_manifest(out, list(entries.values()), salt)
     order = {row.where: i for i, row in enumerate(rows)}
     summary.failed.sort(key=lambda f: order.get(f[0], len(order)))  # report in inventory order
     summary.seconds = time.perf_counter() - started
@@ -291,11 +354,12 @@ def build(
     return summary
 
 
-def _plan(row: InventoryRow, template, pattern, previous, secrets, fingerprints, digests, chosen, claimed) -> _Task:
+def _plan(row: InventoryRow, template, pattern, previous, secrets, fingerprints, digests, chosen, claimed,
+          salt: bytes) -> _Task:
     variables = check_row(row)
     cmts = secrets.cmts_of(variables)
     if cmts not in fingerprints:
-        fingerprints[cmts] = secret_fingerprint(secrets.secret_for(variables))
+        fingerprints[cmts] = secret_fingerprint(secrets.secret_for(variables), salt)
     tier = variables.get("tier")
     path = chosen.get(tier)  # same tier, same file: looked up once per build
     if path is None:
@@ -350,10 +414,12 @@ _template_for = template_for  # the name the TFTP server's dynamic files first i
 
 def _execute(tasks: list[_Task], secrets: SecretMap, out: Path, jobs: int, lint_strict: bool = False):
     if jobs <= 1 or len(tasks) < 2:
-        _init_worker(secrets, str(out), lint_strict)
+        worker = _Worker(secrets, str(out), lint_strict)
         for task in tasks:
-            yield _run(task)
+            yield worker.run(task)
         return
+    import multiprocessing  # only for a parallel build: ~15 ms of a one-process build's start
+
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     chunk = max(1, min(256, len(tasks) // (jobs * 8)))
     with ctx.Pool(jobs, initializer=_init_worker, initargs=(secrets, str(out), lint_strict)) as pool:
@@ -361,4 +427,5 @@ def _execute(tasks: list[_Task], secrets: SecretMap, out: Path, jobs: int, lint_
 
 
 def default_jobs() -> int:
+    """One worker process per CPU this process may run on: ``--jobs``'s default."""
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))

@@ -24,9 +24,11 @@ import hashlib
 import os
 import sys
 from pathlib import Path
+from typing import Callable
 
 import jinja2
 import jinja2.meta
+from jinja2 import nodes
 
 from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
@@ -77,7 +79,15 @@ def advise_buffer(rate, rtt, flows=1, latency_budget=G114_ONE_WAY_BUDGET, conges
 
 @functools.lru_cache(maxsize=16)
 def environment(folder: str) -> jinja2.Environment:
-    """One environment per template folder (jinja2 caches compiled templates in it)."""
+    """One environment per template folder (jinja2 caches compiled templates in it); a template edited
+    on disk is compiled again at its next use (jinja2 stats the file at every use, includes too: what a
+    long-running TFTP server wants)."""
+    return new_environment(folder)
+
+
+def new_environment(folder: str, reload: bool = True) -> jinja2.Environment:
+    """An environment for the templates of ``folder`` (and the shipped ones); ``reload=False``: each template
+    is read and compiled once, at its first use, and never looked at on disk again (``Renderers``)."""
     search = [folder] + ([str(SHIPPED)] if Path(folder).resolve() != SHIPPED else [])
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(search),
@@ -86,9 +96,10 @@ def environment(folder: str) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=reload,
     )
-    env.filters.update(bps=_remembered(bps), bytes=_remembered(to_bytes), us=_remembered(us), mac_colon=macaddr.colon)
-    env.globals.update(advise_buffer=_remembered(advise_buffer))
+    env.filters.update(bps=_BPS, bytes=_BYTES, us=_US, mac_colon=macaddr.colon)
+    env.globals.update(advise_buffer=_ADVISE_BUFFER)
     return env
 
 
@@ -107,6 +118,8 @@ def _remembered(fn):
 
     return remembered
 
+
+_BPS, _BYTES, _US, _ADVISE_BUFFER = (_remembered(f) for f in (bps, to_bytes, us, advise_buffer))  # one memory each
 
 # Paths locate() has returned: asked again (every modem of a bulk build or of a TFTP storm), such a path
 # is still itself once it is a file, so one stat replaces resolve()'s walk over every folder of the path.
@@ -130,9 +143,10 @@ def locate(template: str | Path) -> Path:
     raise TemplateError(f"no template {str(template)!r} (a file, or one of the shipped tiers: {shipped})")
 
 
-def load(template: str | Path) -> jinja2.Template:
+def load(template: str | Path, env: jinja2.Environment | None = None) -> jinja2.Template:
     path = locate(template)
-    env = environment(str(path.parent))
+    if env is None:
+        env = environment(str(path.parent))
     try:
         return env.get_template(path.name)
     except jinja2.TemplateSyntaxError as err:
@@ -147,9 +161,46 @@ def render_text(template: str | Path, variables: dict) -> str:
     A variable that is None counts as not given, so the template's default applies
     (the lab passes None for "no override"; a CSV's empty cell is dropped the same way).
     """
-    tmpl = load(template)
+    return render_loaded(load(template), variables)
+
+
+class Renderers:
+    """``render_text`` for many rows, one bulk build's: each template, and what it includes, read and
+    compiled once at its first use and never looked up or stat'ed again (jinja2 would stat each file,
+    includes too, at every row). The build's input hashes hold the templates' digests as it read them."""
+
+    def __init__(self):
+        self._envs: dict[str, jinja2.Environment] = {}  # folder -> its environment, this build's
+        self._render: dict[str, Callable[[dict], str]] = {}
+
+    def __call__(self, template: str | Path) -> Callable[[dict], str]:
+        """A function rendering ``template`` with a row's variables (the text, or ``TemplateError``)."""
+        key = os.fspath(template)
+        found = self._render.get(key)
+        if found is None:
+            path = locate(template)
+            found = self._render[key] = functools.partial(render_loaded, load(path, self._env(path)))
+        return found
+
+    def reads(self, template: str | Path) -> tuple[str, ...] | None:
+        """The names whose values decide what ``template`` renders, sorted: what it reads (``template_reads``)
+        and the environment's globals (a row's column of a global's name hides the global). None: unknown."""
+        path = locate(template)
+        names = _reads_in(self._env(path), path.name, str(path))
+        return None if names is None else tuple(sorted(names | set(self._env(path).globals)))
+
+    def _env(self, path: Path) -> jinja2.Environment:
+        folder = str(path.parent)
+        env = self._envs.get(folder)
+        if env is None:
+            env = self._envs[folder] = new_environment(folder, reload=False)
+        return env
+
+
+def render_loaded(tmpl: jinja2.Template, variables: dict) -> str:
+    """A loaded template rendered with ``variables`` (None: not given); errors as ``render_text`` says."""
     try:
-        return tmpl.render(**{k: v for k, v in variables.items() if v is not None})
+        return tmpl.render({k: v for k, v in variables.items() if v is not None})
     except jinja2.TemplateSyntaxError as err:  # a syntax error in a template pulled in at render time
         raise TemplateError(f"{err.filename} line {err.lineno}: template syntax error: {err.message}") from None
     except jinja2.TemplateNotFound as err:
@@ -175,18 +226,21 @@ def render_tree(template: str | Path, variables: dict):
 
 def rendered_name(template: str | Path, variables: dict) -> str:
     """How a parse error names the rendered text: 'res-100x10.j2 rendered for 001122aabbcc'."""
-    name = Path(template).name
+    name = os.path.basename(os.fspath(template))
     return f"{name} rendered for {variables['mac']}" if "mac" in variables else f"{name} rendered"
 
 
-def _template_tree(template: str | Path):
-    """(name, source, ast, refs) of the template and of every template it includes, imports or
-    extends, recursively, once each, in a stable order. A missing template or bad syntax raises
-    TemplateError. refs holds None for a dynamic include, which cannot be followed."""
+def _template_tree(template: str | Path, contextual: bool = False):
+    """(name, source, parsed) of the template and of every template it includes, imports or extends,
+    recursively, once each, in a stable order (``contextual``: only those that see the row's variables,
+    not imports without context). A missing template or bad syntax raises TemplateError."""
     path = locate(template)
-    env = environment(str(path.parent))
+    yield from _tree_in(environment(str(path.parent)), path.name, contextual, str(path))
+
+
+def _tree_in(env: jinja2.Environment, top: str, contextual: bool, where: str):
     seen: set[str] = set()
-    todo = [path.name]
+    todo = [top]
     while todo:
         name = todo.pop(0)
         if name in seen:
@@ -195,14 +249,54 @@ def _template_tree(template: str | Path):
         try:
             source, filename, _ = env.loader.get_source(env, name)
         except jinja2.TemplateNotFound:
-            raise TemplateError(f"{path}: included template {name!r} not found") from None
+            raise TemplateError(f"{where}: included template {name!r} not found") from None
+        parsed = _parsed(env, name, source, filename)
+        yield name, source, parsed
+        todo.extend(sorted(r for r, sees in parsed.refs if r and (sees or not contextual)))
+
+
+class _Parsed:
+    """A template's syntax tree, the templates it names ((name, sees the row's variables); name None: a
+    dynamic one) and, once asked, the variables it reads itself."""
+
+    def __init__(self, ast):
+        self.ast = ast
+        self.refs = [(name, not isinstance(node, (nodes.Import, nodes.FromImport, nodes.Include))
+                      or node.with_context) for node, name in _references(ast)]
+        self._reads: frozenset | None = None
+
+    @property
+    def reads(self) -> frozenset:
+        if self._reads is None:
+            self._reads = frozenset(jinja2.meta.find_undeclared_variables(self.ast))
+        return self._reads
+
+
+def _references(ast):
+    """(node, template name or None when dynamic) for each extends, include and import, as
+    ``jinja2.meta.find_referenced_templates`` names them (one per name of an include's list)."""
+    for node in ast.find_all((nodes.Extends, nodes.FromImport, nodes.Import, nodes.Include)):
+        for name in jinja2.meta.find_referenced_templates(nodes.Template([node])):
+            yield node, name
+
+
+# (name, source) -> _Parsed: a bulk build digests every tier, and each includes the same _common.j2 and
+# _flows.j2; a template edited on disk is another source, so parsed afresh.
+_PARSED: dict[tuple[str, str], _Parsed] = {}
+
+
+def _parsed(env: jinja2.Environment, name: str, source: str, filename: str | None) -> _Parsed:
+    key = (name, source)  # every hfcprov environment parses alike (new_environment's settings)
+    found = _PARSED.get(key)
+    if found is None:
         try:
             ast = env.parse(source, name, filename)
         except jinja2.TemplateSyntaxError as err:
             raise TemplateError(f"{filename} line {err.lineno}: template syntax error: {err.message}") from None
-        refs = list(jinja2.meta.find_referenced_templates(ast))
-        yield name, source, ast, refs
-        todo.extend(sorted(r for r in refs if r))
+        if len(_PARSED) >= 256:
+            _PARSED.clear()
+        found = _PARSED[key] = _Parsed(ast)
+    return found
 
 
 def template_digest(template: str | Path) -> str:
@@ -212,24 +306,30 @@ def template_digest(template: str | Path) -> str:
     A dynamic include cannot be followed; the template's own text still changes the hash.
     """
     h = hashlib.sha256()
-    for name, source, _, _ in _template_tree(template):
+    for name, source, _ in _template_tree(template):
         h.update(name.encode() + b"\0" + source.encode() + b"\0")
     return h.hexdigest()
 
 
 def template_reads(template: str | Path) -> frozenset | None:
-    """The variable names a template and everything it includes or imports read, found statically.
+    """The variable names a template and everything it includes, extends or imports with context read,
+    found statically (a template imported without context sees none of them, whatever it reads).
 
     None when that cannot be told (a dynamic include, a missing template, bad syntax: the render
     reports those). Rows equal on these names render the same text, which lets the TFTP server
-    build one file for many modems.
+    build one file for many modems and a bulk build render once per distinct set of them.
     """
+    path = locate(template)
+    return _reads_in(environment(str(path.parent)), path.name, str(path))
+
+
+def _reads_in(env: jinja2.Environment, name: str, where: str) -> frozenset | None:
     names: set[str] = set()
     try:
-        for _, _, ast, refs in _template_tree(template):
-            if None in refs:
+        for _, _, parsed in _tree_in(env, name, True, where):
+            if any(ref is None and sees for ref, sees in parsed.refs):
                 return None
-            names |= jinja2.meta.find_undeclared_variables(ast)
+            names |= parsed.reads
     except TemplateError:
         return None
     return frozenset(names)
@@ -240,7 +340,7 @@ def preload(template: str | Path) -> None:
     would: a TFTP build worker does this before the first modem of a storm asks."""
     path = locate(template)
     env = environment(str(path.parent))
-    for name, _, _, _ in _template_tree(path):  # a syntax error is its TemplateError already
+    for name, _, _ in _template_tree(path):  # a syntax error is its TemplateError already
         env.get_template(name)
 
 

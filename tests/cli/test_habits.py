@@ -89,7 +89,7 @@ def test_build_and_campaign_make_their_own_folder_as_documented(tmp_path):
 def test_build_never_says_0_files_per_second():
     from types import SimpleNamespace
 
-    from hfcprov.cli.build_cmd import files_per_second
+    from hfcprov.cli.build_files import files_per_second
 
     assert files_per_second(SimpleNamespace(built=1, unchanged=0, seconds=4.0)) == " (0.25 files/s)"
     assert files_per_second(SimpleNamespace(built=3, unchanged=1, seconds=2.0)) == " (2 files/s)"

@@ -45,7 +45,7 @@ def test_the_generator_refuses_what_the_parser_cannot_copy():
         pass
 
     @top.command()
-    @click.option("--n", type=int)
+    @click.option("--n", type=float)
     @shortcut.runs(print)
     def odd(n):
         pass
@@ -64,7 +64,7 @@ def test_the_generator_refuses_what_the_parser_cannot_copy():
 # --- the calls: click's and the shortcut's, on generated command lines -------------------------
 
 TARGETS = ("hfcprov.cli:set_verbosity", "hfcprov.cli.config_files:encode_files",
-           "hfcprov.cli.config_files:decode_files")
+           "hfcprov.cli.config_files:decode_files", "hfcprov.cli.build_files:build_files")
 
 
 @pytest.fixture
@@ -195,6 +195,44 @@ def test_anything_unusual_goes_to_click(workdir, args):
     assert shortcut.plain_call(args) is None
 
 
+BUILD_WORDS = ["-i", "good.txt", "-o", "out", "--inventory", "--out", "-t", "res-50x5", "--jobs", "-j", "2", "0",
+               "300", "+2", "--keep-going", "--fail-fast", "--progress", "--no-progress", "--json", "--strict",
+               "--mkdir", "--pattern", "{mac}.bin", "--secret-file", "--no-cmts-mic", "--cmts-column", "cmts", "-q"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(args=st.lists(st.sampled_from(BUILD_WORDS), max_size=10).map(lambda words: ["build", "-i", "good.txt", *words]))
+def test_a_build_line_calls_what_click_calls_or_goes_to_click(workdir, recorded, args):
+    """--x/--no-x switches (the last one given wins) and --jobs's integer range, as click reads them."""
+    plain = shortcut.plain_call(args)
+    if plain is None:
+        return
+    del recorded[:]
+    plain()
+    assert list(recorded) == click_calls(args, recorded), args
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["build", "-i", "m.csv", "-o", "out"], {"jobs": None, "keep_going": True, "progress": None}),
+    (["build", "-i", "m.csv", "-o", "out", "-j", "2", "--fail-fast", "--no-progress"],
+     {"jobs": 2, "keep_going": False, "progress": False}),
+    (["build", "--fail-fast", "-i", "m.csv", "--keep-going", "-o", "out", "--progress", "--jobs", "256"],
+     {"jobs": 256, "keep_going": True, "progress": True}),
+])
+def test_plain_builds_take_the_shortcut(workdir, recorded, args, expected):
+    plain = shortcut.plain_call(args)
+    assert plain is not None
+    plain()
+    (target, params), = [call for call in recorded if call[0].endswith("build_files")]
+    assert {k: params[k] for k in expected} == expected
+    assert recorded == click_calls(args, recorded)
+
+
+@pytest.mark.parametrize("jobs", ["0", "257", "+2", " 2", "2.0", "1_0", "two"])
+def test_a_jobs_value_click_may_refuse_goes_to_click(workdir, jobs):
+    assert shortcut.plain_call(["build", "-i", "m.csv", "-o", "out", "-j", jobs]) is None
+
+
 def test_shell_completion_goes_to_click(workdir, monkeypatch):
     monkeypatch.setenv("_HFCPROV_COMPLETE", "bash_complete")
     assert shortcut.plain_call(["config", "encode", "good.txt", "-o", "out.cm"]) is None
@@ -253,6 +291,45 @@ def test_the_shortcut_and_click_leave_the_same_files_output_and_status(tmp_path,
     via_click = run(fresh_folder(tmp_path, "b"), argv, via_click=True)
     assert b"Traceback" not in via_shortcut[2]
     assert via_shortcut == via_click
+
+
+BUILD_INVENTORY = "mac,tier,us_rate\n000000000001,res-50x5,5M\n000000000002,res-50x5,six\nxx,res-50x5,5M\n"
+
+
+def without_times(result):
+    """A build's process result without what differs between two runs: its timing and the manifest's salt."""
+    import json
+    import re
+
+    status, stdout, stderr, files = result
+    stdout = re.sub(rb"in [0-9.]+ s( \([0-9.]+ files/s\))?", b"in T s", stdout)
+    stdout = re.sub(rb'"seconds": [0-9.]+', b'"seconds": T', stdout).replace(b"/b/", b"/a/")
+    for name in [n for n in files if n.endswith("manifest.json")]:
+        data = json.loads(files[name])
+        data.pop("salt", None)
+        for entry in data["entries"]:
+            entry.pop("inputs")
+        files[name] = data
+    return status, stdout, stderr.replace(b"/b/", b"/a/"), files
+
+
+@pytest.mark.parametrize("argv", [
+    ["build", "-i", "m.csv", "-o", "out", "--secret-file", "good.txt", "-j", "1"],
+    ["build", "-i", "m.csv", "-o", "out", "--fail-fast", "--json", "--no-progress"],
+    ["build", "-i", "m.csv", "-o", "out", "--no-cmts-mic", "--secret-file", "good.txt"],
+    ["build", "-i", "m.csv", "-o", "plain/out"],
+    ["build", "-i", "missing.csv", "-o", "out"],
+    ["-q", "build", "-i", "m.csv", "-o", "out", "--strict", "--jobs", "2"],
+], ids=lambda argv: " ".join(argv))
+def test_a_build_through_the_shortcut_is_the_build_through_click(tmp_path, argv):
+    results = []
+    for name, via_click in (("a", False), ("b", True)):
+        folder = fresh_folder(tmp_path, name)
+        (folder / "m.csv").write_text(BUILD_INVENTORY)
+        results.append(without_times(run(folder, [str(folder / a) if a in ("m.csv", "missing.csv") else a
+                                                  for a in argv], via_click=via_click)))
+    assert b"Traceback" not in results[0][2]
+    assert results[0] == results[1]
 
 
 def test_a_binary_file_round_trips_through_the_shortcut(tmp_path):

@@ -92,3 +92,17 @@ def test_encoding_builds_only_the_subtrees_the_config_uses(tmp_path):
 def test_other_statements_keep_the_path_light(tmp_path, source):
     _, _, modules = run_encode(tmp_path, text=source)
     assert not [name for name in ("yaml", "json", "hfcprov.mib", "socket", "sqlite3") if imported(modules, name)]
+
+
+def test_a_one_process_build_of_a_csv_inventory_imports_no_click_yaml_or_multiprocessing(tmp_path):
+    # `hfcprov build` is timed against the docsis C tool's batch mode (bench/bulk.py): click, PyYAML and
+    # multiprocessing cost a tenth of a 1,000-modem build and it uses none of them
+    (tmp_path / "m.csv").write_text("mac,tier\n000000000001,res-50x5\n")
+    path = [str(ROOT), *site.getsitepackages()]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    out = subprocess.run([sys.executable, "-S", "-c", PROBE, "build", "-i", "m.csv", "-o", "out", "--jobs", "1",
+                          "--no-cmts-mic"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    modules = set(dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)["modules"].split())
+    assert (tmp_path / "out" / "000000000001.cm").exists() and "hfcprov.tiers.bulk" in modules
+    assert not [name for name in ("click", "yaml", "multiprocessing", "rich") if imported(modules, name)]

@@ -29,6 +29,7 @@ def remembered(text, secret=None):
 def forget():
     text_form._STATEMENTS.clear()
     text_form._LINES.clear()
+    text_form._CHILDREN.clear()
 
 
 @SETTINGS
@@ -39,6 +40,8 @@ def test_rendered_trees_encode_as_parse_then_encode(tree, secret, indent):
     want = reference(text, secret)
     forget()
     assert remembered(text, secret) == want  # every statement new
+    text_form._STATEMENTS.clear()
+    assert remembered(text, secret) == want  # every block new, built from the lines it remembers
     assert remembered(text, secret) == want  # every statement remembered
 
 
@@ -135,3 +138,18 @@ def test_a_compound_block_over_several_lines_is_remembered_as_one_statement():
     text = f"Main\n{{\n\tNetworkAccess 1;\n{block}\n}}\n"
     assert encode_text(text) == encode(parse_text(text))
     assert block in text_form._STATEMENTS
+
+
+def test_a_new_block_is_built_from_remembered_lines_and_a_bad_line_keeps_its_number():
+    forget()
+    flow = "Main {{\n  UsServiceFlow {{\n    UsServiceFlowRef 1;\n    MaxRateSustained {};\n" \
+           "    BufferControl {{\n      TargetBuffer 65536;\n    }}\n  }}\n}}\n"
+    for rate in (1000000, 2000000, 3000000):  # each block new, its other lines remembered
+        text = flow.format(rate)
+        assert encode_text(text, source="m.cfg") == encode(parse_text(text))
+    assert ("24", "    MaxRateSustained 3000000;") in text_form._CHILDREN
+    try:
+        encode_text(flow.format("fast"), source="m.cfg")
+        raise AssertionError("'fast' is not a rate")
+    except ConfigError as err:
+        assert (err.source, err.line, err.path) == ("m.cfg", 4, "24.8")

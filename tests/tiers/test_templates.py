@@ -1,6 +1,8 @@
 """The jinja2 environment: StrictUndefined, unit filters, includes, errors naming template, line and variable."""
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hfcprov.tiers.templates import SHIPPED, TemplateError, render_text, template_digest
 
@@ -107,3 +109,38 @@ def test_template_reads_follows_includes_and_gives_up_on_dynamic_ones(tmp_path):
     assert template_reads(tmp_path / "tier.j2") == {"cpe", "body", "us_rate"}
     assert template_reads(tmp_path / "dyn.j2") is None  # which file it reads depends on the row
     assert template_reads(tmp_path / "broken.j2") is None  # the render will report the syntax error
+
+
+RESIDENTIAL = ("res-50x5", "res-100x10", "res-300x20", "res-1000x50")
+overrides = st.fixed_dictionaries({}, optional={
+    "us_rate": st.sampled_from(["3M", "12Mbps", "750k", "fast"]), "ds_rate": st.sampled_from(["40M", "1G", "0"]),
+    "us_burst": st.sampled_from(["10K", "3044"]), "ds_burst": st.sampled_from(["100K", "1MiB"]),
+    "us_buffer": st.sampled_from(["48K", "0"]), "ds_buffer": st.sampled_from(["1M", "9"]),
+    "us_peak": st.sampled_from(["20M", "", None]), "ds_peak": st.sampled_from(["300M", None]),
+    "max_cpe": st.sampled_from([2, "16"]), "privacy": st.sampled_from([0, 1]), "network_access": st.just(0),
+    "rtt": st.sampled_from(["100ms", "5ms", "bad"]), "aqm": st.sampled_from(["docsis-pie", "lld", "none", None]),
+    "profile": st.sampled_from(["docsis3.1", "docsis3.0-4ch", "docsis3.1-highsplit", "nonsense", None]),
+    "sw_admin_status": st.just(3), "snmp_objects": st.sampled_from(['1.3.6.1.2.1.1.6.0 String "x"', "a|b", ""]),
+})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tier=st.sampled_from(RESIDENTIAL), row=overrides)
+def test_residential_tiers_render_what_the_flows_macros_render(tmp_path, tier, row):
+    """_residential.j2 writes the flows out for speed; _flows.j2's residential macro (upstream, downstream,
+    _common.j2) is the reference: the same text for every row, and an error wherever it has one."""
+    import re
+
+    us, ds, ub, db = re.search(r'= "([^"]+)", "([^"]+)", "([^"]+)", "([^"]+)" %}',
+                               (SHIPPED / f"{tier}.j2").read_text()).groups()
+    reference = tmp_path / f"ref-{tier}.j2"
+    reference.write_text(f'{{% import "_flows.j2" as sf with context %}}\n'
+                         f'{{{{ sf.residential("{us}", "{ds}", "{ub}", "{db}") }}}}\n')
+
+    def rendered(template):
+        try:
+            return render_text(template, {**MAC, **row})
+        except TemplateError:
+            return TemplateError
+
+    assert rendered(tier) == rendered(reference)
