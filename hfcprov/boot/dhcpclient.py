@@ -87,7 +87,7 @@ class Lease4:
     @property
     def ccc(self) -> dict[int, bytes]:
         """Option 122 (RFC 3495 CableLabs client configuration) sub-options."""
-        return dict(_tlvs(self.options.get(122, b""), 1))
+        return dict(dhcp_tlvs(self.options.get(122, b""), 1))
 
 
 @dataclass
@@ -231,7 +231,7 @@ def _vivso(raw: bytes) -> dict[int, dict[int, bytes]]:
     out, pos = {}, 0
     while pos + 5 <= len(raw):
         enterprise, n = struct.unpack("!IB", raw[pos:pos + 5])
-        out[enterprise] = dict(_tlvs(raw[pos + 5:pos + 5 + n], 1))
+        out[enterprise] = dict(dhcp_tlvs(raw[pos + 5:pos + 5 + n], 1))
         pos += 5 + n
     return out
 
@@ -275,7 +275,7 @@ def acquire6(mac, server: tuple[str, int] = ("ff02::1:2", 547), *, link: str | N
             except OSError as err:
                 raise DhcpError(f"cannot listen for DHCPv6 answers on [{relay}]:{reply_port}: {err.strerror}") from None
         iaid = int.from_bytes(macaddr.octets(mac)[2:], "big")
-        vendor_oro = struct.pack("!I", CABLELABS) + _opt6(1, b"".join(struct.pack("!H", c) for c in ORO6_4491))
+        vendor_oro = struct.pack("!I", CABLELABS) + option6(1, b"".join(struct.pack("!H", c) for c in ORO6_4491))
         common = [(1, client_id), (6, struct.pack("!HH", 17, 23)), (8, b"\0\0"), (16, struct.pack("!I", CABLELABS)
                   + _len_prefixed(b"docsis3.0")), (17, vendor_oro)]
         ia = (3, struct.pack("!III", iaid, 0, 0))
@@ -290,7 +290,7 @@ def acquire6(mac, server: tuple[str, int] = ("ff02::1:2", 547), *, link: str | N
                            timeout, tries, "REQUEST")
     finally:
         sock.close()
-    address = _ia_address(reply.get(3, b""))
+    address = ia_address(reply.get(3, b""))
     if address is None:
         status = reply.get(13, b"")
         why = status[2:].decode("utf-8", "replace") if len(status) > 2 else "no address in IA_NA"
@@ -298,7 +298,7 @@ def acquire6(mac, server: tuple[str, int] = ("ff02::1:2", 547), *, link: str | N
     vendor: dict[int, bytes] = {}
     raw = reply.get(17, b"")
     if len(raw) >= 4 and struct.unpack("!I", raw[:4])[0] == CABLELABS:
-        vendor = dict(_tlvs(raw[4:], 2))
+        vendor = dict(dhcp_tlvs(raw[4:], 2))
     return Lease6(macaddr.normalize(mac), address, server_id, reply, vendor)
 
 
@@ -317,7 +317,7 @@ def _direct6(sock: socket.socket, interface: str, server: tuple[str, int]) -> tu
     return (server[0], server[1], 0, index)
 
 
-def _opt6(code: int, value: bytes) -> bytes:
+def option6(code: int, value: bytes) -> bytes:
     return struct.pack("!HH", code, len(value)) + value
 
 
@@ -327,8 +327,8 @@ def _len_prefixed(value: bytes) -> bytes:
 
 def _exchange6(sock, server, link: str | None, peer: bytes, msg_type: int, xid: bytes, options: list, wanted: int,
                timeout: float, tries: int, what: str) -> dict[int, bytes]:
-    inner = bytes([msg_type]) + xid + b"".join(_opt6(c, v) for c, v in options)
-    packet = inner if link is None else bytes([12, 0]) + ipaddress.IPv6Address(link).packed + peer + _opt6(9, inner)
+    inner = bytes([msg_type]) + xid + b"".join(option6(c, v) for c, v in options)
+    packet = inner if link is None else bytes([12, 0]) + ipaddress.IPv6Address(link).packed + peer + option6(9, inner)
     for _ in range(tries):
         try:
             sock.sendto(packet, server)
@@ -349,15 +349,15 @@ def _exchange6(sock, server, link: str | None, peer: bytes, msg_type: int, xid: 
             elif len(data) < 34 or data[0] != 13:  # RELAY-REPL
                 continue
             else:
-                message = dict(_tlvs(data[34:], 2)).get(9, b"")
+                message = dict(dhcp_tlvs(data[34:], 2)).get(9, b"")
             if len(message) >= 4 and message[0] == wanted and message[1:4] == xid:
-                return dict(_tlvs(message[4:], 2))
+                return dict(dhcp_tlvs(message[4:], 2))
     raise DhcpError(f"no answer to {what} from DHCPv6 server [{server[0]}]:{server[1]} "
                     f"({tries} tries, {timeout:g} s each)")
 
 
-def _ia_address(ia_na: bytes) -> str | None:
-    for code, value in _tlvs(ia_na[12:], 2):
+def ia_address(ia_na: bytes) -> str | None:
+    for code, value in dhcp_tlvs(ia_na[12:], 2):
         if code == 5 and len(value) >= 24:
             return str(ipaddress.IPv6Address(value[:16]))
     return None
@@ -366,7 +366,7 @@ def _ia_address(ia_na: bytes) -> str | None:
 # --- shared -----------------------------------------------------------------------------------------------------
 
 
-def _tlvs(raw: bytes, width: int):
+def dhcp_tlvs(raw: bytes, width: int):
     """(code, value) pairs of a TLV run whose code and length are ``width`` bytes each."""
     fmt = "!BB" if width == 1 else "!HH"
     pos = 0

@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 
 from hfcprov import macaddr
-from hfcprov.boot.dhcpclient import MAGIC, _ia_address, _opt6, _tlvs, options4
+from hfcprov.boot.dhcpclient import MAGIC, ia_address, option6, dhcp_tlvs, options4
 from hfcprov.errors import HfcprovError
 
 ALL_DHCP_RELAYS_AND_SERVERS = "ff02::1:2"
@@ -143,24 +143,24 @@ class DhcpRelay:
             return
         source = ipaddress.IPv6Address(peer[0].split("%", 1)[0])
         forward = (bytes([RELAY_FORW, 0]) + ipaddress.IPv6Address(self.v6[0]).packed + source.packed
-                   + _opt6(OPTION_INTERFACE_ID, self.interface.encode()) + _opt6(OPTION_RELAY_MSG, data))
+                   + option6(OPTION_INTERFACE_ID, self.interface.encode()) + option6(OPTION_RELAY_MSG, data))
         self._up6.sendto(forward, (self.v6[1], 547))
         self.relayed["v6"] += 1
-        self.on_event("request6", _duid_mac(dict(_tlvs(data[4:], 2)).get(1, b"")) or "", None)
+        self.on_event("request6", _duid_mac(dict(dhcp_tlvs(data[4:], 2)).get(1, b"")) or "", None)
 
     def _from_server6(self, data: bytes, peer) -> None:
         if len(data) < 34 or data[0] != RELAY_REPL:
             return
-        options = dict(_tlvs(data[34:], 2))
+        options = dict(dhcp_tlvs(data[34:], 2))
         message = options.get(OPTION_RELAY_MSG, b"")
         if len(message) < 4:
             return
         to = str(ipaddress.IPv6Address(data[18:34]))
         self._link6.sendto(message, (to, 546, 0, self.index))
         if message[0] == REPLY:
-            inner = dict(_tlvs(message[4:], 2))
+            inner = dict(dhcp_tlvs(message[4:], 2))
             mac = _duid_mac(inner.get(1, b""))
-            address = _ia_address(inner.get(3, b""))
+            address = ia_address(inner.get(3, b""))
             if mac and address:
                 self.on_event("reply6", mac, address)
 

@@ -259,7 +259,7 @@ class ModemBackend:
         self.probe = ProbeRole(t.probe.server, t.probe.port, t.probe.namespace, t.probe.source, t.probe.interface)
         self.publisher = Publisher(t.tftp)
         self.expected_server = t.tftp.server or t.tftp.host
-        self.filename = None if t.tftp.filename == FROM_MODEM else _file_name(campaign, self.modem)
+        self.filename = None if t.tftp.filename == FROM_MODEM else published_file_name(campaign, self.modem)
         self.last_flow = None
         self.sys_descr = None
         self.checks: list[dict] = []
@@ -408,7 +408,7 @@ class ModemBackend:
         return s
 
 
-def _file_name(campaign: Campaign, modem: dict) -> str:
+def published_file_name(campaign: Campaign, modem: dict) -> str:
     """The published name: ``target.tftp.filename`` filled from the modem (the one naming rule)."""
     from hfcprov.tiers.naming import config_file_name
 

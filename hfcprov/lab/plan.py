@@ -124,10 +124,10 @@ def _span(seconds: float) -> str:
 def _name(campaign: Campaign, modem: dict) -> str:
     if campaign.target.tftp.filename == FROM_MODEM:
         return "(the name the modem reports, read at the pre-flight)"
-    from hfcprov.lab.measured import _file_name
+    from hfcprov.lab.measured import published_file_name
 
     try:
-        return _file_name(campaign, modem)
+        return published_file_name(campaign, modem)
     except HfcprovError as err:
         return f"(bad target.tftp.filename: {err})"
 
