@@ -158,7 +158,7 @@ class _Task:
 
 def _run(task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
     """('built'|'unchanged'|'failed', entry, error message, warnings)."""
-    from hfcprov.config.lint import encode_checked
+    from hfcprov.config.lint import encode_checked, refusals
 
     target = os.path.join(_WORKER["out"], task.file)  # a string: thousands of rows, no pathlib per row
     prev = task.previous
@@ -170,13 +170,14 @@ def _run(task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
         if built is None:
             secret = _WORKER["secrets"].secret_for(task.variables)
             # what a modem or CMTS would refuse (config.lint): a warning, or with lint_strict the row fails
-            built = encode_checked(text, rendered_name(task.template, task.variables), secret)
+            built = encode_checked(text, rendered_name(task.template, task.variables), secret, plant=True)
             if len(_built) >= MAX_BUILT:
                 _built.clear()
             _built[(task.cmts, text)] = built
         data, problems = built
-        if problems and _WORKER.get("lint_strict"):
-            return "failed", None, f"{task.where}: {problems[0]} (--strict)", []
+        refused = refusals(problems) if problems and _WORKER.get("lint_strict") else []
+        if refused:
+            return "failed", None, f"{task.where}: {refused[0]} (--strict)", []
     except HfcprovError as err:
         return "failed", None, f"{task.where}: {err}", []
     tier = str(task.variables["tier"] if "tier" in task.variables else
