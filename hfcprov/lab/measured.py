@@ -150,7 +150,7 @@ class EmuBackend:
         return SnmpKeys(community=write.community)
 
     def _lab(self, point: Point):
-        from hfcprov.emu import topology
+        from hfcprov.emu import timekeeping, topology
 
         # drop-tail is a DOCSIS 3.0 modem; aqm: file runs the rule of the point's profile's DOCSIS version,
         # as the simulated side (hfcprov.sim.upload.upload_scenario)
@@ -162,13 +162,16 @@ class EmuBackend:
         if lab is None:
             lab = topology.up(rtt=point.rtt, loss=point.loss, seed=point.seed, docsis_version=version)
             self.labs[key] = lab
-            lab.pids["responder"] = lab.spawn("srv", [os.sys.executable, "-m", "hfcprov.probe.responder",
-                                                      "--host", topology.ADDR["srv"], "--port", str(PROBE_PORT)])
+            lab.pids["responder"] = lab.spawn(
+                "srv", [os.sys.executable, "-m", "hfcprov.probe.responder", "--host", topology.ADDR["srv"],
+                        "--port", str(PROBE_PORT)],
+                ready=f"responder listening on {topology.ADDR['srv']}:{PROBE_PORT} (udp echo, tcp bulk)",
+                priority=timekeeping.HOST_PRIORITY)
             lab.save()
         return lab
 
     def measure(self, point: Point) -> list[RunResult]:
-        from hfcprov.emu import netns
+        from hfcprov.emu import netns, timekeeping
         from hfcprov.emu.topology import ADDR
         from hfcprov.fileio import atomic_write
 
@@ -202,7 +205,19 @@ class EmuBackend:
                                       f"{timeout:g} s: {err}") from None
                 time.sleep(0.3)
         self.sys_descr = confirmed["sys_descr"]
-        result = _probe(self.campaign, point, ADDR["srv"], "emu", ns=lab.ns("cpe"))
+
+        def probe():
+            with timekeeping.host_priority() as scheduling:  # the probe is the emulated home host
+                result = _probe(self.campaign, point, ADDR["srv"], "emu", ns=lab.ns("cpe"))
+            result.extra["host_scheduling"] = scheduling
+            return result
+
+        try:
+            result, kept = timekeeping.in_time(lab.timekeeping, probe, plant=f"emulated modem {lab.name}")
+        except timekeeping.FellBehind as err:
+            raise PointFailed(str(err)) from None
+        if kept is not None:
+            result.extra["timekeeping"] = kept
         result.extra.update(confirmed)
         result.extra["lab"] = lab.name
         return [result]

@@ -71,6 +71,7 @@ class LatencyProbe:
         self.ident = int.from_bytes(os.urandom(2), "big")
         self.pad = max(0, size - _TAG.size)
         self.probes: list[Probe] = []
+        self._sent = threading.Condition()  # notified at each probe sent (wait_sent)
         self._stop = threading.Event()
         self._capture_stop = threading.Event()
         self._sock = None
@@ -99,6 +100,11 @@ class LatencyProbe:
         for t in self._threads:
             t.start()
         return self
+
+    def wait_sent(self, count: int, timeout: float | None = None) -> bool:
+        """Block until ``count`` probes have left (True), or ``timeout`` seconds went by first (False)."""
+        with self._sent:
+            return self._sent.wait_for(lambda: len(self.probes) >= count, timeout)
 
     def stop(self, linger: float = 1.0) -> list[Probe]:
         """Stop sending, wait ``linger`` seconds for late answers, and return every probe."""
@@ -139,6 +145,8 @@ class LatencyProbe:
             except OSError as err:
                 raise ProbeError(f"sending a probe to {self.target}: {err.strerror}") from err
             seq += 1
+            with self._sent:
+                self._sent.notify_all()
 
     def _capture(self) -> None:
         self._cap.settimeout(0.1)

@@ -127,7 +127,7 @@ class SnmpSimAgent(AgentProcess):
         v3_auth_proto: str = "SHA",
         v3_priv_proto: str = "AES",
         writecache_file: str | Path | None = None,
-        start_timeout: float = 60.0,
+        start_timeout: float = 300.0,  # a hang guard: its start-up takes ~15 s of a busy 2-core machine
     ):
         self.data_dir = Path(data_dir)
         self.endpoints = list(endpoints)

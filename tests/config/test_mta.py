@@ -111,6 +111,7 @@ def test_mutated_mta_files_raise_only_config_errors(data):
     assert encode(tree) is not None
 
 
+@pytest.mark.slow
 def test_cli_encode_decode_verify(tmp_path):
     src = tmp_path / "mta.cfg"
     src.write_text(TEXT)

@@ -57,6 +57,7 @@ def _chromium(args, tmp_path, timeout=90):
                           capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_report_dom_has_every_plot_decoded(report, tmp_path):
     res = _chromium(["--virtual-time-budget=5000", "--dump-dom", report.as_uri()], tmp_path)
     assert res.returncode == 0, res.stderr[-2000:]
@@ -85,6 +86,7 @@ def test_no_panel_the_browser_shows_is_empty_or_a_lone_dot(reports, which, tmp_p
         assert points and min(points) >= 2, (which, name, points)
 
 
+@pytest.mark.slow
 def test_report_screenshot_shows_plots(report, tmp_path):
     import matplotlib.image as mpimg
     import numpy as np

@@ -45,7 +45,7 @@ SPEC = """
 
 
 @pytest.mark.root
-@pytest.mark.timeout(240)
+@pytest.mark.slow
 def test_emulated_modem_campaign_goes_through_tftp_snmp_and_probe(tmp_path, monkeypatch):
     require_root("network namespaces and tc for the emulated modem")
     monkeypatch.setenv("EMU_AUTH_KEY", "emulated-auth-key")

@@ -6,6 +6,8 @@ import csv
 import subprocess
 import sys
 
+import pytest
+
 from hfcprov.lab.report import write_report
 from hfcprov.lab.spec import parse_campaign
 from hfcprov.lab.store import Store
@@ -27,6 +29,7 @@ def _store(tmp_path, name, mac, db=None):
     return store
 
 
+@pytest.mark.slow
 def test_two_campaigns_share_the_axes_and_their_differences_are_listed(tmp_path):
     a, b = _store(tmp_path, "tb", "tokenbucket"), _store(tmp_path, "mac", "docsis")
     with a, b:

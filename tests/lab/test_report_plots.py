@@ -79,6 +79,7 @@ def test_the_percentiles_drawn_are_the_stored_ones(tmp_path):
     assert {"40 ms RTT", "100 ms RTT", "p50", "p90", "p99"} <= set(legend)
 
 
+@pytest.mark.slow
 def test_captions_promise_only_what_is_drawn(tmp_path):
     # issue 27: the goodput caption promised a dashed prediction a sim-only campaign does not draw
     sim_only = figures(_report(tmp_path, WHITE))
@@ -92,6 +93,7 @@ def test_captions_promise_only_what_is_drawn(tmp_path):
     assert "simulator's predicted p50" in measured["latency"][1]
 
 
+@pytest.mark.slow
 def test_no_panel_is_empty_or_a_lone_dot_when_the_grid_has_more(tmp_path):
     for text in (AQM, WHITE, "name: one\ngrid: {upstream_rate: [1M, 2M, 5M], buffer: 64K}\n",
                  "name: flows\ngrid: {upstream_rate: 10M, buffer: 64K, flows: [1, 4], congestion_control: "

@@ -122,6 +122,7 @@ ADVISE_SPEC = """
 """
 
 
+@pytest.mark.slow
 def test_advise_with_the_simulator_is_the_campaigns_answer(tmp_path):
     """`buffer advise --model sim` runs the campaign's experiment (hfcprov.sim.upload) and policy: for the
     same tier and traffic it names the size the campaign report recommends, including 1 Mb/s at 100 ms

@@ -19,6 +19,7 @@ def hfcprov(*args, cwd=None):
                           cwd=cwd or REPO, timeout=120)
 
 
+@pytest.mark.slow
 def test_run_example_prints_a_table_and_writes_json_and_png(tmp_path):
     out, png = tmp_path / "r.json", tmp_path / "q.png"
     p = hfcprov("sim", "run", "examples/sim-upstream.yaml", "--set", "duration=8s", "--set", "warmup=3s",
@@ -31,6 +32,7 @@ def test_run_example_prints_a_table_and_writes_json_and_png(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_json_output_has_the_tables_names_and_units(tmp_path):
     # issue 27: --json had other names than the table (goodput_bps, nested latency_loaded.p50)
     p = hfcprov("sim", "run", "examples/sim-cohen-loss.yaml", "--json")
@@ -64,6 +66,7 @@ def test_bad_yaml_names_the_line(tmp_path):
     assert p.returncode == 1 and f"{f}:" in p.stderr and "not valid YAML" in p.stderr
 
 
+@pytest.mark.slow
 def test_sweep_writes_csv_with_one_row_per_point(tmp_path):
     f = tmp_path / "sweep.yaml"
     f.write_text("base: {rate: 2M, buffer: 64KiB, rtt: 40ms, duration: 6s, warmup: 2s, probe_rate: 5}\n"
@@ -77,6 +80,7 @@ def test_sweep_writes_csv_with_one_row_per_point(tmp_path):
     assert float(rows[2]["rtt_loaded_p50_ms"]) > 3 * float(rows[0]["rtt_loaded_p50_ms"])
 
 
+@pytest.mark.slow
 def test_run_from_a_binary_config_file_uses_its_upstream_service_flow(tmp_path):
     config = pytest.importorskip("hfcprov.config", reason="config codec (issue 1) not in this tree")
     tree = config.parse_text(

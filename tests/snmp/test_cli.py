@@ -27,6 +27,7 @@ def by_mac(stdout: str) -> dict:
     return {r["mac"]: r for r in map(json.loads, stdout.splitlines())}
 
 
+@pytest.mark.slow
 def test_audit_reports_each_kind_of_modem(lab):
     inv = lab.inventory(list(MACS))
     started = time.monotonic()
@@ -245,6 +246,7 @@ def mib_cache(tmp_path_factory):
 
 
 @pytest.mark.parametrize("engine", ["v2c", "pysnmp"])
+@pytest.mark.slow
 def test_mib_dir_labels_come_from_the_operators_mibs(lab, tmp_path, mib_cache, engine):
     """The operator's DOCS-IF-MIB replaces the compact one and takes its labels from a TC
     in a second file: pysmi resolves the import, the audit prints the vendor's name."""

@@ -39,22 +39,24 @@ def test_socket_buffer_json_for_three_connections():
 
 
 def test_advise_table_and_json():
-    r = hfcprov("buffer", "advise", "--rate", "5M", "--rtt", "40ms", "--min-buffer")
+    white = ("--profile", "docsis2.0", "--aqm", "none", "--cc", "reno")  # the drop-tail budget logic, on White's plant
+    r = hfcprov("buffer", "advise", "--rate", "5M", "--rtt", "40ms", "--min-buffer", *white)
     assert r.returncode == 0, r.stderr
     assert "TargetBuffer   32768 bytes" in r.stdout and "24576" in r.stdout and "G.114" in r.stdout
-    j = json.loads(hfcprov("buffer", "advise", "--rate", "10Mbps", "--rtt", "0.1s", "--json").stdout)
+    j = json.loads(hfcprov("buffer", "advise", "--rate", "10Mbps", "--rtt", "0.1s", "--json", *white).stdout)
     # 128 KiB fills the rate but adds 105 ms; 150 ms one way less the path's 50 ms leaves 100 ms
     assert j["target"] == j["maximum"] == 125000 and j["minimum"] is None and j["need"] == 131072
 
 
 def test_buffer_table_cells():
-    r = hfcprov("buffer", "table", "--rates", "1M,10M", "--buffers", "16K,64KiB", "--rtt", "40ms,100ms", "--json")
+    drop_tail = ("--aqm", "none")  # a full buffer's delay is the figure under test
+    r = hfcprov("buffer", "table", "--rates", "1M,10M", "--buffers", "16K,64KiB", "--rtt", "40ms,100ms", "--json", *drop_tail)
     assert r.returncode == 0, r.stderr
     cells = json.loads(r.stdout)
     assert len(cells) == 8
     c = next(c for c in cells if c["rate"] == 1e6 and c["buffer"] == 16384 and c["rtt"] == 0.04)
     assert c["latency_under_load"] == pytest.approx(0.131072)
-    text = hfcprov("buffer", "table", "--rates", "1M,10M", "--buffers", "16K,64K", "--rtt", "40ms").stdout
+    text = hfcprov("buffer", "table", "--rates", "1M,10M", "--buffers", "16K,64K", "--rtt", "40ms", *drop_tail).stdout
     assert "131 ms" in text and "RTT 40 ms" in text
 
 
@@ -84,4 +86,6 @@ def test_buffer_table_with_the_simulator():
                 "--duration", "5s", "--jobs", "1", "--json")
     assert r.returncode == 0, r.stderr
     (cell,) = json.loads(r.stdout)
-    assert cell["model"] == "sim:docsis" and 0.5 < cell["utilization"] <= 1.0
+    # the defaults: a DOCSIS 3.1 modem with its DOCSIS-PIE, simulated on the request-grant MAC
+    assert cell["model"] == "sim:docsis+docsis-pie (docsis3.1)" and cell["profile"] == "docsis3.1"
+    assert 0.5 < cell["utilization"] <= 1.0 and cell["latency_under_load"] < 0.05
