@@ -82,13 +82,17 @@ def decode():
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @JSON("the findings (rule, file, line, offset, path, message, section) as one list")
 @DOCSIS_VERSION
+@click.option("--profile", help="The modem profile whose upstream the burst and rate warnings check (default: "
+              "the --docsis-version's, else docsis3.1; `buffer advise --help` lists them).")
 @MIB_DIR
-def lint(files, as_json, docsis_version, mib_dirs):
+def lint(files, as_json, docsis_version, profile, mib_dirs):
     """What a CMTS or modem refuses in config FILES (any form): references between flows, classifiers, PHS,
     aggregates and MESPs, rates and buffers, required TLVs, MICs, privacy, the Extended CMTS MIC's TLV 43,
     MTA delimiters; each finding one line with file, line (or byte offset), TLV path, rule and the
-    specification section. Exit status 1 when anything is found."""
-    return config_files.lint_files(files, as_json, docsis_version, mib_dirs)
+    specification section. Warnings: an upstream flow whose Max Traffic Burst caps its rate, or whose rate
+    its upstream cannot carry, on the modem profile (a CMTS accepts such a file). Exit status 1 when
+    anything but a warning is found."""
+    return config_files.lint_files(files, as_json, docsis_version, mib_dirs, profile)
 
 
 @config.command()
@@ -105,7 +109,7 @@ def verify(files, secret_file, as_json, strict):
 
     from hfcprov.config import ConfigError, verify_cm_mic
     from hfcprov.config import verify as verify_bytes
-    from hfcprov.config.lint import lint_config
+    from hfcprov.config.lint import lint_config, refusals
     from hfcprov.config.mta import is_mta, verify_mta
 
     secret = config_files.secret(secret_file)
@@ -137,9 +141,10 @@ def verify(files, secret_file, as_json, strict):
                 if not as_json:
                     for line in result["warnings"]:
                         click.echo(f"hfcprov: warning: {line}", err=True)
-                if strict:
-                    raise ConfigError(f"{findings[0].message} ({findings[0].rule}, --strict)", path=findings[0].path,
-                                      offset=findings[0].offset)
+                refused = refusals(findings) if strict else []
+                if refused:
+                    raise ConfigError(f"{refused[0].message} ({refused[0].rule}, --strict)", path=refused[0].path,
+                                      offset=refused[0].offset)
             result["ok"] = True
             if not as_json:
                 click.echo(said)

@@ -156,13 +156,18 @@ def _read_bytes(path) -> bytes:
 
 def report_problems(problems, strict: bool) -> None:
     """Each problem (a lint finding or a reading warning) as a warning line on stderr; with ``strict`` the
-    first is an error instead (after the others are shown), and nothing is written."""
+    first refusal (``config.lint.refusals``: not a warning-severity finding) is an error instead (after the
+    others are shown), and nothing is written."""
     if not problems:
         return
-    if strict:
-        for problem in problems[1:]:
-            echo(f"hfcprov: warning: {problem}", err=True)
-        raise HfcprovError(f"{problems[0]} (--strict)")
+    from hfcprov.config.lint import refusals
+
+    refused = refusals(problems) if strict else []
+    if refused:
+        for problem in problems:
+            if problem is not refused[0]:
+                echo(f"hfcprov: warning: {problem}", err=True)
+        raise HfcprovError(f"{refused[0]} (--strict)")
     for problem in problems:
         echo(f"hfcprov: warning: {problem}", err=True)
 
@@ -175,21 +180,29 @@ def _read_dialplan(path) -> bytes:
         raise HfcprovError(f"{path}: cannot read the dial plan: {err.strerror}") from None
 
 
-def lint_files(files, as_json, docsis_version, mib_dirs) -> int:
+def lint_files(files, as_json, docsis_version, mib_dirs, profile=None) -> int:
     """Lint each of ``files`` (any form; a binary one with its MICs): one line per finding, or one JSON list
-    of findings (a file that cannot be read is one with rule "error"). Exit status 1 when anything was found."""
+    of findings (a file that cannot be read is one with rule "error"). Exit status 1 when anything but a
+    warning-severity finding was found. ``profile``: the modem profile the burst rule checks against."""
     from hfcprov.config import ConfigError
-    from hfcprov.config.lint import lint_config
+    from hfcprov.config.lint import lint_config, refusals
 
     load_mibs(mib_dirs)
-    found = []
+    if profile is not None:
+        from hfcprov.queue.profile import parse_profile
+
+        parse_profile(profile)  # a bad name is one error line before any file
+    found, failed = [], False
     for f in files:
         try:
-            findings = [x.as_dict() if as_json else str(x) for x in lint_config(f, version=docsis_version)]
+            got = lint_config(f, version=docsis_version, profile=profile)
+            failed = failed or bool(refusals(got))
+            findings = [x.as_dict() if as_json else str(x) for x in got]
         except ConfigError as err:
             err.at(source=str(f))
+            failed = True
             findings = [{"rule": "error", "file": str(f), "line": err.line, "offset": err.offset, "path": err.path,
-                         "message": err.message, "section": ""} if as_json else f"{err} [error]"]
+                         "message": err.message, "section": "", "severity": "error"} if as_json else f"{err} [error]"]
         found += findings
     if as_json:
         import json
@@ -198,7 +211,7 @@ def lint_files(files, as_json, docsis_version, mib_dirs) -> int:
     else:
         for line in found:
             echo(line)
-    return 1 if found else 0
+    return 1 if failed else 0
 
 
 def decode_files(files, fmt, secret_file, out, mkdir, names, c_tool, mib_dirs, strict):

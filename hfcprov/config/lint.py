@@ -8,14 +8,18 @@ The encoder checks each TLV against the dictionary (type, length, range); these 
 relate: references between service flows, classifiers, PHS rules, aggregate service flows and MESPs,
 rates and buffers that contradict each other, what every config file needs (MULPI D.1.2), the MICs of
 a binary file, Baseline Privacy settings that cannot apply, the Extended CMTS MIC's TLV 43, a PacketCable
-MTA file's delimiters and, given a DOCSIS version, TLVs that version does not know. Service-flow meaning
-comes from ``hfcprov.model`` (its rules on rates and buffers, ``ServiceFlow.conflicts``); nothing here reads
+MTA file's delimiters and, given a DOCSIS version, TLVs that version does not know; and, as a warning, an
+upstream flow whose Max Traffic Burst caps its rate on the modem profile's request-grant upstream (a CMTS
+accepts the file, the tier never reaches its rate: ``hfcprov.queue.sizing.flow_warnings``). Service-flow
+meaning comes from ``hfcprov.model`` (its rules on rates and buffers, ``ServiceFlow.conflicts``); nothing here reads
 a rate or a buffer itself. References (flows', classifiers', PHS rules', aggregates') are read by name
 through the dictionary.
 
-A finding names its rule, TLV path and section; ``locate`` adds the line of a text/YAML/JSON form or the
-byte offset of a binary file. ``hfcprov config lint`` prints them; encode, build and verify print them
-as warnings (errors with --strict).
+A finding names its rule, TLV path, section and severity; ``locate`` adds the line of a text/YAML/JSON form
+or the byte offset of a binary file. ``hfcprov config lint`` prints them; encode, build and verify print them
+as warnings, and with --strict an error-severity finding fails. A warning-severity finding (``WARNINGS``)
+stays a warning under --strict: it depends on the plant (the modem profile's channel and MAP interval), not
+on the file alone, and no CMTS refuses the file for it.
 """
 
 from __future__ import annotations
@@ -59,7 +63,16 @@ RULES = {
     "emic-shared-43": ("the Extended CMTS MIC's TLV 43 holds nothing but 43.8 and 43.6", None, "43.6"),
     "mta-delimiters": ("an MTA file starts with MtaConfigDelimiter 1 and ends with 255", "PKT-SP-PROV1.5-I04 9.1", ""),
     "version": ("no TLV newer than the DOCSIS version given (--docsis-version)", None, ""),
+    "burst-caps-rate": ("an upstream flow's Max Traffic Burst lets the modem profile's request-grant upstream carry"
+                        " its Max Sustained Rate (a warning)", None, "24.9"),
+    "rate-over-upstream": ("an upstream flow's Max Sustained Rate fits the modem profile's upstream channels"
+                           " (a warning)", None, "24.8"),
 }
+# rules whose findings are warnings: --strict does not fail on them (a CMTS accepts the file)
+WARNINGS = frozenset({"burst-caps-rate", "rate-over-upstream"})
+# the modem profile whose upstream the burst rule checks, by --docsis-version (none given: DOCSIS 3.1's)
+PROFILE_BY_VERSION = {"1.0": "docsis2.0", "1.1": "docsis2.0", "2.0": "docsis2.0", "3.0": "docsis3.0-4ch",
+                      "3.1": "docsis3.1", "4.0": "docsis3.1"}
 VERSIONS = ("1.0", "1.1", "2.0", "3.0", "3.1", "4.0")
 # Top-level TLVs DOCSIS 1.1 added (MULPI Annex C, the summary's first version): beside the spec sections
 # below, which say 3.1 and 4.0, the one version fact the table cannot give.
@@ -68,13 +81,15 @@ _SINCE_11 = {22: "1.1", 23: "1.1", 24: "1.1", 25: "1.1", 26: "1.1"}
 
 class Finding:
     """One rule broken: ``rule``, ``message``, ``path`` (TLV codes, ``24.10``), ``section`` (the specification's),
-    ``at`` (indices from the top of the tree: ``tree.tlvs[at[0]].children[at[1]]``) and, after ``locate``,
-    ``line`` or ``offset`` and ``source``."""
+    ``at`` (indices from the top of the tree: ``tree.tlvs[at[0]].children[at[1]]``), ``severity`` ("error":
+    a CMTS or modem refuses it; "warning": ``WARNINGS``) and, after ``locate``, ``line`` or ``offset`` and
+    ``source``."""
 
-    __slots__ = ("rule", "message", "path", "section", "at", "line", "offset", "source")
+    __slots__ = ("rule", "message", "path", "section", "at", "line", "offset", "source", "severity")
 
     def __init__(self, rule: str, message: str, path: str, section: str | None, at: tuple[int, ...]):
         self.rule, self.message, self.path, self.section, self.at = rule, message, path, section or "", at
+        self.severity = "warning" if rule in WARNINGS else "error"
         self.line = self.offset = self.source = None
 
     def __repr__(self) -> str:
@@ -83,11 +98,12 @@ class Finding:
     def __str__(self) -> str:
         where = str(ConfigError(self.message, line=self.line, offset=self.offset, path=self.path or None,
                                 source=self.source))
-        return f"{where} [{self.rule}; {self.section}]" if self.section else f"{where} [{self.rule}]"
+        rule = self.rule if self.severity == "error" else f"{self.rule}, warning"
+        return f"{where} [{rule}; {self.section}]" if self.section else f"{where} [{rule}]"
 
     def as_dict(self) -> dict:
         return {"rule": self.rule, "file": self.source, "line": self.line, "offset": self.offset, "path": self.path,
-                "message": self.message, "section": self.section}
+                "message": self.message, "section": self.section, "severity": self.severity}
 
 
 class _Facts:
@@ -97,7 +113,7 @@ class _Facts:
     Positions (``*_at``) are relative to the TLV: () is the TLV itself, (j,) its sub-TLV j..."""
 
     __slots__ = ("kind", "direction", "ref", "ref_at", "target", "target_at", "other", "other_at", "conflicts",
-                 "flags", "newer")
+                 "flags", "newer", "tier", "tier_node", "tier_at", "rate_at")
 
     def __init__(self, kind: str):
         self.kind = kind
@@ -108,6 +124,10 @@ class _Facts:
         self.conflicts: tuple = ()  # (rule, position, TLV path, why) from hfcprov.model
         self.flags: tuple = ()  # kind-specific: an aggregate (lld, by_scn, matched); 29's value; 4.7 positions
         self.newer: tuple | None = None  # (position, TLV path, name, DOCSIS version) of TLVs newer than 3.0
+        self.tier: tuple | None = None  # an upstream flow's (Max Sustained Rate, Max Traffic Burst, Peak Rate)
+        self.tier_node: Tlv | None = None  # the rated upstream flow, until ``_tier_of`` reads its tier
+        self.tier_at: tuple = ()  # where its Max Traffic Burst is (the flow itself when the file leaves it)
+        self.rate_at: tuple = ()  # where its Max Sustained Rate is
 
 
 def _first(node: Tlv, spec: Spec | None, name: str) -> tuple[int, ...]:
@@ -184,6 +204,11 @@ def _facts_of(node: Tlv) -> _Facts | None:
             flow = service_flows(ConfigTree([node]))[0]
             f.conflicts = tuple(_conflict(node, spec, rule, "BufferControl" if field == "MinimumBuffer" else field,
                                           why) for rule, field, why in flow.conflicts())
+        if up and spec.child_named("MaxRateSustained").code in {c.code for c in node.children}:
+            # read by hfcprov.model only when the plant rules run (``_tier_of``): encoding one file stays light
+            f.tier_node = node
+            f.tier_at = _first(node, spec, "MaxTrafficBurst")
+            f.rate_at = _first(node, spec, "MaxRateSustained")
     elif code in (22, 23):
         f = _Facts("classifier")
         f.direction = "upstream" if code == 22 else "downstream"
@@ -286,9 +311,13 @@ def _newer_than_30(node: Tlv) -> tuple:
     return tuple(out)
 
 
-def lint(tree: ConfigTree, *, framed: bool = False, version: str | None = None) -> list[Finding]:
+def lint(tree: ConfigTree, *, framed: bool = False, version: str | None = None,
+         profile: str | None = None, plant: bool = True) -> list[Finding]:
     """Every rule ``tree`` breaks, in file order. ``framed``: the tree was decoded from a binary file, whose
-    MICs are checked too. ``version``: the modem's DOCSIS version ("3.0"...): TLVs newer than it are named."""
+    MICs are checked too. ``version``: the modem's DOCSIS version ("3.0"...): TLVs newer than it are named.
+    ``profile``: the modem profile (``hfcprov.queue.profile``) whose upstream the burst rule checks; None:
+    ``version``'s (``PROFILE_BY_VERSION``), or DOCSIS 3.1's. ``plant``: False leaves out the rules that depend
+    on the modem profile (``WARNINGS``)."""
     _check_version(version)
     if tree.mta or tree.tlvs and tree.tlvs[0].code == MTA_DELIMITER and not tree.cm_file:
         return _mta(tree)
@@ -300,10 +329,11 @@ def lint(tree: ConfigTree, *, framed: bool = False, version: str | None = None) 
             f.newer = _newer_than_30(node)
         facts.append(f)
     mics = (tree.cm_mic is not None, tree.cmts_mic is not None) if framed else None
-    return _cross([t.code for t in tree.tlvs], facts, mics, version)
+    return _cross([t.code for t in tree.tlvs], facts, mics, version, profile, plant)
 
 
-def lint_items(items, *, version: str | None = None) -> list[Finding]:
+def lint_items(items, *, version: str | None = None, profile: str | None = None,
+               plant: bool = True) -> list[Finding]:
     """``lint`` of a CM file's content as ``content_items`` gives it ((code, whole TLV) in file order): what
     encode and build check per file, each TLV's facts remembered by its bytes."""
     _check_version(version)
@@ -324,7 +354,7 @@ def lint_items(items, *, version: str | None = None) -> list[Finding]:
                 _FACTS.clear()
             _FACTS[whole] = f
         facts.append(f)
-    return _cross([code for code, _ in items], facts, None, version)
+    return _cross([code for code, _ in items], facts, None, version, profile, plant)
 
 
 def _check_version(version: str | None) -> None:
@@ -368,7 +398,41 @@ class _Report:
         self.found.append(Finding(rule, message, path, section, at))
 
 
-def _cross(codes: list[int], facts: list, mics, version: str | None) -> list[Finding]:
+def _tier_of(f: _Facts) -> tuple | None:
+    """An upstream flow's (Max Sustained Rate, Max Traffic Burst, Peak Rate) as ``hfcprov.model`` reads them
+    (its defaults where the file is silent), read once; None when the rate is 0."""
+    if f.tier_node is not None:
+        from hfcprov.model import service_flows
+
+        flow = service_flows(ConfigTree([f.tier_node]))[0]
+        f.tier = (flow.max_sustained_rate, flow.burst, flow.peak_rate) if flow.max_sustained_rate else None
+        f.tier_node = None
+    return f.tier
+
+
+def _burst_warnings(tier: tuple, profile: str) -> list[tuple[str, str]]:
+    """(rule, line) of ``hfcprov.queue.sizing.flow_checks`` for an upstream flow with ``tier`` = (rate, burst,
+    peak) on ``profile``, remembered by value: files built from one template repeat their tiers."""
+    got = _TIER_WARNINGS.get((tier, profile))
+    if got is None:
+        from hfcprov.model import ServiceFlow
+        from hfcprov.queue.sizing import flow_checks
+
+        rate, burst, peak = tier
+        flow = ServiceFlow("upstream", max_sustained_rate=rate, max_traffic_burst=burst, peak_rate=peak)
+        got = [("rate-over-upstream" if kind == "capacity" else "burst-caps-rate", line)
+               for kind, line in flow_checks(flow, profile)]
+        if len(_TIER_WARNINGS) >= _MEMO_SIZE:
+            _TIER_WARNINGS.clear()
+        _TIER_WARNINGS[tier, profile] = got
+    return got
+
+
+_TIER_WARNINGS: dict = {}
+
+
+def _cross(codes: list[int], facts: list, mics, version: str | None, profile: str | None = None,
+           plant: bool = True) -> list[Finding]:
     r = _Report(codes)
     present = set(codes)
     if 3 not in present:
@@ -403,6 +467,13 @@ def _cross(codes: list[int], facts: list, mics, version: str | None) -> list[Fin
             flows[f.direction][f.ref] = i
         for rule, rel, path, why in f.conflicts:
             r.add(rule, f"{label}: {why}", i, rel, path)
+        tier = _tier_of(f) if plant else None
+        if tier is not None:
+            for rule, why in _burst_warnings(tier, profile or PROFILE_BY_VERSION.get(version, "docsis3.1")):
+                if rule == "burst-caps-rate":
+                    r.add(rule, f"{label}: {why}", i, f.tier_at, f"{code}.9")
+                else:
+                    r.add(rule, f"{label}: {why}", i, f.rate_at, f"{code}.8")
         if f.other is not None and f.other not in mesps:
             name = "UpstreamMESPReference" if code == 24 else "DownstreamMESPReference"
             r.add("mesp-missing", f"{label}: {name} {f.other} names no MetroEthernetServiceProfile (TLV 72)", i,
@@ -561,40 +632,51 @@ def _offset_of(tree: ConfigTree, at: tuple[int, ...], offsets: list[int]) -> int
     return offset
 
 
-def lint_config(path, *, version: str | None = None, tree: ConfigTree | None = None) -> list[Finding]:
+def lint_config(path, *, version: str | None = None, tree: ConfigTree | None = None,
+                profile: str | None = None) -> list[Finding]:
     """``lint`` of the config at ``path`` (any form; a binary one with its MICs), each finding located.
     ``tree``: the file already read with lines or offsets recorded (``read_config(path, lines=True)``)."""
     from hfcprov.config.forms import read_config
 
     if tree is None:
         tree = read_config(path, lines=True)
-    return locate(lint(tree, framed=tree.offsets is not None and not tree.mta, version=version), tree, str(path))
+    return locate(lint(tree, framed=tree.offsets is not None and not tree.mta, version=version, profile=profile),
+                  tree, str(path))
 
 
 def encode_checked(data: bytes | str, source: str = "<input>", secret: bytes | None = None, *, mta: bool = False,
                    mta_hash: str | None = None, dialplan: bytes | None = None, version: str | None = None,
-                   extended_mic: bool = True) -> tuple[bytes, list]:
+                   extended_mic: bool = True, plant: bool = False) -> tuple[bytes, list]:
     """A config (any form, told apart by content) encoded, and what a modem or CMTS may refuse in it: the
     reading's warnings (``ConfigError``, each with its line or offset) and the lint findings (located).
     The caller decides what a finding means (a warning, or an error with --strict). A text that template
     statements repeat is encoded and linted statement by statement (``encode_text``, ``lint_items``),
-    remembered across calls: bulk encodes and builds pay for what is new in each file."""
+    remembered across calls: bulk encodes and builds pay for what is new in each file. ``plant``: also the
+    rules that depend on the modem profile (``WARNINGS``, on DOCSIS 3.1's or ``version``'s profile), which
+    read each upstream flow through ``hfcprov.model`` and ``hfcprov.queue``: a build checks them; a one-file
+    encode leaves them to ``config lint`` (its imports are its cost: tests/cli/test_startup_imports.py)."""
     if not (mta or mta_hash or dialplan is not None) and \
             (detect_text(data) if isinstance(data, str) else detect(data)) == "text":
         text = data if isinstance(data, str) else data.decode("utf-8")  # a rendered template: text already
         items = None if "MtaConfigDelimiter" in text else statement_items(text, source)
         if items is not None:
-            findings = lint_items(items, version=version)
+            findings = lint_items(items, version=version, plant=plant)
             if findings:  # where they are: the whole parse, with lines (rare: a file with findings)
                 tree = parse_text(text, source, lines=True)
-                findings = locate(lint(tree, version=version), tree, source)
+                findings = locate(lint(tree, version=version, plant=plant), tree, source)
             return assemble(items, secret, extended_mic=extended_mic), findings
     tree = parse_any(data, source, lines=True)
-    problems = list(tree.warnings) + locate(lint(tree, version=version), tree, source)
+    problems = list(tree.warnings) + locate(lint(tree, version=version, plant=plant), tree, source)
     if mta or mta_hash or dialplan is not None or tree.mta or \
             tree.tlvs and tree.tlvs[0].code == MTA_DELIMITER and not tree.cm_file:
         return encode_mta(tree, mta_hash, dialplan), problems
     return encode(tree, secret, extended_mic=extended_mic), problems
+
+
+def refusals(problems: list) -> list:
+    """The problems --strict fails on: every reading warning and lint finding but the warning-severity
+    findings (``WARNINGS``), which stay warnings."""
+    return [p for p in problems if getattr(p, "severity", "error") != "warning"]
 
 
 def rule_listing() -> str:
@@ -606,5 +688,5 @@ def rule_listing() -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["lint", "lint_items", "locate", "lint_config", "encode_checked", "rule_listing", "Finding", "RULES",
-           "VERSIONS"]
+__all__ = ["lint", "lint_items", "locate", "lint_config", "encode_checked", "refusals", "rule_listing", "Finding",
+           "RULES", "VERSIONS", "WARNINGS"]

@@ -188,21 +188,26 @@ def tier_warnings(tier: SizingInputs) -> list[str]:
     return out
 
 
-def flow_warnings(flow, profile: str | None = None) -> list[str]:
+def flow_checks(flow, profile: str | None = None) -> list[tuple[str, str]]:
     """What an upstream ``hfcprov.model.ServiceFlow`` provisions that its modem profile's upstream cannot
-    carry (a Max Traffic Burst that caps the rate, a rate beyond the channel): the rule a config-file check
-    applies to each upstream flow (one line each)."""
+    carry, as (kind, one line): "capacity" (a rate beyond the channel) or "burst" (a Max Traffic Burst that
+    caps the rate). The check ``hfcprov config lint`` applies to each upstream flow."""
     if flow.direction != "upstream" or not flow.max_sustained_rate:
         return []
     try:
         tier = SizingInputs(float(flow.max_sustained_rate), 0.020, aqm_latency_target=None,
                             profile=profile or "docsis3.1", burst=flow.burst, peak=flow.peak_rate)
     except SizingError as err:
-        return [str(err)]
+        return [("capacity", str(err))]
     if tier.rate > carried_rate(tier):
-        return [f"{tier.modem.name}'s upstream carries {carried_rate(tier) / 1e6:.4g} Mb/s of frames: it cannot carry "
-                f"this {format_rate(tier.rate)} flow"]
-    return tier_warnings(tier)
+        return [("capacity", f"{tier.modem.name}'s upstream carries {carried_rate(tier) / 1e6:.4g} Mb/s of frames: "
+                             f"it cannot carry this {format_rate(tier.rate)} flow")]
+    return [("burst", w) for w in tier_warnings(tier)]
+
+
+def flow_warnings(flow, profile: str | None = None) -> list[str]:
+    """``flow_checks``' lines alone."""
+    return [line for _, line in flow_checks(flow, profile)]
 
 
 def queue_delay(loaded_p50: float | None, idle_p50: float | None, rtt: float) -> float | None:

@@ -76,7 +76,14 @@ class Reno(CongestionControl):
             s.cwnd += step if step > 1.0 else 1.0  # noqa: FURB136 (every ACK: cheaper than max())
 
     def ssthresh(self, s) -> float:
-        return max(s.flight_bytes() / 2.0, 2.0 * s.mss)
+        """Half of what the recovery strategy says is in flight (RFC 5681 eq. 4), but never above cwnd: a loss
+        does not raise the window. With SACK, FlightSize counts what the receiver already holds, so a recovery
+        entered as the last one ends (much SACKed above a hole) would otherwise set ssthresh above cwnd and,
+        chained, grow the window without bound (Linux halves cwnd; ns-3 the pipe)."""
+        half = s.flight_bytes() / 2.0
+        if half > s.cwnd:  # noqa: PLR1730
+            half = s.cwnd
+        return max(half, 2.0 * s.mss)
 
 
 # name -> class or "module:Class" (loaded on first use, so issue-7 modules stay optional)

@@ -174,14 +174,17 @@ class _Worker:
 
     def run(self, task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
         """('built'|'unchanged'|'failed', entry, error message, warnings)."""
+        from hfcprov.config.lint import refusals
+
         target = os.path.join(self.out, task.file)  # a string: thousands of rows, no pathlib per row
         prev = task.previous
         if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
             return "unchanged", prev, None, []
         try:
             data, problems = self.file_of(task)
-            if problems and self.lint_strict:
-                return "failed", None, f"{task.where}: {problems[0]} (--strict)", []
+            refused = refusals(problems) if problems and self.lint_strict else []
+            if refused:  # a warning (a burst that caps the rate) stays a warning under --strict
+                return "failed", None, f"{task.where}: {refused[0]} (--strict)", []
         except HfcprovError as err:
             return "failed", None, f"{task.where}: {err}", []
         tier = str(task.variables["tier"] if "tier" in task.variables else
@@ -213,7 +216,7 @@ class _Worker:
         if found is None:
             secret = self.secrets.secret_for(variables)
             # what a modem or CMTS would refuse (config.lint): a warning, or with lint_strict the row fails
-            found = encode_checked(text, rendered_name(template, variables), secret)
+            found = encode_checked(text, rendered_name(template, variables), secret, plant=True)
             if found[1]:
                 return found  # its findings name this row's text: not another row's
         if len(self.built) >= MAX_BUILT:

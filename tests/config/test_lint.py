@@ -18,8 +18,13 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 
 def flow(code: int, ref: int | None, *, asf: int | None = None, mesp: int | None = None, rate: int = 10_000_000,
-         min_rate: int | None = None, peak: int | None = None, buffer: tuple | None = None) -> Tlv:
-    kids = ([Tlv(1, ref)] if ref is not None else []) + [Tlv(6, 7), Tlv(8, rate)]
+         min_rate: int | None = None, peak: int | None = None, buffer: tuple | None = None,
+         burst: int | None = None) -> Tlv:
+    """A service flow; an upstream one carries a Max Traffic Burst that lets the default profile's upstream
+    carry its rate (100 ms of it) unless ``burst`` says otherwise (0: none, the DOCSIS default 3044 B)."""
+    if burst is None and code == 24:
+        burst = max(3044, rate // 80)
+    kids = ([Tlv(1, ref)] if ref is not None else []) + [Tlv(6, 7), Tlv(8, rate)] + ([Tlv(9, burst)] if burst else [])
     if min_rate is not None:
         kids.append(Tlv(10, min_rate))
     if peak is not None:
@@ -144,6 +149,10 @@ def _break(rule: str, tree: ConfigTree, facts: dict, draw) -> bool:
         tree.tlvs = [t for t in tlvs if t.code not in (17, 29)] + [Tlv(29, 0), Tlv(17, None, [Tlv(1, 10)])]
     elif rule == "bpi-conflict":
         tree.tlvs = [t for t in tlvs if t.code not in (17, 29)] + [Tlv(29, 0), Tlv(4, None, [Tlv(1, 1), Tlv(7, 1)])]
+    elif rule == "burst-caps-rate":  # the DOCSIS default burst, 3044 B, at 50 Mb/s on DOCSIS 3.1's 2 ms MAPs
+        tlvs.append(flow(24, new, rate=50_000_000, burst=0))
+    elif rule == "rate-over-upstream":  # beyond one OFDMA channel's 664 Mb/s of frames
+        tlvs.append(flow(24, new, rate=1_000_000_000, burst=12_500_000))
     elif rule == "emic-shared-43":
         tlvs.append(Tlv(43, None, [Tlv(8, b"\xff\xff\xff"), Tlv(6, None, [Tlv(1, 1), Tlv(2, b"\x10")]), Tlv(1, 7)]))
     else:
@@ -250,3 +259,53 @@ def test_encode_checked_lints_the_bulk_path_and_the_whole_parse_alike():
                                                     ("classifier-flow-missing", 7)]
     warned = encode_checked("Main { NetworkAccess 1; GenericTLV TlvCode 3 TlvLength 2 TlvValue 0x0001; }", "b.cfg")[1]
     assert "written as given" in str(warned[0]) and warned[0].line == 1
+
+
+BURST = """Main {
+  NetworkAccess 1;
+  UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; MaxRateSustained 50000000; }
+  DsServiceFlow { DsServiceFlowRef 2; QosParamSetType 7; MaxRateSustained 200000000; }
+}
+"""
+
+
+def test_a_burst_that_caps_the_tier_is_a_warning_that_strict_leaves_a_warning(tmp_path):
+    """The DOCSIS default Max Traffic Burst (3044 B) lets a 50 Mb/s upstream flow carry about 12 Mb/s on a
+    request-grant upstream with 2 ms MAPs (the CMTS grants at most the burst per MAP): a CMTS accepts the file,
+    so lint says it as a warning, on the line of the flow, naming the profile, and --strict does not refuse it."""
+    src = tmp_path / "tier.cfg"
+    src.write_text(BURST)
+    (finding,) = lint_config(src)
+    assert (finding.rule, finding.severity, finding.line, finding.path) == ("burst-caps-rate", "warning", 3, "24.9")
+    assert "docsis3.1's" in finding.message and "at least 26000 B" in finding.message
+    assert "[burst-caps-rate, warning;" in str(finding)
+    # the profile decides: DOCSIS 3.0's SC-QAM MAPs cap it too; a burst of two MAPs at the rate does not
+    assert [f.rule for f in lint_config(src, version="3.0")] == ["burst-caps-rate"]
+    fitted = tmp_path / "fitted.cfg"
+    fitted.write_text(BURST.replace("MaxRateSustained 50000000;", "MaxRateSustained 50000000; MaxTrafficBurst 26000;"))
+    assert lint_config(fitted) == [] and lint_config(fitted, profile="docsis3.1:map_interval=1ms") == []
+    lint_run = subprocess.run([sys.executable, "-m", "hfcprov", "config", "lint", str(src), "--json"],
+                              capture_output=True, text=True)
+    assert lint_run.returncode == 0, lint_run.stderr
+    assert [(f["rule"], f["severity"]) for f in json.loads(lint_run.stdout)] == [("burst-caps-rate", "warning")]
+    bad = subprocess.run([sys.executable, "-m", "hfcprov", "config", "lint", str(src), "--profile", "docsis9"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "unknown modem profile" in bad.stderr and "Traceback" not in bad.stderr
+    # verify --strict (the plant rules run) keeps it a warning; a one-file encode leaves it to lint (its imports)
+    (tmp_path / "secret").write_text("s3cret\n")
+    encoded = subprocess.run([sys.executable, "-m", "hfcprov", "config", "encode", str(src), "--strict",
+                              "--secret-file", str(tmp_path / "secret"), "-o", str(tmp_path / "tier.cm")],
+                             capture_output=True, text=True)
+    assert encoded.returncode == 0 and "warning" not in encoded.stderr, encoded.stderr
+    strict = subprocess.run([sys.executable, "-m", "hfcprov", "config", "verify", str(tmp_path / "tier.cm"),
+                             "--strict", "--secret-file", str(tmp_path / "secret")], capture_output=True, text=True)
+    assert strict.returncode == 0, strict.stderr
+    assert strict.stderr.count("hfcprov: warning:") == 1 and "burst-caps-rate, warning" in strict.stderr
+    from hfcprov.tiers.bulk import build
+
+    template = tmp_path / "t.j2"
+    template.write_text(BURST)
+    inventory = tmp_path / "modems.csv"
+    inventory.write_text("mac\n001122334455\n")
+    summary = build(inventory, tmp_path / "built", template, lint_strict=True)
+    assert summary.built == 1 and not summary.failed and len(summary.warnings) == 1

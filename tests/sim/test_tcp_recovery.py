@@ -48,3 +48,34 @@ def test_sack_scoreboard_is_empty_once_every_hole_is_repaired():
     rec = s.rec
     assert s.done_at is not None and s.fast_retransmits == 2
     assert (rec.holding, rec.lost_n, rec.sacked(), rec.state) == (False, 0, 0, {})
+
+
+def test_a_loss_never_raises_renos_window_above_cwnd():
+    """RFC 5681 eq. 4 halves FlightSize; with SACK it counts what the receiver holds, and a recovery entered
+    as the last one ends can see twice the window in flight: ssthresh stays at most cwnd."""
+    from types import SimpleNamespace
+
+    from hfcprov.sim.cc import Reno as RenoWindow
+
+    reno = RenoWindow()
+    mss = 1448
+
+    def state(cwnd, flight):
+        return SimpleNamespace(mss=mss, cwnd=cwnd * mss, flight_bytes=lambda: flight * mss)
+
+    assert reno.ssthresh(state(40, 40)) == 20 * mss  # the usual halving
+    assert reno.ssthresh(state(40, 120)) == 40 * mss  # not 60: no loss grows the window
+    assert reno.ssthresh(state(1, 1)) == 2 * mss  # the floor
+
+
+def test_linux_matched_reno_with_sack_under_docsis_pie_keeps_its_rate():
+    """Issue 28's case (2 Mb/s, 64 KiB, 40 ms, one upload, DOCSIS-PIE on the request-grant MAC) with the
+    Linux-matched Reno (count_acked, SACK): ssthresh from a SACK FlightSize above cwnd chained into a window
+    without bound, 2,320 queue drops, 8 timeouts, 1.00 Mb/s and 139 ms of queue; with the cap 252 drops,
+    no timeout, 1.91 Mb/s at 33 ms (docsis-ns3: 1.82-2.03 Mb/s at 17-31 ms)."""
+    sc = Scenario.from_dict({"rate": "2M", "buffer": "64KiB", "rtt": "40ms", "duration": "20s", "warmup": "5s",
+                             "mac": "docsis", "aqm": "docsis-pie",
+                             "tcp": {"variant": "reno", "count_acked": True, "recovery": "sack"}})
+    r = run(sc)
+    assert r.extra["timeouts"] == 0 and r.extra["queue_drops"] < 600
+    assert r.goodput_bps > 0.9 * 2e6 and r.extra["queue_delay_mean"] < 0.05
