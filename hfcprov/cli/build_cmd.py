@@ -56,7 +56,7 @@ def build(template, inventory, out, secret_file, jobs, pattern, keep_going, stri
     """Build one config file per modem from tier templates and an inventory, plus a manifest."""
     from hfcprov.cli import verbosity
     from hfcprov.cli.progress import ProgressReport
-    from hfcprov.config import read_secret  # the same reading as `hfcprov config encode --secret-file`
+    from hfcprov.cli.config_files import secret as read_secret  # as `config encode --secret-file` reads it
     from hfcprov.tiers.bulk import build as run_build
 
     secret = read_secret(secret_file) if secret_file else None

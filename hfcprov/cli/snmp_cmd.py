@@ -40,14 +40,17 @@ def _credential_options(f):
 
 
 def _credentials(opts: dict, default_community: str | None):
-    from hfcprov.snmp.client import load_credentials
+    from hfcprov.cli.config_files import load_mibs
+    from hfcprov.snmp.credentials import load_credentials
 
-    if opts.get("mib_dir"):
-        from hfcprov.snmp.mibs import load_dirs  # compiled with pysmi, cached by digest
-
-        load_dirs(opts["mib_dir"])
+    load_mibs(opts.get("mib_dir"))  # --mib-dir: compiled with pysmi, cached by digest
     return load_credentials(opts["community_file"], opts["v3_user"], opts["v3_key_file"],
-                            opts["v3_auth_proto"], opts["v3_priv_proto"], default_community=default_community)
+                            opts["v3_auth_proto"], opts["v3_priv_proto"], default_community=default_community,
+                            warn=_warn)
+
+
+def _warn(line: str) -> None:
+    click.echo(f"hfcprov: warning: {line}", err=True)
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
@@ -318,9 +321,8 @@ def _with_client(credentials, opts, fn, typed: bool = True):
 
 def _print_var_binds(var_binds, as_json: bool) -> None:
     from hfcprov.snmp.varbind import as_json as vb_json
-    from hfcprov.snmp.varbind import format_line, name_all
+    from hfcprov.snmp.varbind import format_line
 
-    name_all([oid for oid, _ in var_binds])
     for oid, value in var_binds:
         click.echo(json.dumps(vb_json(oid, value), default=str) if as_json else format_line(oid, value))
 

@@ -252,12 +252,10 @@ class ModemBackend:
 
 def _reset(host, port):
     """SET docsDevResetNow.0 = true(1): the modem reboots and fetches its config file again."""
-    from pysnmp.proto.rfc1902 import Integer32
-
     from hfcprov.snmp import oids
 
     async def step(client):
-        await client.set(host, port, oids.RESET_NOW, Integer32(1))
+        await client.set(host, port, oids.RESET_NOW, "Integer", 1)  # TruthValue true(1)
 
     return step
 

@@ -27,15 +27,14 @@ from hfcprov.config.ber import (
     tlv,
 )
 from hfcprov.config.errors import ConfigError
-from hfcprov.snmp.client import (
-    _UNSET,
+from hfcprov.snmp.base import (
     END_OF_MIB,
     BaseClient,
-    Credentials,
     SnmpAuthError,
     SnmpError,
     Typed,
 )
+from hfcprov.snmp.credentials import Credentials
 
 GET, GETNEXT, RESPONSE, SET, GETBULK = 0xA0, 0xA1, 0xA2, 0xA3, 0xA5
 NO_SUCH_OBJECT, NO_SUCH_INSTANCE, END_OF_MIB_VIEW = 0x80, 0x81, 0x82
@@ -198,11 +197,6 @@ class V2cClient(BaseClient):
 
     async def _bulk(self, host, port, non_repeaters, max_repetitions, oid_list):
         return await self._request(host, port, GETBULK, oid_list, non_repeaters, max_repetitions)
-
-    async def set(self, host: str, port: int, oid: str, type_, value=_UNSET) -> None:
-        """SET one object; ``type_`` is an SMI type name as in ``hfcprov.config.ber`` (e.g. "Integer")."""
-        type_, value = self._set_args(type_, value)
-        await self.set_many(host, port, [(oid, type_, value)])
 
     async def set_many(self, host: str, port: int, var_binds: list[tuple[str, str, object]]) -> list:
         """SET several objects in one PDU (the agent applies all or none); ``(oid, type name, value)``
