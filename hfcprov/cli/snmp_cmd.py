@@ -31,6 +31,9 @@ def _credential_options(f):
         click.option("--v3-auth-proto", default="SHA", show_default=True, help="MD5, SHA, SHA224..SHA512."),
         click.option("--v3-priv-proto", default="AES", show_default=True, help="DES, 3DES, AES, AES192, AES256."),
         click.option("--timeout", "timeout_text", default="2s", show_default=True, help="Per-request timeout."),
+        click.option("--patience", "patience_text", default=None,
+                     help="After the last try, keep listening this long for a slow modem's late answer "
+                          "(default 5 x timeout; 0: a timeout is final)."),
         click.option("--mib-dir", multiple=True, type=click.Path(file_okay=False, exists=True),
                      help="Folder of further MIB text files (e.g. the full CableLabs set), compiled with pysmi for names and labels."),
         click.option("--retries", default=1, show_default=True, help="Retries per request."),
@@ -51,6 +54,10 @@ def _credentials(opts: dict, default_community: str | None):
 
 def _warn(line: str) -> None:
     click.echo(f"hfcprov: warning: {line}", err=True)
+
+
+def _patience(opts: dict) -> float | None:
+    return None if opts.get("patience_text") is None else parse_duration(opts["patience_text"])
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
@@ -104,7 +111,7 @@ def audit(inventory, configs, concurrency, fmt, port, progress, **opts):
 
     try:
         summary = run(audit_all(targets, credentials, expected, on_result, concurrency=concurrency,
-                                timeout=timeout, retries=opts["retries"]))
+                                timeout=timeout, retries=opts["retries"], patience=_patience(opts)))
     finally:
         if bar:
             bar[0].stop()

@@ -41,8 +41,13 @@ class Typed(NamedTuple):
 
 # A GETBULK that times out is asked again smaller: an agent that answers each var-bind slowly
 # (0.3 s on a loaded CM) cannot fill a 60-var-bind answer within the timeout, but it can
-# answer a few var-binds at a time. Repetitions shrink first, then the request is split.
+# answer a few var-binds at a time. Repetitions shrink first, then the request is split. An
+# engine that hears the slow agent's late answer (v2c) tells how long a var-bind takes, and
+# later requests are sized to fit half the timeout.
 SMALLER_REPETITIONS = 3
+# The most var-binds one request asks: an answer slow agents can give within the time a client
+# waits for it, and below the caps agents put on answers (snmpsim 64, many CMs lower).
+MAX_VARBINDS = 40
 
 
 def _assign_heads(heads, var_binds, out: dict) -> None:
@@ -59,6 +64,19 @@ class BaseClient:
 
     timeout: float
     retries: int
+    _seconds_per_varbind: dict | None = None
+    hears_late_answers = False  # an engine that waits for a slow agent's late answer (v2c with patience)
+
+    def slow(self, host: str, port: int, seconds_per_varbind: float) -> None:
+        """An engine saw ``host`` answer late: it takes this long per var-bind."""
+        if self._seconds_per_varbind is None:
+            self._seconds_per_varbind = {}
+        self._seconds_per_varbind[(host, port)] = seconds_per_varbind
+
+    def varbind_budget(self, host: str, port: int) -> int | None:
+        """How many var-binds one request to a known-slow agent may ask (fits half the timeout), or None."""
+        per = (self._seconds_per_varbind or {}).get((host, port))
+        return None if per is None else max(1, int(0.5 * self.timeout / max(per, 1e-6)))
 
     async def _get(self, host: str, port: int, oid_list: list[str]) -> list[tuple[str, object]]:
         raise NotImplementedError
@@ -84,10 +102,15 @@ class BaseClient:
         """GET any number of instances, ``per_request`` var-binds per PDU (agents cap answers); a
         request that times out is asked again in halves, down to one var-bind."""
         values: dict[str, object] = {}
+        per_request = min(per_request, self.varbind_budget(host, port) or per_request)
         pending = [oid_list[i:i + per_request] for i in range(0, len(oid_list), per_request)]
         alive = False
         while pending:
             chunk = pending.pop(0)
+            budget = self.varbind_budget(host, port)
+            if budget is not None and len(chunk) > budget:  # learnt slow meanwhile
+                pending[:0] = [chunk[i:i + budget] for i in range(0, len(chunk), budget)]
+                continue
             try:
                 values.update(await self.get(host, port, chunk))
                 alive = True
@@ -95,6 +118,8 @@ class BaseClient:
                 if len(chunk) == 1:
                     raise
                 if not alive:  # slow or dead? one var-bind tells
+                    if self.hears_late_answers:
+                        raise
                     values.update(await self.get(host, port, chunk[:1]))
                     alive, chunk = True, chunk[1:]
                 half = (len(chunk) + 1) // 2
@@ -110,15 +135,14 @@ class BaseClient:
         request, as do ``first_rows`` columns (GETNEXT of the column: its first row, e.g. the
         CM's one docsIfCmStatusTable row, returned in the scalars dict under the column OID);
         the columns repeat until each leaves its subtree. ``max_repetitions`` defaults to
-        what keeps an answer within 60 var-binds (agents cap responses: snmpsim at 64, many CMs
-        lower). ``stop(column, row_index)`` returning True ends a column early at that row (not
+        what keeps an answer within ``MAX_VARBINDS``. ``stop(column, row_index)`` returning True ends a column early at that row (not
         kept), e.g. after a table's active rows. A request that times out is asked again with
         fewer repetitions, then split (``SMALLER_REPETITIONS``): a slow agent is read, slowly,
         instead of being reported unreachable. Returns
         ``({scalar_oid: value}, {column_oid: {row_index: value}})``.
         """
         if max_repetitions is None:
-            max_repetitions = max(2, (60 - len(scalars) - len(first_rows)) // max(1, len(columns)))
+            max_repetitions = max(2, (MAX_VARBINDS - len(scalars) - len(first_rows)) // max(1, len(columns)))
         scalar_values: dict[str, object] = {}
         tables: dict[str, dict[str, object]] = {c: {} for c in columns}
         heads = [(s, s.rsplit(".", 1)[0], True) for s in scalars] + [(c, c, False) for c in first_rows]
@@ -127,14 +151,27 @@ class BaseClient:
         first = bool(heads)
         alive = False
         while cursors or first:
+            budget = self.varbind_budget(host, port)
+            if budget is not None:  # a slow agent: ask only what it answers within the timeout
+                if first and len(heads) > budget:
+                    await self._first_rows(host, port, heads, scalar_values)
+                    first = False
+                width = max(1, min(width, budget - (len(heads) if first else 0), len(cursors) or 1))
+                reps = max(1, min(reps, (budget - (len(heads) if first else 0)) // width))
+                if not cursors and not first:
+                    break
             non_rep = heads if first else []
-            active = list(cursors)[:width]
+            room = max(1, MAX_VARBINDS - len(non_rep))
+            active = list(cursors)[:min(width, room)]
             request = [oid for _key, oid, _exact in non_rep] + [cursors[c] for c in active]
+            reps = max(1, min(reps, room // max(1, len(active))))
             try:
                 var_binds = await self._bulk(host, port, len(non_rep), reps, request)
                 alive = True
             except SnmpTimeout:
                 if not alive:  # slow or dead? one var-bind tells, so a dead modem costs two timeouts
+                    if self.hears_late_answers:
+                        raise  # the engine already waited for a late answer: nobody is there
                     await self._bulk(host, port, 1, 0, request[:1])
                     alive = True
                 if first:  # the scalars on their own (in halves if need be), the columns after
@@ -184,6 +221,10 @@ class BaseClient:
         pending = [heads] if heads else []
         while pending:
             group = pending.pop(0)
+            budget = self.varbind_budget(host, port)
+            if budget is not None and len(group) > budget:
+                pending[:0] = [group[i:i + budget] for i in range(0, len(group), budget)]
+                continue
             try:
                 var_binds = await self._bulk(host, port, len(group), 0, [oid for _key, oid, _exact in group])
             except SnmpTimeout:

@@ -219,14 +219,15 @@ class PysnmpClient(BaseClient):
 
 
 def SnmpClient(credentials: Credentials, timeout: float = 2.0, retries: int = 1, engine: str | None = None,
-               typed: bool = False):
+               typed: bool = False, patience: float | None = None):
     """The client for ``credentials``: SNMPv1/v2c through hfcprov's lean BER engine
     (``hfcprov.snmp.v2c``), SNMPv3 through pysnmp. ``engine="pysnmp"`` (or
     ``$HFCPROV_SNMP_ENGINE=pysnmp``) forces pysnmp for v2c too. ``typed``: values come as
-    ``Typed(type, value)``."""
+    ``Typed(type, value)``. ``patience``: how long the v2c engine keeps listening for a slow
+    agent's late answer after the last try (default 5 x timeout; 0: a timeout is final)."""
     engine = engine or os.environ.get("HFCPROV_SNMP_ENGINE", "auto")
     if credentials.version == "2c" and engine != "pysnmp":
-        return V2cClient(credentials, timeout=timeout, retries=retries, typed=typed)
+        return V2cClient(credentials, timeout=timeout, retries=retries, typed=typed, patience=patience)
     return PysnmpClient(credentials, timeout=timeout, retries=retries, typed=typed)
 
 

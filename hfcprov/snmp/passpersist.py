@@ -11,7 +11,9 @@ modem, with their side effects in time:
 - ``docsDevSwAdminStatus = upgradeFromMgt(1)``: ``docsDevSwOperStatus`` inProgress(1) for
   ``upgrade_s``, then completeFromMgt(3) (``docsDevSwCurrentVers`` becomes the file name) and a
   reboot, or failed(4) when no server address is set or the file name contains ``missing``;
-- ``docsDevServer*``: the config file name and TFTP server the modem says it used.
+- ``docsDevServer*``: the config file name and TFTP server the modem says it used;
+- ``override`` (OID -> [pass_persist type, value]): objects served as given, whatever their MIB says
+  (broken firmware: an INTEGER column as a string), or added.
 
 Every accepted SET is appended to EVENTS as one JSON line, so a test can see what reached
 the modem. The protocol (``PING``/``get``/``getnext``/``set`` lines on stdin) is net-snmp's
@@ -62,6 +64,7 @@ class Modem:
         self.version = state.get("version", "hfcprov-sim-1.0")
         self.sw_file, self.sw_type, self.sw_addr = "", 0, b""
         self.sw_admin, self.sw_oper = 3, 5  # ignoreProvisioningUpgrade, other
+        self.override = {oid.strip("."): (kind, str(value)) for oid, (kind, value) in state.get("override", {}).items()}
         self.reboot_until = 0.0
         self.upgrade_until = None  # time the running upgrade ends
         self.upgrade_ok = False
@@ -86,7 +89,7 @@ class Modem:
     def values(self) -> dict[str, tuple[str, str]]:
         self._tick()
         down = self._rebooting()
-        return {
+        return {**{
             RESET_NOW: ("integer", "2"),
             SW_FILENAME: ("string", self.sw_file),
             SW_ADMIN: ("integer", str(self.sw_admin)),
@@ -99,15 +102,18 @@ class Modem:
             TFTP_ADDR_TYPE: ("integer", str(self.tftp_type)),
             TFTP_ADDR: ("octet", " ".join(f"{b:02x}" for b in self.tftp_addr)),
             CM_STATUS: ("integer", "2" if down else "12"),  # notReady / operational
-        }
+        }, **self.override}
 
     def get(self, oid: str):
         return self.values().get(oid.strip("."))
 
-    def getnext(self, oid: str):
+    def getnext(self, oid: str, within: str = ""):
+        """The next object after ``oid`` inside the subtree ``within`` (the registration this
+        process serves: snmpd moves on to the next registration at its end)."""
         values = self.values()
         k = _key(oid)
-        later = sorted((_key(o), o) for o in values if _key(o) > k)
+        prefix = _key(within)
+        later = sorted((_key(o), o) for o in values if _key(o) > k and _key(o)[:len(prefix)] == prefix)
         if not later:
             return None
         name = later[0][1]
@@ -176,7 +182,7 @@ def _octets(type_: str, text: str) -> bytes:
     return text.encode()
 
 
-def serve(modem: Modem, stdin=sys.stdin, stdout=sys.stdout) -> None:
+def serve(modem: Modem, stdin=sys.stdin, stdout=sys.stdout, within: str = "") -> None:
     """The pass_persist loop: one command per line, answers flushed at once."""
 
     def out(*lines: str) -> None:
@@ -196,7 +202,7 @@ def serve(modem: Modem, stdin=sys.stdin, stdout=sys.stdout) -> None:
                 found = modem.get(oid)
                 found = (oid, found) if found is not None else None
             else:
-                found = modem.getnext(oid)
+                found = modem.getnext(oid, within)
             if found is None:
                 out("NONE")
             else:
@@ -216,7 +222,7 @@ def main(argv: list[str]) -> int:
         with open(argv[1]) as f:
             state = json.load(f)
     events = open(argv[2], "a") if len(argv) > 2 else None  # noqa: SIM115 - open for the agent's life
-    serve(Modem(state, events))
+    serve(Modem(state, events), within=argv[3] if len(argv) > 3 else "")
     return 0
 
 
