@@ -317,7 +317,7 @@ def _with_client(credentials, opts, fn, typed: bool = True):
 
     async def go():
         client = SnmpClient(credentials, timeout=parse_duration(opts["timeout_text"]), retries=opts["retries"],
-                            typed=typed)
+                            typed=typed, patience=_patience(opts))
         try:
             return await fn(client)
         finally:
@@ -439,3 +439,55 @@ def cmts_modems(cmts, port, fmt, inventory_out, online_only, **opts):
     for r in rows:
         writer.row(r)
     click.echo(f"{len(rows)} modems on {host}", err=True)
+
+
+STATS_COLUMNS = ["sfid", "direction", "seconds", "packets", "packets_per_s", "bits_per_s", "policed_drops",
+                 "aqm_drops", "sanctioned", "ect0", "ect1", "ce", "ce_marked", "latency_max_us", "latency"]
+
+
+@snmp.command()
+@click.argument("modem")
+@click.option("--port", default=161, show_default=True, help="SNMP port (or give MODEM as HOST:PORT).")
+@click.option("--interval", default="10s", show_default=True, help="Time between the two readings.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
+              help="json: one object per flow (counters, rates, latency histogram).")
+@_credential_options
+def stats(modem, port, interval, fmt, **opts):
+    """What each service flow of MODEM did over --interval: packets, octets, policed and AQM drops,
+    packets queue protection sanctioned, ECT(0)/ECT(1)/CE arrivals, CE marks, the latency maximum and
+    histogram (docsQosServiceFlowStatsTable, docsQosSfLatencyStatsTable, docsQosSfCongestionStatsTable).
+    A DOCSIS 3.0 modem shows the counters it has."""
+    import asyncio
+
+    from hfcprov.snmp import flowstats
+
+    host, port = _host_port(modem, port)
+    credentials = _credentials(opts, default_community="public")
+    seconds = parse_duration(interval)
+
+    async def go(client):
+        first = await flowstats.read_counters(client, host, port)
+        click.echo(f"{host}: first reading of {len(first.flows)} flows; the second in {seconds:g} s", err=True)
+        await asyncio.sleep(seconds)
+        return flowstats.deltas(first, await flowstats.read_counters(client, host, port))
+
+    writer = _Writer(fmt, STATS_COLUMNS)
+    for delta in _with_client(credentials, opts, go, typed=False):
+        row = delta.as_dict()
+        if fmt != "json":
+            row = {k: _rounded(v) for k, v in row.items()}
+            hist = row.pop("latency_histogram", None)
+            row["latency"] = _histogram_text(hist) if hist else None
+        writer.row(row)
+
+
+def _rounded(value):
+    return round(value, 1) if isinstance(value, float) else value
+
+
+def _histogram_text(hist: dict) -> str:
+    """``<=100us:6 <=1ms:3 >1ms:1``: the bins that counted anything."""
+    edges, counts = hist["edges_us"], hist["counts"]
+    labels = [f"<={e // 1000}ms" if e >= 1000 and e % 1000 == 0 else f"<={e}us" for e in edges]
+    labels.append(f">{labels[-1][2:]}" if labels else "all")
+    return " ".join(f"{label}:{n}" for label, n in zip(labels, counts) if n)

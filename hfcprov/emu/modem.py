@@ -121,7 +121,7 @@ class Modem:
             "stamped_address": {tlv: [str(t.value) for t in tree.find(tlv)] for tlv in ("20", "59")
                                 if tree.find(tlv)},
         }
-        self._serve_snmp(plans)
+        self._serve_snmp(plans, aggregates)
         return self._write(applied)
 
     def _write(self, applied: dict) -> dict:
@@ -129,21 +129,35 @@ class Modem:
         atomic_write(self.state / "applied.json", json.dumps(applied, indent=2, default=str) + "\n")
         return applied
 
-    def _serve_snmp(self, plans: list[shaping.QueuePlan]) -> None:
+    def _serve_snmp(self, plans: list[shaping.QueuePlan], aggregates=()) -> None:
         from hfcprov.snmp.agentdata import modem_snmprec
-        from hfcprov.snmp.simagent import SnmpSimAgent, write_endpoint_data
+        from hfcprov.snmp.simagent import SnmpSimAgent, write_alias_data
 
         self._stop_snmp()
         for p in self.reset_cache.parent.glob(self.reset_cache.name + "*"):
             p.unlink()  # a fresh boot answers docsDevResetNow false(2) again
         text = modem_snmprec([p.flow for p in plans], self.model.sys_descr, self.filename,
                              applied={i: {"buffer_size": p.buffer, **self._applied_aqm(p)}
-                                      for i, p in enumerate(plans)})
+                                      for i, p in enumerate(plans)},
+                             aggregates=aggregates, counter_sources=self._counter_sources(plans, aggregates))
         data_dir = self.state / "snmp"
-        write_endpoint_data(data_dir, self.community, [text])
+        # the data file's name is not the community (snmpsim would take it as one): the agent learns
+        # the community from a 0600 file
+        write_alias_data(data_dir, "modem", text)
         self.agent = SnmpSimAgent(data_dir, [(self.lab.addr("cm_rf"), self.snmp_port)],
-                                  writecache_file=self.reset_cache).start()
+                                  writecache_file=self.reset_cache, communities={"modem": self.community},
+                                  variations=True).start()
         self.log(f"snmp: answering on {self.lab.endpoint('cm_rf', self.snmp_port)}")
+
+    def _counter_sources(self, plans: list[shaping.QueuePlan], aggregates) -> dict[int, dict]:
+        """Flow position -> where its counters are (the AQM stage's file, its stage and lane) for the
+        upstream flows the stage queues: their docsQosServiceFlowStats/Latency/Congestion rows are
+        what the stage counted. A Low Latency flow of an aggregate is the dual queue's LL lane."""
+        bands = self.lab.queues.get("upstream", {}).get("aqm", {}).get("bands") or []
+        low_latency = {a.low_latency_ref for a in aggregates if a.direction == "upstream" and a.low_latency_ref}
+        ups = [i for i, p in enumerate(plans) if p.flow.direction == "upstream"]
+        return {pos: {"file": self.lab.counters_file, "stage": bands[band], "lane": int(plans[pos].flow.ref in low_latency)}
+                for band, pos in enumerate(ups) if band < len(bands) and bands[band] is not None}
 
     def _applied_aqm(self, plan: shaping.QueuePlan) -> dict:
         """The AQM columns to serve where the emulator does not run what the model's rule asks: none

@@ -245,9 +245,40 @@ class ModemBackend:
                               f"{timeout:g} s: {last}")
         self.sys_descr = confirmed["sys_descr"]
         probe = self.campaign.target.probe
+        before = _flow_counters(self.campaign, host, port)
         result = _probe(self.campaign, point, probe["server"], "modem", port=int(probe.get("port", PROBE_PORT)))
         result.extra.update(confirmed)
+        result.extra["flow_counters"] = counters_record(before, _flow_counters(self.campaign, host, port))
         return [result]
+
+
+def _flow_counters(campaign: Campaign, host: str, port: int):
+    """The modem's per-flow counters now (``hfcprov.snmp.flowstats``), or the error reading them."""
+    from hfcprov.snmp.flowstats import read_counters
+
+    async def step(client):
+        return await read_counters(client, host, port)
+
+    try:
+        return _snmp(campaign, step)
+    except HfcprovError as err:
+        return err
+
+
+def counters_record(before, after) -> dict:
+    """What a point stores of the counters read around its probe: both snapshots and the deltas
+    (stats, latency histogram, congestion per flow), or why they could not be read."""
+    from hfcprov.snmp.flowstats import deltas
+
+    record = {}
+    for name, snap in (("before", before), ("after", after)):
+        record[name] = {"error": str(snap)} if isinstance(snap, HfcprovError) else snap.as_dict()
+    if not isinstance(before, HfcprovError) and not isinstance(after, HfcprovError):
+        try:
+            record["delta"] = [d.as_dict() for d in deltas(before, after)]
+        except HfcprovError as err:  # the modem rebooted during the point
+            record["delta_error"] = str(err)
+    return record
 
 
 def _reset(host, port):

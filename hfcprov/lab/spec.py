@@ -119,8 +119,9 @@ class Campaign:
         d = asdict(self)
         d["target"].pop("secret", None)
         snmp = d["target"].get("snmp") or {}
-        if "write_community" in snmp:
-            snmp["write_community"] = "(set)"
+        for key in ("community", "write_community"):  # read or write, a community is a secret
+            if key in snmp:
+                snmp[key] = "(set)"
         return d
 
     @property

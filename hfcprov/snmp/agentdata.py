@@ -49,6 +49,7 @@ def modem_snmprec(
     aggregates: list[AggregateServiceFlow] = (),
     applied_asf: dict[int, dict] | None = None,
     first_asfid: int = 1,
+    counter_sources: dict[int, dict] | None = None,
 ) -> str:
     """The .snmprec text of a DOCSIS 3.0 cable modem serving the service flows it applied.
 
@@ -71,6 +72,9 @@ def modem_snmprec(
     - ``counters``: per flow position, the counters it serves (keys of ``oids.FLOW_COUNTERS``, and
       ``hist_edges_us``/``hist_counts`` for the latency histogram), e.g. what the emulated modem's
       AQM stage counted; a flow without an entry serves none (a DOCSIS 3.0 modem's tables).
+      ``counter_sources``: per flow position, where a live count is read instead
+      (``{"file": counters.json, "stage": k, "lane": 0 or 1}``, served by the ``flowcounters``
+      variation module: start the agent with ``SnmpSimAgent(variations=True)``).
     - ``aggregates``: the Aggregate Service Flows (TLV 70/71) it applied, served in docsQosAsfTable
       (index ifIndex.asfid, ``first_asfid`` counting up) with their member flows' SFIDs;
       ``applied_asf`` overrides fields per aggregate position as ``applied`` does for flows.
@@ -110,21 +114,32 @@ def modem_snmprec(
             buffer_size = _queue_size(values)
         records.append((f"{oids.SF_DIRECTION}.{if_index}.{sfid}", INTEGER, direction))
         records.append((f"{oids.SF_BUFFER_SIZE}.{if_index}.{sfid}", GAUGE32, int(buffer_size)))
-        records += counter_records(f"{if_index}.{sfid}", (counters or {}).get(pos))
+        records += counter_records(f"{if_index}.{sfid}", (counters or {}).get(pos),
+                                   (counter_sources or {}).get(pos))
     records += asf_records(aggregates, flows, sfids, if_index, first_asfid, applied_asf or {})
     text = snmprec(records)
     # the writecache variation needs "value=" syntax, so it is added outside snmprec()'s escaping
     return _insert_sorted(text, f"{reset_oid}|{INTEGER}:writecache|value=2")
 
 
-def counter_records(index: str, values: dict | None) -> list[tuple[str, str, object]]:
-    """One flow's counters (``oids.FLOW_COUNTERS`` keys, ``hist_edges_us``/``hist_counts``) as records."""
+_COUNTER_TAG = {64: COUNTER64, 32: COUNTER32}  # the SMI type of a FLOW_COUNTERS column by its width
+
+
+def counter_records(index: str, values: dict | None, source: dict | None = None) -> list[tuple[str, str, object]]:
+    """One flow's counters (``oids.FLOW_COUNTERS`` keys, ``hist_edges_us``/``hist_counts``) as records;
+    with ``source`` (file, stage, lane) every one is read live by the ``flowcounters`` variation."""
+    if source is not None:
+        where = f"file={source['file']},stage={int(source['stage'])},lane={int(source['lane'])}"
+        records = [(f"{column}.{index}", f"{_COUNTER_TAG.get(width, GAUGE32)}:flowcounters", f"{where},key={key}")
+                   for key, (column, width) in oids.FLOW_COUNTERS.items()]
+        return records + [(f"{oids.LATENCY_BIN_EDGES}.{index}", f"{HEX}:flowcounters", f"{where},key=hist_edges_us"),
+                          (f"{oids.LATENCY_BIN_COUNTS}.{index}", f"{HEX}:flowcounters", f"{where},key=hist_counts")]
     if not values:
         return []
     records = []
     for key, (column, width) in oids.FLOW_COUNTERS.items():
         if values.get(key) is not None:
-            tag = {64: COUNTER64, 32: COUNTER32}.get(width, GAUGE32)
+            tag = _COUNTER_TAG.get(width, GAUGE32)
             records.append((f"{column}.{index}", tag, int(values[key])))
     if values.get("hist_counts") is not None:
         words = lambda xs: "".join(f"{int(x) % 2**32:08x}" for x in xs)  # noqa: E731

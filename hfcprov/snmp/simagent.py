@@ -15,7 +15,9 @@ never appear on a process command line.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import ipaddress
+import json
 import os
 import signal
 import subprocess
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
+from hfcprov.snmp.snmpsim_compat import COMMUNITIES_ENV
 from hfcprov.udpstat import udp_sockets
 
 UDP_DOMAIN = "1.3.6.1.6.1.1"  # snmpUDPDomain; snmpsim appends the endpoint number
@@ -60,6 +63,19 @@ def write_endpoint_data(data_dir: str | Path, community: str, texts: list[str], 
         atomic_write(endpoint_datafile(data_dir, community, n), text)
         if v3:
             atomic_write(endpoint_datafile(data_dir, None, n), text)
+
+
+def write_alias_data(data_dir: str | Path, alias: str, text: str) -> Path:
+    """The data file of an agent whose community is not its file name: ``<alias>.snmprec``,
+    served for the community ``SnmpSimAgent(communities={alias: community})`` names."""
+    return atomic_write(Path(data_dir) / f"{alias}.snmprec", text)
+
+
+def _snmpsim_variation_dir() -> Path:
+    spec = importlib.util.find_spec("snmpsim")
+    if spec is None or not spec.submodule_search_locations:
+        raise SimAgentError("snmpsim is not installed (pip install snmpsim)")
+    return Path(next(iter(spec.submodule_search_locations))) / "variation"
 
 
 def _udp_bound() -> set[tuple[str, int]]:
@@ -128,12 +144,18 @@ class SnmpSimAgent(AgentProcess):
         v3_priv_proto: str = "AES",
         writecache_file: str | Path | None = None,
         start_timeout: float = 60.0,
+        communities: dict[str, str] | None = None,
+        variations: bool = False,
     ):
         self.data_dir = Path(data_dir)
         self.endpoints = list(endpoints)
         self.v3 = (v3_user, v3_auth_key, v3_priv_key, v3_auth_proto, v3_priv_proto)
         self.writecache_file = writecache_file
         self.start_timeout = start_timeout
+        # data file name -> the v2c community it answers (``write_alias_data``): the community stays
+        # out of file names; it goes to the agent in a 0600 file
+        self.communities = dict(communities or {})
+        self.variations = variations  # hfcprov's variation modules too (flowcounters)
         self.proc: subprocess.Popen | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
 
@@ -163,7 +185,14 @@ class SnmpSimAgent(AgentProcess):
                f"--log-level={os.environ.get('HFCPROV_SNMPSIM_LOG', 'error')}", f"--args-from-file={args_file}"]
         if self.writecache_file:
             cmd.append(f"--variation-module-options=writecache:file:{self.writecache_file}")
+        if self.variations:  # ours, and snmpsim's own (writecache), which the option would replace
+            cmd += [f"--variation-modules-dir={d}" for d in (Path(__file__).parent / "simvariation",
+                                                             _snmpsim_variation_dir())]
         env = dict(os.environ, SNMPSIM_ALLOW_ROOT="true")
+        if self.communities:
+            aliases = tmp / "communities.json"
+            atomic_write(aliases, json.dumps(self.communities), mode=0o600)
+            env[COMMUNITIES_ENV] = str(aliases)
         self._log = open(tmp / "snmpsim.log", "w+b")  # noqa: SIM115 (lives as long as the agent)
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                      stdin=subprocess.DEVNULL,

@@ -33,9 +33,36 @@ def _select_context(responder_obj, snmp_engine) -> bytes | None:
     return None
 
 
+COMMUNITIES_ENV = "HFCPROV_SNMPSIM_COMMUNITIES"  # a 0600 JSON file: data file name -> v2c community
+
+
+def _community_aliases() -> None:
+    """snmpsim takes a v2c community from its data file's name (``public.snmprec``); with
+    ``$HFCPROV_SNMPSIM_COMMUNITIES`` a data file's name is an alias and its community comes from
+    that (private) file, so no community is ever a file name others can list."""
+    import json
+    import os
+
+    from snmpsim import datafile
+
+    path = os.environ.get(COMMUNITIES_ENV)
+    if not path:
+        return
+    with open(path) as f:
+        aliases = json.load(f)
+    listed = datafile.get_data_files
+
+    def get_data_files(tgt_dir, top_len=None):
+        return [(full_path, parser, aliases.get(name, name)) for full_path, parser, name in listed(tgt_dir, top_len)]
+
+    datafile.get_data_files = get_data_files
+
+
 def _patch() -> None:
     from pysnmp.entity.rfc3413 import cmdrsp
     from snmpsim.commands import responder
+
+    _community_aliases()
 
     pairs = [
         (responder.GetCommandResponder, cmdrsp.GetCommandResponder),

@@ -29,7 +29,8 @@ def test_modem_backend_publishes_resets_confirms_and_probes(tmp_path, monkeypatc
     applied = ServiceFlow(direction="upstream", ref=1, qos_param_set_type=7, max_sustained_rate=2e6,
                           max_traffic_burst=20480, buffer=BufferControl(target=16384))
     data_dir = tmp_path / "snmp"
-    write_endpoint_data(data_dir, "labwrite", [modem_snmprec([applied], "Lab CM 1.0", "001122334455.cm")])
+    write_endpoint_data(data_dir, "labwrite", [modem_snmprec([applied], "Lab CM 1.0", "001122334455.cm",
+                                                             counters={0: {"packets": 5, "octets": 500}})])
     snmp_port = free_udp_port()
     tftp_root = tmp_path / "tftp"
     tftp_root.mkdir()
@@ -39,7 +40,8 @@ def test_modem_backend_publishes_resets_confirms_and_probes(tmp_path, monkeypatc
         target:
           kind: modem
           modems: [{{mac: "{MAC}", ip: 127.0.0.1}}]
-          snmp: {{write_community: env:LAB_TEST_WRITE, port: {snmp_port}, timeout: 1s, retries: 0}}
+          snmp: {{community: labread, write_community: env:LAB_TEST_WRITE, port: {snmp_port}, timeout: 1s,
+                  retries: 0}}
           tftp: {{root: {tftp_root}, host: 127.0.0.1, port: {free_udp_port()}}}
           probe: {{server: 127.0.0.1, port: PORT}}
           online_timeout: 4s
@@ -52,7 +54,7 @@ def test_modem_backend_publishes_resets_confirms_and_probes(tmp_path, monkeypatc
             Responder("127.0.0.1", 0) as responder:
         spec.write_text(spec.read_text().replace("PORT", str(responder.port)))
         camp = load_campaign(spec)
-        assert "labwrite" not in str(camp.to_record())
+        assert "labwrite" not in str(camp.to_record()) and "labread" not in str(camp.to_record())
         with Store(tmp_path / "m.db") as store:
             summary = run_campaign(camp, store)
             res = results_of(store)
@@ -64,6 +66,10 @@ def test_modem_backend_publishes_resets_confirms_and_probes(tmp_path, monkeypatc
     r = res[0]["modem"]
     assert r.extra["applied_target_buffer"] == 16384 and r.extra["sys_descr"] == "Lab CM 1.0"
     assert r.goodput_bps > 0 and r.latency_loaded.count > 0
+    # the modem's per-flow counters, stored before and after the point (issue 29: kind: modem campaigns)
+    counters = r.extra["flow_counters"]
+    assert counters["before"]["flows"][0]["packets"] == 5 and counters["after"]["flows"][0]["octets"] == 500
+    assert counters["delta"][0]["packets"] == 0 and counters["delta"][0]["direction"] == "upstream"
     assert env["modem_sysDescr"] == "Lab CM 1.0"
     # the last published file is the 32 KiB point's config, decodable, under the modem's name
     (flow,) = [f for f in service_flows(read_config(tftp_root / "001122334455.cm")) if f.direction == "upstream"]

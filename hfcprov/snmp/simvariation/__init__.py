@@ -1,0 +1,1 @@
+"""snmpsim variation modules of hfcprov (snmpsim runs them from this folder; nothing imports them)."""
