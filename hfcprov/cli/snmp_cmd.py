@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import sys
+from collections import Counter
 from typing import ClassVar
 
 import click
@@ -74,6 +75,29 @@ def snmp():
 AUDIT_COLUMNS = ["mac", "host", "status", "config_file", "cm_status", "boot_state", "tftp_server", "detail"]
 
 
+def _fleet_options(f):
+    for option in reversed([
+        click.option("--scheduler", help="Spread the modems over a Dask cluster: tcp://HOST:8786 (tls:// off this "
+                                         "host), or local:N for N worker processes here. Needs --configs on a path "
+                                         "every worker reads."),
+        click.option("--store", "store_path", type=click.Path(dir_okay=False),
+                     help="SQLite file the results go to as each shard finishes; run again to resume."),
+        click.option("--run", "run_name", default="default", show_default=True,
+                     help="Name of this run in --store: the same name resumes it, skipping modems it has."),
+        click.option("--shard-size", default=500, show_default=True,
+                     help="Modems per shard: a CMTS's modems (inventory column cmts) in parts of this size."),
+        click.option("--cmts-rate", type=float, help="Start at most this many modems per second on each CMTS."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _fleet_store(opts: dict, action: str):
+    from hfcprov.snmp.fleet import FleetStore
+
+    return FleetStore(opts["store_path"], opts["run_name"], action) if opts.get("store_path") else None
+
+
 @snmp.command()
 @click.option("--inventory", required=True, type=click.Path(dir_okay=False, exists=True),
               help="CSV/YAML modems: mac, ip (or host), optional port and config (file name).")
@@ -84,14 +108,19 @@ AUDIT_COLUMNS = ["mac", "host", "status", "config_file", "cm_status", "boot_stat
               help="json: one object per line, streamed.")
 @click.option("--port", default=161, show_default=True, help="SNMP port when the inventory has none.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+@_fleet_options
 @_credential_options
 def audit(inventory, configs, concurrency, fmt, port, progress, **opts):
     """Compare what each modem applied with the config file it should run.
 
+    Every modem gets a verdict, whatever it answers (a value its MIB does not allow is its
+    'error', naming the object). With --scheduler the modems are sharded by CMTS over a Dask
+    cluster; with --store the results are kept as they arrive and a stopped run resumes.
+
     Exit status 0 when every modem is in sync, 2 when any is drifted, on the wrong
     file, offline, unreachable or refused the credentials (1: the audit could not run).
     """
-    from hfcprov.snmp.audit import ExpectedConfigs, audit_all, targets_from_inventory
+    from hfcprov.snmp.audit import AuditSummary, ExpectedConfigs, audit_all, targets_from_inventory
     from hfcprov.snmp.client import run
     from hfcprov.tiers import load_inventory
 
@@ -104,14 +133,38 @@ def audit(inventory, configs, concurrency, fmt, port, progress, **opts):
     writer = _Writer(fmt, AUDIT_COLUMNS)
     bar = _progress(progress, len(targets))
 
-    def on_result(result):
-        writer.row(result.as_dict())
+    fleet_counts = Counter()
+
+    def on_dict(row: dict):
+        writer.row(row)
+        fleet_counts[row["status"]] += 1
         if bar:
             bar[0].advance(bar[1])
 
+    def on_result(result):
+        on_dict(result.as_dict())
+
+    options = {"concurrency": concurrency, "timeout": timeout, "retries": opts["retries"],
+               "patience": _patience(opts), "cmts_rate": opts["cmts_rate"]}
     try:
-        summary = run(audit_all(targets, credentials, expected, on_result, concurrency=concurrency,
-                                timeout=timeout, retries=opts["retries"], patience=_patience(opts)))
+        if opts["scheduler"] or opts["store_path"]:
+            from hfcprov.snmp.fleet import audit_shard, run_shards
+
+            store = _fleet_store(opts, "audit")
+            try:
+                fleet = run_shards(targets, audit_shard, (credentials, configs, None, options), store,
+                                   opts["scheduler"], opts["shard_size"],
+                                   on_rows=lambda rows: [on_dict(r) for r in rows])
+            finally:
+                if store is not None:
+                    store.close()
+            # with a store: the whole run so far (a resumed run's earlier rows too); else what came now
+            counts = fleet.counts if store is not None else fleet_counts
+            summary = AuditSummary(counts, fleet.seconds, sum(counts.values()))
+            if fleet.skipped:
+                click.echo(f"resumed run {opts['run_name']}: {fleet.skipped} modems already audited", err=True)
+        else:
+            summary = run(audit_all(targets, credentials, expected, on_result, **options))
     finally:
         if bar:
             bar[0].stop()
@@ -236,41 +289,31 @@ def _run_push(action, targets, credentials, one, fmt, concurrency, rate, opts):
 @click.option("--online-timeout", default="5min", show_default=True, help="Give up waiting after this long.")
 @click.option("--down-grace", default="10s", show_default=True,
               help="A modem that never looked down counts as back only after this long.")
-@click.option("--cmts", help="One MODEM only: poll this CMTS (HOST[:PORT]) instead of the modem.")
+@click.option("--cmts", help="Watch the modems come back from this CMTS (HOST[:PORT]; its modem tables, one walk "
+                            "per poll for all of them) instead of polling each modem, whose SNMP is silent "
+                            "while it reboots.")
+@_fleet_options
 @_credential_options
 def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_online, online_timeout, down_grace,
           cmts, **opts):
     """Reset MODEM or every modem of --inventory (docsDevResetNow.0 = true): each re-fetches its
-    config file. Paced: --concurrency at a time, at most --rate per second.
+    config file. Paced: --concurrency at a time, at most --rate per second (--cmts-rate: per CMTS).
+    With --scheduler the modems are sharded by CMTS over a Dask cluster; with --store the results
+    are kept as they arrive and a stopped run resumes without resetting a modem twice.
 
     Needs a write community or v3 user. Exit status 0 when every modem was reset (and came
     back, with --wait-online), 2 when any was not."""
-    from hfcprov.snmp.client import run
-    from hfcprov.snmp.ops import reset as do_reset
-    from hfcprov.snmp.push import reset_one
+    from hfcprov.snmp.push import resetter
 
     credentials = _credentials(opts, default_community=None)
-    if cmts:
-        if inventory:
-            raise HfcprovError("--cmts polls for one MODEM; with --inventory each modem is polled itself")
-        host, port = _host_port(modem or "", port)
-        result = run(do_reset(host, port, credentials, wait_online=wait_online,
-                              online_timeout=parse_duration(online_timeout),
-                              poll_interval=parse_duration(poll_interval), down_grace=parse_duration(down_grace),
-                              cmts=_host_port(cmts, 161), timeout=parse_duration(opts["timeout_text"]),
-                              retries=opts["retries"]))
-        if result.seconds_to_online is None:
-            click.echo(f"{host}: reset sent")
-        else:
-            click.echo(f"{host}: reset, back online after {result.seconds_to_online:.1f} s")
-        return
-    targets = _push_targets(modem, inventory, port)
+    watch = _host_port(cmts, 161) if cmts else None
     timing = {"wait_online": wait_online, "online_timeout": parse_duration(online_timeout),
               "poll_interval": parse_duration(poll_interval), "down_grace": parse_duration(down_grace)}
-
-    async def one(client, target):
-        return await reset_one(client, target, **timing)
-
+    one = resetter(timing, watch)
+    if inventory and (opts["scheduler"] or opts["store_path"]):
+        _fleet_reset(inventory, port, credentials, timing, watch, fmt, concurrency, rate, opts)
+        return
+    targets = _push_targets(modem, inventory, port)
     if modem and fmt == "table":  # one modem: the short human form
         r = _with_client(credentials, opts, lambda client: one(client, targets[0]), typed=False)
         if r.status == "sent":
@@ -280,7 +323,41 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
         else:
             raise HfcprovError(f"{r.host}: reset {r.status}: {r.detail}")
         return
-    _run_push("reset", targets, credentials, one, fmt, concurrency, rate, opts)
+    _run_push("reset", targets, credentials, one, fmt, concurrency, opts["cmts_rate"] or rate, opts)
+
+
+def _fleet_reset(inventory, port, credentials, timing, watch, fmt, concurrency, rate, opts):
+    """``reset --inventory`` in shards (by CMTS) on Dask and/or into a store (resumable)."""
+    from hfcprov.snmp.audit import targets_from_inventory
+    from hfcprov.snmp.fleet import reset_shard, run_shards
+    from hfcprov.snmp.push import PushSummary
+    from hfcprov.tiers import load_inventory
+
+    targets = targets_from_inventory(load_inventory(inventory), default_port=port)
+    options = {"concurrency": concurrency, "rate": opts["cmts_rate"] or rate,
+               "timeout": parse_duration(opts["timeout_text"]), "retries": opts["retries"]}
+    writer = _Writer(fmt, PUSH_COLUMNS)
+    seen = Counter()
+
+    def on_rows(rows):
+        for r in rows:
+            writer.row(r)
+            seen[r["status"]] += 1
+
+    store = _fleet_store(opts, "reset")
+    try:
+        fleet = run_shards(targets, reset_shard, (credentials, options, timing, watch), store, opts["scheduler"],
+                           opts["shard_size"], on_rows=on_rows)
+    finally:
+        if store is not None:
+            store.close()
+    counts = fleet.counts if store is not None else seen
+    if fleet.skipped:
+        click.echo(f"resumed run {opts['run_name']}: {fleet.skipped} modems already reset, not again", err=True)
+    summary = PushSummary("reset", counts, fleet.seconds, sum(counts.values()))
+    click.echo(summary.line(), err=True)
+    if not summary.all_ok:
+        sys.exit(2)
 
 
 @snmp.command()
@@ -291,22 +368,26 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
 @click.option("--upgrade-timeout", default="10min", show_default=True, help="Give up watching after this long.")
 @click.option("--settle", default="10s", show_default=True,
               help="A final status read before the modem was seen in progress counts only after this long.")
+@click.option("--legacy", is_flag=True,
+              help="Name the server in docsDevSwServer (IPv4, RFC 2669) at once; without it a modem that refuses "
+                   "docsDevSwServerAddressType/Address gets that instead.")
 @_credential_options
 def upgrade(modem, inventory, port, concurrency, rate, fmt, poll_interval, server, filename, upgrade_timeout,
-            settle, **opts):
+            settle, legacy, **opts):
     """Upgrade the firmware of MODEM or every modem of --inventory (DOCS-CABLE-DEVICE-MIB:
     docsDevSwServerAddress, docsDevSwFilename, docsDevSwAdminStatus = upgradeFromMgt) and watch
-    docsDevSwOperStatus to the end. Exit status 0 when every modem completed, 2 otherwise."""
+    docsDevSwOperStatus to the end. A DOCSIS 1.1/2.0 modem without the address-type objects is
+    given docsDevSwServer instead. Exit status 0 when every modem completed, 2 otherwise."""
     from hfcprov.snmp.push import server_var_binds, upgrade_one
 
-    server_var_binds(server, filename)  # a bad address or name fails before any modem is touched
+    server_var_binds(server, filename, legacy)  # a bad address or name fails before any modem is touched
     credentials = _credentials(opts, default_community=None)
     targets = _push_targets(modem, inventory, port)
     timing = {"upgrade_timeout": parse_duration(upgrade_timeout), "poll_interval": parse_duration(poll_interval),
               "settle": parse_duration(settle)}
 
     async def one(client, target):
-        return await upgrade_one(client, target, server, filename, **timing)
+        return await upgrade_one(client, target, server, filename, legacy=legacy, **timing)
 
     _run_push("upgrade", targets, credentials, one, fmt, concurrency, rate, opts)
 

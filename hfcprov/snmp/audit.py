@@ -37,7 +37,8 @@ from hfcprov.errors import HfcprovError
 from hfcprov.model import AQM_PARAMS, ASF_PARAMS, QOS_PARAMS, AggregateServiceFlow, ServiceFlow
 from hfcprov.snmp import oids
 from hfcprov.snmp.base import SnmpAuthError, SnmpError, SnmpTimeout
-from hfcprov.snmp.client import Credentials, SnmpClient, for_each
+from hfcprov.snmp.client import Credentials, SnmpClient
+from hfcprov.snmp.pacing import KeyedPacer, for_each
 from hfcprov.snmp.typecheck import problem
 
 IN_SYNC, DRIFTED, WRONG_CONFIG, OFFLINE, UNREACHABLE, AUTH_FAILURE, ERROR = (
@@ -66,6 +67,7 @@ class AuditTarget:
     config: str | None = None  # expected config file name (what docsDevServerConfigFile should say)
     where: str = ""  # inventory row, for messages
     guessed: bool = False  # config name came from the file-name pattern, not the inventory
+    cmts: str = ""  # the CMTS the modem hangs off (inventory column "cmts"): shards and rate caps
 
 
 @dataclass
@@ -134,8 +136,9 @@ def _shown(key: str, value) -> str:
 def targets_from_inventory(rows: list[dict], default_port: int = 161, pattern: str = "{mac}.cm") -> list[AuditTarget]:
     """Audit targets from ``hfcprov.tiers.load_inventory`` rows.
 
-    A row needs ``ip`` (or ``host``); ``port`` and ``config`` (the file name the modem should
-    have loaded) are optional, the name defaulting to ``pattern`` (the build's default).
+    A row needs ``ip`` (or ``host``); ``port``, ``config`` (the file name the modem should have
+    loaded, defaulting to ``pattern``, the build's default) and ``cmts`` (the CMTS it is on, for
+    sharding and per-CMTS rate caps) are optional.
     """
     targets = []
     for n, row in enumerate(rows, 1):
@@ -152,7 +155,7 @@ def targets_from_inventory(rows: list[dict], default_port: int = 161, pattern: s
         if guessed:
             config = pattern.format(**row)
         targets.append(AuditTarget(mac=row["mac"], host=str(host), port=port, config=str(config), where=where,
-                                   guessed=guessed))
+                                   guessed=guessed, cmts=str(row.get("cmts") or "")))
     return targets
 
 
@@ -528,13 +531,17 @@ class AuditSummary:
 
 async def audit_all(targets: list[AuditTarget], credentials: Credentials, configs: ExpectedConfigs,
                     on_result: Callable[[ModemAudit], None] | None = None, concurrency: int = 64,
-                    timeout: float = 2.0, retries: int = 1, patience: float | None = None) -> AuditSummary:
+                    timeout: float = 2.0, retries: int = 1, patience: float | None = None,
+                    cmts_rate: float | None = None) -> AuditSummary:
     """Audit every target with at most ``concurrency`` modems in flight; results go to ``on_result``
-    in completion order as they arrive. ``patience``: see ``SnmpClient`` (a slow modem's late answer)."""
+    in completion order as they arrive. ``patience``: see ``SnmpClient`` (a slow modem's late answer);
+    ``cmts_rate``: at most this many modems started per second on each CMTS (``AuditTarget.cmts``)."""
     started = time.monotonic()
     client = SnmpClient(credentials, timeout=timeout, retries=retries, patience=patience)
+    pacer = KeyedPacer(cmts_rate, key=lambda t: t.cmts)
     try:
-        counts = await for_each(targets, concurrency, lambda t: audit_modem(client, t, configs), on_result)
+        counts = await for_each(targets, concurrency, lambda t: audit_modem(client, t, configs), on_result,
+                                before=pacer.wait)
     finally:
         client.close()
     return AuditSummary(counts, time.monotonic() - started, len(targets))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import Counter
 
 from hfcprov.snmp.base import (
     END_OF_MIB,
@@ -26,7 +25,7 @@ from hfcprov.snmp.credentials import Credentials, load_credentials
 from hfcprov.snmp.v2c import V2cClient
 
 __all__ = ["END_OF_MIB", "Credentials", "PysnmpClient", "SnmpAuthError", "SnmpClient", "SnmpError", "SnmpTimeout",
-           "Typed", "for_each", "load_credentials", "run"]
+           "Typed", "load_credentials", "run"]
 
 
 def _protocols():
@@ -234,29 +233,3 @@ def SnmpClient(credentials: Credentials, timeout: float = 2.0, retries: int = 1,
 def run(coro):
     """Run a coroutine to completion (the CLI's entry into asyncio)."""
     return asyncio.run(coro)
-
-
-async def for_each(items, concurrency: int, one, on_result=None, before=None) -> Counter:
-    """``await one(item)`` for every item, at most ``concurrency`` at once; each result goes to
-    ``on_result`` as it arrives (completion order). ``before()`` is awaited before each item starts
-    (a pacer). Returns the count of results by their ``status``."""
-    counts: Counter = Counter()
-    queue: asyncio.Queue = asyncio.Queue()
-    for item in items:
-        queue.put_nowait(item)
-
-    async def worker():
-        while True:
-            try:
-                item = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            if before is not None:
-                await before()
-            result = await one(item)
-            counts[result.status] += 1
-            if on_result is not None:
-                on_result(result)
-
-    await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, queue.qsize())))))
-    return counts
