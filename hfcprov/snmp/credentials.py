@@ -7,7 +7,7 @@
 
 A community or key file that others can read, or anyone but its owner can write, is refused
 (``hfcprov.secretfile``, as ssh does with a private key); a group-readable one is warned about.
-``repr`` and ``masked`` never show a community or key.
+``repr`` never shows a community or key.
 """
 
 from __future__ import annotations
@@ -38,18 +38,6 @@ class Credentials:
     priv_key: str | None = field(default=None, repr=False)
     auth_proto: str = "SHA"  # MD5, SHA, SHA224, SHA256, SHA384, SHA512
     priv_proto: str = "AES"  # DES, 3DES, AES (AES128), AES192, AES256
-
-    def masked(self) -> dict:
-        """What may be stored or logged: the version, user and protocols, secrets as ``***``."""
-        if self.version == "2c":
-            return {"version": "2c", "community": mask(self.community)}
-        return {"version": "3", "user": self.user, "auth_proto": self.auth_proto, "auth_key": mask(self.auth_key),
-                "priv_proto": self.priv_proto if self.priv_key else None, "priv_key": mask(self.priv_key)}
-
-
-def mask(secret: str | None) -> str | None:
-    """A secret as it may be shown: ``***`` (None stays None: there is none)."""
-    return None if secret is None else "***"
 
 
 def load_credentials(community_file: str | None = None, v3_user: str | None = None,

@@ -316,3 +316,17 @@ def test_a_modem_with_62_extra_flows_is_one_short_line(agent, lld):
     assert result.status == DRIFTED
     assert "62 extra upstream flows: sfid 100, sfid 101" in result.detail and "(and 56 more)" in result.detail
     assert len(result.detail) < 300
+
+
+def test_an_aggregate_applied_otherwise_is_a_drift(agent, lld):
+    """The applied ASF (coupling factor, member SFIDs) against TLV 70 of the file."""
+    _, port, folder = agent
+    _, flows, aggregates = lld
+    text = agentdata.modem_snmprec(flows, "lld modem", NAME, aggregates=aggregates,
+                                   applied_asf={0: {"coupling_factor": 10, "low_latency_sfid": 1, "classic_sfid": 2}})
+    _serve(folder, [ln for ln in text.splitlines() if not ln.split("|")[1].endswith(":writecache")])
+    result = _audit(port, lld[0] / "configs")
+    assert result.status == DRIFTED, result.detail
+    assert {d.field for d in result.drifts} == {"asf:coupling_factor", "asf:low_latency_sfid", "asf:classic_sfid"}
+    assert "upstream aggregate 1 (asf 1): AQM coupling factor (tenths) 15 asked, 10 applied" in result.detail
+    assert "low latency sfid 2 asked, 1 applied" in result.detail
