@@ -44,6 +44,12 @@ rows are still built unless --fail-fast.""")
 @click.option("--inventory", "-i", required=True, type=click.Path(dir_okay=False), help="modems.csv or .yaml/.json")
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False), help="Output folder.")
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="Shared secret for the CMTS MIC (first line).")
+@click.option("--secret-map", type=click.Path(dir_okay=False),
+              help="YAML: each CMTS's secret file (cmts-east: east.key); the inventory's --cmts-column names each "
+                   "modem's CMTS (rows without one take --secret-file).")
+@click.option("--cmts-column", default="cmts", show_default=True, help="Inventory column naming a modem's CMTS.")
+@click.option("--no-cmts-mic", "no_cmts_mic", is_flag=True,
+              help="Files without a secret are meant to have no CMTS MIC (no warning).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=1, show_default=True, help="Worker processes.")
 @click.option("--pattern", default="{mac}.cm", show_default=True, help="Output file name from row fields.")
 @click.option("--keep-going/--fail-fast", default=True, show_default=True,
@@ -52,14 +58,19 @@ rows are still built unless --fail-fast.""")
 @click.option("--progress/--no-progress", default=None,
               help="Progress with time left (default: a bar on a terminal, a line every 10 s otherwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout (bad rows included).")
-def build(template, inventory, out, secret_file, jobs, pattern, keep_going, strict, progress, as_json):
+def build(template, inventory, out, secret_file, secret_map, cmts_column, no_cmts_mic, jobs, pattern, keep_going,
+          strict, progress, as_json):
     """Build one config file per modem from tier templates and an inventory, plus a manifest."""
     from hfcprov.cli import verbosity
     from hfcprov.cli.progress import ProgressReport
     from hfcprov.cli.config_files import secret as read_secret  # as `config encode --secret-file` reads it
     from hfcprov.tiers.bulk import build as run_build
+    from hfcprov.tiers.secrets import SecretMap
 
+    if no_cmts_mic and (secret_file or secret_map):
+        raise click.UsageError("--no-cmts-mic contradicts --secret-file/--secret-map: give one")
     secret = read_secret(secret_file) if secret_file else None
+    secrets = SecretMap.load(secret_map, secret, cmts_column)  # never printed: errors name the CMTS
     if progress is False or verbosity() < 0:
         mode = "off"
     else:
@@ -67,11 +78,17 @@ def build(template, inventory, out, secret_file, jobs, pattern, keep_going, stri
     report = ProgressReport("rows", mode=mode)
     try:
         summary = run_build(inventory, out, template, secret, jobs, pattern, keep_going=keep_going,
-                            progress=lambda done, total: report.update(done, total))
+                            progress=lambda done, total: report.update(done, total), secrets=secrets)
     finally:
         report.close()
     for _, message in summary.failed:
         click.echo(f"hfcprov: bad row: {message}", err=True)
+    if summary.unsigned and not no_cmts_mic:  # once, however many files
+        how = ("--secret-file or --secret-map" if not secret_map else
+               f"--secret-file for the rows that name no CMTS in --cmts-column {cmts_column!r}")
+        click.echo(f"hfcprov: warning: {summary.unsigned} of {summary.built + summary.unchanged} files carry no CMTS "
+                   f"MIC (TLV 7): a CMTS refuses such a modem's registration; give {how}, or --no-cmts-mic "
+                   f"if that is intended", err=True)
     if as_json:
         click.echo(json.dumps(summary.as_dict(), indent=2))
     else:
@@ -118,21 +135,21 @@ def buffer():
 def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm_target, mac, model, duration,
            warmup, seeds, voice, jobs, as_json):
     """Recommended MinimumBuffer/TargetBuffer/MaximumBuffer for one service flow, with the reasoning."""
-    from hfcprov.tiers.advisor import SimModel
-    from hfcprov.tiers.advisor import advise as run_advise
+    from hfcprov.queue.sizing import size_buffer
 
     engine = None
     if model == "sim":
         if aqm_target:
             raise click.UsageError("--model sim simulates drop-tail sizes; with --aqm-target use the rule")
-        engine = SimModel(mac=mac, congestion_control=congestion_control, seeds=seeds, voice=voice, jobs=jobs,
-                          duration=_unit(parse_duration, duration, "--duration"),
+        from hfcprov.sim.upload import SimModel
+
+        engine = SimModel(seeds=seeds, voice=voice, jobs=jobs, duration=_unit(parse_duration, duration, "--duration"),
                           warmup=_unit(parse_duration, warmup, "--warmup"))
-    a = run_advise(_unit(parse_link_rate, rate, "--rate"), _unit(parse_rtt, rtt, "--rtt"), flows,
-                   _unit(parse_duration, latency_budget, "--latency-budget"), min_buffer,
-                   congestion_control=congestion_control,
-                   aqm_latency_target=_unit(parse_duration, aqm_target, "--aqm-target") if aqm_target else None,
-                   mac=mac, model=engine)
+    from hfcprov.queue.inputs import SizingInputs
+
+    tier = SizingInputs(_unit(parse_link_rate, rate, "--rate"), _unit(parse_rtt, rtt, "--rtt"), flows,
+                        congestion_control, mac, **_budget_and_aqm(latency_budget, aqm_target))
+    a = size_buffer(tier, engine, min_buffer=min_buffer)
     if as_json:
         click.echo(json.dumps(a.as_dict(), indent=2))
         return
@@ -154,39 +171,59 @@ def advise(rate, rtt, flows, latency_budget, min_buffer, congestion_control, aqm
 @click.option("--buffers", required=True, help="Comma list, e.g. 8K,16K,32K,64K,128K,256K.")
 @click.option("--rtt", "rtts", required=True, help="Comma list, e.g. 40ms,100ms.")
 @click.option("--flows", type=click.IntRange(1, 10000), default=1, show_default=True)
+@click.option("--latency-budget", default="150ms", show_default=True, help="One-way delay budget (ITU-T G.114).")
+@click.option("--cc", "congestion_control", type=click.Choice(["reno", "newreno", "sack", "cubic", "fast", "prague"]),
+              default="newreno", show_default=True,
+              help="The senders' TCP: the advised size's back-off, and the simulated hosts' TCP (sim).")
+@click.option("--aqm-target", default=None, metavar="DURATION",
+              help="The flow runs DOCSIS-PIE with this latency target (analytic and sim cells, and the advice).")
 @click.option("--model", type=click.Choice(["analytic", "sim"]), default="analytic", show_default=True,
               help="analytic: TCP Reno sawtooth over a drop-tail buffer; sim: the hfcprov simulator.")
 @click.option("--mac", type=click.Choice(["docsis", "tokenbucket"]), default="docsis", show_default=True,
-              help="sim: DOCSIS request-grant upstream, or a plain token bucket.")
+              help="The upstream: DOCSIS request-grant (sim, and the advice's access delay) or a plain token bucket.")
 @click.option("--duration", default="20s", show_default=True, help="sim: simulated seconds per cell (5 s warm-up).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="sim: worker processes.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def table(rates, buffers, rtts, flows, model, mac, duration, jobs, as_json):
-    """Predicted latency under load and single-flow TCP utilization per (rate, buffer, rtt)."""
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (each cell with its tier's advised TargetBuffer).")
+def table(rates, buffers, rtts, flows, latency_budget, congestion_control, aqm_target, model, mac, duration, jobs,
+          as_json):
+    """Predicted latency under load and TCP utilization per (rate, buffer, rtt), and the advised size per tier."""
     from dataclasses import asdict
 
-    from hfcprov.tiers.advisor import SimModel, buffer_table
+    from hfcprov.queue.inputs import SizingInputs
+    from hfcprov.queue.predict import buffer_table
+    from hfcprov.queue.sizing import size_buffer
 
     engine = None
     if model == "sim":
-        seconds = _unit(parse_duration, duration, "--duration")
-        engine = SimModel(mac=mac, duration=seconds, warmup=5.0, jobs=jobs)
-    rows = buffer_table(_units(parse_link_rate, rates, "--rates"), _units(parse_bytes, buffers, "--buffers"),
-                        _units(parse_rtt, rtts, "--rtt"), flows, model=engine)
+        from hfcprov.sim.upload import SimModel
+
+        engine = SimModel(duration=_unit(parse_duration, duration, "--duration"), warmup=5.0, jobs=jobs)
+    given = _budget_and_aqm(latency_budget, aqm_target)
+    tiers = [SizingInputs(rate, rtt, flows, congestion_control, mac, **given)
+             for rtt in _units(parse_rtt, rtts, "--rtt") for rate in _units(parse_link_rate, rates, "--rates")]
+    advised = {(t.rtt, t.rate): size_buffer(t).target for t in tiers}
+    rows = buffer_table(tiers, _units(parse_bytes, buffers, "--buffers"), model=engine)
     if as_json:
-        click.echo(json.dumps([asdict(r) for r in rows], indent=2))
+        click.echo(json.dumps([{**asdict(r), "advised": advised[(r.rtt, r.rate)]} for r in rows], indent=2))
         return
     rate_list = list(dict.fromkeys(r.rate for r in rows))
     buf_list = list(dict.fromkeys(r.buffer for r in rows))
     cell = {(r.rtt, r.rate, r.buffer): r for r in rows}
     for rtt in dict.fromkeys(r.rtt for r in rows):
         click.echo(f"RTT {format_duration(rtt)}, {flows} flow(s): latency under load / TCP utilization ({rows[0].model})")
-        click.echo(f"{'rate':>10} | " + " | ".join(f"{format_bytes(b):>15}" for b in buf_list))
+        click.echo(f"{'rate':>10} | " + " | ".join(f"{format_bytes(b):>15}" for b in buf_list) + " | advised")
         for rate in rate_list:
             cells = (cell[(rtt, rate, b)] for b in buf_list)
             click.echo(f"{format_rate(rate):>10} | " + " | ".join(
-                f"{format_duration(c.latency_under_load):>9} {c.utilization:>4.0%}" for c in cells))
+                f"{format_duration(c.latency_under_load):>9} {c.utilization:>4.0%}" for c in cells)
+                + f" | {format_bytes(advised[(rtt, rate)])}")
         click.echo("")
+
+
+def _budget_and_aqm(latency_budget: str, aqm_target: str | None) -> dict:
+    """``SizingInputs``' latency budget and AQM target from the buffer commands' options."""
+    return {"latency_budget": _unit(parse_duration, latency_budget, "--latency-budget"),
+            "aqm_latency_target": _unit(parse_duration, aqm_target, "--aqm-target") if aqm_target else None}
 
 
 # --- tcp ----------------------------------------------------------------------------------------------------------
@@ -206,7 +243,7 @@ def tcp():
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def socket_buffer(cm_buffer, downstream, lan, connections, mss, as_json):
     """Largest TCP socket buffer that does not overrun the CM (Cohen & Ramanathan 1998, V.B)."""
-    from hfcprov.tiers.socketbuf import socket_buffer_limit
+    from hfcprov.queue.socketbuf import socket_buffer_limit
 
     r = socket_buffer_limit(_unit(parse_bytes, cm_buffer, "--cm-buffer"), _unit(parse_link_rate, downstream, "--downstream"),
                             _unit(parse_link_rate, lan, "--lan"), connections, _unit(parse_bytes, mss, "--mss"))

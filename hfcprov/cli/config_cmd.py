@@ -28,6 +28,8 @@ def config():
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", required=True, help="Output file, or a directory for several inputs.")
 @click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (adds the CMTS MIC).")
+@click.option("--no-cmts-mic", "no_cmts_mic", is_flag=True,
+              help="Without --secret-file: the files are meant to have no CMTS MIC (no warning).")
 @click.option("--mta", is_flag=True, help="PacketCable MTA file (also chosen when the first TLV is MtaConfigDelimiter).")
 @click.option("--hash", "mta_hash", type=click.Choice(["na", "eu"]),
               help="MTA file: add the configuration hash (PacketCable pktcMtaDevProvConfigHash, or Euro-PacketCable).")
@@ -58,14 +60,17 @@ def decode():
 
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (CM files).")
+@click.option("--secret-file", type=click.Path(dir_okay=False),
+              help="CMTS shared secret (CM files): also check the CMTS MIC.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON list: per file, its kind (cm or mta), ok, and the error if not ok.")
 def verify(files, secret_file, as_json):
-    """Check the CM MIC and CMTS MIC of binary FILES; of an MTA file, its delimiters and configuration hash."""
+    """Check the CM MIC and CMTS MIC of binary FILES; of an MTA file, its delimiters and configuration hash.
+
+    Without --secret-file the CM MIC is checked (as a modem does) and the CMTS MIC is reported as not checked."""
     import json
 
-    from hfcprov.config import ConfigError
+    from hfcprov.config import ConfigError, verify_cm_mic
     from hfcprov.config import verify as verify_bytes
     from hfcprov.config.mta import is_mta, verify_mta
 
@@ -85,10 +90,14 @@ def verify(files, secret_file, as_json):
                 if not as_json:
                     click.echo(f"{f}: OK (MTA file, configuration hash {result['config_hash']})")
                 continue
-            if secret is None:
-                raise ConfigError("a CM file's CMTS MIC needs --secret-file")
+            if secret is None:  # what a modem checks; the CMTS MIC needs the CMTS's secret
+                verify_cm_mic(data)
+                result.update(ok=True, cm_mic="ok", cmts_mic="not checked")
+                if not as_json:
+                    click.echo(f"{f}: CM MIC OK; CMTS MIC not checked (no --secret-file)")
+                continue
             verify_bytes(data, secret)
-            result["ok"] = True
+            result.update(ok=True, cm_mic="ok", cmts_mic="ok")
             if not as_json:
                 click.echo(f"{f}: OK (CM MIC and CMTS MIC)")
         except ConfigError as err:

@@ -66,11 +66,16 @@ def outputs(sources: tuple[str, ...], out: str | None, suffix: str) -> list:
     return names
 
 
-def encode_files(sources, out, secret_file, mta, mta_hash, mib_dirs, strict):
+NO_CMTS_MIC = ("no CMTS shared secret (--secret-file): the file{s} carr{y} no CMTS MIC (TLV 7), and a CMTS "
+               "refuses such a modem's registration; --no-cmts-mic says that is intended")
+
+
+def encode_files(sources, out, secret_file, no_cmts_mic, mta, mta_hash, mib_dirs, strict):
     """Encode each of ``sources`` to ``out`` (a file, or a folder for several); nothing is written
-    unless every source encodes."""
+    unless every source encodes. CM files without a secret get one warning (unless ``no_cmts_mic``)."""
     from hfcprov.config import ConfigError
     from hfcprov.config import encode as encode_tree
+    from hfcprov.config.codec import is_mta
     from hfcprov.config.mta import encode_mta
     from hfcprov.fileio import atomic_write
 
@@ -79,17 +84,25 @@ def encode_files(sources, out, secret_file, mta, mta_hash, mib_dirs, strict):
         mta = True
     if mta and secret_file:
         raise HfcprovError("an MTA file has no CMTS MIC: --secret-file is for CM files")
+    if no_cmts_mic and secret_file:
+        raise HfcprovError("--no-cmts-mic and --secret-file contradict each other: give one")
 
     key = secret(secret_file)
     targets = outputs(sources, out, ".cm")
     # Encode everything first: one bad input leaves no output at all.
-    blobs = []
+    blobs, unsigned = [], 0
     for src in sources:
         try:
             tree = read(src, strict=strict)
             blobs.append(encode_mta(tree, mta_hash) if mta else encode_tree(tree, key))
         except ConfigError as err:
             raise err.at(source=str(src))
+        # no CMTS MIC: a CM file (not an MTA one, whichever way it was chosen) with neither a secret nor a
+        # decoded MIC kept from a binary source
+        unsigned += key is None and tree.cmts_mic is None and not is_mta(blobs[-1])
+    if unsigned and not no_cmts_mic:
+        echo("hfcprov: warning: " + NO_CMTS_MIC.format(s="s" if unsigned > 1 else "", y="y" if unsigned > 1 else "ies"),
+             err=True)
     for target, blob in zip(targets, blobs):
         atomic_write(target, blob)
     if len(sources) > 1:

@@ -59,10 +59,6 @@ def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefi
     except BaseException:
         lab.down()
         raise
-    left = ((applied or {}).get("queues") or {}).get("upstream", {}).get("aqm_not_run")
-    if left:
-        click.echo(f"note: the emulated modem's AQM stage runs one upstream flow; {', '.join(left)} left "
-                   f"drop-tail (DOCSIS {docsis_version} would run AQM on them)", err=True)
     _show(lab, applied, as_json)
 
 
@@ -127,8 +123,6 @@ def _show(lab, applied, as_json):
         if q.get("aqm"):
             click.echo(f"  {direction} AQM: {q['aqm']['stage']} stage, latency target "
                        f"{format_duration(q['aqm']['latency_target'])}")
-        if q.get("aqm_not_run"):
-            click.echo(f"  {direction} drop-tail (the AQM stage runs one flow): {', '.join(q['aqm_not_run'])}")
     if applied:
         click.echo(f"  modem: {applied.get('status')}, file {applied.get('config_file')}, boots {applied.get('boots')}, "
                    f"management {lab.addr('cm_rf')}")

@@ -23,6 +23,8 @@ COMMANDS = {
     "buffer": ("hfcprov.cli.build_cmd:buffer", "Buffer Control sizing: advice and predicted latency/throughput tables."),
     "tcp": ("hfcprov.cli.build_cmd:tcp", "TCP tuning rules for HFC paths (socket-buffer sizing)."),
     "tftp": ("hfcprov.cli.tftp_cmd:tftp", "Serve config files to modems over TFTP."),
+    "dhcp": ("hfcprov.cli.dhcp_cmd:dhcp", "Kea DHCP reservations for the inventory's modems."),
+    "tod": ("hfcprov.cli.tod_cmd:tod", "Time of Day server (RFC 868) for booting modems."),
     "snmp": ("hfcprov.cli.snmp_cmd:snmp", "Audit, reset and list modems over SNMP."),
     "sim": ("hfcprov.cli.sim_cmd:sim", "Simulate a service flow carrying TCP and probe traffic."),
     "emu": ("hfcprov.cli.emu_cmd:emu", "Emulated cable modem in Linux network namespaces (root)."),

@@ -38,7 +38,10 @@ def run_cmd(scenario_file, config_file, flow_ref, docsis_version, assignments, a
     if scenario_file:
         sc = load_scenario(scenario_file, assignments)
     else:
-        sc = scenario_from_config(config_file, flow_ref, assignments, docsis_version)
+        from hfcprov.sim.fromconfig import scenario_from_config
+
+        sc = scenario_from_config(config_file, flow_ref, assignments, docsis_version,
+                                  on_note=lambda text: click.echo(f"note: {text}", err=True))
     result = run(sc)
     if out:
         atomic_write(out, json.dumps(result.to_dict(), indent=1) + "\n")
@@ -57,53 +60,6 @@ def run_cmd(scenario_file, config_file, flow_ref, docsis_version, assignments, a
     s = summary_row(result)
     click.echo("")
     click.echo(format_table([{k: v for k, v in s.items()}]))
-
-
-def scenario_from_config(path, flow_ref, assignments, docsis_version="3.1"):
-    """The scenario of one service flow of a config file; --set supplies what the file lacks (rtt, buffer...).
-
-    A flow in an aggregate service flow (TLV 70/71, Low Latency DOCSIS) is simulated as the
-    aggregate: its rate, the classic flow's queue and the dual queue (hfcprov.sim.aqm.select).
-    """
-    from hfcprov.config import read_config
-    from hfcprov.model import aggregate_service_flows, modem_settings, service_flows
-    from hfcprov.sim.aqm.pie import AqmConfigError
-    from hfcprov.sim.aqm.select import asf_keys
-    from hfcprov.sim.scenario import Scenario, ScenarioError, apply_overrides, flow_keys
-
-    tree = read_config(path)
-    flows = service_flows(tree)
-    asfs = {(a.direction, a.ref): a for a in aggregate_service_flows(tree)}
-    if flow_ref is not None:
-        chosen = [f for f in flows if f.ref == flow_ref]
-        if not chosen:
-            refs = ", ".join(str(f.ref) for f in flows) or "none"
-            raise ScenarioError(f"{path}: no service flow with reference {flow_ref} (there are: {refs})")
-    else:
-        chosen = [f for f in flows if f.direction == "upstream" and (f.max_sustained_rate or f.asf_ref is not None)] \
-            or [f for f in flows if f.max_sustained_rate]
-        if not chosen:
-            raise ScenarioError(f"{path}: no service flow with a Max Sustained Traffic Rate to simulate")
-    sf = chosen[0]
-    asf = asfs.get((sf.direction, sf.asf_ref)) if sf.asf_ref is not None else None
-    if asf is not None:
-        try:
-            keys = asf_keys(asf, flows, modem_settings(tree), docsis_version)
-        except AqmConfigError as err:
-            raise ScenarioError(f"{path}: {err}") from None
-    else:
-        keys = flow_keys(sf, docsis_version)
-    d = {**keys, **DEFAULT_WORKLOAD}
-    if sf.buffer.target is None and not any(a.split("=", 1)[0].strip() == "buffer" for a in assignments):
-        click.echo(f"note: {sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "
-                   "(hfcprov.model's rule; --set buffer=SIZE to choose another)", err=True)
-    d = apply_overrides(d, list(assignments))
-    return Scenario.from_dict(d, source=f"{path} {(asf or sf).path}".strip())
-
-
-# What `sim run --config` adds to the flow's own keys: one long-lived TCP flow starting
-# at 2 s and 10 pings/s, so idle and loaded latency both show.
-DEFAULT_WORKLOAD = {"rtt": 0.04, "flows": [{"start": 2.0}], "probe_rate": 10, "duration": 20.0, "warmup": 5.0}
 
 
 @sim.command("sweep")

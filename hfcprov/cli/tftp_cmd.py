@@ -38,7 +38,11 @@ def tftp():
 @click.option("--priority", type=click.IntRange(-20, 19), default=None,
               help="Nice value of the server (default: -10 as root, so build workers 10 below it run at ordinary "
                    "priority and are not starved by other busy processes; else unchanged).")
-def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every, warm, priority):
+@click.option("--tod", "tod_listen", is_flag=False, flag_value="", default=None, metavar="[HOST:PORT]",
+              help="Also answer Time of Day (RFC 868, UDP and TCP) for the booting modems; alone: on the TFTP "
+                   "address, port 37.")
+def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every, warm, priority,
+          tod_listen):
     """Serve ROOT read-only over TFTP until SIGTERM/SIGINT (in-flight transfers finish first)."""
     from hfcprov.tftp.server import TftpServer, raise_fd_limit, raise_priority
 
@@ -53,6 +57,14 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
     server = TftpServer(root, host, port, dynamic=dynamic, log=log_path, timeout=parse_duration(timeout),
                         retries=retries, rcvbuf=parse_bytes(rcvbuf), workers=workers,
                         summary_interval=parse_duration(summary_every))
+    time_server = None
+    if tod_listen is not None:
+        from hfcprov.boot.tod import TOD_PORT, TimeServer
+        from hfcprov.units import parse_host_port
+
+        tod_host, tod_port = (parse_host_port(tod_listen, TOD_PORT, default_host=host, any_port=True)
+                              if tod_listen else (host, TOD_PORT))
+        time_server = TimeServer(tod_host, tod_port).start()  # refused before the TFTP server starts serving
     server.start()
     if warm and dynamic is not None:
         import threading
@@ -66,7 +78,11 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
 
         threading.Thread(target=warm_up, name="tftp-warm", daemon=True).start()
     click.echo(f"hfcprov tftp: serving {server.root} on {'[' + server.host + ']' if ':' in server.host else server.host}:{server.port}"
-               f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}", err=True)
+               f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}"
+               f"{'; RFC 868 time on ' + time_server.address if time_server else ''}", err=True)
+    if dynamic is not None and not dynamic.signs:
+        click.echo("hfcprov: warning: no CMTS shared secret (secret_file/secret_map in the dynamic YAML): "
+                   "dynamic files carry no CMTS MIC, and a CMTS refuses such a modem's registration", err=True)
 
     def on_signal(signum, frame):
         # First signal: finish what is in flight; a second one: stop now.
@@ -77,6 +93,8 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
     while not server.wait(0.5):
         pass
     server.stop()
+    if time_server is not None:
+        time_server.stop()
     s = server.summary
     click.echo(f"hfcprov tftp: stopped after {s.transfers} transfers ({s.ok} ok, {s.failed} failed)", err=True)
 

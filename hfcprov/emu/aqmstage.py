@@ -1,10 +1,11 @@
-"""The emulated modem's userspace AQM stage: the simulator's queue code on real packets.
+"""The emulated modem's userspace AQM stage: hfcprov.queue's algorithms on real packets.
 
 This machine's kernel has no ``pie``, ``fq_codel`` or ``dualpi2`` qdisc, so a
 service flow with AQM on cannot be a tc queue. The stage is the service flow
 instead: a token-bucket shaper at the flow's rate in front of the *same* queue
-discipline objects the simulator runs (``hfcprov.sim.aqm``): DOCSIS-PIE, the
-LLD dual queue with queue protection, or drop-tail. It works on raw IP packets
+discipline objects the simulator runs (``hfcprov.queue``): DOCSIS-PIE, the
+LLD dual queue with queue protection, or drop-tail; which one a flow gets is
+``hfcprov.queue.select``'s rule, the simulator's too. It works on raw IP packets
 (the TUN delay line hands them over, ``hfcprov.emu.delayline``):
 
 - classification reads the IPv4 TOS / IPv6 traffic class (ECN, DSCP) and the
@@ -38,21 +39,10 @@ from hfcprov.model import (
     Classifier,
     upstream_aqm,
 )
-from hfcprov.sim.aqm.dualq import (
-    CE,
-    DROPPED,
-    LOW_LATENCY_MARKED,
-    NOT_ECT,
-    DualQParams,
-    DualQueue,
-)
-from hfcprov.sim.aqm.pie import (
-    AqmConfigError,
-    ByteFifo,
-    PieParams,
-    PieQueue,
-    qdelay_estimate,
-)
+from hfcprov.queue.dualq import DROPPED, LOW_LATENCY_MARKED, DualQParams, DualQueue
+from hfcprov.queue.ecn import CE, NOT_ECT
+from hfcprov.queue.pie import AqmConfigError, ByteFifo, PieParams, PieQueue, qdelay_estimate
+from hfcprov.queue.select import asf_keys, dualq_params
 
 KINDS = ("droptail", "pie", "dualq")
 
@@ -380,8 +370,6 @@ class FlowStage:
         """The stage the delay line runs (``dualq_params`` reads ``params`` as the simulator does)."""
         if self.params is None:
             return AqmStage(self.kind, self.rate, self.buffer, burst=self.burst, target=self.target, seed=seed)
-        from hfcprov.sim.aqm.select import dualq_params
-
         dq, ll_buffer, ll_rate, _nqb = dualq_params(self.params)
         return AqmStage("dualq", self.rate, self.buffer, burst=self.burst, dualq=dq, seed=seed, ll_buffer=ll_buffer,
                         ll_rate=ll_rate)
@@ -452,8 +440,6 @@ def _aggregate_stages(plans: list, aggregates, settings, docsis_version: str) ->
     low-latency member, TLV 91, DOCSIS 3.0) it is the classic flow's DOCSIS-PIE at the
     aggregate's rate, or, without AQM, the members stay per-flow (tc).
     """
-    from hfcprov.sim.aqm.select import asf_keys
-
     flows = [p.flow for p in plans]
     out: dict[int, FlowStage] = {}
     for asf in aggregates:
@@ -477,8 +463,8 @@ def _aggregate_stages(plans: list, aggregates, settings, docsis_version: str) ->
 
 
 def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSION, steering: list = (),
-               aggregates=(), settings=None) -> tuple[StagePlan | None, list[str]]:
-    """The stage for the upstream direction (or None) and the flows left drop-tail for want of it.
+               aggregates=(), settings=None) -> StagePlan | None:
+    """The stage for the upstream direction, or None when no upstream flow runs AQM.
 
     Which flows run AQM is ``hfcprov.model.upstream_aqm``'s rule for the modem's DOCSIS
     version (the simulator's too). Each such flow with a rate gets its own shaper and queue in
@@ -504,6 +490,6 @@ def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSIO
                                    p.flow.name))
         tc_plans.append(replace(p, rate_bps=None, peak_bps=None))
     if not any(flows):
-        return None, []
+        return None
     rules = tuple((s.classifier, s.band) for s in steering if s.classifier.direction == "upstream")
-    return StagePlan(tuple(flows), tuple(tc_plans), rules), []
+    return StagePlan(tuple(flows), tuple(tc_plans), rules)

@@ -16,7 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from hfcprov.emu import netns
-from hfcprov.emu.topology import ADDR, EmuError, Lab, _kill
+from hfcprov.emu.topology import ADDR, EmuError, Lab, stop_process
 from hfcprov.probe.run import ProbeSpec
 from hfcprov.results import RunResult
 
@@ -29,7 +29,7 @@ def start_responder(lab: Lab, port: int = RESPONDER_PORT, timeout: float = 10.0)
     deadline = time.monotonic() + timeout
     while f":{port:04X} " not in netns.run(["cat", "/proc/net/tcp"], ns=lab.ns("srv")):
         if time.monotonic() > deadline:
-            _kill(pid)
+            stop_process(pid)
             raise EmuError(f"probe responder did not start in {lab.ns('srv')}")
         time.sleep(0.05)
     return pid
@@ -53,4 +53,4 @@ def measure(lab: Lab, spec: ProbeSpec) -> RunResult:
                 raise EmuError(f"probe in {lab.ns('cpe')} failed: {last}")
             return RunResult.from_dict(json.loads(out.read_text()))
     finally:
-        _kill(responder)
+        stop_process(responder)

@@ -161,14 +161,12 @@ class Modem:
 
     def _applied_aqm(self, plan: shaping.QueuePlan) -> dict:
         """The AQM columns to serve where the emulator does not run what the model's rule asks: none
-        at all on a DOCSIS 3.0 modem (its MIB predates them), disabled on an upstream flow the
-        AQM stage cannot run (``Lab.queues["upstream"]["aqm_not_run"]``), so the audit sees it."""
+        at all on a DOCSIS 3.0 modem (its MIB predates them). Every upstream flow the rule gives AQM
+        runs it in the userspace stage (``aqmstage.plan_stage``), so nothing else differs."""
         from hfcprov.model import AQM_PARAMS
 
         if self.lab.docsis_version == "3.0":
             return dict.fromkeys(AQM_PARAMS)
-        if plan.flow.name in self.lab.queues.get("upstream", {}).get("aqm_not_run", ()):
-            return {"aqm_disabled": 1, "aqm_latency_target": None, "aqm_algorithm": None}
         return {}
 
     def _stop_snmp(self) -> None:

@@ -199,7 +199,7 @@ class Lab:
         cm = self.ns("cm")
         old = self.pids.pop("delayline", None)
         if old is not None:  # restarting it (with or without the AQM stage): the TUN device stays
-            _kill(old)
+            stop_process(old)
         else:
             netns.run(["ip", "tuntap", "add", "dev", TUN, "mode", "tun"], ns=cm)
             netns.run(["ip", "link", "set", TUN, "up", "txqueuelen", "10000"], ns=cm)
@@ -257,8 +257,7 @@ class Lab:
         refused += why
         # AQM on upstream flows (hfcprov.model.upstream_aqm): the userspace stage (no pie qdisc here),
         # one shaper + queue per such flow, packets classified by the same classifiers as tc's
-        stage, no_stage = plan_stage(by_direction.get("upstream", []), self.docsis_version, steering,
-                                     aggregates, settings)
+        stage = plan_stage(by_direction.get("upstream", []), self.docsis_version, steering, aggregates, settings)
         for direction, flows in by_direction.items():
             dev = DEV[direction]
             self.clear(direction)  # start clean: a replaced root would keep its old classes and filters
@@ -282,8 +281,6 @@ class Lab:
                                       "flows": bands, "filters": filters}
             if stage is not None and direction == "upstream":
                 self.queues[direction]["aqm"] = stage.as_dict()
-            if no_stage and direction == "upstream":
-                self.queues[direction]["aqm_not_run"] = no_stage  # the rule says AQM; the stage cannot run it
         for direction in ("upstream", "downstream"):
             if direction not in by_direction:
                 self.clear(direction)
@@ -372,7 +369,7 @@ class Lab:
     def down(self) -> None:
         """Stop helpers and remove namespaces and state; safe to call twice."""
         for pid in self.pids.values():
-            _kill(pid)
+            stop_process(pid)
         for node in NODES:
             _remove_ns(self.ns(node))
         self.state_file.unlink(missing_ok=True)
@@ -424,11 +421,12 @@ def _remove_ns(name: str) -> None:
     if not netns.exists(name):
         return
     for pid in netns.pids(name):
-        _kill(pid)
+        stop_process(pid)
     netns.delete(name)
 
 
-def _kill(pid: int, grace: float = 2.0) -> None:
+def stop_process(pid: int, grace: float = 2.0) -> None:
+    """Stop a helper process this lab started (by its pid): SIGTERM, then SIGKILL after ``grace`` seconds."""
     try:
         os.kill(pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):

@@ -8,8 +8,8 @@ summarised by their median with min-max error bars. Where a campaign measured
 scatter compares the two; every panel and row names the model behind it.
 
 The recommended buffer per tier and RTT is the sizing policy of docs/sizing.md
-(``hfcprov.tiers.advisor.choose``) applied to the campaign's results, in bytes
-and in ms of queue at the tier's rate, beside ``buffer advise``'s answer.
+(``hfcprov.queue.sizing.choose``) applied to the campaign's results, in bytes
+and in ms of queue at the tier's rate, beside ``buffer advise``'s answer (``size_buffer``).
 """
 
 from __future__ import annotations
@@ -26,18 +26,8 @@ from pathlib import Path
 from hfcprov.fileio import atomic_write
 from hfcprov.lab.schema import CSV_COLUMNS, VARIANT_AXES, variant_label
 from hfcprov.lab.store import Store
-from hfcprov.model import DEFAULT_AQM_LATENCY_TARGET
-from hfcprov.tiers.advisor import (
-    G114_ONE_WAY_BUDGET,
-    THROUGHPUT_SHARE,
-    advise,
-    advise_target,
-    choose,
-    queue_budget,
-    queue_delay,
-    relate_to_paper,
-    throughput_need,
-)
+from hfcprov.queue.inputs import G114_ONE_WAY_BUDGET, SizingInputs, aqm_latency_target
+from hfcprov.queue.sizing import THROUGHPUT_SHARE, choose, queue_budget, queue_delay, size_buffer
 from hfcprov.units import format_bytes, format_duration, format_rate
 
 
@@ -160,8 +150,9 @@ def _spread(values):
 
 def recommend(cells: list[Cell], one_way_budget: float = G114_ONE_WAY_BUDGET,
               share: float = THROUGHPUT_SHARE) -> list[Recommendation]:
-    """Per tier, traffic variant and RTT: the sizing policy (``hfcprov.tiers.advisor.choose``, docs/sizing.md)
-    applied to the campaign's own results, beside what ``buffer advise`` says for the same inputs."""
+    """Per tier, traffic variant and RTT: the sizing policy (``hfcprov.queue.sizing.choose``, docs/sizing.md)
+    applied to the campaign's own results, beside what ``buffer advise`` says for the same inputs
+    (``size_buffer``: the points' rate, RTT, flows, TCP, upstream model and AQM)."""
     out = []
     groups: dict[tuple, list[Cell]] = {}
     for c in cells:
@@ -175,16 +166,12 @@ def recommend(cells: list[Cell], one_way_budget: float = G114_ONE_WAY_BUDGET,
         reason = pick.reason
         if chosen is not None and chosen.mos is not None:
             reason += f"; VoIP MOS {chosen.mos:.2f}"
-        flows, cc, mac = cs[0].flows, cs[0].congestion_control, cs[0].mac
-        if cs[0].aqm in ("docsis-pie", "lld"):  # DOCSIS-PIE (the classic queue of lld) at its 10 ms default
-            advised = advise(rate, rtt, flows, one_way_budget, congestion_control=cc,
-                             aqm_latency_target=DEFAULT_AQM_LATENCY_TARGET, mac=mac).target
-        else:
-            advised = advise_target(rate, rtt, flows, one_way_budget, cc, mac)
+        first = cs[0]  # docsis-pie and lld (its classic queue): DOCSIS-PIE at its 10 ms default
+        advice = size_buffer(SizingInputs(rate, rtt, first.flows, first.congestion_control, first.mac,
+                                          aqm_latency_target(first.aqm), one_way_budget))
         out.append(Recommendation(tier, variant, rtt, rate, pick.buffer, reason,
-                                  model=", ".join(sorted({c.model for c in cs if c.model})), advised=advised,
-                                  paper=relate_to_paper(rate, rtt, throughput_need(rate, rtt, flows, cc, mac), advised)
-                                  if flows == 1 else None))
+                                  model=", ".join(sorted({c.model for c in cs if c.model})), advised=advice.target,
+                                  paper=advice.paper if first.flows == 1 else None))
     return out
 
 

@@ -43,7 +43,7 @@ CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast", "prague")
 # request-grant upstream MAC (issue 7's calibrated model).
 MACS = ("tokenbucket", "docsis")
 # The upstream queue the simulator gives the flow (issue 20): drop-tail, DOCSIS-PIE, Low Latency
-# DOCSIS, or ``file``: what the rendered config file's AQM TLVs say (hfcprov.sim.aqm.select)
+# DOCSIS, or ``file``: what the rendered config file's AQM TLVs say (hfcprov.queue.select)
 AQMS = ("none", "docsis-pie", "lld", "file")
 
 

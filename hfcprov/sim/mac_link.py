@@ -2,7 +2,7 @@
 ``links.REVERSE_LINKS["docsis"]``.
 
 The MAC model itself (channel, scheduler, cable modem) is ``hfcprov.sim.mac``; this
-module turns a scenario's ``mac_params`` mapping into ``MacParams`` and a ``CableModem``
+module turns a scenario's ``mac_params`` mapping into ``MacParams`` (``hfcprov.queue.grant``) and a ``CableModem``
 on its own channel, with saturating neighbours when asked.
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import random
 
-from hfcprov.sim.mac import CableModem, MacConfigError, MacParams, UpstreamChannel
+from hfcprov.queue.grant import MacConfigError, MacParams
+from hfcprov.sim.mac import CableModem, UpstreamChannel
 from hfcprov.sim.packet import DATA, Packet
 
 _CM_KEYS = ("buffer_overhead", "buffer_block", "modems", "cms")  # the CMs', not the channel's

@@ -41,7 +41,7 @@ from typing import IO
 from hfcprov.errors import HfcprovError
 from hfcprov.tftp import protocol as P
 from hfcprov.tftp.paths import AccessViolation, resolve_in_root
-from hfcprov.tftp.provider import Provider, as_provider, normalise
+from hfcprov.tftp.provider import Provider, RequestRefused, as_provider, normalise
 from hfcprov.tftp.transfer import Transfer
 from hfcprov.tftp.translog import Summary, TransferLog
 
@@ -347,8 +347,7 @@ class TftpServer:
             try:
                 got = self.provider.request(filename, client_ip(client))
             except Exception as err:  # noqa: BLE001 - a provider's bug answers that modem only
-                self._refuse(client, filename, _E.NotDefined, "cannot build config file", "generate-error", now,
-                             detail=_describe(err))
+                self._provider_failed(client, filename, err, now)
                 return
             if isinstance(got, concurrent.futures.Future):
                 self._clients.add(client)  # its resent RRQs join this wait
@@ -404,14 +403,20 @@ class TftpServer:
             data = None
         except Exception as err:  # noqa: BLE001 - any provider failure answers that client only
             self._clients.discard(client)
-            self._refuse(client, pkt.filename, _E.NotDefined, "cannot build config file", "generate-error", t0,
-                         detail=_describe(err))
+            self._provider_failed(client, pkt.filename, err, t0)
             return
         self._clients.discard(client)
         if data is None:
             self._refuse(client, pkt.filename, _E.FileNotFound, "file not found", "not-found", t0)
             return
         self._begin(client, pkt, data, t0)
+
+    def _provider_failed(self, client, filename, err: Exception, t0: float) -> None:
+        if isinstance(err, RequestRefused):  # not for this requester: the log says who, which file and why
+            self._refuse(client, filename, _E.AccessViolation, "access denied", "refused", t0, detail=str(err))
+        else:
+            self._refuse(client, filename, _E.NotDefined, "cannot build config file", "generate-error", t0,
+                         detail=_describe(err))
 
     def _begin(self, client, pkt, data: bytes, t0: float) -> None:
         if (pkt.mode or "").lower() == "netascii":

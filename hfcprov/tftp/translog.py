@@ -3,7 +3,8 @@
 A record is ``{"event": "transfer", "client", "file", "bytes", "duration",
 "retries", "result", ...}``; ``result`` is ``ok`` or what went wrong
 (``not-found``, ``access-violation``, ``refused-write``, ``timeout``,
-``client-error``, ``generate-error``, ``bad-request``). The summary
+``client-error``, ``generate-error``, ``bad-request``, ``refused``: a provider would not
+give that file to that requester, ``detail`` says why). The summary
 (``"event": "summary"``) is written every ``interval`` seconds while transfers
 happen and once on exit.
 """

@@ -28,6 +28,8 @@ from typing import Callable
 
 from hfcprov import __version__
 from hfcprov.tiers.inventory import InventoryRow, check_row, read_rows
+from hfcprov.tiers.naming import DEFAULT_PATTERN, config_file_name
+from hfcprov.tiers.secrets import SecretMap
 from hfcprov.tiers.templates import (
     SHIPPED,
     SUFFIX,
@@ -70,6 +72,7 @@ class BuildSummary:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (where, message)
     seconds: float = 0.0
     stopped: bool = False  # keep_going=False stopped at a bad row: rows after it were not built
+    unsigned: int = 0  # files (built or unchanged) without a CMTS MIC: no secret for their CMTS
 
     @property
     def not_built(self) -> int:
@@ -79,7 +82,8 @@ class BuildSummary:
     def as_dict(self) -> dict:
         return {"out": str(self.out), "total": self.total, "built": self.built, "unchanged": self.unchanged,
                 "failed": [{"row": where, "error": message} for where, message in self.failed],
-                "not_built": self.not_built, "stopped": self.stopped, "seconds": round(self.seconds, 3),
+                "not_built": self.not_built, "stopped": self.stopped, "unsigned": self.unsigned,
+                "seconds": round(self.seconds, 3),
                 "manifest": str(self.out / MANIFEST_JSON)}
 
     @property
@@ -125,14 +129,15 @@ def write_manifest(out: Path, entries: list[Entry]) -> None:
 
 _WORKER: dict = {}
 # Rendered text -> file bytes, per worker: modems of one tier with the same overrides render the same text
-# (the mac is rarely in it), and parse + encode is most of a file's work. Same secret for the whole build.
-_built: dict[str, bytes] = {}
+# (the mac is rarely in it), and parse + encode is most of a file's work. Keyed by the CMTS too: its secret
+# signs the file.
+_built: dict[tuple, bytes] = {}
 MAX_BUILT = 512
 
 
-def _init_worker(secret: bytes | None, out: str) -> None:
-    _built.clear()  # built with another build's secret
-    _WORKER["secret"] = secret
+def _init_worker(secrets: SecretMap, out: str) -> None:
+    _built.clear()  # built with another build's secrets
+    _WORKER["secrets"] = secrets
     _WORKER["out"] = Path(out)
 
 
@@ -144,6 +149,7 @@ class _Task:
     file: str
     inputs: str
     previous: Entry | None
+    cmts: str | None = None  # whose secret signs the file (None: the default secret)
 
 
 def _run(task: _Task) -> tuple[str, Entry | None, str | None]:
@@ -157,12 +163,13 @@ def _run(task: _Task) -> tuple[str, Entry | None, str | None]:
         return "unchanged", prev, None
     try:
         text = render_text(task.template, task.variables)
-        data = _built.get(text)
+        data = _built.get((task.cmts, text))
         if data is None:
-            data = encode_text(text, _WORKER["secret"], source=rendered_name(task.template, task.variables))
+            secret = _WORKER["secrets"].secret_for(task.variables)
+            data = encode_text(text, secret, source=rendered_name(task.template, task.variables))
             if len(_built) >= MAX_BUILT:
                 _built.clear()
-            _built[text] = data
+            _built[(task.cmts, text)] = data
     except HfcprovError as err:
         return "failed", None, f"{task.where}: {err}"
     tier = str(task.variables.get("tier", Path(task.template).name.removesuffix(SUFFIX)))
@@ -191,28 +198,36 @@ def build(
     template: str | Path | None = None,
     secret: bytes | None = None,
     jobs: int = 1,
-    pattern: str = "{mac}.cm",
+    pattern: str = DEFAULT_PATTERN,
     strict: bool = False,
     progress: Callable[[int, int], None] | None = None,
     keep_going: bool = True,
+    secrets: SecretMap | None = None,
 ) -> BuildSummary:
     """Build every row of ``inventory`` into ``out``.
 
     ``template``: one template file for every row, or a folder of ``<tier>.j2`` files chosen by each
-    row's ``tier`` (default: the shipped ``templates/``).
+    row's ``tier`` (default: the shipped ``templates/``). ``secret``: the CMTS shared secret of every
+    file; ``secrets``: one per CMTS (``tiers.secrets.SecretMap``, the inventory names each row's CMTS),
+    with ``secret`` (or its own default) for rows that name none. ``summary.unsigned`` counts files
+    without a CMTS MIC.
     """
+    if secrets is None:
+        secrets = SecretMap({}, secret)
+    elif secret is not None and secrets.default is None:
+        secrets = secrets.with_default(secret)
     started = time.perf_counter()
     rows = read_rows(inventory)  # a bad inventory leaves no output folder behind
     out = ensure_folder(out)
     summary = BuildSummary(out=out, total=len(rows))
     previous = read_manifest(out)
-    secret_fp = secret_fingerprint(secret)
+    fingerprints: dict = {}  # CMTS -> the fingerprint of its secret, computed once (it is slow on purpose)
     tasks, claimed = [], {}
     digests: dict[str, str] = {}  # template path -> template_digest
     chosen: dict = {}  # tier -> template path
     for row in rows:
         try:
-            tasks.append(_plan(row, template, pattern, previous, secret_fp, digests, chosen, claimed))
+            tasks.append(_plan(row, template, pattern, previous, secrets, fingerprints, digests, chosen, claimed))
         except HfcprovError as err:
             summary.failed.append((row.where, str(err) if str(err).startswith(row.where) else f"{row.where}: {err}"))
 
@@ -223,7 +238,8 @@ def build(
     if progress:
         progress(done, summary.total)
     try:
-        for status, entry, error in _execute(tasks, secret, out, jobs):
+        unsigned = {task.file for task in tasks if fingerprints[task.cmts] == "none"}
+        for status, entry, error in _execute(tasks, secrets, out, jobs):
             done += 1
             if status == "failed":
                 summary.failed.append((error.split(": ", 1)[0], error))
@@ -232,6 +248,7 @@ def build(
                     break
             else:
                 entries[entry.file] = entry
+                summary.unsigned += entry.file in unsigned
                 summary.built += status == "built"
                 summary.unchanged += status == "unchanged"
             if progress:
@@ -255,8 +272,11 @@ def build(
     return summary
 
 
-def _plan(row: InventoryRow, template, pattern, previous, secret_fp, digests, chosen, claimed) -> _Task:
+def _plan(row: InventoryRow, template, pattern, previous, secrets, fingerprints, digests, chosen, claimed) -> _Task:
     variables = check_row(row)
+    cmts = secrets.cmts_of(variables)
+    if cmts not in fingerprints:
+        fingerprints[cmts] = secret_fingerprint(secrets.secret_for(variables))
     tier = variables.get("tier")
     path = chosen.get(tier)  # same tier, same file: looked up once per build
     if path is None:
@@ -264,18 +284,14 @@ def _plan(row: InventoryRow, template, pattern, previous, secret_fp, digests, ch
     key = str(path)
     if key not in digests:
         digests[key] = template_digest(path)
-    try:
-        name = pattern.format_map(variables)
-    except KeyError as err:
-        raise BuildError(f"file pattern {pattern!r} names {{{err.args[0]}}}, which this row does not have") from None
-    except (ValueError, IndexError) as err:
-        raise BuildError(f"bad file pattern {pattern!r}: {err}") from None
-    if not name or "/" in name or name.startswith(".") or name in (MANIFEST_JSON, MANIFEST_CSV):
+    name = config_file_name(pattern, variables, flat=True)  # the name TFTP serves and DHCP hands out
+    if name in (MANIFEST_JSON, MANIFEST_CSV):
         raise BuildError(f"file name {name!r} from pattern {pattern!r} is not a plain file name in the output folder")
     if name in claimed:
         raise BuildError(f"{name} is already built from {claimed[name]} (duplicate mac?)")
     claimed[name] = row.where
-    return _Task(row.where, variables, key, name, input_hash(digests[key], variables, secret_fp), previous.get(name))
+    return _Task(row.where, variables, key, name, input_hash(digests[key], variables, fingerprints[cmts]),
+                 previous.get(name), cmts)
 
 
 def template_for(row: dict, template: str | Path | None = None) -> Path:
@@ -301,15 +317,15 @@ def template_for(row: dict, template: str | Path | None = None) -> Path:
 _template_for = template_for  # the name the TFTP server's dynamic files first imported
 
 
-def _execute(tasks: list[_Task], secret, out: Path, jobs: int):
+def _execute(tasks: list[_Task], secrets: SecretMap, out: Path, jobs: int):
     if jobs <= 1 or len(tasks) < 2:
-        _init_worker(secret, str(out))
+        _init_worker(secrets, str(out))
         for task in tasks:
             yield _run(task)
         return
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     chunk = max(1, min(256, len(tasks) // (jobs * 8)))
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(secret, str(out))) as pool:
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(secrets, str(out))) as pool:
         yield from pool.imap_unordered(_run, tasks, chunksize=chunk)
 
 

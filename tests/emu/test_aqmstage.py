@@ -24,8 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hfcprov.emu.aqmstage import AqmStage, mark_ce, parse, source_matcher
-from hfcprov.sim.aqm.dualq import CE, ECT1
-from hfcprov.sim.aqm.pie import AqmConfigError
+from hfcprov.queue.ecn import CE, ECT1
+from hfcprov.queue.pie import AqmConfigError
 from tests.support import require_root
 
 
@@ -97,7 +97,7 @@ def test_pie_stage_holds_its_target_under_an_unresponsive_overload():
 
 
 def test_dualq_stage_marks_ce_on_ect1_packets_it_queues_deep():
-    from hfcprov.sim.aqm.dualq import DualQParams
+    from hfcprov.queue.dualq import DualQParams
 
     stage = AqmStage("dualq", 10e6, 256 * 1024, dualq=DualQParams(queue_protection=False))
     pkt = ipv4(ECT1, payload=b"x" * 1472)

@@ -90,7 +90,9 @@ def test_recommendation_says_when_throughput_must_give_way():
 def test_advise_and_the_campaign_agree_on_the_same_tier():
     """The same policy: a campaign whose results follow the sizing rule's premise (one BDP keeps
     95%) recommends what `buffer advise` says, for every White et al. tier."""
-    from hfcprov.tiers.advisor import LADDER, advise, bdp_bytes
+    from hfcprov.queue.inputs import SizingInputs
+    from hfcprov.queue.predict import bdp_bytes
+    from hfcprov.queue.sizing import LADDER, size_buffer
 
     for rate, rtt in ((1e6, 0.04), (2e6, 0.04), (5e6, 0.04), (10e6, 0.04), (2e6, 0.1), (5e6, 0.1), (10e6, 0.1)):
         table = {}
@@ -98,7 +100,7 @@ def test_advise_and_the_campaign_agree_on_the_same_tier():
             share = 1.0 if b >= bdp_bytes(rate, rtt) else 0.9 * b / bdp_bytes(rate, rtt)
             table[(rtt, b)] = (rate * 0.95 * share, b * 8 / rate)
         (rec,) = recommend(_cells(rate, table))
-        a = advise(rate, rtt)
+        a = size_buffer(SizingInputs(rate, rtt))
         assert rec.advised == a.target
         if a.target in LADDER:  # the campaign picks from its grid; the advice is capped by the budget otherwise
             assert rec.buffer == a.target, (rate, rtt)

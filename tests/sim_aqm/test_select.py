@@ -8,8 +8,8 @@ from hfcprov.config.forms import parse_text
 from hfcprov.model import aggregate_service_flows, modem_settings, service_flows
 from hfcprov.sim import Network, Scenario, ScenarioError, run
 from hfcprov.sim.aqm.link import DualQueueLink, PieLink
-from hfcprov.sim.aqm.pie import AqmConfigError
-from hfcprov.sim.aqm.select import aqm_keys, aqm_overrides, asf_keys, parse_params
+from hfcprov.queue.pie import AqmConfigError
+from hfcprov.queue.select import aqm_keys, aqm_overrides, asf_keys, parse_params
 from hfcprov.sim.link import Link
 from hfcprov.sim.scenario import flow_keys
 
@@ -141,7 +141,7 @@ def test_segment_trains_are_off_behind_an_aqm_hop():
 
 
 def test_sim_run_config_simulates_an_aggregate_service_flow_as_the_dual_queue(tmp_path):
-    from hfcprov.cli.sim_cmd import scenario_from_config
+    from hfcprov.sim.fromconfig import scenario_from_config
     from hfcprov.config import encode
 
     cm = tmp_path / "lld.cm"

@@ -5,7 +5,7 @@ import statistics
 import pytest
 
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run
-from hfcprov.sim.mac import MacConfigError, MacParams
+from hfcprov.queue.grant import MacConfigError, MacParams
 from hfcprov.sim.scenario import ScenarioError
 
 from .harness import bench_module

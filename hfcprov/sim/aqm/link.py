@@ -1,5 +1,8 @@
 """Simulator hops with an AQM: the service flow's shaper and buffer with DOCSIS-PIE or the dual queue.
 
+The algorithms are ``hfcprov.queue``'s (pure queue objects, no clock); this module is the
+simulator's glue that puts them on a link in virtual time.
+
 Both keep the ``Link`` surface (``send``/``receive``, ``waiting_bytes``, the
 counters, ``measure_from``; see ``hfcprov.sim``), so the rest of the simulator
 does not know which queue it talks to.
@@ -21,16 +24,10 @@ from __future__ import annotations
 import random
 from heapq import heappush
 
-from hfcprov.sim.aqm.dualq import (
-    CE,
-    DROPPED,
-    DSCP_NQB,
-    LOW_LATENCY_MARKED,
-    SANCTIONED,
-    DualQParams,
-    DualQueue,
-)
-from hfcprov.sim.aqm.pie import AqmConfigError, DocsisPie, PieParams, qdelay_estimate
+from hfcprov.queue.dualq import DROPPED, LOW_LATENCY_MARKED, SANCTIONED, DualQParams, DualQueue
+from hfcprov.queue.ecn import CE, DSCP_NQB
+from hfcprov.queue.pie import AqmConfigError, DocsisPie, PieParams, qdelay_estimate
+from hfcprov.queue.select import dualq_params, parse_params, pie_params
 from hfcprov.sim.link import Link
 from hfcprov.sim.packet import PROBE
 
@@ -216,7 +213,6 @@ def _seed_rng(sc) -> random.Random:
 
 
 def _params(sc, name: str):
-    from hfcprov.sim.aqm.select import dualq_params, parse_params, pie_params
     from hfcprov.sim.scenario import ScenarioError
 
     try:
@@ -236,7 +232,7 @@ def make_pie_link(engine, sc, sink, loss) -> PieLink:
 
 def make_dualq_link(engine, sc, sink, loss) -> DualQueueLink:
     """``links.QUEUES["lld"]``: the shaped flow as a Low Latency aggregate service flow
-    (``sc.buffer`` is the classic queue; ``aqm_params``: see ``hfcprov.sim.aqm.select``)."""
+    (``sc.buffer`` is the classic queue; ``aqm_params``: see ``hfcprov.queue.select``)."""
     params, ll_buffer, ll_rate, nqb = _params(sc, "lld")
     return DualQueueLink(engine, sink, capacity=sc.channel or sc.peak or sc.rate, rate=sc.rate,
                          delay=sc.rtt / 2.0, burst=sc.burst, peak=sc.peak, overhead=sc.overhead, loss=loss,

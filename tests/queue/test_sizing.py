@@ -1,20 +1,18 @@
-"""Buffer advisor and the analytic latency/utilization model, against White et al. 2011."""
+"""The sizing policy (size_buffer) and the analytic latency/utilization model, against White et al. 2011."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hfcprov.tiers.advisor import (
-    CM_GUARANTEED_MINIMUM_BUFFER,
-    AdvisorError,
-    advise,
-    buffer_table,
-    latency_under_load,
-    predict,
-    reno_utilization,
-)
+from hfcprov.queue.inputs import SizingError, SizingInputs
+from hfcprov.queue.predict import buffer_table, latency_under_load, predict, reno_utilization
+from hfcprov.queue.sizing import CM_GUARANTEED_MINIMUM_BUFFER, size_buffer
 
 KiB = 1024
+
+
+def advise(rate, rtt, flows=1, min_buffer=False, **inputs):
+    return size_buffer(SizingInputs(rate, rtt, flows, **inputs), min_buffer=min_buffer)
 
 
 def test_papers_latency_example_256k_at_2m():
@@ -82,39 +80,26 @@ def test_more_buffer_never_lowers_utilization_and_always_adds_latency(rate, b1, 
 
 
 def test_table_order_and_pluggable_model():
-    cells = buffer_table([1e6, 10e6], [8 * KiB, 64 * KiB], [0.04, 0.1])
+    tiers = [SizingInputs(rate, rtt) for rtt in (0.04, 0.1) for rate in (1e6, 10e6)]
+    cells = buffer_table(tiers, [8 * KiB, 64 * KiB])
     assert len(cells) == 8
     assert [(c.rtt, c.rate, c.buffer) for c in cells[:2]] == [(0.04, 1e6, 8 * KiB), (0.04, 1e6, 64 * KiB)]
     calls = []
 
-    def model(rate, buffer, rtt, flows):
-        calls.append((rate, buffer, rtt, flows))
-        return predict(rate, buffer, rtt, flows)
+    def model(given):
+        calls.append(list(given))
+        return [predict(t.rate, b, t.rtt, t.flows) for t, b in given]
 
-    buffer_table([5e6], [16 * KiB], [0.04], flows=2, model=model)
-    assert calls == [(5e6, 16 * KiB, 0.04, 2)]
+    buffer_table([SizingInputs(5e6, 0.04, 2, "cubic")], [16 * KiB], model=model)
+    assert calls == [[(SizingInputs(5e6, 0.04, 2, "cubic"), 16 * KiB)]]  # the whole tier reaches the model
 
 
 def test_bad_inputs():
-    with pytest.raises(AdvisorError):
-        advise(0, 0.04)
-    with pytest.raises(AdvisorError):
-        advise(5e6, 0.04, flows=0)
-
-
-def test_simulator_refines_the_table_towards_white_et_al():
-    """With the DOCSIS request-grant MAC the simulator reproduces the paper's shape where the
-    analytic bound cannot: 16 KiB suffices at 1 Mb/s but starves a single flow at 10 Mb/s / 40 ms."""
-    from hfcprov.tiers.advisor import SimModel
-
-    sim = SimModel(mac="docsis", duration=8.0, warmup=4.0, jobs=2)
-    cells = {(c.rate, c.buffer): c for c in buffer_table([1e6, 10e6], [16 * KiB, 64 * KiB], [0.040], model=sim)}
-    assert all(c.model == "sim:docsis" for c in cells.values())
-    assert cells[(1e6, 16 * KiB)].utilization > 0.8
-    assert cells[(10e6, 16 * KiB)].utilization < 0.6 < cells[(10e6, 64 * KiB)].utilization
-    assert predict(10e6, 16 * KiB, 0.040).utilization > 0.9  # the analytic bound is the optimistic one
-    # a bigger buffer at the same rate adds latency under load
-    assert cells[(1e6, 64 * KiB)].latency_under_load > cells[(1e6, 16 * KiB)].latency_under_load
+    for bad in ({"rate": 0, "rtt": 0.04}, {"rate": 5e6, "rtt": 0.04, "flows": 0}, {"rate": 5e6, "rtt": -1},
+                {"rate": 5e6, "rtt": 0.04, "congestion_control": "bbr"}, {"rate": 5e6, "rtt": 0.04, "mac": "wifi"},
+                {"rate": 5e6, "rtt": 0.04, "latency_budget": 0}, {"rate": 5e6, "rtt": 0.04, "aqm_latency_target": 0}):
+        with pytest.raises(SizingError):
+            SizingInputs(**bad)
 
 
 def test_budget_below_one_frame_still_gives_a_usable_buffer():
@@ -123,12 +108,8 @@ def test_budget_below_one_frame_still_gives_a_usable_buffer():
     assert any("cannot be met" in r for r in a.reasoning)
 
 
-def test_templates_refuse_what_advise_refuses():
-    """advise_target (templates' advise_buffer) used to give 1518 bytes where advise refuses: a path
-    whose one-way delay alone spends the budget has no queue that fits."""
-    from hfcprov.tiers.advisor import advise_target
-
-    for call in (lambda: advise(5e6, 0.4), lambda: advise_target(5e6, 0.4)):
-        with pytest.raises(AdvisorError, match="already spends the 150 ms budget"):
-            call()
-    assert advise_target(64e3, 0.040, latency_budget=0.100) == advise(64e3, 0.040, latency_budget=0.100).target
+def test_a_path_that_spends_the_budget_has_no_queue():
+    """A path whose one-way delay alone spends the budget has no queue that fits (the templates once
+    gave 1518 bytes here where the CLI refused)."""
+    with pytest.raises(SizingError, match="already spends the 150 ms budget"):
+        advise(5e6, 0.4)
