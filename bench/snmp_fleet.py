@@ -1,8 +1,9 @@
 """Benchmark: a plant's audit, one process against Dask workers, and what a million modems would take.
 
 ``--modems N`` simulated modems (default 100,000) answer on N loopback endpoints
-(127.77.x.y:16161) served by ``--agents K`` snmpsim processes; their data files are hard links
-to ``--tiers`` files (each twentieth modem of a tier has drifted). The inventory spreads them over ``--cmts`` CMTSes (column ``cmts``).
+(127.77.x.y:16161) served by ``--agents K`` snmpsim processes; every endpoint serves one of
+``--tiers`` x 2 shared data files (``SnmpSimAgent(endpoint_data=...)``: each twentieth modem of a
+tier has drifted), so the agents index 20 files, not 100,000. The inventory spreads them over ``--cmts`` CMTSes (column ``cmts``).
 
 - one process: ``hfcprov.snmp.audit.audit_all`` over every modem (concurrency 64);
 - Dask: ``hfcprov.snmp.fleet.run_shards`` on a LocalCluster of ``--workers`` processes, sharded
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import os
 import resource
 import statistics
@@ -43,7 +43,7 @@ from hfcprov.snmp import agentdata  # noqa: E402
 from hfcprov.snmp.audit import DRIFTED, IN_SYNC, AuditTarget, ExpectedConfigs, audit_all  # noqa: E402
 from hfcprov.snmp.client import Credentials  # noqa: E402
 from hfcprov.snmp.fleet import FleetStore, audit_shard, run_shards  # noqa: E402
-from hfcprov.snmp.simagent import UDP_DOMAIN  # noqa: E402
+from hfcprov.snmp.simagent import SnmpSimAgent  # noqa: E402
 
 PORT = 16161
 IDLE_SAMPLE = 5.0  # s: the Dask workers' CPU while idle, measured before each Dask run
@@ -51,33 +51,37 @@ OPTIONS = {"concurrency": 64, "timeout": 5.0, "retries": 2, "patience": 0.0, "cm
 
 
 def build(n: int, root: Path, agents: int, tiers: int, cmtses: int):
-    """Targets, configs folder, and per agent (data folder, endpoints): every endpoint's data file a
-    hard link to its tier's (drifted or not)."""
+    """Targets, configs folder, and per agent (data folder, endpoints, the data file each serves):
+    every agent holds the tiers' files (each also drifted) and its endpoints name which they serve."""
     configs = root / "configs"
-    shared = root / "shared"
-    variants = {}
+    texts = {}
     for k in range(tiers):
         tree = parse_text(TIER.replace("20000000", str(20_000_000 + k * 1_000_000)))
         atomic_write(configs / f"tier{k}.cm", encode(tree))
         flows = service_flows(tree)
         for drifted in (False, True):
-            text = agentdata.modem_snmprec(flows, f"bench modem tier {k}", f"tier{k}.cm",
-                                           applied={0: {"buffer_target": 65536}} if drifted else None)
-            variants[(k, drifted)] = atomic_write(shared / f"tier{k}-{int(drifted)}.snmprec", text)
-    context = hashlib.md5(b"public").hexdigest()
+            texts[f"tier{k}-{int(drifted)}"] = agentdata.modem_snmprec(
+                flows, f"bench modem tier {k}", f"tier{k}.cm", applied={0: {"buffer_target": 65536}} if drifted else None)
     targets = [AuditTarget(mac=f"0200{i:08x}", host=host_of(i), port=PORT, config=f"tier{i % tiers}.cm",
                            cmts=f"cmts{i % cmtses}") for i in range(n)]
     shares = []
     for a in range(agents):
         mine = list(range(a, n, agents))
         data = root / f"data{a}"
-        (data / context).mkdir(parents=True)
-        atomic_write(data / "public.snmprec", Path(variants[(0, False)]).read_text())
-        for slot, i in enumerate(mine):
-            # a hard link: snmpsim names a symlinked file's community after its target, not the link
-            os.link(variants[(i % tiers, i % 20 == 19)], data / context / f"{UDP_DOMAIN}.{slot}.snmprec")
-        shares.append((data, [(targets[i].host, PORT) for i in mine]))
+        atomic_write(data / "public.snmprec", texts["tier0-0"])
+        for name, text in texts.items():
+            atomic_write(data / f"{name}.snmprec", text)
+        served = [f"tier{i % tiers}-{int(i % 20 == 19)}" for i in mine]
+        shares.append((data, [(targets[i].host, PORT) for i in mine], served))
     return targets, configs, shares
+
+
+class FleetAgents(Agents):
+    """The audit bench's agents, each endpoint serving its tier's shared data file."""
+
+    def __init__(self, shares):
+        self.agents = [SnmpSimAgent(data, endpoints, start_timeout=900, endpoint_data=served)
+                       for data, endpoints, served in shares]
 
 
 def cpu_self() -> float:
@@ -161,7 +165,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="hfcprov-bench-fleet-") as tmp:
         t0 = time.perf_counter()
         targets, configs, shares = build(args.modems, Path(tmp), args.agents, args.tiers, args.cmts)
-        agents = Agents(shares).start()
+        agents = FleetAgents(shares).start()
         print(f"lab: {args.modems} modems, {args.cmts} CMTSes, {args.agents} snmpsim processes, ready in "
               f"{time.perf_counter() - t0:.0f} s; {os.cpu_count()} CPUs shared with other work", file=sys.stderr)
         results = {"one process": [], f"dask, {args.workers} workers": []}

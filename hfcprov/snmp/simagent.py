@@ -28,7 +28,7 @@ from pathlib import Path
 
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
-from hfcprov.snmp.snmpsim_compat import COMMUNITIES_ENV
+from hfcprov.snmp.snmpsim_compat import COMMUNITIES_ENV, ENDPOINTS_ENV
 from hfcprov.udpstat import udp_sockets
 
 UDP_DOMAIN = "1.3.6.1.6.1.1"  # snmpUDPDomain; snmpsim appends the endpoint number
@@ -146,6 +146,7 @@ class SnmpSimAgent(AgentProcess):
         start_timeout: float = 60.0,
         communities: dict[str, str] | None = None,
         variations: bool = False,
+        endpoint_data: list[str] | None = None,
     ):
         self.data_dir = Path(data_dir)
         self.endpoints = list(endpoints)
@@ -156,6 +157,9 @@ class SnmpSimAgent(AgentProcess):
         # out of file names; it goes to the agent in a 0600 file
         self.communities = dict(communities or {})
         self.variations = variations  # hfcprov's variation modules too (flowcounters)
+        # per endpoint, the name of the data file (``<name>.snmprec`` in data_dir) it serves: many
+        # endpoints share a few files, indexed once (instead of one file per endpoint)
+        self.endpoint_data = endpoint_data
         self.proc: subprocess.Popen | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
 
@@ -189,6 +193,8 @@ class SnmpSimAgent(AgentProcess):
             cmd += [f"--variation-modules-dir={d}" for d in (Path(__file__).parent / "simvariation",
                                                              _snmpsim_variation_dir())]
         env = dict(os.environ, SNMPSIM_ALLOW_ROOT="true")
+        if self.endpoint_data is not None:
+            env[ENDPOINTS_ENV] = str(atomic_write(tmp / "endpoints.json", json.dumps(self.endpoint_data)))
         if self.communities:
             aliases = tmp / "communities.json"
             atomic_write(aliases, json.dumps(self.communities), mode=0o600)

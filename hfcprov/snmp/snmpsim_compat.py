@@ -23,6 +23,9 @@ def _select_context(responder_obj, snmp_engine) -> bytes | None:
     from snmpsim import datafile
 
     ctx = snmp_engine.observer.get_execution_context("rfc3412.receiveMessage:request")
+    shared = _endpoint_data().get(tuple(ctx["transportDomain"])[-1])
+    if shared is not None and shared in responder_obj.snmpContext.context_names:
+        return shared
     engine_id = ctx["contextEngineId"]
     engine_id = datafile.SELF_LABEL if engine_id == snmp_engine.snmpEngineID else engine_id.prettyPrint()
     for candidate in datafile.probe_context(ctx["transportDomain"], ctx["transportAddress"], engine_id,
@@ -34,6 +37,23 @@ def _select_context(responder_obj, snmp_engine) -> bytes | None:
 
 
 COMMUNITIES_ENV = "HFCPROV_SNMPSIM_COMMUNITIES"  # a 0600 JSON file: data file name -> v2c community
+ENDPOINTS_ENV = "HFCPROV_SNMPSIM_ENDPOINT_DATA"  # a JSON list: the data file name each endpoint serves
+_endpoints: dict | None = None
+
+
+def _endpoint_data() -> dict[int, bytes]:
+    """Endpoint number -> the data file (by its name) it serves, when ``$HFCPROV_SNMPSIM_ENDPOINT_DATA``
+    gives them: many endpoints then share a few data files, which snmpsim reads and indexes once
+    (100,000 simulated modems of ten kinds: ten files, not 100,000)."""
+    global _endpoints
+    if _endpoints is None:
+        import json
+        import os
+
+        path = os.environ.get(ENDPOINTS_ENV)
+        names = json.load(open(path)) if path else []  # noqa: SIM115 - read once at start
+        _endpoints = {n: name.encode() for n, name in enumerate(names)}
+    return _endpoints
 
 
 def _community_aliases() -> None:

@@ -8,7 +8,9 @@ tagged ``TAG:flowcounters``, whose value names where the number is::
 The emulated modem's AQM stage (``hfcprov.emu.aqmstage``, in the delay line process) writes that
 file as it counts, so the modem's SNMP answers are what its queue really did. The file is read
 again when it changed; a missing file, stage or key reads as 0 (the stage has not counted yet).
-Keys ``hist_edges_us``/``hist_counts`` are served as 4-octet words (tag ``4x``).
+Keys ``hist_edges_us``/``hist_counts`` are served as 4-octet words (tag ``4x``). This folder holds
+only variation modules (snmpsim loads every ``.py`` in it and stops at one without its handlers), so
+it has no ``__init__.py``; setup.cfg ships it as package data.
 """
 
 import json

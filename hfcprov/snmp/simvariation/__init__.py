@@ -1,1 +1,0 @@
-"""snmpsim variation modules of hfcprov (snmpsim runs them from this folder; nothing imports them)."""
