@@ -428,7 +428,7 @@ def get(agent, names, port, as_json, **opts):
     host, port = _host_port(agent, port)
     credentials = _credentials(opts, default_community="public")
     oid_list = [resolve(n) for n in names]
-    var_binds = _with_client(credentials, opts, lambda c: c._get(host, port, oid_list))
+    var_binds = _with_client(credentials, opts, lambda c: c.get_var_binds(host, port, oid_list))
     _print_var_binds(var_binds, as_json)
     if any(getattr(v, "value", 0) is None for _, v in var_binds):
         sys.exit(2)  # noSuchObject / noSuchInstance
@@ -453,7 +453,7 @@ def walk(agent, name, port, as_json, **opts):
         if tables[root]:
             return [(f"{root}.{index}", value) for index, value in tables[root].items()]
         # a scalar instance: walked as snmpwalk does, with a GET
-        return [(o, v) for o, v in await client._get(host, port, [root]) if getattr(v, "value", None) is not None]
+        return [(o, v) for o, v in await client.get_var_binds(host, port, [root]) if getattr(v, "value", None) is not None]
 
     var_binds = _with_client(credentials, opts, subtree)
     _print_var_binds(var_binds, as_json)

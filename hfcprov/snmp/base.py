@@ -94,6 +94,10 @@ class BaseClient:
             raise TypeError("set() needs the value after its type name")
         await self.set_many(host, port, [(oid, type_, value)])
 
+    async def get_var_binds(self, host: str, port: int, oid_list: list[str]) -> list[tuple[str, object]]:
+        """GET as the agent answered: ``(oid, value)`` in its order (``snmp get`` prints them so)."""
+        return await self._get(host, port, oid_list)
+
     async def get(self, host: str, port: int, oid_list: list[str]) -> dict[str, object]:
         """GET scalars; the result maps each OID to its value (None when the agent has no such object)."""
         return {oid: (None if value is END_OF_MIB else value) for oid, value in await self._get(host, port, oid_list)}

@@ -78,7 +78,7 @@ def _snmpsim_variation_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "variation"
 
 
-def _udp_bound() -> set[tuple[str, int]]:
+def udp_bound() -> set[tuple[str, int]]:
     return {(sock.address, sock.port) for table in ("/proc/net/udp", "/proc/net/udp6") for sock in udp_sockets(table)}
 
 
@@ -90,7 +90,7 @@ def _canonical(host: str) -> str:
         return host
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child: get SIGTERM when the process that started the agent dies (no stray agents
     after a crashed test or benchmark)."""
     try:
@@ -202,7 +202,7 @@ class SnmpSimAgent(AgentProcess):
         self._log = open(tmp / "snmpsim.log", "w+b")  # noqa: SIM115 (lives as long as the agent)
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                      stdin=subprocess.DEVNULL,
-                                     preexec_fn=_die_with_parent)  # noqa: PLW1509 (only calls prctl)
+                                     preexec_fn=die_with_parent)  # noqa: PLW1509 (only calls prctl)
 
     def wait_ready(self) -> SnmpSimAgent:
         want = {(_canonical(h), p) for h, p in self.endpoints}
@@ -213,7 +213,7 @@ class SnmpSimAgent(AgentProcess):
                 tail = self._log.read().decode(errors="replace").strip().splitlines()[-3:]
                 self.stop()
                 raise SimAgentError(f"snmpsim exited with status {self.proc.returncode}: {' | '.join(tail)}")
-            if want <= _udp_bound():
+            if want <= udp_bound():
                 return self
             if time.monotonic() > deadline:
                 self.stop()

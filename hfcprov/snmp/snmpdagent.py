@@ -25,7 +25,7 @@ from pathlib import Path
 
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
-from hfcprov.snmp.simagent import AgentProcess, _die_with_parent, _udp_bound
+from hfcprov.snmp.simagent import AgentProcess, die_with_parent, udp_bound
 
 
 MIB2, CABLELABS = "1.3.6.1.2.1", "1.3.6.1.4.1.4491"
@@ -101,14 +101,14 @@ class NetSnmpModem(AgentProcess):
         self.proc = subprocess.Popen([binary, "-f", "-C", "-c", str(tmp / "snmpd.conf"), "-Lf", str(tmp / "snmpd.err"),
                                       "-p", str(tmp / "snmpd.pid")],
                                      stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                     preexec_fn=_die_with_parent)  # noqa: PLW1509 (only calls prctl)
+                                     preexec_fn=die_with_parent)  # noqa: PLW1509 (only calls prctl)
         deadline = time.monotonic() + self.start_timeout
         while True:
             if self.proc.poll() is not None:
                 err = (tmp / "snmpd.err").read_text(errors="replace") if (tmp / "snmpd.err").exists() else ""
                 self.stop()
                 raise NetSnmpError(f"snmpd exited with status {self.proc.returncode}: {' | '.join(err.splitlines()[-3:])}")
-            if (self.port in _udp6_ports()) if v6 else ((self.host, self.port) in _udp_bound()):
+            if (self.port in _udp6_ports()) if v6 else ((self.host, self.port) in udp_bound()):
                 self._warm(deadline)
                 return self
             if time.monotonic() > deadline:
