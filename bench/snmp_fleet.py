@@ -1,7 +1,7 @@
 """Benchmark: a plant's audit, one process against Dask workers, and what a million modems would take.
 
 ``--modems N`` simulated modems (default 100,000) answer on N loopback endpoints
-(127.77.x.y:16161) served by ``--agents K`` snmpsim processes; every endpoint serves one of
+(127.100.x.y:16161 upwards) served by ``--agents K`` snmpsim processes; every endpoint serves one of
 ``--tiers`` x 2 shared data files (``SnmpSimAgent(endpoint_data=...)``: each twentieth modem of a
 tier has drifted), so the agents index 20 files, not 100,000. The inventory spreads them over ``--cmts`` CMTSes (column ``cmts``).
 
@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.snmp_audit import TIER, Agents, host_of  # noqa: E402 - the audit bench's lab parts
+from bench.snmp_audit import TIER, Agents  # noqa: E402 - the audit bench's lab parts
 
 from hfcprov.config import encode, parse_text  # noqa: E402
 from hfcprov.fileio import atomic_write  # noqa: E402
@@ -48,6 +48,11 @@ from hfcprov.snmp.simagent import SnmpSimAgent  # noqa: E402
 PORT = 16161
 IDLE_SAMPLE = 5.0  # s: the Dask workers' CPU while idle, measured before each Dask run
 OPTIONS = {"concurrency": 64, "timeout": 5.0, "retries": 2, "patience": 0.0, "cmts_rate": None}
+
+
+def host_of(i: int) -> str:
+    """A loopback address per modem, for up to 16 million of them (127.100.0.1 upwards)."""
+    return f"127.{100 + i // 62500}.{(i // 250) % 250}.{i % 250 + 1}"
 
 
 def build(n: int, root: Path, agents: int, tiers: int, cmtses: int):
