@@ -32,6 +32,7 @@ from hfcprov.snmp.snmpsim_compat import COMMUNITIES_ENV, ENDPOINTS_ENV
 from hfcprov.udpstat import udp_sockets
 
 UDP_DOMAIN = "1.3.6.1.6.1.1"  # snmpUDPDomain; snmpsim appends the endpoint number
+MANY_ENDPOINTS = 200  # past this, an agent's readiness is counted in its sockets, not read from /proc/net/udp
 
 
 class SimAgentError(HfcprovError):
@@ -213,12 +214,25 @@ class SnmpSimAgent(AgentProcess):
                 tail = self._log.read().decode(errors="replace").strip().splitlines()[-3:]
                 self.stop()
                 raise SimAgentError(f"snmpsim exited with status {self.proc.returncode}: {' | '.join(tail)}")
-            if want <= udp_bound():
+            if self._bound(want):
                 return self
             if time.monotonic() > deadline:
                 self.stop()
                 raise SimAgentError(f"snmpsim did not bind {len(want)} endpoints within {self.start_timeout:.0f} s")
             time.sleep(0.1)
+
+    def _bound(self, want: set) -> bool:
+        """Every endpoint bound? /proc/net/udp names them, but the kernel takes most of a minute to list
+        100,000 sockets: an agent of many endpoints is ready when it holds that many sockets (a bind
+        that fails ends the process, which the caller sees)."""
+        if len(want) <= MANY_ENDPOINTS:
+            return want <= udp_bound()
+        fd_dir = f"/proc/{self.proc.pid}/fd"
+        try:
+            links = [os.readlink(os.path.join(fd_dir, fd)) for fd in os.listdir(fd_dir)]
+        except OSError:
+            return False
+        return sum(link.startswith("socket:") for link in links) >= len(want)
 
     def cpu_seconds(self) -> float:
         """User+system CPU the agent has used so far (for the benchmark)."""
