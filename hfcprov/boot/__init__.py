@@ -12,7 +12,9 @@ file; this package is the rest, driven from the same inventory:
   (``MemfileLeases``) or its lease API (``KeaLeaseApi``): what lease-bound TFTP checks;
 - ``boot.tod``: ``TimeServer`` (RFC 868, UDP and TCP, IPv4 and IPv6) and ``query_time``;
 - ``boot.dhcpclient``: the modem's side, relayed as a CMTS does: ``acquire4``/``acquire6``
-  return what the server handed out (address, TFTP servers, file, time servers, offset).
+  return what the server handed out (address, TFTP servers, file, time servers, offset);
+- ``boot.relay``: the CMTS's DHCP relay agent (v4 giaddr, v6 RELAY-FORW/REPL), telling who
+  got which address.
 
 Imports only ``tiers`` (inventory, file names), ``macaddr`` and ``errors``; ``tftp`` imports it.
 """

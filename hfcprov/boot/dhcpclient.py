@@ -15,11 +15,13 @@ from a real DHCP server (Kea) without raw sockets:
 ``relay`` (v4) / ``link`` (v6) is the relay agent's address; the reply comes back to the
 relay's port (``reply_port``: 67 / 547, or the server's ``-P`` port in a test). With
 ``relay=None`` a DHCPv4 client broadcasts from port 68 on ``interface`` as a modem on a
-LAN does (root: SO_BINDTODEVICE and port 68).
+LAN does (root: SO_BINDTODEVICE and port 68); ``acquire6(mac, interface="rf")`` likewise
+multicasts from port 546 to ff02::1:2, for the relay agent on the link (``boot.relay``, the CMTS).
 """
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
 import socket
@@ -200,6 +202,11 @@ def _parse4(data: bytes, xid: int):
     siaddr = socket.inet_ntoa(data[20:24])
     sname = data[44:108].split(b"\0", 1)[0].decode("ascii", "replace")
     file = data[108:236].split(b"\0", 1)[0].decode("ascii", "replace")
+    return yiaddr, siaddr, file, sname, options4(data)
+
+
+def options4(data: bytes) -> dict[int, bytes]:
+    """The options of a BOOTP/DHCPv4 message (after the magic cookie), by code."""
     options: dict[int, bytes] = {}
     pos = 240
     while pos < len(data):
@@ -212,7 +219,7 @@ def _parse4(data: bytes, xid: int):
         n = data[pos + 1]
         options[code] = options.get(code, b"") + data[pos + 2:pos + 2 + n]  # RFC 3396: long options concatenate
         pos += 2 + n
-    return yiaddr, siaddr, file, sname, options
+    return options
 
 
 def _vivso_request(enterprise: int, sub: dict[int, bytes]) -> bytes:
@@ -244,18 +251,29 @@ def link_local(mac) -> ipaddress.IPv6Address:
     return ipaddress.IPv6Address(b"\xfe\x80" + bytes(6) + bytes(b[:3]) + b"\xff\xfe" + bytes(b[3:]))
 
 
-def acquire6(mac, server: tuple[str, int] = ("ff02::1:2", 547), *, link: str, relay: str = "::1",
-             reply_port: int = 547, timeout: float = 2.0, tries: int = 3, duid: bytes | None = None) -> Lease6:
-    """SOLICIT, ADVERTISE, REQUEST, REPLY for ``mac``, relayed as a CMTS does: each message in a
-    RELAY-FORW with ``link`` (an address on the modem's link, which picks the subnet) sent from
-    ``relay``:``reply_port`` to ``server``. The REPLY as a ``Lease6``, or ``DhcpError``."""
+def acquire6(mac, server: tuple[str, int] = ("ff02::1:2", 547), *, link: str | None = None, relay: str = "::1",
+             reply_port: int = 547, interface: str | None = None, timeout: float = 2.0, tries: int = 3,
+             duid: bytes | None = None) -> Lease6:
+    """SOLICIT, ADVERTISE, REQUEST, REPLY for ``mac``; the REPLY as a ``Lease6``, or ``DhcpError``.
+
+    Relayed (``link`` given), as a CMTS does it: each message in a RELAY-FORW with ``link`` (an
+    address on the modem's link, which picks the subnet) sent from ``relay``:``reply_port`` to
+    ``server``. Direct (``interface`` given, no ``link``), as a modem on its link: from port 546 to
+    All_DHCP_Relay_Agents_and_Servers (ff02::1:2) on ``interface``, so the relay agent there (the
+    CMTS) forwards it (root: port 546)."""
     client_id = duid or duid_ll(mac)
+    if link is None and not interface:
+        raise DhcpError("DHCPv6: give link (relayed) or interface (direct, on the modem's link)")
     sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
     try:
-        try:
-            sock.bind((relay, reply_port))
-        except OSError as err:
-            raise DhcpError(f"cannot listen for DHCPv6 answers on [{relay}]:{reply_port}: {err.strerror}") from None
+        if link is None:
+            to = _direct6(sock, interface, server)
+        else:
+            to = server
+            try:
+                sock.bind((relay, reply_port))
+            except OSError as err:
+                raise DhcpError(f"cannot listen for DHCPv6 answers on [{relay}]:{reply_port}: {err.strerror}") from None
         iaid = int.from_bytes(macaddr.octets(mac)[2:], "big")
         vendor_oro = struct.pack("!I", CABLELABS) + _opt6(1, b"".join(struct.pack("!H", c) for c in ORO6_4491))
         common = [(1, client_id), (6, struct.pack("!HH", 17, 23)), (8, b"\0\0"), (16, struct.pack("!I", CABLELABS)
@@ -263,12 +281,12 @@ def acquire6(mac, server: tuple[str, int] = ("ff02::1:2", 547), *, link: str, re
         ia = (3, struct.pack("!III", iaid, 0, 0))
         peer = link_local(mac).packed  # the relay's peer-address: where the modem's message came from
         xid = os.urandom(3)
-        advertise = _exchange6(sock, server, link, peer, 1, xid, common + [ia], 2, timeout, tries, "SOLICIT")
+        advertise = _exchange6(sock, to, link, peer, 1, xid, common + [ia], 2, timeout, tries, "SOLICIT")
         server_id = advertise.get(2)
         if server_id is None:
             raise DhcpError(f"DHCPv6 ADVERTISE from {server[0]} has no server identifier")
         xid = os.urandom(3)
-        reply = _exchange6(sock, server, link, peer, 3, xid, common + [(2, server_id), (3, advertise.get(3, ia[1]))], 7,
+        reply = _exchange6(sock, to, link, peer, 3, xid, common + [(2, server_id), (3, advertise.get(3, ia[1]))], 7,
                            timeout, tries, "REQUEST")
     finally:
         sock.close()
@@ -284,6 +302,21 @@ def acquire6(mac, server: tuple[str, int] = ("ff02::1:2", 547), *, link: str, re
     return Lease6(macaddr.normalize(mac), address, server_id, reply, vendor)
 
 
+def _direct6(sock: socket.socket, interface: str, server: tuple[str, int]) -> tuple:
+    """Prepare ``sock`` for a client on ``interface``: port 546, multicast out of that interface;
+    returns where to send (the server, scoped to the interface)."""
+    try:
+        index = socket.if_nametoindex(interface)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, interface.encode())
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, index)
+        sock.bind(("::", 546))
+    except OSError as err:
+        sock.close()
+        raise DhcpError(f"cannot send DHCPv6 from port 546 on {interface}: {err.strerror}") from None
+    return (server[0], server[1], 0, index)
+
+
 def _opt6(code: int, value: bytes) -> bytes:
     return struct.pack("!HH", code, len(value)) + value
 
@@ -292,12 +325,18 @@ def _len_prefixed(value: bytes) -> bytes:
     return struct.pack("!H", len(value)) + value
 
 
-def _exchange6(sock, server, link: str, peer: bytes, msg_type: int, xid: bytes, options: list, wanted: int, timeout: float,
-               tries: int, what: str) -> dict[int, bytes]:
+def _exchange6(sock, server, link: str | None, peer: bytes, msg_type: int, xid: bytes, options: list, wanted: int,
+               timeout: float, tries: int, what: str) -> dict[int, bytes]:
     inner = bytes([msg_type]) + xid + b"".join(_opt6(c, v) for c, v in options)
-    relay_forw = bytes([12, 0]) + ipaddress.IPv6Address(link).packed + peer + _opt6(9, inner)
+    packet = inner if link is None else bytes([12, 0]) + ipaddress.IPv6Address(link).packed + peer + _opt6(9, inner)
     for _ in range(tries):
-        sock.sendto(relay_forw, server)
+        try:
+            sock.sendto(packet, server)
+        except OSError as err:
+            # no usable source yet: the link-local address is still tentative (DAD), as just after
+            # the link came up; the message counts as lost and the next try goes after the timeout
+            if err.errno != errno.EADDRNOTAVAIL:
+                raise DhcpError(f"sending {what} to [{server[0]}]:{server[1]}: {err.strerror}") from None
         deadline = time.monotonic() + timeout
         while (left := deadline - time.monotonic()) > 0:
             sock.settimeout(left)
@@ -305,10 +344,12 @@ def _exchange6(sock, server, link: str, peer: bytes, msg_type: int, xid: bytes, 
                 data, _ = sock.recvfrom(4096)
             except TimeoutError:
                 break
-            if len(data) < 34 or data[0] != 13:  # RELAY-REPL
+            if link is None:
+                message = data
+            elif len(data) < 34 or data[0] != 13:  # RELAY-REPL
                 continue
-            relayed = dict(_tlvs(data[34:], 2))
-            message = relayed.get(9, b"")
+            else:
+                message = dict(_tlvs(data[34:], 2)).get(9, b"")
             if len(message) >= 4 and message[0] == wanted and message[1:4] == xid:
                 return dict(_tlvs(message[4:], 2))
     raise DhcpError(f"no answer to {what} from DHCPv6 server [{server[0]}]:{server[1]} "

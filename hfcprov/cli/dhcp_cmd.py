@@ -6,6 +6,8 @@ import json
 
 import click
 
+from hfcprov.cli.options import JSON, MKDIR
+
 FORMATS = {"kea4": 4, "kea6": 6}
 
 
@@ -29,6 +31,7 @@ Examples:
 @click.option("--inventory", "-i", required=True, type=click.Path(dir_okay=False), help="modems.csv or .yaml/.json")
 @click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False),
               help="The Kea config file to write (the base config with the reservations).")
+@MKDIR
 @click.option("--tftp-server", "tftp", multiple=True, required=True, metavar="ADDR",
               help="TFTP server (repeatable; next-server and 125.4491.2, or 17.4491.32 for kea6). Each format "
                    "takes the addresses of its own family.")
@@ -53,14 +56,15 @@ Examples:
 @click.option("--lease-file", help="New config only: the memfile lease file (what `tftp serve` lease binding reads).")
 @click.option("--check/--no-check", default=None,
               help="Check the result with kea-dhcp4/6 -t before writing it (default: when Kea is installed).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def export(fmt, inventory, out, tftp, subnets, pattern, time, log, time_offset, routers, mta, base, control_socket,
+@JSON("the summary")
+def export(fmt, inventory, out, mkdir, tftp, subnets, pattern, time, log, time_offset, routers, mta, base, control_socket,
            interfaces, lease_file, check, as_json):
     """Write Kea host reservations for every modem in INVENTORY: address, boot file, TFTP and time servers."""
     from hfcprov.boot.dhcp import BootServers, DhcpExportError, kea_config, plan_reservations
     from hfcprov.boot.kea import KeaControl, check_config, find_kea, kea_version, read_config
-    from hfcprov.fileio import atomic_write
+    from hfcprov.fileio import atomic_write, output_folder
 
+    output_folder(out, mkdir)
     family = FORMATS[fmt]
     if len(mta) > 2:
         raise click.UsageError("--mta-dhcp-server: option 122 has two (primary, secondary)")

@@ -18,8 +18,9 @@ from typing import ClassVar
 
 import click
 
+from hfcprov.cli import EXIT_DRIFT, EXIT_FAILED
+from hfcprov.cli.options import DURATION, JSON, MKDIR, listen_option
 from hfcprov.errors import HfcprovError
-from hfcprov.units import parse_duration
 
 
 def _credential_options(f):
@@ -31,8 +32,9 @@ def _credential_options(f):
                      help="File with 'auth: KEY' and 'priv: KEY' lines (else $HFCPROV_SNMP_V3_*_KEY)."),
         click.option("--v3-auth-proto", default="SHA", show_default=True, help="MD5, SHA, SHA224..SHA512."),
         click.option("--v3-priv-proto", default="AES", show_default=True, help="DES, 3DES, AES, AES192, AES256."),
-        click.option("--timeout", "timeout_text", default="2s", show_default=True, help="Per-request timeout."),
-        click.option("--patience", "patience_text", default=None,
+        click.option("--timeout", "timeout_text", type=DURATION, default="2s", show_default=True,
+                     help="Per-request timeout."),
+        click.option("--patience", "patience_text", type=DURATION, default=None,
                      help="After the last try, keep listening this long for a slow modem's late answer "
                           "(default 5 x timeout; 0: a timeout is final)."),
         click.option("--mib-dir", multiple=True, type=click.Path(file_okay=False, exists=True),
@@ -58,7 +60,7 @@ def _warn(line: str) -> None:
 
 
 def _patience(opts: dict) -> float | None:
-    return None if opts.get("patience_text") is None else parse_duration(opts["patience_text"])
+    return opts.get("patience_text")  # None: the engine's default (5 x timeout)
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
@@ -103,7 +105,8 @@ def _fleet_store(opts: dict, action: str):
               help="CSV/YAML modems: mac, ip (or host), optional port and config (file name).")
 @click.option("--configs", type=click.Path(file_okay=False, exists=True),
               help="Folder of the config files the modems should run (binary or text forms).")
-@click.option("--concurrency", default=64, show_default=True, help="Modems audited at once (each modem is its own agent).")
+@click.option("--concurrency", type=click.IntRange(1), default=64, show_default=True,
+              help="Modems audited at once (each modem is its own agent).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="json: one object per line, streamed.")
 @click.option("--port", default=161, show_default=True, help="SNMP port when the inventory has none.")
@@ -117,18 +120,16 @@ def audit(inventory, configs, concurrency, fmt, port, progress, **opts):
     'error', naming the object). With --scheduler the modems are sharded by CMTS over a Dask
     cluster; with --store the results are kept as they arrive and a stopped run resumes.
 
-    Exit status 0 when every modem is in sync, 2 when any is drifted, on the wrong
-    file, offline, unreachable or refused the credentials (1: the audit could not run).
+    Exit status 0 when every modem is in sync; 4 (drift) when every modem was audited and
+    any is drifted or on the wrong file; 3 when any could not be audited (offline,
+    unreachable, refused the credentials, an error); 1 when the audit could not run.
     """
     from hfcprov.snmp.audit import AuditSummary, ExpectedConfigs, audit_all, targets_from_inventory
     from hfcprov.snmp.client import run
-    from hfcprov.tiers import load_inventory
 
-    if concurrency < 1:
-        raise HfcprovError("--concurrency must be at least 1")
     credentials = _credentials(opts, default_community="public")
-    timeout = parse_duration(opts["timeout_text"])
-    targets = targets_from_inventory(load_inventory(inventory), default_port=port)
+    timeout = opts["timeout_text"]
+    targets = targets_from_inventory(_inventory(inventory), default_port=port)
     expected = ExpectedConfigs(configs)
     writer = _Writer(fmt, AUDIT_COLUMNS)
     bar = _progress(progress, len(targets))
@@ -169,8 +170,28 @@ def audit(inventory, configs, concurrency, fmt, port, progress, **opts):
         if bar:
             bar[0].stop()
     click.echo(summary.line(), err=True)
-    if not summary.all_in_sync:
-        sys.exit(2)  # SystemExit passes through the CLI root untouched
+    return audit_status(summary.counts)
+
+
+def audit_status(counts) -> int:
+    """The audit's exit status: 3 when any modem could not be audited (the answer is incomplete),
+    else 4 (drift) when any is out of sync, else 0."""
+    from hfcprov.snmp.audit import DRIFTED, IN_SYNC, WRONG_CONFIG
+
+    if any(n for status, n in counts.items() if status not in (IN_SYNC, DRIFTED, WRONG_CONFIG)):
+        return EXIT_FAILED
+    if counts.get(DRIFTED) or counts.get(WRONG_CONFIG):
+        return EXIT_DRIFT
+    return 0
+
+
+def _inventory(path) -> list[dict]:
+    """The inventory's rows; a missing address column is one line naming the columns found."""
+    from hfcprov.tiers.inventory import read_inventory
+
+    table = read_inventory(path)
+    table.require("ip", "host", why="to reach each modem")
+    return table.checked()
 
 
 def _progress(wanted: bool | None, total: int):
@@ -239,14 +260,13 @@ PUSH_COLUMNS = ["mac", "host", "status", "seconds", "detail"]
 
 def _push_targets(modem, inventory, port):
     from hfcprov.snmp.push import PushTarget, targets_from_inventory
-    from hfcprov.tiers import load_inventory
 
     if bool(modem) == bool(inventory):
-        raise HfcprovError("give one MODEM (HOST[:PORT]) or --inventory FILE")
+        raise click.UsageError("give one MODEM (HOST[:PORT]) or --inventory FILE")
     if modem:
         host, p = _host_port(modem, port)
         return [PushTarget(host, p)]
-    return targets_from_inventory(load_inventory(inventory), default_port=port)
+    return targets_from_inventory(_inventory(inventory), default_port=port)
 
 
 def _push_options(f):
@@ -254,12 +274,13 @@ def _push_options(f):
         click.option("--inventory", type=click.Path(dir_okay=False, exists=True),
                      help="CSV/YAML modems (mac, ip or host, optional port) instead of one MODEM."),
         click.option("--port", default=161, show_default=True, help="SNMP port (or give MODEM as HOST:PORT)."),
-        click.option("--concurrency", default=8, show_default=True,
+        click.option("--concurrency", type=click.IntRange(1), default=8, show_default=True,
                      help="Modems in progress at once (a watched modem keeps its slot)."),
-        click.option("--rate", type=float, help="Start at most this many modems per second."),
+        click.option("--per-second", "rate", type=click.FloatRange(0, min_open=True), metavar="N",
+                     help="Start at most N modems a second."),
         click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
                      show_default=True, help="json: one object per modem, streamed."),
-        click.option("--poll-interval", default="2s", show_default=True, help="Time between polls."),
+        click.option("--poll-interval", type=DURATION, default="2s", show_default=True, help="Time between polls."),
     ]):
         f = option(f)
     return f
@@ -269,25 +290,20 @@ def _run_push(action, targets, credentials, one, fmt, concurrency, rate, opts):
     from hfcprov.snmp.client import run
     from hfcprov.snmp.push import push_all
 
-    if concurrency < 1:
-        raise HfcprovError("--concurrency must be at least 1")
-    if rate is not None and rate <= 0:
-        raise HfcprovError("--rate must be above 0")
     writer = _Writer(fmt, PUSH_COLUMNS)
     summary = run(push_all(action, targets, credentials, one, lambda r: writer.row(r.as_dict()),
-                           concurrency=concurrency, rate=rate, timeout=parse_duration(opts["timeout_text"]),
+                           concurrency=concurrency, rate=rate, timeout=opts["timeout_text"],
                            retries=opts["retries"]))
     click.echo(summary.line(), err=True)
-    if not summary.all_ok:
-        sys.exit(2)
+    return 0 if summary.all_ok else EXIT_FAILED
 
 
 @snmp.command()
 @click.argument("modem", required=False)
 @_push_options
 @click.option("--wait-online", is_flag=True, help="Watch each modem go down and come back online.")
-@click.option("--online-timeout", default="5min", show_default=True, help="Give up waiting after this long.")
-@click.option("--down-grace", default="10s", show_default=True,
+@click.option("--online-timeout", type=DURATION, default="5min", show_default=True, help="Give up waiting after this long.")
+@click.option("--down-grace", type=DURATION, default="10s", show_default=True,
               help="A modem that never looked down counts as back only after this long.")
 @click.option("--cmts", help="Watch the modems come back from this CMTS (HOST[:PORT]; its modem tables, one walk "
                             "per poll for all of them) instead of polling each modem, whose SNMP is silent "
@@ -297,22 +313,21 @@ def _run_push(action, targets, credentials, one, fmt, concurrency, rate, opts):
 def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_online, online_timeout, down_grace,
           cmts, **opts):
     """Reset MODEM or every modem of --inventory (docsDevResetNow.0 = true): each re-fetches its
-    config file. Paced: --concurrency at a time, at most --rate per second (--cmts-rate: per CMTS).
+    config file. Paced: --concurrency at a time, at most --per-second a second (--cmts-rate: per CMTS).
     With --scheduler the modems are sharded by CMTS over a Dask cluster; with --store the results
     are kept as they arrive and a stopped run resumes without resetting a modem twice.
 
     Needs a write community or v3 user. Exit status 0 when every modem was reset (and came
-    back, with --wait-online), 2 when any was not."""
+    back, with --wait-online), 3 when any was not."""
     from hfcprov.snmp.push import resetter
 
     credentials = _credentials(opts, default_community=None)
     watch = _host_port(cmts, 161) if cmts else None
-    timing = {"wait_online": wait_online, "online_timeout": parse_duration(online_timeout),
-              "poll_interval": parse_duration(poll_interval), "down_grace": parse_duration(down_grace)}
+    timing = {"wait_online": wait_online, "online_timeout": online_timeout,
+              "poll_interval": poll_interval, "down_grace": down_grace}
     one = resetter(timing, watch)
     if inventory and (opts["scheduler"] or opts["store_path"]):
-        _fleet_reset(inventory, port, credentials, timing, watch, fmt, concurrency, rate, opts)
-        return
+        return _fleet_reset(inventory, port, credentials, timing, watch, fmt, concurrency, rate, opts)
     targets = _push_targets(modem, inventory, port)
     if modem and fmt == "table":  # one modem: the short human form
         r = _with_client(credentials, opts, lambda client: one(client, targets[0]), typed=False)
@@ -323,7 +338,7 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
         else:
             raise HfcprovError(f"{r.host}: reset {r.status}: {r.detail}")
         return
-    _run_push("reset", targets, credentials, one, fmt, concurrency, opts["cmts_rate"] or rate, opts)
+    return _run_push("reset", targets, credentials, one, fmt, concurrency, opts["cmts_rate"] or rate, opts)
 
 
 def _fleet_reset(inventory, port, credentials, timing, watch, fmt, concurrency, rate, opts):
@@ -331,11 +346,10 @@ def _fleet_reset(inventory, port, credentials, timing, watch, fmt, concurrency, 
     from hfcprov.snmp.audit import targets_from_inventory
     from hfcprov.snmp.fleet import reset_shard, run_shards
     from hfcprov.snmp.push import PushSummary
-    from hfcprov.tiers import load_inventory
 
-    targets = targets_from_inventory(load_inventory(inventory), default_port=port)
+    targets = targets_from_inventory(_inventory(inventory), default_port=port)
     options = {"concurrency": concurrency, "rate": opts["cmts_rate"] or rate,
-               "timeout": parse_duration(opts["timeout_text"]), "retries": opts["retries"]}
+               "timeout": opts["timeout_text"], "retries": opts["retries"]}
     writer = _Writer(fmt, PUSH_COLUMNS)
     seen = Counter()
 
@@ -356,8 +370,7 @@ def _fleet_reset(inventory, port, credentials, timing, watch, fmt, concurrency, 
         click.echo(f"resumed run {opts['run_name']}: {fleet.skipped} modems already reset, not again", err=True)
     summary = PushSummary("reset", counts, fleet.seconds, sum(counts.values()))
     click.echo(summary.line(), err=True)
-    if not summary.all_ok:
-        sys.exit(2)
+    return 0 if summary.all_ok else EXIT_FAILED
 
 
 @snmp.command()
@@ -365,8 +378,8 @@ def _fleet_reset(inventory, port, credentials, timing, watch, fmt, concurrency, 
 @_push_options
 @click.option("--server", required=True, help="TFTP server of the image (IPv4 or IPv6 address).")
 @click.option("--file", "filename", required=True, help="Image file name on that server (docsDevSwFilename).")
-@click.option("--upgrade-timeout", default="10min", show_default=True, help="Give up watching after this long.")
-@click.option("--settle", default="10s", show_default=True,
+@click.option("--upgrade-timeout", type=DURATION, default="10min", show_default=True, help="Give up watching after this long.")
+@click.option("--settle", type=DURATION, default="10s", show_default=True,
               help="A final status read before the modem was seen in progress counts only after this long.")
 @click.option("--legacy", is_flag=True,
               help="Name the server in docsDevSwServer (IPv4, RFC 2669) at once; without it a modem that refuses "
@@ -377,19 +390,19 @@ def upgrade(modem, inventory, port, concurrency, rate, fmt, poll_interval, serve
     """Upgrade the firmware of MODEM or every modem of --inventory (DOCS-CABLE-DEVICE-MIB:
     docsDevSwServerAddress, docsDevSwFilename, docsDevSwAdminStatus = upgradeFromMgt) and watch
     docsDevSwOperStatus to the end. A DOCSIS 1.1/2.0 modem without the address-type objects is
-    given docsDevSwServer instead. Exit status 0 when every modem completed, 2 otherwise."""
+    given docsDevSwServer instead. Exit status 0 when every modem completed, 3 otherwise."""
     from hfcprov.snmp.push import server_var_binds, upgrade_one
 
     server_var_binds(server, filename, legacy)  # a bad address or name fails before any modem is touched
     credentials = _credentials(opts, default_community=None)
     targets = _push_targets(modem, inventory, port)
-    timing = {"upgrade_timeout": parse_duration(upgrade_timeout), "poll_interval": parse_duration(poll_interval),
-              "settle": parse_duration(settle)}
+    timing = {"upgrade_timeout": upgrade_timeout, "poll_interval": poll_interval,
+              "settle": settle}
 
     async def one(client, target):
         return await upgrade_one(client, target, server, filename, legacy=legacy, **timing)
 
-    _run_push("upgrade", targets, credentials, one, fmt, concurrency, rate, opts)
+    return _run_push("upgrade", targets, credentials, one, fmt, concurrency, rate, opts)
 
 
 def _with_client(credentials, opts, fn, typed: bool = True):
@@ -397,7 +410,7 @@ def _with_client(credentials, opts, fn, typed: bool = True):
     from hfcprov.snmp.client import SnmpClient, run
 
     async def go():
-        client = SnmpClient(credentials, timeout=parse_duration(opts["timeout_text"]), retries=opts["retries"],
+        client = SnmpClient(credentials, timeout=opts["timeout_text"], retries=opts["retries"],
                             typed=typed, patience=_patience(opts))
         try:
             return await fn(client)
@@ -419,7 +432,7 @@ def _print_var_binds(var_binds, as_json: bool) -> None:
 @click.argument("agent")
 @click.argument("names", nargs=-1, required=True)
 @click.option("--port", default=161, show_default=True, help="SNMP port (or give AGENT as HOST:PORT).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per object.")
+@JSON("each object (one per line)")
 @_credential_options
 def get(agent, names, port, as_json, **opts):
     """GET objects by MIB name (docsDevServerConfigFile.0) or numeric OID, printed as snmpget does."""
@@ -431,14 +444,14 @@ def get(agent, names, port, as_json, **opts):
     var_binds = _with_client(credentials, opts, lambda c: c.get_var_binds(host, port, oid_list))
     _print_var_binds(var_binds, as_json)
     if any(getattr(v, "value", 0) is None for _, v in var_binds):
-        sys.exit(2)  # noSuchObject / noSuchInstance
+        return EXIT_FAILED  # noSuchObject / noSuchInstance: named above, the others printed
 
 
 @snmp.command()
 @click.argument("agent")
 @click.argument("name", default="mib-2")
 @click.option("--port", default=161, show_default=True, help="SNMP port (or give AGENT as HOST:PORT).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per object.")
+@JSON("each object (one per line)")
 @_credential_options
 def walk(agent, name, port, as_json, **opts):
     """Walk the subtree under NAME (default mib-2) with GETBULK, printed as snmpwalk does."""
@@ -464,7 +477,7 @@ def walk(agent, name, port, as_json, **opts):
 @click.argument("agent")
 @click.argument("assignments", nargs=-1, required=True)
 @click.option("--port", default=161, show_default=True, help="SNMP port (or give AGENT as HOST:PORT).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per object set.")
+@JSON("each object set (one per line)")
 @_credential_options
 def set_(agent, assignments, port, as_json, **opts):
     """SET objects: NAME TYPE VALUE [NAME TYPE VALUE ...], all in one request. TYPE as net-snmp's
@@ -489,18 +502,20 @@ CMTS_COLUMNS = ["mac", "ip", "ipv6", "status", "reg_status"]
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--inventory-out", type=click.Path(dir_okay=False),
               help="Write an inventory CSV (mac, ip, status) that 'snmp audit --inventory' reads.")
+@MKDIR
 @click.option("--online-only", is_flag=True,
               help="Only modems the CMTS reports operational (in either table: DOCS-IF or DOCS-IF3 registration).")
 @_credential_options
-def cmts_modems(cmts, port, fmt, inventory_out, online_only, **opts):
+def cmts_modems(cmts, port, fmt, inventory_out, mkdir, online_only, **opts):
     """List the modems CMTS knows (docsIfCmtsCmStatusTable, DOCS-IF3 registration table)."""
-    from hfcprov.fileio import atomic_write
+    from hfcprov.fileio import atomic_write, output_folder
     from hfcprov.snmp.client import run
     from hfcprov.snmp.ops import cmts_modems as list_modems
 
+    output_folder(inventory_out, mkdir)
     host, port = _host_port(cmts, port)
     credentials = _credentials(opts, default_community="public")
-    modems = run(list_modems(host, port, credentials, timeout=parse_duration(opts["timeout_text"]),
+    modems = run(list_modems(host, port, credentials, timeout=opts["timeout_text"],
                              retries=opts["retries"]))
     if online_only:
         modems = [m for m in modems if m.online]
@@ -529,7 +544,7 @@ STATS_COLUMNS = ["sfid", "direction", "seconds", "packets", "packets_per_s", "bi
 @snmp.command()
 @click.argument("modem")
 @click.option("--port", default=161, show_default=True, help="SNMP port (or give MODEM as HOST:PORT).")
-@click.option("--interval", default="10s", show_default=True, help="Time between the two readings.")
+@click.option("--interval", type=DURATION, default="10s", show_default=True, help="Time between the two readings.")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="json: one object per flow (counters, rates, latency histogram).")
 @_credential_options
@@ -544,7 +559,7 @@ def stats(modem, port, interval, fmt, **opts):
 
     host, port = _host_port(modem, port)
     credentials = _credentials(opts, default_community="public")
-    seconds = parse_duration(interval)
+    seconds = interval
 
     async def go(client):
         first = await flowstats.read_counters(client, host, port)
@@ -572,3 +587,59 @@ def _histogram_text(hist: dict) -> str:
     labels = [f"<={e // 1000}ms" if e >= 1000 and e % 1000 == 0 else f"<={e}us" for e in edges]
     labels.append(f">{labels[-1][2:]}" if labels else "all")
     return " ".join(f"{label}:{n}" for label, n in zip(labels, counts) if n)
+
+
+@snmp.command("demo-agent")
+@click.argument("configs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@listen_option(16100, "the demo modems (the first; the others on the next ports)", default_host="127.0.0.1")
+@click.option("--dir", "folder", type=click.Path(file_okay=False),
+              help="Write the inventory and expected configs here and keep them (default: a temporary folder, "
+                   "removed when the agents stop).")
+@MKDIR
+def demo_agent(configs, listen, folder, mkdir):
+    """Serve two modems per config file CONFIGS (yours: .cm, text, YAML or JSON) over SNMP on loopback, one
+    in sync with its file and one drifted, and print the `snmp audit` command that finds which.
+
+    Real agents (snmpsim), until Ctrl-C: try an audit in a minute, no modem needed."""
+    import os
+    import signal
+    import tempfile
+    import threading
+    from pathlib import Path
+
+    from hfcprov.fileio import output_folder
+    from hfcprov.snmp.demo import COMMUNITY, DemoAgents, free_ports, write_demo
+
+    host, port = listen
+    count = 2 * len(configs)
+    ports = free_ports(host, count) if port == 0 else list(range(port, port + count))
+    if ports[-1] > 65535:
+        raise click.BadParameter(f"{count} modems need ports {port}..{port + count - 1}", param_hint="'--listen'")
+    temporary = None
+    if folder is None:
+        temporary = tempfile.TemporaryDirectory(prefix="hfcprov-demo-")
+        folder = temporary.name
+    else:
+        output_folder(os.path.join(folder, "inventory.csv"), mkdir, creates=1)
+    folder = Path(folder)
+    stop = threading.Event()
+    try:
+        modems = write_demo(configs, folder, host, ports)
+        with DemoAgents(folder, modems):
+            at = f"[{host}]" if ":" in host else host
+            click.echo(f"demo modems on {at} (snmpsim, community {COMMUNITY}), from your files:")
+            for m in modems:
+                state = f"drifted: {m.drift}" if m.drift else "in sync"
+                click.echo(f"  {m.mac}  {at}:{m.port:<5}  {m.config}  {state}")
+            click.echo(f"inventory: {folder / 'inventory.csv'}; expected configs: {folder / 'configs'}")
+            click.echo("try (exit status 4: drift found):")
+            click.echo(f"  hfcprov snmp audit --inventory {folder / 'inventory.csv'} --configs {folder / 'configs'}")
+            click.echo("Ctrl-C stops the agents", err=True)
+            signal.signal(signal.SIGTERM, lambda *_: stop.set())
+            try:
+                stop.wait()
+            except KeyboardInterrupt:
+                pass
+    finally:
+        if temporary is not None:
+            temporary.cleanup()

@@ -150,17 +150,21 @@ class AqmStage:
     (when ``release`` has something; None: queue empty), ``release(now) -> [pkt]``.
     Counters: ``offered``, ``dropped``, ``marked``, ``sent``, ``sent_bytes``, ``waits``
     (the last ``keep`` queueing delays, seconds), and per lane (a dual queue's classic and low
-    latency flows) the flow counters a modem reports (``lanes``, ``LaneCounters``).
+    latency flows) the flow counters a modem reports (``lanes``, ``LaneCounters``). Timekeeping
+    (``timekeeping()``): ``backlogged_s``, the time packets waited, and ``lost_bytes``, tokens the
+    bucket could not hold meanwhile: sending time lost because the owner's loop released packets late.
     """
 
     def __init__(self, kind: str, rate: float, buffer: int | None, burst: int = DEFAULT_MAX_TRAFFIC_BURST,
                  target: float | None = None, dualq: DualQParams | None = None, seed: int = 0,
-                 keep: int = 100_000, ll_buffer: int | None = None, ll_rate: float | None = None) -> None:
+                 keep: int = 100_000, ll_buffer: int | None = None, ll_rate: float | None = None,
+                 name: str = "") -> None:
         if kind not in KINDS:
             raise AqmConfigError(f"AQM stage: {kind!r} is not one of {', '.join(KINDS)}")
         if not rate or rate <= 0:
             raise AqmConfigError("AQM stage: the service flow needs a rate > 0")
         self.kind = kind
+        self.name = name or kind
         self.rate = rate / 8.0  # bytes/s
         self.burst = max(burst, 1)
         self.tokens = float(self.burst)
@@ -179,6 +183,8 @@ class AqmStage:
         self.offered = self.dropped = self.marked = self.sent = self.sent_bytes = 0
         self.waits: deque = deque(maxlen=keep)
         self.lanes = (LaneCounters(), LaneCounters())
+        self.backlogged_s = 0.0
+        self.lost_bytes = 0.0
 
     def _estimate(self, nbytes: float) -> float:
         """DOCSIS-PIE's queue delay from the rate and the bucket's tokens (no peak: they go at once)."""
@@ -187,9 +193,23 @@ class AqmStage:
     def _refill(self, now: float) -> None:
         if self.t_tokens is None:
             self.t_tokens = now
-        tok = self.tokens + (now - self.t_tokens) * self.rate
-        self.tokens = tok if tok < self.burst else float(self.burst)
+        elapsed = now - self.t_tokens
+        tok = self.tokens + elapsed * self.rate
+        backlogged = elapsed > 0 and self._head_size() is not None
+        if backlogged:
+            self.backlogged_s += elapsed
+        if tok < self.burst:
+            self.tokens = tok
+        else:
+            self.tokens = float(self.burst)
+            if backlogged:  # a packet waited while the bucket overflowed: it was released late
+                self.lost_bytes += tok - self.burst
         self.t_tokens = now
+
+    def timekeeping(self) -> dict:
+        """The stage's account of its own timing (``hfcprov.emu.timekeeping.verdict`` reads it)."""
+        return {"flow": self.name, "rate_bps": self.rate * 8.0, "backlogged_s": self.backlogged_s,
+                "lost_bytes": self.lost_bytes}
 
     def offer(self, pkt: bytes, now: float) -> bool:
         self.offered += 1
@@ -369,10 +389,11 @@ class FlowStage:
     def build(self, seed: int = 0) -> AqmStage:
         """The stage the delay line runs (``dualq_params`` reads ``params`` as the simulator does)."""
         if self.params is None:
-            return AqmStage(self.kind, self.rate, self.buffer, burst=self.burst, target=self.target, seed=seed)
+            return AqmStage(self.kind, self.rate, self.buffer, burst=self.burst, target=self.target, seed=seed,
+                            name=self.flow)
         dq, ll_buffer, ll_rate, _nqb = dualq_params(self.params)
         return AqmStage("dualq", self.rate, self.buffer, burst=self.burst, dualq=dq, seed=seed, ll_buffer=ll_buffer,
-                        ll_rate=ll_rate)
+                        ll_rate=ll_rate, name=self.flow)
 
     def as_dict(self) -> dict:
         d = {"stage": self.kind, "rate_bps": self.rate, "buffer": self.buffer, "burst": self.burst,

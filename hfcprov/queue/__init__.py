@@ -23,8 +23,13 @@ Modules (units: seconds, bytes, bits/s):
 ``grant``     the request-grant cycle's timing: ``MacParams`` (MAP interval and advance, request limits,
               overheads; presets ``docsis11``, ``docsis30``), ``mac_access_delay(params)``,
               ``ETHERNET_OVERHEAD``. The simulator's MAC model and the sizing rule both read it.
+``profile``   the modem profile: ``ModemProfile`` (DOCSIS version, channel set, MAP interval and the
+              request-grant timing they fix; capacity, ``loop_delay``, ``burst_rate_cap``), ``PROFILES``
+              (docsis2.0 = the 2011 calibration, docsis3.0-4ch/8ch, docsis3.1 (the default), ...),
+              ``parse_profile("docsis3.1:map_interval=1ms")``, ``DEFAULT_PROFILE``.
 ``inputs``    ``SizingInputs``: every input a buffer size depends on (rate, RTT, flows, the senders'
-              TCP, the upstream model, the AQM, the latency budget); ``SizingError``.
+              TCP, the upstream model and modem profile, the AQM, burst and peak, the latency budget);
+              ``SizingError``; the one set of defaults every entry point takes (``DEFAULT_*``).
 ``sizing``    the one sizing policy: ``size_buffer(SizingInputs, model=None, *, min_buffer=False,
               sim_sizes=None) -> Advice``; its parts (``throughput_need``, ``rule_bytes``,
               ``queue_budget``, ``fluid_need``), ``choose`` (the policy over measured rows, which the
@@ -38,9 +43,8 @@ Modules (units: seconds, bytes, bits/s):
 The queue objects are pure: no clock and no events. Their owner calls them with ``now``
 (the simulator's virtual time, the emulator's ``time.monotonic``) and shapes the departures.
 
-Extending (issue 28, DOCSIS 3.1 profiles): a new input of the size is a field with a default
-on ``SizingInputs`` that ``rule_bytes`` reads (e.g. a profile whose ``MacParams`` feed
-``mac_access_delay``); callers that do not name it keep their answers.
+A new input of the size is a field with a default on ``SizingInputs`` that ``rule_bytes``
+reads, as the modem profile is (issue 28: its loop delay feeds ``sizing.mac_delays``).
 
 The names below are importable from ``hfcprov.queue`` directly; each loads its module on first use.
 """
@@ -58,6 +62,8 @@ _EXPORTS = {
     "aqm_keys": "select", "aqm_overrides": "select", "asf_keys": "select",
     "ETHERNET_OVERHEAD": "grant", "MacConfigError": "grant", "MacParams": "grant", "mac_access_delay": "grant",
     "SizingError": "inputs", "SizingInputs": "inputs",
+    "DEFAULT_PROFILE": "profile", "ModemProfile": "profile", "PROFILES": "profile", "ProfileError": "profile",
+    "parse_profile": "profile",
     "Advice": "sizing", "choose": "sizing", "size_buffer": "sizing",
     "Prediction": "predict", "analytic": "predict", "buffer_table": "predict",
     "socket_buffer_limit": "socketbuf",

@@ -101,13 +101,23 @@ def predict_aqm(rate: float, buffer: int, rtt: float, flows: int = 1, latency_ta
 
 
 def analytic(cells: Sequence[tuple[SizingInputs, int]]) -> list[Prediction]:
-    """The analytic ``Model``: ``predict`` per cell, ``predict_aqm`` where the tier runs DOCSIS-PIE."""
+    """The analytic ``Model``: ``predict`` per cell, ``predict_aqm`` where the tier runs DOCSIS-PIE. Through
+    the request-grant MAC the sawtooth sees the round trip plus the MAC's loop and the buffer less what the
+    modem holds waiting for grants (``SizingInputs.mac_delays``); latency under load stays size / rate."""
     out = []
     for tier, buffer in cells:
+        pipe, hold = tier.mac_delays()
+        usable = max(0, int(buffer - tier.rate * hold / 8))
+        rtt = tier.rtt + pipe
         if tier.aqm_latency_target is None:
-            out.append(predict(tier.rate, buffer, tier.rtt, tier.flows))
+            p = predict(tier.rate, usable, rtt, tier.flows)
+            out.append(Prediction(tier.rate, buffer, tier.rtt, tier.flows, latency_under_load(buffer, tier.rate),
+                                  p.utilization, p.model))
         else:
-            out.append(predict_aqm(tier.rate, buffer, tier.rtt, tier.flows, tier.aqm_latency_target))
+            p = predict_aqm(tier.rate, usable, rtt, tier.flows, tier.aqm_latency_target)
+            out.append(Prediction(tier.rate, buffer, tier.rtt, tier.flows,
+                                  min(latency_under_load(buffer, tier.rate), tier.aqm_latency_target),
+                                  p.utilization, p.model))
     return out
 
 

@@ -25,7 +25,6 @@ import functools
 import math
 from dataclasses import asdict, dataclass, field
 
-from hfcprov.queue.grant import mac_access_delay
 from hfcprov.queue.inputs import G114_ONE_WAY_BUDGET, SizingError, SizingInputs
 from hfcprov.queue.predict import PACKET, Model, Prediction, analytic, bdp_bytes, latency_under_load
 from hfcprov.units import format_bytes, format_duration, format_rate
@@ -34,8 +33,9 @@ from hfcprov.units import format_bytes, format_duration, format_rate
 CM_GUARANTEED_MINIMUM_BUFFER = 24_576
 # A full-size Ethernet frame as the CM queues it.
 MAX_FRAME = 1518
-# The sizes a recommendation is chosen from: White et al.'s 8..256 KiB, doubling, up to a modem's 1 MiB.
-LADDER = tuple(1024 * 2 ** k for k in range(3, 11))
+# The sizes a recommendation is chosen from: White et al.'s 8..256 KiB, doubling, up to 16 MiB (a gigabit
+# DOCSIS 3.1 upstream needs a few MiB).
+LADDER = tuple(1024 * 2 ** k for k in range(3, 15))
 # The sizes a simulated advice tests: White et al.'s six, the README campaign's grid
 CAMPAIGN_SIZES = LADDER[:6]
 # A size "fills the rate" when it keeps this share of the best goodput any size reaches.
@@ -84,6 +84,8 @@ class Advice:
     congestion_control: str = "reno"
     mac: str = "docsis"
     aqm_latency_target: float | None = None
+    profile: str = ""  # the modem profile the advice is for (hfcprov.queue.profile), as named
+    warnings: list[str] = field(default_factory=list)  # e.g. a Max Traffic Burst that caps the rate
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -125,15 +127,21 @@ def fluid_need(beta: float, share: float = THROUGHPUT_SHARE) -> float:
     return hi
 
 
+def mac_delays(tier: SizingInputs) -> tuple[float, float]:
+    """``SizingInputs.mac_delays``: (what the MAC adds to TCP's round trip, how long it holds the rate's data)."""
+    return tier.mac_delays()
+
+
 def rule_bytes(tier: SizingInputs) -> float:
-    """The bytes keeping 95% of the rate, before the ladder: the fluid sawtooth's share of the BDP for the
-    senders' back-off (``fluid_need``; over sqrt(flows) for several flows), plus ``SLACK_PACKETS`` full
-    packets, plus, through the DOCSIS MAC, what the modem holds while it waits for grants (rate x
-    ``mac_access_delay``). On White et al.'s grid the simulator's DOCSIS model needs this (docs/sizing.md)."""
-    needed = fluid_need(tier.backoff) * bdp_bytes(tier.rate, tier.rtt) / math.sqrt(tier.flows)
+    """The bytes keeping 95% of the rate, before the ladder: the fluid sawtooth's share of the
+    bandwidth-delay product for the senders' back-off (``fluid_need``; over sqrt(flows) for several
+    flows), the round trip including the MAC's own delay, plus ``SLACK_PACKETS`` full packets, plus,
+    through the DOCSIS MAC, what the modem holds while it waits for grants (rate x the loop delay,
+    ``mac_delays``). The simulator's DOCSIS models need this (docs/sizing.md)."""
+    pipe, hold = mac_delays(tier)
+    needed = fluid_need(tier.backoff) * bdp_bytes(tier.rate, tier.rtt + pipe) / math.sqrt(tier.flows)
     needed += SLACK_PACKETS * PACKET
-    if tier.mac == "docsis":
-        needed += tier.rate * mac_access_delay() / 8
+    needed += tier.rate * hold / 8
     return needed
 
 
@@ -148,11 +156,53 @@ def on_ladder(nbytes: float) -> int:
 
 
 def rule_name(tier: SizingInputs) -> str:
-    """How reports name the rule behind a need."""
+    """How reports name the rule behind a need: the formula and the profile it is for."""
+    pipe, hold = mac_delays(tier)
     name = f"rule: {fluid_need(tier.backoff):.2g} BDP + {SLACK_PACKETS} packets"
     if tier.mac == "docsis":
-        name += f" + rate x the DOCSIS MAC's {mac_access_delay() * 1e3:.1f} ms access delay"
+        name += f" + rate x {hold * 1e3:.1f} ms ({tier.modem.name}: request-grant MAC)"
+    else:
+        name += " (token bucket)"
     return f"{name}, on the size ladder ({tier.congestion_control})"
+
+
+def carried_rate(tier: SizingInputs) -> float:
+    """b/s of Ethernet frames the tier's upstream can carry at most: the profile's channel less other modems'
+    share (a token bucket: unbounded)."""
+    if tier.mac != "docsis":
+        return float("inf")
+    p = tier.modem
+    return p.capacity * (1 - p.congestion) * p.mean_frame / (p.mean_frame + p.mac_header)
+
+
+def tier_warnings(tier: SizingInputs) -> list[str]:
+    """What is wrong with the tier on its upstream that no buffer fixes (one line each)."""
+    out = []
+    cap = tier.burst_cap() if tier.rate <= carried_rate(tier) else None  # beyond the channel: size_buffer refuses
+    if cap is not None:
+        p = tier.modem
+        need = int(math.ceil(tier.rate / 8 * 2 * p.actual_map_interval / 1000)) * 1000
+        out.append(f"MaxTrafficBurst {tier.tier_burst} B caps this {format_rate(tier.rate)} flow at about "
+                   f"{cap / 1e6:.3g} Mb/s on {p.name}'s {p.actual_map_interval * 1e3:.3g} ms MAPs (the CMTS grants "
+                   f"at most the burst per MAP): set it to at least {need} B (two MAPs at the rate)")
+    return out
+
+
+def flow_warnings(flow, profile: str | None = None) -> list[str]:
+    """What an upstream ``hfcprov.model.ServiceFlow`` provisions that its modem profile's upstream cannot
+    carry (a Max Traffic Burst that caps the rate, a rate beyond the channel): the rule a config-file check
+    applies to each upstream flow (one line each)."""
+    if flow.direction != "upstream" or not flow.max_sustained_rate:
+        return []
+    try:
+        tier = SizingInputs(float(flow.max_sustained_rate), 0.020, aqm_latency_target=None,
+                            profile=profile or "docsis3.1", burst=flow.burst, peak=flow.peak_rate)
+    except SizingError as err:
+        return [str(err)]
+    if tier.rate > carried_rate(tier):
+        return [f"{tier.modem.name}'s upstream carries {carried_rate(tier) / 1e6:.4g} Mb/s of frames: it cannot carry "
+                f"this {format_rate(tier.rate)} flow"]
+    return tier_warnings(tier)
 
 
 def queue_delay(loaded_p50: float | None, idle_p50: float | None, rtt: float) -> float | None:
@@ -221,9 +271,15 @@ def _white_shortfall(rate: float, rtt: float, buffer: int) -> float | None:
     return None
 
 
-def relate_to_paper(rate: float, rtt: float, need: int, target: int) -> str | None:
-    """How a recommendation relates to White et al.'s finding for the same tier (None: they state none)."""
+def relate_to_paper(tier: SizingInputs, need: int, target: int) -> str | None:
+    """How a recommendation relates to White et al.'s finding for the same tier (None: they state none).
+
+    Their figures are of a DOCSIS 3.0 modem on one SC-QAM channel: on another profile the advice says so."""
+    rate, rtt = tier.rate, tier.rtt
     found = white_finding(rate, rtt)
+    if found is not None and tier.mac == "docsis" and tier.modem.calibrated is None:
+        return (f"White et al. 2011 measured this tier on one SC-QAM channel ({found[1]}); "
+                f"{tier.modem.name}'s request-grant loop is shorter, so this advice is for a different upstream")
     if found is None:
         return None
     buf, text = found
@@ -252,32 +308,47 @@ def size_buffer(tier: SizingInputs, model: Model | None = None, *, min_buffer: b
                 sim_sizes: list[int] | None = None) -> Advice:
     """Recommended MinimumBuffer / TargetBuffer / MaximumBuffer for one service flow (docs/sizing.md).
 
-    need    = the smallest size on the ladder (8 KiB, 16 KiB, ... 1 MiB) keeping 95% of the rate
-              (``throughput_need``): the fluid sawtooth's share of the BDP for the sender's back-off
-              (Reno 0.43 BDP, CUBIC 0.16 BDP; over sqrt(flows) for n desynchronised flows, Appenzeller
-              et al.), plus 3 full packets, plus, when ``tier.mac`` is "docsis" (a cable modem's upstream),
-              rate x the request-grant MAC's access delay (``hfcprov.queue.grant.mac_access_delay``);
+    need    = the smallest size on the ladder (8 KiB, 16 KiB, ...) keeping 95% of the rate
+              (``throughput_need``): the fluid sawtooth's share of the bandwidth-delay product for the
+              sender's back-off (Reno 0.43, CUBIC 0.16; over sqrt(flows) for n desynchronised flows,
+              Appenzeller et al.), the round trip including the MAC's loop, plus 3 full packets, plus, when
+              ``tier.mac`` is "docsis" (a cable modem's upstream), rate x the loop delay of the tier's modem
+              profile (``mac_delays``);
     budget  = the queueing delay the modem may add: the one-way budget (G.114 150 ms) less the
               path's one-way delay (rtt/2); maximum = rate x budget;
     target  = need, capped at the maximum (latency wins over filling the rate with one flow);
     minimum = only with ``min_buffer``: the target capped at 24,576 bytes, the size every CM
               must accept, so asking for it cannot get the flow rejected.
 
-    ``tier.aqm_latency_target`` (seconds): the flow runs DOCSIS-PIE (every DOCSIS 3.1 upstream by
-    default, issue 20). The queue under load then settles at the target, not size / rate, so:
-    need = the throughput need plus the standing queue PIE keeps (target x rate), on the ladder;
-    maximum = 3 x rate x budget, since DOCSIS-PIE drops nothing early below a third of the
-    buffer and that third is what a burst can queue before it acts; latency under load = the target.
+    ``tier.aqm_latency_target`` (seconds; by default what the profile's modem runs: DOCSIS-PIE at 10 ms on
+    DOCSIS 3.1): the queue under load settles at the target, not size / rate, so: need = the throughput
+    need plus the standing queue PIE keeps (target x rate), on the ladder; maximum = 3 x rate x budget,
+    since DOCSIS-PIE drops nothing early below a third of the buffer and that third is what a burst can
+    queue before it acts; latency under load = the target.
+
+    A tier its upstream cannot carry (the profile's channel, less other modems' load) is refused
+    (``SizingError``): no buffer fixes it. A Max Traffic Burst that caps the rate is a warning
+    (``Advice.warnings``, ``tier_warnings``).
 
     ``model`` (``hfcprov.queue.predict.Model``, default ``analytic``) fills the candidate table. A model
     that measures (``measures = True``: the simulator's experiment) decides instead: it runs ``sim_sizes``
-    (default ``CAMPAIGN_SIZES``) as a campaign's points and the target is ``choose``'s pick within the
-    budget, the campaign report's answer for the same tier and traffic. It sizes drop-tail queues.
+    (default: the campaign's sizes, more around the rule's need for fast tiers) as a campaign's points and
+    the target is ``choose``'s pick within the budget, the campaign report's answer for the same tier and
+    traffic. Before choosing it checks that its upstream carries the tier at all (``model.carries``): a
+    simulated plateau below the rate is a model error, never a recommendation.
     """
     rate, rtt, flows, cc = tier.rate, tier.rtt, tier.flows, tier.congestion_control
     latency_budget, aqm_target = tier.latency_budget, tier.aqm_latency_target
     budget, cap = _budget_and_cap(tier)
-    bdp = bdp_bytes(rate, rtt)
+    carried = carried_rate(tier)
+    if rate > carried:
+        p = tier.modem
+        raise SizingError(f"{p.summary()}: the upstream carries {carried / 1e6:.4g} Mb/s of frames"
+                          f"{' beside other modems' if p.congestion else ''}: it cannot carry a {format_rate(rate)} "
+                          "tier with any buffer (choose a profile with more upstream capacity, e.g. docsis3.1-highsplit)")
+    warnings = tier_warnings(tier)
+    pipe, hold = mac_delays(tier)
+    bdp = bdp_bytes(rate, rtt + pipe)
     need = throughput_need(tier)
     model_name = rule_name(tier)
     aqm = aqm_target is not None
@@ -286,8 +357,6 @@ def size_buffer(tier: SizingInputs, model: Model | None = None, *, min_buffer: b
         if not aqm_target < budget:
             raise SizingError(f"AQM latency target {format_duration(aqm_target)} must be > 0 and below "
                               f"the {format_duration(budget)} queue budget")
-        if measures:
-            raise SizingError("a simulated advice sizes drop-tail queues; with an AQM latency target use the rule")
         standing = rate * aqm_target / 8
         need = on_ladder(need + standing)
         cap = 3 * cap
@@ -299,15 +368,21 @@ def size_buffer(tier: SizingInputs, model: Model | None = None, *, min_buffer: b
     if measures:
         # The simulator: the campaign's policy (``choose``) over the sizes it would test, within the budget,
         # so the answer is the campaign's for the same tier, RTT and traffic
-        sizes = list(sim_sizes or CAMPAIGN_SIZES)
+        sizes = list(sim_sizes or sim_ladder(need, cap))
+        check = getattr(model, "carries", None)
+        if check is not None:
+            check(tier)  # raises SizingError when the simulated upstream cannot carry the tier
         candidates = model([(tier, s) for s in sizes])
         picked = choose([(c.buffer, c.utilization, c.latency_under_load) for c in candidates], budget)
         need = picked.buffer or need
         model_name = candidates[0].model if candidates else "sim"
-    reasons = [
-        f"bandwidth-delay product: {format_rate(rate)} x {format_duration(rtt)} = {round(bdp)} bytes;"
-        " a halving TCP flow needs about this much buffer to keep all of the rate, 95% of it with less",
-    ]
+    where = (f"{tier.modem.summary()}, request-grant MAC" if tier.mac == "docsis"
+             else "a token bucket (no request-grant MAC)")
+    reasons = [f"upstream: {where}"]
+    reasons.append(f"bandwidth-delay product: {format_rate(rate)} x {format_duration(rtt + pipe)}"
+                   + (f" (the {format_duration(rtt)} round trip and the MAC's {format_duration(pipe)} loop)"
+                      if pipe else "") + f" = {round(bdp)} bytes;"
+                   " a halving TCP flow needs about this much buffer to keep all of the rate, 95% of it with less")
     if flows > 1:
         reasons.append(f"{flows} flows share the buffer: BDP/sqrt({flows}) = {round(bdp / math.sqrt(flows))} bytes "
                        "suffice (Appenzeller et al.)")
@@ -316,10 +391,12 @@ def size_buffer(tier: SizingInputs, model: Model | None = None, *, min_buffer: b
                    f"{THROUGHPUT_SHARE:.0%} of the rate with {share:.2g} BDP of buffer (the fluid sawtooth), plus "
                    f"{SLACK_PACKETS} full packets: a loss is seen a round trip late and the queue holds whole packets")
     if tier.mac == "docsis":
-        d = mac_access_delay()
-        reasons.append(f"the DOCSIS request-grant MAC: a packet waits about {format_duration(d)} for its grant "
-                       f"(map advance, map interval, request propagation, collisions: hfcprov.queue.grant "
-                       f"MacParams), so the modem holds {round(rate * d / 8)} bytes of waiting data on top of "
+        how = ("the 2011 calibration's access delay: map advance, map interval, request propagation, collisions"
+               if tier.modem.calibrated is not None else
+               "next request opportunity, the request's trip, the MAP's build and lead, the grant's place in its "
+               "MAP: hfcprov.queue.profile")
+        reasons.append(f"the DOCSIS request-grant MAC: a packet waits about {format_duration(hold)} for its grant "
+                       f"({how}), so the modem holds {round(rate * hold / 8)} bytes of waiting data on top of "
                        "TCP's sawtooth")
     if picked is not None:
         reasons.append(f"simulated {', '.join(format_bytes(s) for s in sizes)} ({model_name}): {picked.reason}")
@@ -353,7 +430,11 @@ def size_buffer(tier: SizingInputs, model: Model | None = None, *, min_buffer: b
                        " prefer latency over bulk throughput (White et al. 2011)")
     else:
         target = need
-    if aqm:
+    if aqm and picked is not None and picked.delay is not None and target == picked.buffer:
+        reasons.append(f"latency under load, simulated with DOCSIS-PIE: the target {format_bytes(target)} adds "
+                       f"{format_duration(picked.delay)} (drop-tail would add up to "
+                       f"{format_duration(latency_under_load(target, rate))})")
+    elif aqm:
         reasons.append(f"latency under load = the AQM target: the target {format_bytes(target)} adds about "
                        f"{format_duration(min(aqm_target, latency_under_load(target, rate)))} when the "
                        f"flow is saturated (drop-tail would add {format_duration(latency_under_load(target, rate))})")
@@ -373,15 +454,24 @@ def size_buffer(tier: SizingInputs, model: Model | None = None, *, min_buffer: b
         reasons.append("minimum omitted: White et al. recommend setting only the target (and a maximum) so the modem"
                        f" never rejects the flow; a MinimumBuffer <= {CM_GUARANTEED_MINIMUM_BUFFER} bytes is always "
                        "accepted")
-    paper = None if aqm else relate_to_paper(rate, rtt, need, target)  # White et al. measured drop-tail
+    paper = None if aqm else relate_to_paper(tier, need, target)  # White et al. measured drop-tail
     if paper:
         reasons.append(paper)
+    reasons += [f"warning: {w}" for w in warnings]
     if not candidates:
         candidates = model([(tier, s) for s in sorted({*sizes, target, cap})])
     return Advice(rate=rate, rtt=rtt, flows=flows, latency_budget=latency_budget, minimum=minimum, target=target,
                   maximum=cap, bdp=bdp, need=need, queue_budget=budget, model=model_name, paper=paper,
                   reasoning=reasons, candidates=candidates, congestion_control=cc, mac=tier.mac,
-                  aqm_latency_target=aqm_target)
+                  aqm_latency_target=aqm_target, profile=tier.modem.name, warnings=warnings)
+
+
+def sim_ladder(need: int, cap: int) -> list[int]:
+    """The sizes a simulated advice tests: the campaign's (8-256 KiB, White et al.'s) where the rule's need
+    sits well inside them, else the ladder from an eighth of the need to four times it."""
+    if need * 2 <= CAMPAIGN_SIZES[-1]:
+        return list(CAMPAIGN_SIZES)
+    return [s for s in LADDER if need / 8 <= s <= need * 4]
 
 
 def _budget_and_cap(tier: SizingInputs) -> tuple[float, int]:

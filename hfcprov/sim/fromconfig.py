@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Callable
 
 from hfcprov.config import read_config
-from hfcprov.model import DEFAULT_DOCSIS_VERSION, aggregate_service_flows, modem_settings, service_flows
+from hfcprov.model import aggregate_service_flows, modem_settings, service_flows
+from hfcprov.queue.inputs import DEFAULT_UPSTREAM_MODEL
 from hfcprov.queue.pie import AqmConfigError
+from hfcprov.queue.profile import ProfileError, parse_profile
 from hfcprov.queue.select import asf_keys
 from hfcprov.sim.scenario import Scenario, ScenarioError, apply_overrides, flow_keys
 
@@ -24,15 +26,24 @@ DEFAULT_WORKLOAD = {"rtt": 0.04, "flows": [{"start": 2.0}], "probe_rate": 10, "d
 
 
 def scenario_from_config(path: str | Path, flow_ref: int | None = None, assignments=(),
-                         docsis_version: str = DEFAULT_DOCSIS_VERSION,
+                         profile: str | None = None,
                          on_note: Callable[[str], None] | None = None) -> Scenario:
     """The scenario of one service flow of a config file (``flow_ref``; None: the first upstream flow
-    with a rate), on a modem of ``docsis_version``; ``assignments`` (``["rtt=100ms", ...]``) override keys.
+    with a rate), on a modem of ``profile`` (``hfcprov.queue.profile``; None: the default, DOCSIS 3.1; a
+    bare DOCSIS version names its profile); ``assignments`` (``["rtt=100ms", ...]``) override keys.
 
-    A flow in an aggregate service flow (TLV 70/71, Low Latency DOCSIS) is simulated as the
-    aggregate: its rate, the classic flow's queue and the dual queue. ``on_note`` hears what the
-    caller should tell the user (a flow without a TargetBuffer gets the modem's default queue).
+    An upstream flow runs on the profile's request-grant MAC (the one default upstream model) with the
+    AQM the profile's modem applies to it (``hfcprov.model``'s rule for its DOCSIS version). A flow in an
+    aggregate service flow (TLV 70/71, Low Latency DOCSIS) is simulated as the aggregate: its rate, the
+    classic flow's queue and the dual queue, on the token bucket (the dual queue does not yet run on the
+    request-grant MAC). ``on_note`` hears what the caller should tell the user (a flow without a
+    TargetBuffer gets the modem's default queue; a Max Traffic Burst that caps the rate on the MAC).
     """
+    try:
+        modem = parse_profile(profile)
+    except ProfileError as err:
+        raise ScenarioError(f"--profile: {err}") from None
+    docsis_version = modem.aqm_rule_version
     tree = read_config(path)
     flows = service_flows(tree)
     asfs = {(a.direction, a.ref): a for a in aggregate_service_flows(tree)}
@@ -56,6 +67,14 @@ def scenario_from_config(path: str | Path, flow_ref: int | None = None, assignme
     else:
         keys = flow_keys(sf, docsis_version)
     d = {**keys, **DEFAULT_WORKLOAD}
+    if d.get("direction", "upstream") == "upstream" and d.get("aqm", "none") in ("none", "docsis-pie"):
+        d.update(mac=DEFAULT_UPSTREAM_MODEL, profile=modem.name)
+        if on_note is not None and DEFAULT_UPSTREAM_MODEL == "docsis":
+            cap = modem.burst_rate_cap(d["rate"], d["burst"], d.get("peak"))
+            if cap < 0.95 * d["rate"]:
+                on_note(f"{sf.name}: its Max Traffic Burst of {d['burst']} B caps it at about {cap / 1e6:.3g} Mb/s on "
+                        f"{modem.name}'s {modem.actual_map_interval * 1e3:.3g} ms MAPs, as on a real upstream "
+                        "(24.9 MaxTrafficBurst of two MAPs at the rate or more does not cap it)")
     if sf.buffer.target is None and not any(a.split("=", 1)[0].strip() == "buffer" for a in assignments):
         if on_note is not None:
             on_note(f"{sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "

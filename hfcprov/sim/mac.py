@@ -411,6 +411,26 @@ class CableModem:
                 self.requests_piggyback += 1
                 self._send_request(nbytes, t)
 
+    # -- what DOCSIS-PIE in front of the CM reads (hfcprov.sim.aqm.link.PieCm) ------------------
+    def has_room(self, size: int) -> bool:
+        return self.limit is None or self.charged + size + self.buffer_overhead <= self.limit
+
+    def aqm_bytes(self) -> int:
+        """The queue without the DOCSIS MAC framing (what RFC 8034's byte_length counts)."""
+        return self.qbytes - len(self.queue) * self.channel.p.frame_overhead
+
+    def aqm_delay(self) -> float:
+        """DOCSIS-PIE's delay estimate from the CM's rate and MSR tokens (bytes the tokens cover at the
+        channel rate)."""
+        from hfcprov.queue.pie import qdelay_estimate
+
+        nbytes = self.aqm_bytes()
+        if self.rate is None:
+            return nbytes * 8.0 / self.channel.p.channel_rate
+        now = self.engine.now
+        tokens = min(self.burst, self.tokens + max(0.0, now - self.t_tokens) * self.rate)
+        return qdelay_estimate(nbytes, self.rate * 8.0, self.channel.p.channel_rate, max(0.0, tokens))
+
     @property
     def utilisation(self) -> float:
         """Share of elapsed channel time this CM's bursts occupied."""

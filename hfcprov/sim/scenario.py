@@ -129,6 +129,10 @@ class Scenario:
     reverse_buffer: int | None = None  # bytes
     reverse_channel: float = 1e9  # bits/s
     mac: str = "tokenbucket"  # tokenbucket | docsis (request-grant, issue 7)
+    # mac: docsis: the modem profile (hfcprov.queue.profile: docsis3.1, docsis3.0-4ch, docsis2.0, ...,
+    # with overrides: "docsis3.1:map_interval=1ms"); None: docsis2.0 (the calibrated 2011 model) when
+    # mac_params are given (they are that model's), else the default profile (docsis3.1)
+    profile: str | None = None
     # mac: docsis parameters: hfcprov.queue.grant.MacParams fields plus preset (docsis11 | docsis30),
     # modems (saturating neighbours), buffer_overhead, buffer_block; None: MacParams() (calibrated)
     mac_params: dict | None = None
@@ -260,7 +264,9 @@ def _convert(cls, d: dict, source: str, prefix: str, written: bool = False) -> d
     for key, value in d.items():
         where = f"{source}: {prefix}{key}"
         if key not in known:
-            raise ScenarioError(f"{where}: unknown key (known: {', '.join(sorted(known))})")
+            from hfcprov.suggest import did_you_mean
+
+            raise ScenarioError(f"{where}: unknown key (known: {', '.join(sorted(known))}){did_you_mean(key, known)}")
         try:
             out[key] = _value(cls, key, value, where, written)
         except ScenarioError:

@@ -66,6 +66,12 @@ class BaseClient:
     retries: int
     _seconds_per_varbind: dict | None = None
     hears_late_answers = False  # an engine that waits for a slow agent's late answer (v2c with patience)
+    # the local address requests leave from (a dual-homed lab host's management side); None: the kernel's
+    # choice. Used for targets of its family only.
+    source: str | None = None
+
+    def _source_for(self, family_v6: bool, any_address: str) -> str:
+        return self.source if self.source and (":" in self.source) == family_v6 else any_address
 
     def slow(self, host: str, port: int, seconds_per_varbind: float) -> None:
         """An engine saw ``host`` answer late: it takes this long per var-bind."""

@@ -152,6 +152,8 @@ class PysnmpClient(BaseClient):
         if target is None:
             try:
                 target = await UdpTransportTarget.create(key, timeout=self.timeout, retries=self.retries)
+                if self.source and (":" in self.source) == (":" in host):
+                    target.set_local_address((self.source, 0))
             except PySnmpError as err:  # bad host name
                 raise SnmpError(f"{host}:{port}: {err}") from None
             self._targets[key] = target

@@ -8,7 +8,8 @@ what an engineer writes into the integers the TLVs hold:
     {{ latency|us }}        10ms                 -> 10000 (microseconds, e.g. MaxLatency)
     {{ mac|mac_colon }}     001122aabbcc         -> 00:11:22:aa:bb:cc
     {{ advise_buffer(rate, rtt) }}               -> TargetBuffer bytes by the sizing policy
-    {{ advise_buffer(rate, rtt, flows, '150ms', congestion_control='cubic', aqm='docsis-pie', mac='docsis') }}
+    {{ advise_buffer(rate, rtt, flows, '150ms', congestion_control='cubic', aqm='docsis-pie', mac='docsis',
+                     profile='docsis3.1') }}
 
 Templates are looked up next to the requested file first, then in the shipped
 ``templates/`` folder (``hfcprov.shipped``), so a site template can ``{% include "_common.j2" %}``.
@@ -29,7 +30,14 @@ import jinja2.meta
 
 from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
-from hfcprov.queue.inputs import G114_ONE_WAY_BUDGET, SizingInputs, aqm_latency_target
+from hfcprov.queue.inputs import (
+    DEFAULT_CONGESTION_CONTROL,
+    DEFAULT_PROFILE,
+    DEFAULT_UPSTREAM_MODEL,
+    G114_ONE_WAY_BUDGET,
+    SizingInputs,
+    aqm_latency_target,
+)
 from hfcprov.queue.sizing import size_buffer
 from hfcprov.shipped import shipped_dir
 from hfcprov.units import parse_bytes, parse_duration, parse_rate, parse_rtt
@@ -54,13 +62,16 @@ def us(value) -> int:
     return round(parse_duration(value) * 1e6)
 
 
-def advise_buffer(rate, rtt, flows=1, latency_budget=G114_ONE_WAY_BUDGET, congestion_control="reno", aqm=None,
-                  mac="docsis") -> int:
+def advise_buffer(rate, rtt, flows=1, latency_budget=G114_ONE_WAY_BUDGET, congestion_control=None, aqm=None,
+                  mac=None, profile=None) -> int:
     """TargetBuffer bytes by the sizing policy (``hfcprov.queue.sizing.size_buffer``), the answer
     ``buffer advise`` gives for the same tier: ``aqm`` is none, docsis-pie, lld (DOCSIS-PIE at its
-    10 ms default) or a latency target (``20ms``), as ``--aqm-target``; ``mac`` docsis or tokenbucket."""
-    tier = SizingInputs(parse_rate(rate), parse_rtt(rtt), int(flows), congestion_control, mac,
-                        aqm_latency_target(aqm), parse_duration(latency_budget))
+    10 ms default), a latency target (``20ms``), or None / modem (what the profile's modem runs);
+    ``mac`` docsis or tokenbucket; ``profile`` the modem profile (``docsis3.1``, ``docsis3.0-4ch``, ...).
+    None: the one set of defaults (``hfcprov.queue.inputs``)."""
+    tier = SizingInputs(parse_rate(rate), parse_rtt(rtt), int(flows),
+                        congestion_control or DEFAULT_CONGESTION_CONTROL, mac or DEFAULT_UPSTREAM_MODEL,
+                        aqm_latency_target(aqm), parse_duration(latency_budget), profile or DEFAULT_PROFILE)
     return size_buffer(tier).target
 
 

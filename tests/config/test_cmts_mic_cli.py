@@ -37,7 +37,7 @@ def test_encode_without_a_secret_warns_once_for_all_files(tmp_path):
     r = run("encode", tmp_path / "signed.cm", "-o", tmp_path / "again.cm")  # a decoded binary keeps its CMTS MIC
     assert r.returncode == 0 and "warning" not in r.stderr
     r = run("encode", EXAMPLE, "-o", tmp_path / "x.cm", "--no-cmts-mic", "--secret-file", secret)
-    assert r.returncode == 1 and "contradict" in r.stderr and not (tmp_path / "x.cm").exists()
+    assert r.returncode == 2 and "contradict" in r.stderr  # a usage error (issue 27's exit statuses) and not (tmp_path / "x.cm").exists()
 
 
 def test_encode_of_an_mta_file_does_not_warn(tmp_path):

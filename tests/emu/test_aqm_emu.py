@@ -112,6 +112,7 @@ def emu_up(lab_factory, cfg, *extra):
 
 
 @pytest.mark.root
+@pytest.mark.slow
 def test_one_file_without_24_40_gets_the_same_queue_in_sim_and_emu_up(lab_factory, tmp_path):
     """`emu up --config F` and `sim run --config F` model the same modem for each --docsis-version."""
     from hfcprov.sim.fromconfig import scenario_from_config
@@ -127,6 +128,7 @@ def test_one_file_without_24_40_gets_the_same_queue_in_sim_and_emu_up(lab_factor
 
 
 @pytest.mark.root
+@pytest.mark.slow
 def test_emu_up_runs_the_stage_for_every_upstream_flow_the_rule_gives_aqm(lab_factory, tmp_path):
     cfg = tmp_path / "two.txt"
     cfg.write_text(TWO_UPSTREAM)
@@ -139,6 +141,7 @@ def test_emu_up_runs_the_stage_for_every_upstream_flow_the_rule_gives_aqm(lab_fa
 
 
 @pytest.mark.root
+@pytest.mark.slow
 def test_emu_up_runs_an_lld_aggregate_as_one_dual_queue(lab_factory, tmp_path):
     """The modem hands its file's aggregate service flows (70/71) and TLV 91 to the stage, as `sim run --config` reads them."""
     from hfcprov.sim.fromconfig import scenario_from_config

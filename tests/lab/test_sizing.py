@@ -20,12 +20,17 @@ from hfcprov.sim.upload import SimModel
 KiB = 1024
 
 
+# White et al.'s plant and the hosts of their figures: the calibrated docsis2.0 profile, drop-tail (the defaults
+# of today's entry points, DOCSIS 3.1 with PIE and CUBIC, are test_one_answer.py's and test_profiles.py's)
+WHITE = {"profile": "docsis2.0", "aqm_latency_target": None}
+
+
 def advise(rate, rtt, flows=1, model=None, **inputs):
-    return size_buffer(SizingInputs(rate, rtt, flows, **inputs), model)
+    return size_buffer(SizingInputs(rate, rtt, flows, **{"congestion_control": "reno", **WHITE, **inputs}), model)
 
 
 def need(rate, rtt, flows=1, congestion_control="reno", mac="docsis"):
-    return throughput_need(SizingInputs(rate, rtt, flows, congestion_control, mac))
+    return throughput_need(SizingInputs(rate, rtt, flows, congestion_control, mac, **WHITE))
 
 
 def test_the_rule_against_every_need_white_et_al_state():
@@ -65,7 +70,7 @@ def test_the_simulators_docsis_model_needs_what_the_rule_says():
     for rate, rtt in ((10e6, 0.04), (5e6, 0.1)):
         needed = need(rate, rtt)
         below = LADDER[LADDER.index(needed) - 1]
-        tier = SizingInputs(rate, rtt, congestion_control="newreno", mac="docsis")
+        tier = SizingInputs(rate, rtt, congestion_control="newreno", mac="docsis", **WHITE)
         cells = sim([(tier, b) for b in (below, needed, needed * 2)])
         best = max(c.utilization for c in cells)
         assert cells[0].utilization < 0.95 * best <= cells[1].utilization, (rate, rtt, cells)
@@ -96,7 +101,7 @@ def test_the_simulators_mac_needs_the_step_the_access_delay_adds():
     """5 Mb/s, 40 ms, CUBIC through the DOCSIS MAC: 16 KiB (the rule without the access delay) keeps under
     95% of the best, 32 KiB (with it) keeps 95%."""
     sim = SimModel(duration=20.0, warmup=5.0, jobs=2)
-    tier = SizingInputs(5e6, 0.04, congestion_control="cubic", mac="docsis")
+    tier = SizingInputs(5e6, 0.04, congestion_control="cubic", mac="docsis", **WHITE)
     cells = sim([(tier, b) for b in (16 * KiB, 32 * KiB, 128 * KiB)])
     best = max(c.utilization for c in cells)
     assert cells[0].utilization < 0.95 * best <= cells[1].utilization, cells
@@ -110,11 +115,14 @@ ADVISE_SPEC = """
       rtt: [40ms, 100ms]
       congestion_control: cubic
       mac: docsis
+      profile: docsis2.0
+      aqm: none
     traffic: {duration: 10s, warmup: 5s, probe_interval: 100ms, voip: true}
     repetitions: 2
 """
 
 
+@pytest.mark.slow
 def test_advise_with_the_simulator_is_the_campaigns_answer(tmp_path):
     """`buffer advise --model sim` runs the campaign's experiment (hfcprov.sim.upload) and policy: for the
     same tier and traffic it names the size the campaign report recommends, including 1 Mb/s at 100 ms
@@ -161,9 +169,9 @@ def test_simulator_refines_the_table_towards_white_et_al():
     """With the DOCSIS request-grant MAC the simulator reproduces the paper's shape where the
     analytic bound cannot: 16 KiB suffices at 1 Mb/s but starves a single flow at 10 Mb/s / 40 ms."""
     sim = SimModel(duration=8.0, warmup=4.0, jobs=2)
-    tiers = [SizingInputs(rate, 0.040, congestion_control="newreno", mac="docsis") for rate in (1e6, 10e6)]
+    tiers = [SizingInputs(rate, 0.040, congestion_control="newreno", mac="docsis", **WHITE) for rate in (1e6, 10e6)]
     cells = {(c.rate, c.buffer): c for c in buffer_table(tiers, [16 * KiB, 64 * KiB], model=sim)}
-    assert all(c.model == "sim:docsis" for c in cells.values())
+    assert all(c.model == "sim:docsis (docsis2.0)" for c in cells.values())
     assert cells[(1e6, 16 * KiB)].utilization > 0.8
     assert cells[(10e6, 16 * KiB)].utilization < 0.6 < cells[(10e6, 64 * KiB)].utilization
     assert predict(10e6, 16 * KiB, 0.040).utilization > 0.9  # the analytic bound is the optimistic one

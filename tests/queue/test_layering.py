@@ -12,7 +12,8 @@ import sys
 
 from tests.support import REPO
 
-QUEUE_MODULES = ("pie", "dualq", "qprotect", "ecn", "select", "grant", "inputs", "sizing", "predict", "socketbuf")
+QUEUE_MODULES = ("pie", "dualq", "qprotect", "ecn", "select", "grant", "profile", "inputs", "sizing", "predict",
+                 "socketbuf")
 
 
 def loaded_after(*modules: str) -> set[str]:

@@ -11,8 +11,13 @@ from hfcprov.queue.sizing import CM_GUARANTEED_MINIMUM_BUFFER, size_buffer
 KiB = 1024
 
 
+# White et al.'s plant and hosts: a DOCSIS 3.0 modem on one SC-QAM channel (the docsis2.0 profile, the
+# calibrated MAC), drop-tail, Reno; the defaults today's entry points take are tested in test_one_answer.py
+WHITE = {"profile": "docsis2.0", "congestion_control": "reno", "aqm_latency_target": None}
+
+
 def advise(rate, rtt, flows=1, min_buffer=False, **inputs):
-    return size_buffer(SizingInputs(rate, rtt, flows, **inputs), min_buffer=min_buffer)
+    return size_buffer(SizingInputs(rate, rtt, flows, **{**WHITE, **inputs}), min_buffer=min_buffer)
 
 
 def test_papers_latency_example_256k_at_2m():
@@ -48,7 +53,7 @@ def test_latency_budget_caps_the_buffer():
 
 
 def test_min_buffer_never_above_the_docsis_guarantee():
-    a = advise(100e6, 0.040, min_buffer=True)
+    a = advise(100e6, 0.040, min_buffer=True, profile="docsis3.1")
     assert a.target > CM_GUARANTEED_MINIMUM_BUFFER
     assert a.minimum == CM_GUARANTEED_MINIMUM_BUFFER
     small = advise(1e6, 0.040, min_buffer=True)
@@ -113,3 +118,42 @@ def test_a_path_that_spends_the_budget_has_no_queue():
     gave 1518 bytes here where the CLI refused)."""
     with pytest.raises(SizingError, match="already spends the 150 ms budget"):
         advise(5e6, 0.4)
+
+
+def test_a_tier_faster_than_its_upstream_is_refused_not_sized():
+    """One SC-QAM channel carries ~30 Mb/s: no buffer makes it carry 100 Mb/s, so the advice is an error
+    naming the profile, not a size; the DOCSIS 3.1 OFDMA channel (668 Mb/s) carries it."""
+    with pytest.raises(SizingError, match="docsis2.0.*cannot carry a 100 Mb/s tier"):
+        advise(100e6, 0.040)
+    assert advise(100e6, 0.040, profile="docsis3.1").target > 0
+    with pytest.raises(SizingError, match="cannot carry a 1 Gb/s tier"):
+        advise(1e9, 0.020, profile="docsis3.1")
+    assert advise(1e9, 0.020, profile="docsis3.1-highsplit").target > 0
+
+
+def test_a_burst_too_small_for_the_rate_is_a_warning_with_the_size_that_fixes_it():
+    """docsis-ns3's CMTS grants at most the token bucket's content per MAP: 3044 B (MULPI's default) caps a
+    50 Mb/s flow near 11-12 Mb/s on a 2 ms MAP; two MAPs at the rate do not cap it."""
+    a = advise(50e6, 0.010, profile="docsis3.1", burst=3044)
+    (warning,) = a.warnings
+    assert "MaxTrafficBurst 3044 B caps" in warning and "26000 B" in warning
+    assert any(r.startswith("warning: MaxTrafficBurst") for r in a.reasoning)
+    assert advise(50e6, 0.010, profile="docsis3.1", burst=26000).warnings == []
+    assert advise(50e6, 0.010, profile="docsis3.1").warnings == []  # the tier default: 100 ms at the rate
+    assert advise(50e6, 0.010, profile="docsis3.1", burst=3044, mac="tokenbucket").warnings == []
+
+
+def test_a_config_files_upstream_flow_is_checked_for_a_capping_burst():
+    """The rule a config check applies to each upstream flow: MULPI's default burst caps a 50 Mb/s tier."""
+    from hfcprov.model import ServiceFlow
+    from hfcprov.queue.sizing import flow_warnings
+
+    def flow(rate, burst=None):
+        return ServiceFlow(direction="upstream", max_sustained_rate=rate, max_traffic_burst=burst)
+
+    (w,) = flow_warnings(flow(50e6))
+    assert "MaxTrafficBurst 3044 B caps" in w
+    assert flow_warnings(flow(50e6, 30000)) == [] and flow_warnings(flow(5e6)) == []
+    assert "cannot carry" in flow_warnings(flow(1e9, 12_500_000))[0]
+    assert flow_warnings(ServiceFlow(direction="downstream", max_sustained_rate=50e6)) == []
+

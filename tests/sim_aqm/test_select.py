@@ -187,8 +187,9 @@ def test_sim_run_config_takes_the_modems_docsis_version(tmp_path):
     cfg.write_text("Main { UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 2000000; } }")
     got = {}
     for extra in ((), ("--docsis-version", "3.0"), ("--docsis-version", "3.1")):
+        out = tmp_path / "result.json"  # the full result; --json prints the table's figures only
         p = subprocess.run([sys.executable, "-m", "hfcprov", "sim", "run", "--config", str(cfg), "--set", "duration=3s",
-                            "--set", "warmup=1s", "--json", *extra], check=False, capture_output=True, text=True)
+                            "--set", "warmup=1s", "--out", str(out), *extra], check=False, capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
-        got[extra[1:]] = (json.loads(p.stdout)["extra"].get("aqm") or {}).get("aqm", "none")
+        got[extra[1:]] = (json.loads(out.read_text())["extra"].get("aqm") or {}).get("aqm", "none")
     assert got == {(): "docsis-pie", ("3.0",): "none", ("3.1",): "docsis-pie"}

@@ -245,9 +245,11 @@ class PieCm:
     RFC 8034 was written for, its queue drained by grants rather than at a fixed rate.
 
     The queue delay is estimated as the CM does, from its configured rate and the MSR
-    bucket's tokens (the bytes the tokens cover at the channel rate), never from the
-    departures. Grants drain the queue between arrivals, so the 16 ms updates run on a
-    timer. Everything but ``send`` is the wrapped ``CableModem``'s.
+    bucket's tokens (the bytes the tokens cover at the peak or channel rate), never from the
+    departures: the CM's ``aqm_delay()`` (and ``aqm_bytes()``, ``has_room(size)``), which both
+    request-grant models (``hfcprov.sim.mac``, ``hfcprov.sim.mulpi``) give. Grants drain the
+    queue between arrivals, so the 16 ms updates run on a timer. Everything but ``send`` is the
+    wrapped CM's.
     """
 
     def __init__(self, cm, params: PieParams | None = None, rng: random.Random | None = None) -> None:
@@ -269,30 +271,15 @@ class PieCm:
         return {"aqm": "docsis-pie", "early_drops": self.pie.early_drops, "drop_prob": self.pie.drop_prob,
                 "latency_target": self.pie.p.latency_target, "on": "request-grant CM"}
 
-    def data_bytes(self) -> int:
-        """The queue without the DOCSIS MAC framing (what RFC 8034's byte_length counts)."""
-        cm = self.cm
-        return cm.qbytes - len(cm.queue) * cm.channel.p.frame_overhead
-
-    def qdelay(self) -> float:
-        cm = self.cm
-        nbytes = self.data_bytes()
-        if cm.rate is None:
-            return nbytes * 8.0 / cm.channel.p.channel_rate
-        now = cm.engine.now
-        tokens = min(cm.burst, cm.tokens + max(0.0, now - cm.t_tokens) * cm.rate)
-        return qdelay_estimate(nbytes, cm.rate * 8.0, cm.channel.p.channel_rate, max(0.0, tokens))
-
     def _tick(self, _=None) -> None:
         pie = self.pie
-        pie.update(self.qdelay())
+        pie.update(self.cm.aqm_delay())
         pie.next_update += pie.p.interval
         self.cm.engine.at(pie.next_update, self._tick)
 
     def send(self, pkt) -> bool:
         cm = self.cm
-        room = cm.limit is None or cm.charged + pkt.size + cm.buffer_overhead <= cm.limit
-        if room and self.pie.drop_early(pkt.size, self.data_bytes()):
+        if cm.has_room(pkt.size) and self.pie.drop_early(pkt.size, cm.aqm_bytes()):
             cm.dropped += 1
             return False
         return cm.send(pkt)
