@@ -73,6 +73,8 @@ def test_the_wheel_holds_templates_and_mibs(installed):
         assert f"hfcprov/templates/{p.name}" in names
     for p in (REPO / "mibs").iterdir():
         assert f"hfcprov/mibs/{p.name}" in names
+    # snmpsim's variation modules (the emulated modem's live counters): package data, not a package
+    assert "hfcprov/snmp/simvariation/flowcounters.py" in names
 
 
 def test_build_from_the_installed_wheel(installed):

@@ -19,7 +19,7 @@ def build_files(template, inventory, out, mkdir, secret_file, secret_map, cmts_c
     """Build every row of ``inventory`` into ``out`` (``tiers.bulk.build``), print each warning and bad row, one
     warning for files without a CMTS MIC, and the summary; the exit status is 3 when a row failed."""
     from hfcprov.cli.progress import ProgressReport
-    from hfcprov.config import read_secret  # the same reading as `hfcprov config encode --secret-file`
+    from hfcprov.cli.config_files import secret as read_secret  # as `config encode --secret-file` reads it
     from hfcprov.fileio import output_folder, posix_path
     from hfcprov.tiers.bulk import build as run_build
     from hfcprov.tiers.secrets import SecretMap

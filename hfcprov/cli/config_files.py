@@ -17,9 +17,16 @@ SUFFIX = {"text": ".cfg", "yaml": ".yaml", "json": ".json"}
 
 
 def secret(path):
+    """The CMTS shared secret of ``--secret-file``; a file others can read or change is warned about."""
+    if not path:
+        return None
+    from hfcprov import secretfile
     from hfcprov.config import read_secret
 
-    return read_secret(path) if path else None
+    found = secretfile.problem(path, "CMTS shared secret file")
+    if found:
+        echo(f"hfcprov: warning: {found[1]}", err=True)
+    return read_secret(path)
 
 
 def read(path, secret=None, strict=False):
@@ -33,18 +40,14 @@ def read(path, secret=None, strict=False):
 
 
 def load_mibs(dirs) -> None:
-    """--mib-dir folders compiled with pysmi together with mibs/ and the standard modules
-    (``hfcprov.mib.load_mib_dirs``, cached by digest); their names join hfcprov.mib's index."""
+    """--mib-dir folders (config and snmp commands) compiled with pysmi together with mibs/
+    (``hfcprov.mib.load_mib_dirs``, cached by digest); their names join hfcprov.mib's index. A
+    module pysmi cannot compile is one warning line naming its file and the reason."""
     if not dirs:
         return
-    from pathlib import Path
-
     from hfcprov import mib
 
-    for folder in map(Path, dirs):
-        if not folder.is_dir():
-            raise HfcprovError(f"{folder}: --mib-dir is not a folder")
-    mib.load_mib_dirs(dirs)
+    mib.load_mib_dirs(dirs, warn=lambda line: echo(f"hfcprov: warning: {line}", err=True))
 
 
 def output_folder(out, sources, mkdir) -> None:

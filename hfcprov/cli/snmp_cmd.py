@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import sys
+from collections import Counter
 from typing import ClassVar
 
 import click
@@ -33,6 +34,9 @@ def _credential_options(f):
         click.option("--v3-priv-proto", default="AES", show_default=True, help="DES, 3DES, AES, AES192, AES256."),
         click.option("--timeout", "timeout_text", type=DURATION, default="2s", show_default=True,
                      help="Per-request timeout."),
+        click.option("--patience", "patience_text", type=DURATION, default=None,
+                     help="After the last try, keep listening this long for a slow modem's late answer "
+                          "(default 5 x timeout; 0: a timeout is final)."),
         click.option("--mib-dir", multiple=True, type=click.Path(file_okay=False, exists=True),
                      help="Folder of further MIB text files (e.g. the full CableLabs set), compiled with pysmi for names and labels."),
         click.option("--retries", default=1, show_default=True, help="Retries per request."),
@@ -42,14 +46,21 @@ def _credential_options(f):
 
 
 def _credentials(opts: dict, default_community: str | None):
-    from hfcprov.snmp.client import load_credentials
+    from hfcprov.cli.config_files import load_mibs
+    from hfcprov.snmp.credentials import load_credentials
 
-    if opts.get("mib_dir"):
-        from hfcprov.snmp.mibs import load_dirs  # compiled with pysmi, cached by digest
-
-        load_dirs(opts["mib_dir"])
+    load_mibs(opts.get("mib_dir"))  # --mib-dir: compiled with pysmi, cached by digest
     return load_credentials(opts["community_file"], opts["v3_user"], opts["v3_key_file"],
-                            opts["v3_auth_proto"], opts["v3_priv_proto"], default_community=default_community)
+                            opts["v3_auth_proto"], opts["v3_priv_proto"], default_community=default_community,
+                            warn=_warn)
+
+
+def _warn(line: str) -> None:
+    click.echo(f"hfcprov: warning: {line}", err=True)
+
+
+def _patience(opts: dict) -> float | None:
+    return opts.get("patience_text")  # None: the engine's default (5 x timeout)
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
@@ -66,6 +77,29 @@ def snmp():
 AUDIT_COLUMNS = ["mac", "host", "status", "config_file", "cm_status", "boot_state", "tftp_server", "detail"]
 
 
+def _fleet_options(f):
+    for option in reversed([
+        click.option("--scheduler", help="Spread the modems over a Dask cluster: tcp://HOST:8786 (tls:// off this "
+                                         "host), or local:N for N worker processes here. Needs --configs on a path "
+                                         "every worker reads."),
+        click.option("--store", "store_path", type=click.Path(dir_okay=False),
+                     help="SQLite file the results go to as each shard finishes; run again to resume."),
+        click.option("--run", "run_name", default="default", show_default=True,
+                     help="Name of this run in --store: the same name resumes it, skipping modems it has."),
+        click.option("--shard-size", default=500, show_default=True,
+                     help="Modems per shard: a CMTS's modems (inventory column cmts) in parts of this size."),
+        click.option("--cmts-rate", type=float, help="Start at most this many modems per second on each CMTS."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _fleet_store(opts: dict, action: str):
+    from hfcprov.snmp.fleet import FleetStore
+
+    return FleetStore(opts["store_path"], opts["run_name"], action) if opts.get("store_path") else None
+
+
 @snmp.command()
 @click.option("--inventory", required=True, type=click.Path(dir_okay=False, exists=True),
               help="CSV/YAML modems: mac, ip (or host), optional port and config (file name).")
@@ -77,15 +111,20 @@ AUDIT_COLUMNS = ["mac", "host", "status", "config_file", "cm_status", "boot_stat
               help="json: one object per line, streamed.")
 @click.option("--port", default=161, show_default=True, help="SNMP port when the inventory has none.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when a terminal).")
+@_fleet_options
 @_credential_options
 def audit(inventory, configs, concurrency, fmt, port, progress, **opts):
     """Compare what each modem applied with the config file it should run.
+
+    Every modem gets a verdict, whatever it answers (a value its MIB does not allow is its
+    'error', naming the object). With --scheduler the modems are sharded by CMTS over a Dask
+    cluster; with --store the results are kept as they arrive and a stopped run resumes.
 
     Exit status 0 when every modem is in sync; 4 (drift) when every modem was audited and
     any is drifted or on the wrong file; 3 when any could not be audited (offline,
     unreachable, refused the credentials, an error); 1 when the audit could not run.
     """
-    from hfcprov.snmp.audit import ExpectedConfigs, audit_all, targets_from_inventory
+    from hfcprov.snmp.audit import AuditSummary, ExpectedConfigs, audit_all, targets_from_inventory
     from hfcprov.snmp.client import run
 
     credentials = _credentials(opts, default_community="public")
@@ -95,14 +134,38 @@ def audit(inventory, configs, concurrency, fmt, port, progress, **opts):
     writer = _Writer(fmt, AUDIT_COLUMNS)
     bar = _progress(progress, len(targets))
 
-    def on_result(result):
-        writer.row(result.as_dict())
+    fleet_counts = Counter()
+
+    def on_dict(row: dict):
+        writer.row(row)
+        fleet_counts[row["status"]] += 1
         if bar:
             bar[0].advance(bar[1])
 
+    def on_result(result):
+        on_dict(result.as_dict())
+
+    options = {"concurrency": concurrency, "timeout": timeout, "retries": opts["retries"],
+               "patience": _patience(opts), "cmts_rate": opts["cmts_rate"]}
     try:
-        summary = run(audit_all(targets, credentials, expected, on_result, concurrency=concurrency,
-                                timeout=timeout, retries=opts["retries"]))
+        if opts["scheduler"] or opts["store_path"]:
+            from hfcprov.snmp.fleet import audit_shard, run_shards
+
+            store = _fleet_store(opts, "audit")
+            try:
+                fleet = run_shards(targets, audit_shard, (credentials, configs, None, options), store,
+                                   opts["scheduler"], opts["shard_size"],
+                                   on_rows=lambda rows: [on_dict(r) for r in rows])
+            finally:
+                if store is not None:
+                    store.close()
+            # with a store: the whole run so far (a resumed run's earlier rows too); else what came now
+            counts = fleet.counts if store is not None else fleet_counts
+            summary = AuditSummary(counts, fleet.seconds, sum(counts.values()))
+            if fleet.skipped:
+                click.echo(f"resumed run {opts['run_name']}: {fleet.skipped} modems already audited", err=True)
+        else:
+            summary = run(audit_all(targets, credentials, expected, on_result, **options))
     finally:
         if bar:
             bar[0].stop()
@@ -242,41 +305,30 @@ def _run_push(action, targets, credentials, one, fmt, concurrency, rate, opts):
 @click.option("--online-timeout", type=DURATION, default="5min", show_default=True, help="Give up waiting after this long.")
 @click.option("--down-grace", type=DURATION, default="10s", show_default=True,
               help="A modem that never looked down counts as back only after this long.")
-@click.option("--cmts", help="One MODEM only: poll this CMTS (HOST[:PORT]) instead of the modem.")
+@click.option("--cmts", help="Watch the modems come back from this CMTS (HOST[:PORT]; its modem tables, one walk "
+                            "per poll for all of them) instead of polling each modem, whose SNMP is silent "
+                            "while it reboots.")
+@_fleet_options
 @_credential_options
 def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_online, online_timeout, down_grace,
           cmts, **opts):
     """Reset MODEM or every modem of --inventory (docsDevResetNow.0 = true): each re-fetches its
-    config file. Paced: --concurrency at a time, at most --per-second a second.
+    config file. Paced: --concurrency at a time, at most --per-second a second (--cmts-rate: per CMTS).
+    With --scheduler the modems are sharded by CMTS over a Dask cluster; with --store the results
+    are kept as they arrive and a stopped run resumes without resetting a modem twice.
 
     Needs a write community or v3 user. Exit status 0 when every modem was reset (and came
     back, with --wait-online), 3 when any was not."""
-    from hfcprov.snmp.client import run
-    from hfcprov.snmp.ops import reset as do_reset
-    from hfcprov.snmp.push import reset_one
+    from hfcprov.snmp.push import resetter
 
     credentials = _credentials(opts, default_community=None)
-    if cmts:
-        if inventory:
-            raise HfcprovError("--cmts polls for one MODEM; with --inventory each modem is polled itself")
-        host, port = _host_port(modem or "", port)
-        result = run(do_reset(host, port, credentials, wait_online=wait_online,
-                              online_timeout=online_timeout,
-                              poll_interval=poll_interval, down_grace=down_grace,
-                              cmts=_host_port(cmts, 161), timeout=opts["timeout_text"],
-                              retries=opts["retries"]))
-        if result.seconds_to_online is None:
-            click.echo(f"{host}: reset sent")
-        else:
-            click.echo(f"{host}: reset, back online after {result.seconds_to_online:.1f} s")
-        return
-    targets = _push_targets(modem, inventory, port)
+    watch = _host_port(cmts, 161) if cmts else None
     timing = {"wait_online": wait_online, "online_timeout": online_timeout,
               "poll_interval": poll_interval, "down_grace": down_grace}
-
-    async def one(client, target):
-        return await reset_one(client, target, **timing)
-
+    one = resetter(timing, watch)
+    if inventory and (opts["scheduler"] or opts["store_path"]):
+        return _fleet_reset(inventory, port, credentials, timing, watch, fmt, concurrency, rate, opts)
+    targets = _push_targets(modem, inventory, port)
     if modem and fmt == "table":  # one modem: the short human form
         r = _with_client(credentials, opts, lambda client: one(client, targets[0]), typed=False)
         if r.status == "sent":
@@ -286,7 +338,39 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
         else:
             raise HfcprovError(f"{r.host}: reset {r.status}: {r.detail}")
         return
-    return _run_push("reset", targets, credentials, one, fmt, concurrency, rate, opts)
+    return _run_push("reset", targets, credentials, one, fmt, concurrency, opts["cmts_rate"] or rate, opts)
+
+
+def _fleet_reset(inventory, port, credentials, timing, watch, fmt, concurrency, rate, opts):
+    """``reset --inventory`` in shards (by CMTS) on Dask and/or into a store (resumable)."""
+    from hfcprov.snmp.audit import targets_from_inventory
+    from hfcprov.snmp.fleet import reset_shard, run_shards
+    from hfcprov.snmp.push import PushSummary
+
+    targets = targets_from_inventory(_inventory(inventory), default_port=port)
+    options = {"concurrency": concurrency, "rate": opts["cmts_rate"] or rate,
+               "timeout": opts["timeout_text"], "retries": opts["retries"]}
+    writer = _Writer(fmt, PUSH_COLUMNS)
+    seen = Counter()
+
+    def on_rows(rows):
+        for r in rows:
+            writer.row(r)
+            seen[r["status"]] += 1
+
+    store = _fleet_store(opts, "reset")
+    try:
+        fleet = run_shards(targets, reset_shard, (credentials, options, timing, watch), store, opts["scheduler"],
+                           opts["shard_size"], on_rows=on_rows)
+    finally:
+        if store is not None:
+            store.close()
+    counts = fleet.counts if store is not None else seen
+    if fleet.skipped:
+        click.echo(f"resumed run {opts['run_name']}: {fleet.skipped} modems already reset, not again", err=True)
+    summary = PushSummary("reset", counts, fleet.seconds, sum(counts.values()))
+    click.echo(summary.line(), err=True)
+    return 0 if summary.all_ok else EXIT_FAILED
 
 
 @snmp.command()
@@ -297,22 +381,26 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
 @click.option("--upgrade-timeout", type=DURATION, default="10min", show_default=True, help="Give up watching after this long.")
 @click.option("--settle", type=DURATION, default="10s", show_default=True,
               help="A final status read before the modem was seen in progress counts only after this long.")
+@click.option("--legacy", is_flag=True,
+              help="Name the server in docsDevSwServer (IPv4, RFC 2669) at once; without it a modem that refuses "
+                   "docsDevSwServerAddressType/Address gets that instead.")
 @_credential_options
 def upgrade(modem, inventory, port, concurrency, rate, fmt, poll_interval, server, filename, upgrade_timeout,
-            settle, **opts):
+            settle, legacy, **opts):
     """Upgrade the firmware of MODEM or every modem of --inventory (DOCS-CABLE-DEVICE-MIB:
     docsDevSwServerAddress, docsDevSwFilename, docsDevSwAdminStatus = upgradeFromMgt) and watch
-    docsDevSwOperStatus to the end. Exit status 0 when every modem completed, 3 otherwise."""
+    docsDevSwOperStatus to the end. A DOCSIS 1.1/2.0 modem without the address-type objects is
+    given docsDevSwServer instead. Exit status 0 when every modem completed, 3 otherwise."""
     from hfcprov.snmp.push import server_var_binds, upgrade_one
 
-    server_var_binds(server, filename)  # a bad address or name fails before any modem is touched
+    server_var_binds(server, filename, legacy)  # a bad address or name fails before any modem is touched
     credentials = _credentials(opts, default_community=None)
     targets = _push_targets(modem, inventory, port)
     timing = {"upgrade_timeout": upgrade_timeout, "poll_interval": poll_interval,
               "settle": settle}
 
     async def one(client, target):
-        return await upgrade_one(client, target, server, filename, **timing)
+        return await upgrade_one(client, target, server, filename, legacy=legacy, **timing)
 
     return _run_push("upgrade", targets, credentials, one, fmt, concurrency, rate, opts)
 
@@ -323,7 +411,7 @@ def _with_client(credentials, opts, fn, typed: bool = True):
 
     async def go():
         client = SnmpClient(credentials, timeout=opts["timeout_text"], retries=opts["retries"],
-                            typed=typed)
+                            typed=typed, patience=_patience(opts))
         try:
             return await fn(client)
         finally:
@@ -334,9 +422,8 @@ def _with_client(credentials, opts, fn, typed: bool = True):
 
 def _print_var_binds(var_binds, as_json: bool) -> None:
     from hfcprov.snmp.varbind import as_json as vb_json
-    from hfcprov.snmp.varbind import format_line, name_all
+    from hfcprov.snmp.varbind import format_line
 
-    name_all([oid for oid, _ in var_binds])
     for oid, value in var_binds:
         click.echo(json.dumps(vb_json(oid, value), default=str) if as_json else format_line(oid, value))
 
@@ -354,7 +441,7 @@ def get(agent, names, port, as_json, **opts):
     host, port = _host_port(agent, port)
     credentials = _credentials(opts, default_community="public")
     oid_list = [resolve(n) for n in names]
-    var_binds = _with_client(credentials, opts, lambda c: c._get(host, port, oid_list))
+    var_binds = _with_client(credentials, opts, lambda c: c.get_var_binds(host, port, oid_list))
     _print_var_binds(var_binds, as_json)
     if any(getattr(v, "value", 0) is None for _, v in var_binds):
         return EXIT_FAILED  # noSuchObject / noSuchInstance: named above, the others printed
@@ -379,7 +466,7 @@ def walk(agent, name, port, as_json, **opts):
         if tables[root]:
             return [(f"{root}.{index}", value) for index, value in tables[root].items()]
         # a scalar instance: walked as snmpwalk does, with a GET
-        return [(o, v) for o, v in await client._get(host, port, [root]) if getattr(v, "value", None) is not None]
+        return [(o, v) for o, v in await client.get_var_binds(host, port, [root]) if getattr(v, "value", None) is not None]
 
     var_binds = _with_client(credentials, opts, subtree)
     _print_var_binds(var_binds, as_json)
@@ -448,6 +535,58 @@ def cmts_modems(cmts, port, fmt, inventory_out, mkdir, online_only, **opts):
     for r in rows:
         writer.row(r)
     click.echo(f"{len(rows)} modems on {host}", err=True)
+
+
+STATS_COLUMNS = ["sfid", "direction", "seconds", "packets", "packets_per_s", "bits_per_s", "policed_drops",
+                 "aqm_drops", "sanctioned", "ect0", "ect1", "ce", "ce_marked", "latency_max_us", "latency"]
+
+
+@snmp.command()
+@click.argument("modem")
+@click.option("--port", default=161, show_default=True, help="SNMP port (or give MODEM as HOST:PORT).")
+@click.option("--interval", type=DURATION, default="10s", show_default=True, help="Time between the two readings.")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
+              help="json: one object per flow (counters, rates, latency histogram).")
+@_credential_options
+def stats(modem, port, interval, fmt, **opts):
+    """What each service flow of MODEM did over --interval: packets, octets, policed and AQM drops,
+    packets queue protection sanctioned, ECT(0)/ECT(1)/CE arrivals, CE marks, the latency maximum and
+    histogram (docsQosServiceFlowStatsTable, docsQosSfLatencyStatsTable, docsQosSfCongestionStatsTable).
+    A DOCSIS 3.0 modem shows the counters it has."""
+    import asyncio
+
+    from hfcprov.snmp import flowstats
+
+    host, port = _host_port(modem, port)
+    credentials = _credentials(opts, default_community="public")
+    seconds = interval
+
+    async def go(client):
+        first = await flowstats.read_counters(client, host, port)
+        click.echo(f"{host}: first reading of {len(first.flows)} flows; the second in {seconds:g} s", err=True)
+        await asyncio.sleep(seconds)
+        return flowstats.deltas(first, await flowstats.read_counters(client, host, port))
+
+    writer = _Writer(fmt, STATS_COLUMNS)
+    for delta in _with_client(credentials, opts, go, typed=False):
+        row = delta.as_dict()
+        if fmt != "json":
+            row = {k: _rounded(v) for k, v in row.items()}
+            hist = row.pop("latency_histogram", None)
+            row["latency"] = _histogram_text(hist) if hist else None
+        writer.row(row)
+
+
+def _rounded(value):
+    return round(value, 1) if isinstance(value, float) else value
+
+
+def _histogram_text(hist: dict) -> str:
+    """``<=100us:6 <=1ms:3 >1ms:1``: the bins that counted anything."""
+    edges, counts = hist["edges_us"], hist["counts"]
+    labels = [f"<={e // 1000}ms" if e >= 1000 and e % 1000 == 0 else f"<={e}us" for e in edges]
+    labels.append(f">{labels[-1][2:]}" if labels else "all")
+    return " ".join(f"{label}:{n}" for label, n in zip(labels, counts) if n)
 
 
 @snmp.command("demo-agent")

@@ -31,7 +31,9 @@ from hfcprov.config.types import TYPES, hex_text, parse_hex, parse_int, unquote
 # regex (same alternatives, same order as a token-by-token scan), so Python sees ~1/3 of the matches.
 _TOKEN = re.compile(r'''
     (?:[ \t\r\f\v\n]+ | /\*.*?\*/ | //[^\n]* | \#[^\n]*)*
-    (?: (?P<str>"(?:[^"\\\n]|\\[^\n])*") | (?P<punct>[{};]) | (?P<word>[^\s{};"]+) | (?P<eof>\Z) | (?P<bad>.) )
+    (?: (?P<str>"(?:[^"\\\n]|\\[^\n])*") | (?P<punct>[{};])
+      | (?P<word>[^\s{};"](?:[^\s{};"]|"(?:[^"\\\n]|\\[^\n])*")*)  # a MIB name may quote its index: a."b c"
+      | (?P<eof>\Z) | (?P<bad>.) )
 ''', re.DOTALL | re.VERBOSE)
 
 

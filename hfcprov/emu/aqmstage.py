@@ -70,6 +70,15 @@ def parse(pkt: bytes) -> tuple[int, int, int]:
     return 0, 0, 0
 
 
+def ecn_of(pkt: bytes) -> int:
+    """The ECN field of an IPv4/IPv6 packet (0 for anything else), without ``parse``'s flow key."""
+    if len(pkt) >= 2 and pkt[0] >> 4 == 4:
+        return pkt[1] & 3
+    if len(pkt) >= 2 and pkt[0] >> 4 == 6:
+        return (pkt[1] >> 4) & 3
+    return 0
+
+
 def mark_ce(pkt: bytes) -> bytes:
     """The packet with its ECN field set to CE (IPv4 header checksum patched)."""
     b = bytearray(pkt)
@@ -88,15 +97,62 @@ def mark_ce(pkt: bytes) -> bytes:
     return bytes(b)
 
 
+# Upper edges (microseconds) of the queueing-latency histogram the stage keeps per lane, served as
+# docsQosSfLatencyStatsHistBinEdges: one more bin than edges (the last one is open).
+HIST_EDGES_US = (50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000)
+CLASSIC_LANE, LOW_LATENCY_LANE = 0, 1  # a dual queue's two member flows; other stages use lane 0
+
+
+class LaneCounters:
+    """What one service flow's queue did, counted as DOCS-QOS3-MIB counts it: packets and octets
+    forwarded, drops for a full buffer (policed) and by the AQM, packets queue protection
+    sanctioned, the ECN codepoint of each arrival, CE marks the AQM set, and the queueing latency
+    (histogram and maximum). Keys as ``hfcprov.snmp.oids.FLOW_COUNTERS``."""
+
+    __slots__ = ("aqm_drops", "ce", "ce_marked", "ect0", "ect1", "hist", "latency_max_us", "octets", "packets",
+                 "policed_drops", "sanctioned")
+
+    def __init__(self) -> None:
+        self.packets = self.octets = self.policed_drops = self.aqm_drops = self.sanctioned = 0
+        self.ect0 = self.ect1 = self.ce = self.ce_marked = self.latency_max_us = 0
+        self.hist = [0] * (len(HIST_EDGES_US) + 1)
+
+    def arrival(self, ecn: int) -> None:
+        if ecn == 2:
+            self.ect0 += 1
+        elif ecn == 1:
+            self.ect1 += 1
+        elif ecn == 3:
+            self.ce += 1
+
+    def sent(self, size: int, wait: float) -> None:
+        self.packets += 1
+        self.octets += size
+        us = int(wait * 1e6)
+        if us > self.latency_max_us:
+            self.latency_max_us = us
+        for i, edge in enumerate(HIST_EDGES_US):
+            if us <= edge:
+                self.hist[i] += 1
+                return
+        self.hist[-1] += 1
+
+    def as_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__slots__ if k != "hist"}
+        d["latency_packets"] = sum(self.hist)
+        return {**d, "hist_edges_us": list(HIST_EDGES_US), "hist_counts": list(self.hist)}
+
+
 class AqmStage:
     """One service flow in userspace: a token-bucket shaper in front of an AQM queue.
 
     ``offer(pkt, now) -> bool`` (False: dropped), ``next_time(now) -> float | None``
     (when ``release`` has something; None: queue empty), ``release(now) -> [pkt]``.
-    Counters: ``offered``, ``dropped``, ``marked``, ``sent``, ``sent_bytes``, and
-    ``waits`` (the last ``keep`` queueing delays, seconds). Timekeeping (``timekeeping()``):
-    ``backlogged_s``, the time packets waited, and ``lost_bytes``, tokens the bucket could not
-    hold meanwhile: sending time lost because the owner's loop released packets late.
+    Counters: ``offered``, ``dropped``, ``marked``, ``sent``, ``sent_bytes``, ``waits``
+    (the last ``keep`` queueing delays, seconds), and per lane (a dual queue's classic and low
+    latency flows) the flow counters a modem reports (``lanes``, ``LaneCounters``). Timekeeping
+    (``timekeeping()``): ``backlogged_s``, the time packets waited, and ``lost_bytes``, tokens the
+    bucket could not hold meanwhile: sending time lost because the owner's loop released packets late.
     """
 
     def __init__(self, kind: str, rate: float, buffer: int | None, burst: int = DEFAULT_MAX_TRAFFIC_BURST,
@@ -126,6 +182,7 @@ class AqmStage:
             self.q = ByteFifo(buffer)
         self.offered = self.dropped = self.marked = self.sent = self.sent_bytes = 0
         self.waits: deque = deque(maxlen=keep)
+        self.lanes = (LaneCounters(), LaneCounters())
         self.backlogged_s = 0.0
         self.lost_bytes = 0.0
 
@@ -160,21 +217,40 @@ class AqmStage:
         self.offered += 1
         size = len(pkt)
         self._refill(now)
+        q = self.q
+        forced, sanctioned = q.forced_drops, getattr(q, "sanctioned", 0)
         if self.kind == "dualq":
             ecn, dscp, key = parse(pkt)
-            out = self.q.enqueue(pkt, size, now, key, ecn, dscp, low_latency)
+            ll = q.classify(ecn, dscp) if low_latency is None else low_latency  # the side the modem chose
+            lane = self.lanes[LOW_LATENCY_LANE if ll else CLASSIC_LANE]
+            lane.arrival(ecn)
+            out = q.enqueue(pkt, size, now, key, ecn, dscp, low_latency)
+            if q.sanctioned != sanctioned:
+                lane.sanctioned += 1
             if out == DROPPED:
                 self.dropped += 1
+                self._count_drop(lane, forced)
                 return False
             if out == LOW_LATENCY_MARKED:
                 self.marked += 1
+                lane.ce_marked += 1
                 if ecn != NOT_ECT:
-                    self.q.lq[-1] = (mark_ce(pkt), size, now)
+                    q.lq[-1] = (mark_ce(pkt), size, now)
             return True
-        if not self.q.enqueue(pkt, size, now):
+        lane = self.lanes[CLASSIC_LANE]
+        lane.arrival(ecn_of(pkt))
+        if not q.enqueue(pkt, size, now):
             self.dropped += 1
+            self._count_drop(lane, forced)
             return False
         return True
+
+    def _count_drop(self, lane: LaneCounters, forced_before: int) -> None:
+        """A drop for a full buffer (the queue's forced drops went up) or by the AQM (or queue protection)."""
+        if self.q.forced_drops != forced_before:
+            lane.policed_drops += 1
+        else:
+            lane.aqm_drops += 1
 
     def _head_size(self) -> int | None:
         q = self.q
@@ -206,6 +282,7 @@ class AqmStage:
             self.sent += 1
             self.sent_bytes += size
             self.waits.append(now - t_in)
+            self.lanes[LOW_LATENCY_LANE if len(entry) > 3 and entry[3] else CLASSIC_LANE].sent(size, now - t_in)
             out.append(pkt)
         q.update(now)
         return out
@@ -270,6 +347,10 @@ class FlowDispatch:
         band = self.classify(pkt) if len(self.stages) > 1 else 0
         stage = self.stages[band]
         return None if stage is None else stage.offer(pkt, now, self.roles[band])
+
+    def counters(self) -> list[list[dict]]:
+        """Per stage (``StagePlan.spec()``'s order) the counters of each lane (classic, low latency)."""
+        return [[lane.as_dict() for lane in s.lanes] for s in self.live]
 
     def next_time(self, now: float) -> float | None:
         times = [t for s in self.live if (t := s.next_time(now)) is not None]
@@ -366,7 +447,10 @@ class StagePlan:
 
     def as_dict(self) -> dict:
         first = self.staged[0].as_dict()  # the primary staged flow at the top level (status line)
-        d = {**first, "where": "userspace (TUN delay line)", "flows": [f.as_dict() for f in self.staged]}
+        # bands: per upstream flow, the index of its stage in "flows" (None: tc's) = the order of
+        # the delay line's counters (FlowDispatch.counters), which the modem serves over SNMP
+        d = {**first, "where": "userspace (TUN delay line)", "flows": [f.as_dict() for f in self.staged],
+             "bands": self.spec()["bands"]}
         if any(r is not None for r in self.roles):
             d["roles"] = list(self.roles)  # per band: the dual queue's side its classifiers choose
         return d

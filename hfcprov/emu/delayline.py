@@ -54,14 +54,32 @@ def open_tun(dev: str) -> int:
     return fd
 
 
+COUNTERS_EVERY = 0.25  # s between writes of the stage's counters (what the modem's SNMP serves)
+
+
+def write_counters(path: str, stage) -> None:
+    """The stage's per-flow counters (``FlowDispatch.counters``) as JSON, replaced atomically."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump({"time": time.time(), "stages": stage.counters()}, f)
+    os.replace(tmp, path)
+
+
 def serve(fd: int, delay: float, loss: float = 0.0, seed: int | None = None, stage=None,
-          stage_match=None, control: socket.socket | None = None, clock: Timekeeping | None = None) -> None:
+          stage_match=None, control: socket.socket | None = None, clock: Timekeeping | None = None,
+          counters: str | None = None) -> None:
     rng = random.Random(seed)
     queue: collections.deque[tuple[float, bytes]] = collections.deque()
     clock = clock or Timekeeping()
     watched = [fd] if control is None else [fd, control]
+    next_write = 0.0
     while True:
+        if counters and stage is not None and time.monotonic() >= next_write:
+            write_counters(counters, stage)
+            next_write = time.monotonic() + COUNTERS_EVERY
         timeout = None if not queue else max(0.0, queue[0][0] - time.monotonic())
+        if counters and stage is not None:
+            timeout = COUNTERS_EVERY if timeout is None else min(timeout, COUNTERS_EVERY)
         if stage is not None:
             t = stage.next_time(time.monotonic())
             if t is not None:
@@ -134,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--aqm-from", default="0.0.0.0/0", help="IPv4 source prefix the stage takes")
     ap.add_argument("--aqm-spec", default=None, help="JSON: one stage per service flow (aqmstage.StagePlan.spec)")
     ap.add_argument("--control", default=None, help="UNIX datagram socket path answering the timekeeping counters")
+    ap.add_argument("--counters", default=None, help="write the stage's per-flow counters to this JSON file")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     # This process is the wire: on a busy machine, ordinary scheduling would add its run-queue
@@ -156,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     control = _control_socket(args.control) if args.control else None
     print("delayline: ready", flush=True)
     try:
-        serve(fd, args.delay, args.loss, args.seed, stage, match, control, clock)
+        serve(fd, args.delay, args.loss, args.seed, stage, match, control, clock, args.counters)
     except KeyboardInterrupt:
         pass
     finally:

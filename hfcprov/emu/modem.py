@@ -163,7 +163,7 @@ class Modem:
         }
         if self.chain:
             _forwarding(True)  # registered: the CMTS forwards its traffic, it forwards its hosts'
-        self._serve_snmp(plans, tftp_server=server.rsplit(":", 1)[0].strip("[]"))
+        self._serve_snmp(plans, aggregates, tftp_server=server.rsplit(":", 1)[0].strip("[]"))
         return self._write(applied)
 
     def _fetch_direct(self) -> dict:
@@ -280,10 +280,10 @@ class Modem:
         atomic_write(self.state / "applied.json", json.dumps(applied, indent=2, default=str) + "\n")
         return applied
 
-    def _serve_snmp(self, plans: list[shaping.QueuePlan], status: int = CM_OPERATIONAL,
+    def _serve_snmp(self, plans: list[shaping.QueuePlan], aggregates=(), status: int = CM_OPERATIONAL,
                     tftp_server: str | None = None) -> None:
         from hfcprov.snmp.agentdata import live_uptime, modem_snmprec
-        from hfcprov.snmp.simagent import SnmpSimAgent, write_endpoint_data
+        from hfcprov.snmp.simagent import SnmpSimAgent, endpoint_datafile, write_alias_data
 
         self._stop_snmp()
         for p in self.reset_cache.parent.glob(self.reset_cache.name + "*"):
@@ -291,17 +291,33 @@ class Modem:
         # what it really booted from: the server it fetched the file from, and sysUpTime from this boot
         text = modem_snmprec([p.flow for p in plans], self.model.sys_descr, self.filename or "", status=status,
                              applied={i: {"buffer_size": p.buffer, **self._applied_aqm(p)}
-                                      for i, p in enumerate(plans)}, tftp_server=tftp_server)
+                                      for i, p in enumerate(plans)}, tftp_server=tftp_server,
+                             aggregates=aggregates, counter_sources=self._counter_sources(plans, aggregates))
         text = live_uptime(text, time.monotonic() - self.boot_started)
         data_dir = self.state / "snmp"
-        write_endpoint_data(data_dir, self.community, [text], v3=bool(self.v3.get("v3_user")))
+        # the data file's name is not the community (snmpsim would take it as one): the agent learns
+        # the community from a 0600 file
+        write_alias_data(data_dir, "modem", text)
+        if self.v3.get("v3_user"):  # SNMPv3's empty context: the endpoint's own file (no community in its name)
+            atomic_write(endpoint_datafile(data_dir, None, 0), text)
         host = self.address or self.lab.addr("cm_rf")
         self.agent = SnmpSimAgent(data_dir, [(host, self.snmp_port)], writecache_file=self.reset_cache,
+                                  communities={"modem": self.community}, variations=True,
                                   v3_user=self.v3.get("v3_user"), v3_auth_key=self.v3.get("v3_auth_key"),
                                   v3_priv_key=self.v3.get("v3_priv_key"),
                                   v3_auth_proto=self.v3.get("v3_auth_proto", "SHA"),
                                   v3_priv_proto=self.v3.get("v3_priv_proto", "AES")).start()
         self.log(f"snmp: answering on {self._endpoint()}")
+
+    def _counter_sources(self, plans: list[shaping.QueuePlan], aggregates) -> dict[int, dict]:
+        """Flow position -> where its counters are (the AQM stage's file, its stage and lane) for the
+        upstream flows the stage queues: their docsQosServiceFlowStats/Latency/Congestion rows are
+        what the stage counted. A Low Latency flow of an aggregate is the dual queue's LL lane."""
+        bands = self.lab.queues.get("upstream", {}).get("aqm", {}).get("bands") or []
+        low_latency = {a.low_latency_ref for a in aggregates if a.direction == "upstream" and a.low_latency_ref}
+        ups = [i for i, p in enumerate(plans) if p.flow.direction == "upstream"]
+        return {pos: {"file": self.lab.counters_file, "stage": bands[band], "lane": int(plans[pos].flow.ref in low_latency)}
+                for band, pos in enumerate(ups) if band < len(bands) and bands[band] is not None}
 
     def _applied_aqm(self, plan: shaping.QueuePlan) -> dict:
         """The AQM columns to serve where the emulator does not run what the model's rule asks: none

@@ -330,8 +330,9 @@ class Lab:
         """(Re)start the delay line with the AQM stage, or without it once no flow needs it."""
         imp, caps = self.impairments, self.caps or detect(self.ns("cm"))
         method = (imp.loss_method or caps.loss_method) if imp.loss else None
+        self.state_dir.mkdir(parents=True, exist_ok=True)
         self._delay_line(0.0 if caps.netem else imp.rtt / 2, imp.loss if method == "tun-delayline" else 0.0,
-                         imp.seed, stage.args() if stage is not None else ())
+                         imp.seed, [*stage.args(), "--counters", str(self.counters_file)] if stage is not None else ())
         if stage is not None:
             self.pids["aqm"] = self.pids["delayline"]
         else:
@@ -350,6 +351,11 @@ class Lab:
     @property
     def state_dir(self) -> Path:
         return STATE_DIR / self.name
+
+    @property
+    def counters_file(self) -> Path:
+        """What the AQM stage counted per flow (``aqmstage.FlowDispatch.counters``), rewritten as it runs."""
+        return self.state_dir / "counters.json"
 
     def boot(self, tftp_root: str | os.PathLike, filename: str | None = None, dynamic: str | None = None,
              tftp_port: int = 69, snmp_port: int = 161, max_buffer: int | None = None,

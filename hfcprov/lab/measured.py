@@ -377,8 +377,10 @@ class ModemBackend:
         confirmed["proof"] = {"uptime_s": seen.uptime, "at_s": round(seen.at, 1), "file": seen.file,
                               "tftp_server": seen.server, "cmts": seen.cmts_status}
         self.sys_descr = confirmed["sys_descr"]
+        before = _flow_counters(self.snmp.run, host, port)
         result = _probe(self.campaign, point, self.probe.server, "modem", port=self.probe.port, role=self.probe)
         result.extra.update(confirmed)
+        result.extra["flow_counters"] = counters_record(before, _flow_counters(self.snmp.run, host, port))
         return [result]
 
     def _poll(self, at: float):
@@ -417,14 +419,42 @@ def published_file_name(campaign: Campaign, modem: dict) -> str:
     return config_file_name(campaign.target.tftp.filename, row)
 
 
+def _flow_counters(run, host: str, port: int):
+    """The modem's per-flow counters now (``hfcprov.snmp.flowstats``), or the error reading them;
+    ``run(step)`` runs an SNMP step from the modem's SNMP place (``roles.SnmpRole.run``)."""
+    from hfcprov.snmp.flowstats import read_counters
+
+    async def step(client):
+        return await read_counters(client, host, port)
+
+    try:
+        return run(step)
+    except HfcprovError as err:
+        return err
+
+
+def counters_record(before, after) -> dict:
+    """What a point stores of the counters read around its probe: both snapshots and the deltas
+    (stats, latency histogram, congestion per flow), or why they could not be read."""
+    from hfcprov.snmp.flowstats import deltas
+
+    record = {}
+    for name, snap in (("before", before), ("after", after)):
+        record[name] = {"error": str(snap)} if isinstance(snap, HfcprovError) else snap.as_dict()
+    if not isinstance(before, HfcprovError) and not isinstance(after, HfcprovError):
+        try:
+            record["delta"] = [d.as_dict() for d in deltas(before, after)]
+        except HfcprovError as err:  # the modem rebooted during the point
+            record["delta_error"] = str(err)
+    return record
+
+
 def _reset(host, port):
     """SET docsDevResetNow.0 = true(1): the modem reboots and fetches its config file again."""
-    from pysnmp.proto.rfc1902 import Integer32
-
     from hfcprov.snmp import oids
 
     async def step(client):
-        await client.set(host, port, oids.RESET_NOW, Integer32(1))
+        await client.set(host, port, oids.RESET_NOW, "Integer", 1)  # TruthValue true(1)
 
     return step
 

@@ -15,6 +15,7 @@ from hfcprov.model.classifier import ANY_PROTOCOL, TCP_OR_UDP, Classifier
 from hfcprov.model.flow import (
     AQM_ALGORITHMS,
     AQM_PARAMS,
+    ASF_PARAMS,
     DEFAULT_AQM_LATENCY_TARGET,
     DEFAULT_DOCSIS_VERSION,
     DEFAULT_MAX_TRAFFIC_BURST,
@@ -43,7 +44,7 @@ from hfcprov.model.lld import (
 )
 
 __all__ = [
-    "ANY_PROTOCOL", "TCP_OR_UDP", "AQM_ALGORITHMS", "AQM_PARAMS", "DEFAULT_AQM_LATENCY_TARGET", "DEFAULT_DOCSIS_VERSION",
+    "ANY_PROTOCOL", "TCP_OR_UDP", "AQM_ALGORITHMS", "AQM_PARAMS", "ASF_PARAMS", "DEFAULT_AQM_LATENCY_TARGET", "DEFAULT_DOCSIS_VERSION",
     "DEFAULT_MAX_TRAFFIC_BURST", "DEFAULT_QUEUE", "DOCSIS_VERSIONS", "LARGEST_QUEUE", "QOS_PARAMS", "AggregateServiceFlow", "AqmSettings", "BufferControl",
     "BufferRejected", "Classifier", "Direction", "ModemSettings", "ServiceFlow", "aggregate_service_flows",
     "classifiers", "modem_settings", "qos_param_values", "service_flows", "upstream_aqm",

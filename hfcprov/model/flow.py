@@ -296,6 +296,18 @@ class AggregateServiceFlow:
                                "UpstreamPeakTrafficRate" if self.direction == "upstream" else "DownstreamPeakTrafficRate")
 
 
+# The Aggregate Service Flow parameters a modem reports (keys of hfcprov.snmp.oids.ASF), in the
+# MIB's units: what the audit compares for each TLV 70/71 and the test agent serves.
+ASF_PARAMS = {
+    "max_sustained_rate": ("ASF max rate", lambda a: a.max_sustained_rate),
+    "max_traffic_burst": ("ASF max burst", lambda a: a.max_traffic_burst),
+    "peak_rate": ("ASF peak rate", lambda a: a.peak_rate),
+    "coupling_factor": ("AQM coupling factor (tenths)", lambda a: a.coupling_factor),
+    "scheduling_weight": ("scheduling weight", lambda a: a.scheduling_weight),
+    "queue_protection": ("queue protection", lambda a: None if a.queue_protection is None else TRUTH[a.queue_protection]),
+}
+
+
 @dataclass(frozen=True)
 class ModemSettings:
     """File-wide settings that change how every flow is treated."""

@@ -16,10 +16,11 @@ the N-th ``--agent-udpv4-endpoint`` (see ``hfcprov.snmp.simagent``).
 from __future__ import annotations
 
 from hfcprov import macaddr
-from hfcprov.model import BufferControl, BufferRejected, ServiceFlow, qos_param_values
+from hfcprov.model import ASF_PARAMS, AggregateServiceFlow, BufferControl, BufferRejected, ServiceFlow, qos_param_values
 from hfcprov.snmp import oids
 
-INTEGER, OCTETS, HEX, IPADDRESS, COUNTER32, GAUGE32, TIMETICKS = "2", "4", "4x", "64", "65", "66", "67"
+INTEGER, OCTETS, HEX, IPADDRESS, COUNTER32, GAUGE32, TIMETICKS, COUNTER64 = "2", "4", "4x", "64", "65", "66", "67", "70"
+OBJECT_ID = "6"
 
 
 def snmprec(records: list[tuple[str, str, object]]) -> str:
@@ -44,6 +45,11 @@ def modem_snmprec(
     uptime_ticks: int = 360000,
     tftp_server: str | None = "10.0.0.1",
     boot_state: int = 1,
+    counters: dict[int, dict] | None = None,
+    aggregates: list[AggregateServiceFlow] = (),
+    applied_asf: dict[int, dict] | None = None,
+    first_asfid: int = 1,
+    counter_sources: dict[int, dict] | None = None,
 ) -> str:
     """The .snmprec text of a DOCSIS 3.0 cable modem serving the service flows it applied.
 
@@ -63,6 +69,15 @@ def modem_snmprec(
       ``hfcprov.model.AQM_PARAMS`` columns for a DOCSIS 3.0 modem, whose MIB predates them.
     - ``tftp_server`` / ``boot_state``: docsDevServerConfigTftpAddressType/Address (IPv4 or IPv6) and
       docsDevServerBootState (1 operational), what the modem says about its own boot.
+    - ``counters``: per flow position, the counters it serves (keys of ``oids.FLOW_COUNTERS``, and
+      ``hist_edges_us``/``hist_counts`` for the latency histogram), e.g. what the emulated modem's
+      AQM stage counted; a flow without an entry serves none (a DOCSIS 3.0 modem's tables).
+      ``counter_sources``: per flow position, where a live count is read instead
+      (``{"file": counters.json, "stage": k, "lane": 0 or 1}``, served by the ``flowcounters``
+      variation module: start the agent with ``SnmpSimAgent(variations=True)``).
+    - ``aggregates``: the Aggregate Service Flows (TLV 70/71) it applied, served in docsQosAsfTable
+      (index ifIndex.asfid, ``first_asfid`` counting up) with their member flows' SFIDs;
+      ``applied_asf`` overrides fields per aggregate position as ``applied`` does for flows.
     - docsDevResetNow.0 is served as false(2) with the ``writecache`` variation, so an SNMP SET of
       true(1) succeeds (start snmpsim with ``--variation-module-options=writecache:file:PATH`` to
       have the set recorded in a shelve file another process can watch).
@@ -77,9 +92,11 @@ def modem_snmprec(
     ]
     reset_oid = oids.RESET_NOW
     next_sfid = first_sfid
+    sfids = []
     for pos, flow in enumerate(flows):
         sfid = flow.sfid or next_sfid
         next_sfid = max(next_sfid, sfid) + 1
+        sfids.append(sfid)
         values = qos_param_values(flow)
         values.update(applied.get(pos, {}))
         direction = 2 if flow.direction == "upstream" else 1
@@ -97,9 +114,59 @@ def modem_snmprec(
             buffer_size = _queue_size(values)
         records.append((f"{oids.SF_DIRECTION}.{if_index}.{sfid}", INTEGER, direction))
         records.append((f"{oids.SF_BUFFER_SIZE}.{if_index}.{sfid}", GAUGE32, int(buffer_size)))
+        records += counter_records(f"{if_index}.{sfid}", (counters or {}).get(pos),
+                                   (counter_sources or {}).get(pos))
+    records += asf_records(aggregates, flows, sfids, if_index, first_asfid, applied_asf or {})
     text = snmprec(records)
     # the writecache variation needs "value=" syntax, so it is added outside snmprec()'s escaping
     return _insert_sorted(text, f"{reset_oid}|{INTEGER}:writecache|value=2")
+
+
+_COUNTER_TAG = {64: COUNTER64, 32: COUNTER32}  # the SMI type of a FLOW_COUNTERS column by its width
+
+
+def counter_records(index: str, values: dict | None, source: dict | None = None) -> list[tuple[str, str, object]]:
+    """One flow's counters (``oids.FLOW_COUNTERS`` keys, ``hist_edges_us``/``hist_counts``) as records;
+    with ``source`` (file, stage, lane) every one is read live by the ``flowcounters`` variation."""
+    if source is not None:
+        where = f"file={source['file']},stage={int(source['stage'])},lane={int(source['lane'])}"
+        records = [(f"{column}.{index}", f"{_COUNTER_TAG.get(width, GAUGE32)}:flowcounters", f"{where},key={key}")
+                   for key, (column, width) in oids.FLOW_COUNTERS.items()]
+        return records + [(f"{oids.LATENCY_BIN_EDGES}.{index}", f"{HEX}:flowcounters", f"{where},key=hist_edges_us"),
+                          (f"{oids.LATENCY_BIN_COUNTS}.{index}", f"{HEX}:flowcounters", f"{where},key=hist_counts")]
+    if not values:
+        return []
+    records = []
+    for key, (column, width) in oids.FLOW_COUNTERS.items():
+        if values.get(key) is not None:
+            tag = _COUNTER_TAG.get(width, GAUGE32)
+            records.append((f"{column}.{index}", tag, int(values[key])))
+    if values.get("hist_counts") is not None:
+        words = lambda xs: "".join(f"{int(x) % 2**32:08x}" for x in xs)  # noqa: E731
+        records.append((f"{oids.LATENCY_BIN_EDGES}.{index}", HEX, words(values.get("hist_edges_us", ()))))
+        records.append((f"{oids.LATENCY_BIN_COUNTS}.{index}", HEX, words(values["hist_counts"])))
+    return records
+
+
+def asf_records(aggregates, flows, sfids, if_index: int, first_asfid: int, applied: dict) -> list:
+    """docsQosAsfTable rows of the aggregates: their parameters and their member flows' SFIDs."""
+    records = []
+    for pos, asf in enumerate(aggregates):
+        asfid = first_asfid + pos
+        members = [i for i, f in enumerate(flows) if f.asf_ref is not None and f.asf_ref == asf.ref]
+        low = [sfids[i] for i in members if asf.low_latency_ref is not None and flows[i].ref == asf.low_latency_ref]
+        classic = [sfids[i] for i in members if sfids[i] not in low]
+        values = {key: get(asf) for key, (_label, get) in ASF_PARAMS.items()}
+        values.update(direction=2 if asf.direction == "upstream" else 1, profile_name=asf.profile_name or "",
+                      low_latency_sfid=low[0] if low else 0, classic_sfid=classic[0] if classic else 0)
+        values.update(applied.get(pos, {}))
+        for key, column in oids.ASF.items():
+            value = values.get(key)
+            if value is None:
+                continue
+            tag = OCTETS if key == "profile_name" else INTEGER if key in ("direction", "queue_protection") else GAUGE32
+            records.append((f"{column}.{if_index}.{asfid}", tag, value if tag == OCTETS else int(value)))
+    return records
 
 
 # param-set columns whose SYNTAX is an INTEGER enumeration (TruthValue included), not Unsigned32

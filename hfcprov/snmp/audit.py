@@ -34,16 +34,12 @@ from pathlib import Path
 
 from hfcprov import mib
 from hfcprov.errors import HfcprovError
-from hfcprov.model import AQM_PARAMS, QOS_PARAMS, ServiceFlow
+from hfcprov.model import AQM_PARAMS, ASF_PARAMS, QOS_PARAMS, AggregateServiceFlow, ServiceFlow
 from hfcprov.snmp import oids
-from hfcprov.snmp.client import (
-    Credentials,
-    SnmpAuthError,
-    SnmpClient,
-    SnmpError,
-    SnmpTimeout,
-    for_each,
-)
+from hfcprov.snmp.base import SnmpAuthError, SnmpError, SnmpTimeout
+from hfcprov.snmp.client import Credentials, SnmpClient
+from hfcprov.snmp.pacing import KeyedPacer, for_each
+from hfcprov.snmp.typecheck import problem
 
 IN_SYNC, DRIFTED, WRONG_CONFIG, OFFLINE, UNREACHABLE, AUTH_FAILURE, ERROR = (
     "in-sync", "drifted", "wrong-config", "offline", "unreachable", "auth-failure", "error")
@@ -51,6 +47,10 @@ STATUSES = (IN_SYNC, DRIFTED, WRONG_CONFIG, OFFLINE, UNREACHABLE, AUTH_FAILURE, 
 
 # audited field -> (label in reports, how to read it from a ServiceFlow): the model's QoS parameters
 FIELDS = QOS_PARAMS
+
+
+class BadValue(HfcprovError):
+    """A modem sent a value its MIB does not allow: the modem's verdict is ``error``, naming it."""
 
 
 class AuditError(HfcprovError):
@@ -67,6 +67,7 @@ class AuditTarget:
     config: str | None = None  # expected config file name (what docsDevServerConfigFile should say)
     where: str = ""  # inventory row, for messages
     guessed: bool = False  # config name came from the file-name pattern, not the inventory
+    cmts: str = ""  # the CMTS the modem hangs off (inventory column "cmts"): shards and rate caps
 
 
 @dataclass
@@ -77,8 +78,12 @@ class Drift:
     actual: object
 
     def __str__(self) -> str:
-        if self.field == "flow":
+        if self.field in ("flow", "asf"):
             return f"{self.flow}: {self.expected}, {self.actual}"
+        if self.field.startswith("asf:"):
+            key = self.field[4:]
+            label = ASF_PARAMS[key][0] if key in ASF_PARAMS else key.replace("_", " ")
+            return f"{self.flow}: {label} {_num(self.expected)} asked, {_num(self.actual)} applied"
         return (f"{self.flow}: {FIELDS[self.field][0]} {_shown(self.field, self.expected)} asked, "
                 f"{_shown(self.field, self.actual)} applied")
 
@@ -105,7 +110,7 @@ class ModemAudit:
     @property
     def detail(self) -> str:
         if self.drifts:
-            return "; ".join(str(d) for d in self.drifts)
+            return summarize(self.drifts)
         return self.message
 
     def as_dict(self) -> dict:
@@ -131,8 +136,9 @@ def _shown(key: str, value) -> str:
 def targets_from_inventory(rows: list[dict], default_port: int = 161, pattern: str = "{mac}.cm") -> list[AuditTarget]:
     """Audit targets from ``hfcprov.tiers.load_inventory`` rows.
 
-    A row needs ``ip`` (or ``host``); ``port`` and ``config`` (the file name the modem should
-    have loaded) are optional, the name defaulting to ``pattern`` (the build's default).
+    A row needs ``ip`` (or ``host``); ``port``, ``config`` (the file name the modem should have
+    loaded, defaulting to ``pattern``, the build's default) and ``cmts`` (the CMTS it is on, for
+    sharding and per-CMTS rate caps) are optional.
     """
     targets = []
     for n, row in enumerate(rows, 1):
@@ -149,7 +155,7 @@ def targets_from_inventory(rows: list[dict], default_port: int = 161, pattern: s
         if guessed:
             config = pattern.format(**row)
         targets.append(AuditTarget(mac=row["mac"], host=str(host), port=port, config=str(config), where=where,
-                                   guessed=guessed))
+                                   guessed=guessed, cmts=str(row.get("cmts") or "")))
     return targets
 
 
@@ -159,16 +165,17 @@ class ExpectedConfigs:
     def __init__(self, folder: str | Path | None, secret: bytes | None = None):
         self.folder = Path(folder) if folder else None
         self.secret = secret
-        self._cache: dict[str, list[ServiceFlow] | HfcprovError] = {}
+        self._cache: dict[str, tuple[list[ServiceFlow], list[AggregateServiceFlow]] | HfcprovError] = {}
 
-    def flows(self, name: str) -> list[ServiceFlow]:
+    def _read(self, name: str) -> tuple[list[ServiceFlow], list[AggregateServiceFlow]]:
         from hfcprov.config import read_config
-        from hfcprov.model import service_flows
+        from hfcprov.model import aggregate_service_flows, service_flows
 
         if name not in self._cache:
             path = self.folder / Path(name).name
             try:
-                self._cache[name] = service_flows(read_config(path, secret=self.secret))
+                tree = read_config(path, secret=self.secret)
+                self._cache[name] = (service_flows(tree), aggregate_service_flows(tree))
             except HfcprovError as err:
                 self._cache[name] = err
         found = self._cache[name]
@@ -176,21 +183,29 @@ class ExpectedConfigs:
             raise found
         return found
 
+    def flows(self, name: str) -> list[ServiceFlow]:
+        return self._read(name)[0]
+
+    def aggregates(self, name: str) -> list[AggregateServiceFlow]:
+        return self._read(name)[1]
+
     def has(self, name: str) -> bool:
         return self.folder is not None and (self.folder / Path(name).name).is_file()
 
 
 async def audit_modem(client: SnmpClient, target: AuditTarget, configs: ExpectedConfigs) -> ModemAudit:
-    """Audit one modem; never raises for anything a modem or its data can cause."""
+    """Audit one modem; never raises: whatever a modem sends (a value of the wrong type, length
+    or range, a malformed or missing answer) becomes this modem's verdict."""
     started = time.monotonic()
     result = ModemAudit(mac=target.mac, host=target.host, port=target.port, status=ERROR,
                         expected_config=target.config)
     try:
-        reps, columns = _request_shape(target, configs)
+        reps, columns, asf = _request_shape(target, configs)
         scalars, tables = await client.fetch(
             target.host, target.port, [oids.SYS_DESCR, oids.CONFIG_FILE, *oids.BOOT_SCALARS],
-            [oids.SF_DIRECTION, oids.SF_BUFFER_SIZE, *columns], max_repetitions=reps,
-            first_rows=[oids.CM_STATUS_VALUE], stop=_past_active_rows)
+            [oids.SF_DIRECTION, oids.SF_BUFFER_SIZE, *columns, *(oids.ASF.values() if asf else ())],
+            max_repetitions=reps, first_rows=[oids.CM_STATUS_VALUE], stop=_past_active_rows)
+        _check_values(scalars, tables)
         _boot_fields(result, scalars)
         name = _check_state(result, target, scalars, configs)
         if name is not None:
@@ -201,8 +216,10 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
             inactive = [f for f in flows if all(params.get(o) is None
                                                  for o in _param_oids([f], oids.PARAM_SET_ACTIVE))]
             if inactive:
-                params.update(await client.get_many(target.host, target.port,
-                                                    _param_oids(inactive, oids.PARAM_SET_PROVISIONED)))
+                more = await client.get_many(target.host, target.port,
+                                             _param_oids(inactive, oids.PARAM_SET_PROVISIONED))
+                _check_values(more, {})
+                params.update(more)
             _compare_flows(result, name, tables, params, configs)
     except SnmpTimeout as err:
         result.status, result.message = UNREACHABLE, str(err)
@@ -210,8 +227,24 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
         result.status, result.message = AUTH_FAILURE, str(err)
     except (SnmpError, HfcprovError) as err:
         result.status, result.message = ERROR, str(err)
+    except Exception as err:  # noqa: BLE001 - a bug must not stop the other modems' audit
+        result.status = ERROR
+        result.message = f"internal error auditing this modem ({type(err).__name__}: {err}); please report it"
     result.seconds = time.monotonic() - started
     return result
+
+
+def _check_values(scalars: dict, tables: dict) -> None:
+    """``BadValue`` for the first value that does not fit its object's MIB syntax."""
+    for oid, value in scalars.items():
+        bad = problem(oid, value)
+        if bad:
+            raise BadValue(bad)
+    for column, rows in tables.items():
+        for index, value in rows.items():
+            bad = problem(f"{column}.{index}", value)
+            if bad:
+                raise BadValue(bad)
 
 
 def _boot_fields(result: ModemAudit, scalars) -> None:
@@ -280,25 +313,28 @@ _PARAM_COLUMNS = tuple(oids.PARAM_SET.values())
 _COMPARED_COLUMNS = tuple(oids.PARAM_SET[key] for key in FIELDS)  # the columns a comparison can use
 
 
-def _request_shape(target: AuditTarget, configs: ExpectedConfigs) -> tuple[int, list[str]]:
-    """GETBULK repetitions and the param-set columns to read for one modem.
+def _request_shape(target: AuditTarget, configs: ExpectedConfigs) -> tuple[int, list[str], bool]:
+    """GETBULK repetitions, the param-set columns to read for one modem, and whether to read its
+    Aggregate Service Flows.
 
     Knowing the config the modem should run (k flows), k + 1 repetitions bring every flow
     and the step past them (which shows there is no flow the file does not ask for) in one
     answer, and only the columns of fields the file sets are read: the fewer var-binds, the
     less work for the agent (a CM's CPU is weak; snmpsim's is what caps a lab's audit rate).
-    Otherwise 3 repetitions (two flows and the step past them) of every compared column.
+    The ASF table is read only for a file with TLV 70/71. Otherwise 3 repetitions (two flows
+    and the step past them) of every compared column.
     """
     name = target.config if target.config and not target.guessed else None
     try:
         expected = configs.flows(name) if name and configs.has(name) else None
+        aggregates = configs.aggregates(name) if expected else []
     except HfcprovError:
-        expected = None  # reported when the flows are compared
+        expected, aggregates = None, []  # reported when the flows are compared
     if not expected:
-        return 3, list(_COMPARED_COLUMNS)
+        return 3, list(_COMPARED_COLUMNS), False
     columns = [oids.PARAM_SET[key] for key, (_label, get) in FIELDS.items()
                if any(get(flow) is not None for flow in expected)]
-    return len(expected) + 1, columns
+    return max(len(expected), len(aggregates)) + 1, columns, bool(aggregates)
 
 
 def _past_active_rows(column: str, index: str) -> bool:
@@ -326,15 +362,21 @@ def _compare_flows(result: ModemAudit, name: str, tables, params: dict[str, obje
             if oid.startswith(column + "."):
                 rows[oid[len(column) + 1:]] = value
                 break
-    result.drifts = _drifts(expected_flows, {**tables, **by_column}, result)
+    sfids: dict[int, int] = {}  # position of a flow in the file -> the modem's SFID paired with it
+    result.drifts = _drifts(expected_flows, {**tables, **by_column}, result, sfids)
+    aggregates = configs.aggregates(name)
+    if aggregates and oids.ASF["direction"] in tables:
+        result.drifts += _asf_drifts(aggregates, expected_flows, sfids, tables)
     result.status = DRIFTED if result.drifts else IN_SYNC
     if not result.drifts:
         result.message = f"{len(expected_flows)} flows as in {name}"
+        if aggregates:
+            result.message += f", {len(aggregates)} aggregate service flows"
         if result.aqm_exposed is False:
             result.message += "; AQM not exposed (no DOCSIS 3.1 AQM columns), not compared"
 
 
-def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit) -> list[Drift]:
+def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit, sfids: dict | None = None) -> list[Drift]:
     # rows of docsQosParamSetTable: index ifIndex.type.sfid
     rows: dict[int, dict[int, dict[str, object]]] = {}  # sfid -> type -> field -> value
     for key, column in oids.PARAM_SET.items():
@@ -349,14 +391,16 @@ def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit) -> list[Dri
     buffer_size = {int(i.split(".")[-1]): v for i, v in tables[oids.SF_BUFFER_SIZE].items()}
     drifts = []
     for direction in ("upstream", "downstream"):
-        want = [f for f in expected if f.direction == direction]
+        want = [(pos, f) for pos, f in enumerate(expected) if f.direction == direction]
         have = sorted(s for s, d in direction_of.items() if d == direction)
-        for n, flow in enumerate(want, 1):
+        for n, (pos, flow) in enumerate(want, 1):
             name = f"{direction} flow {n}"
             if n > len(have):
                 drifts.append(Drift(name, "flow", "in the config file", "not on the modem"))
                 continue
             sfid = have[n - 1]
+            if sfids is not None:
+                sfids[pos] = sfid
             name = f"{name} (sfid {sfid})"
             sets = rows.get(sfid, {})
             applied = sets.get(oids.PARAM_SET_ACTIVE) or sets.get(oids.PARAM_SET_PROVISIONED) or {}
@@ -367,11 +411,93 @@ def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit) -> list[Dri
                 if asked is None or _aqm_not_exposed(result, key, applied.get(key)):
                     continue
                 actual = applied.get(key)
-                if actual is None or int(actual) != int(asked):
+                if actual is None or _differs(actual, asked):
                     drifts.append(Drift(name, key, asked, actual))
         for sfid in have[len(want):]:
             drifts.append(Drift(f"{direction} sfid {sfid}", "flow", "not in the config file", "active on the modem"))
     return drifts
+
+
+def _differs(actual, asked) -> bool:
+    if isinstance(asked, str) or isinstance(actual, bytes):  # a service class name
+        text = actual.decode(errors="replace") if isinstance(actual, bytes) else str(actual)
+        return text != str(asked)
+    return int(actual) != int(asked)
+
+
+def _asf_drifts(aggregates: list[AggregateServiceFlow], flows: list[ServiceFlow], sfids: dict[int, int],
+                tables) -> list[Drift]:
+    """The file's Aggregate Service Flows against the modem's docsQosAsfTable, paired per direction
+    in order (as the flows are): each ASF parameter the file sets, and which SFIDs are its members
+    (the low latency flow, 70/71.42.1, and the classic one)."""
+    rows: dict[int, dict[str, object]] = {}  # asfid -> field -> value (index ifIndex.asfid)
+    for key, column in oids.ASF.items():
+        for index, value in tables.get(column, {}).items():
+            rows.setdefault(int(index.split(".")[-1]), {})[key] = value
+    drifts = []
+    for direction in ("upstream", "downstream"):
+        want = [a for a in aggregates if a.direction == direction]
+        have = sorted(i for i, r in rows.items() if oids.DIRECTION.get(r.get("direction")) == direction)
+        for n, asf in enumerate(want, 1):
+            name = f"{direction} aggregate {n}"
+            if n > len(have):
+                drifts.append(Drift(name, "asf", "in the config file", "not on the modem"))
+                continue
+            row = rows[have[n - 1]]
+            name = f"{name} (asf {have[n - 1]})"
+            for key, (_label, get) in ASF_PARAMS.items():
+                asked = get(asf)
+                if asked is not None and (row.get(key) is None or int(row[key]) != int(asked)):
+                    drifts.append(Drift(name, f"asf:{key}", asked, row.get(key)))
+            members = [pos for pos, f in enumerate(flows) if f.asf_ref is not None and f.asf_ref == asf.ref]
+            low = [pos for pos in members if asf.low_latency_ref is not None and flows[pos].ref == asf.low_latency_ref]
+            classic = [pos for pos in members if pos not in low]
+            for key, positions in (("low_latency_sfid", low), ("classic_sfid", classic)):
+                if len(positions) != 1 or positions[0] not in sfids:
+                    continue
+                if row.get(key) is not None and int(row[key]) != sfids[positions[0]]:
+                    drifts.append(Drift(name, f"asf:{key}", sfids[positions[0]], row[key]))
+        for asfid in have[len(want):]:
+            drifts.append(Drift(f"{direction} asf {asfid}", "asf", "not in the config file", "active on the modem"))
+    return drifts
+
+
+def summarize(drifts: list[Drift], shown: int = 6) -> str:
+    """The drifts as one line, long lists counted: ``62 extra upstream flows: sfid 3, 4, ...``."""
+    extra: dict[str, list[str]] = {}
+    missing: dict[str, list[str]] = {}
+    fields: dict[str, list[Drift]] = {}
+    for d in drifts:
+        if d.field in ("flow", "asf") and d.expected == "not in the config file":
+            extra.setdefault(d.flow.split(" ")[0] + (" flows" if d.field == "flow" else " aggregates"), []).append(
+                d.flow.split(" ", 1)[1])
+        elif d.field in ("flow", "asf"):
+            missing.setdefault(d.flow.split(" ")[0] + (" flows" if d.field == "flow" else " aggregates"),
+                               []).append(d.flow)
+        else:
+            fields.setdefault(d.field, []).append(d)
+    parts = []
+    for kind, items in fields.items():
+        if len(items) <= 2:
+            parts += [str(d) for d in items]
+        else:
+            key = kind[4:] if kind.startswith("asf:") else kind
+            label = (ASF_PARAMS if kind.startswith("asf:") else FIELDS).get(key, (key,))[0]
+            parts.append(f"{label} differs on {len(items)} flows: {_listed([str(d) for d in items], shown)}")
+    for kind, items in missing.items():
+        parts.append(f"{len(items)} {kind} of the config file not on the modem" if len(items) > 2 else
+                     "; ".join(f"{i}: in the config file, not on the modem" for i in items))
+    for kind, items in extra.items():
+        if len(items) > 2:
+            parts.append(f"{len(items)} extra {kind}: {_listed(items, shown)}")
+        else:
+            parts += [f"{kind.split(' ')[0]} {i}: not in the config file, active on the modem" for i in items]
+    return "; ".join(parts)
+
+
+def _listed(items: list[str], shown: int) -> str:
+    more = len(items) - shown
+    return ", ".join(items[:shown]) + (f" (and {more} more)" if more > 0 else "")
 
 
 def _aqm_not_exposed(result: ModemAudit, key: str, actual) -> bool:
@@ -405,13 +531,17 @@ class AuditSummary:
 
 async def audit_all(targets: list[AuditTarget], credentials: Credentials, configs: ExpectedConfigs,
                     on_result: Callable[[ModemAudit], None] | None = None, concurrency: int = 64,
-                    timeout: float = 2.0, retries: int = 1) -> AuditSummary:
+                    timeout: float = 2.0, retries: int = 1, patience: float | None = None,
+                    cmts_rate: float | None = None) -> AuditSummary:
     """Audit every target with at most ``concurrency`` modems in flight; results go to ``on_result``
-    in completion order as they arrive."""
+    in completion order as they arrive. ``patience``: see ``SnmpClient`` (a slow modem's late answer);
+    ``cmts_rate``: at most this many modems started per second on each CMTS (``AuditTarget.cmts``)."""
     started = time.monotonic()
-    client = SnmpClient(credentials, timeout=timeout, retries=retries)
+    client = SnmpClient(credentials, timeout=timeout, retries=retries, patience=patience)
+    pacer = KeyedPacer(cmts_rate, key=lambda t: t.cmts)
     try:
-        counts = await for_each(targets, concurrency, lambda t: audit_modem(client, t, configs), on_result)
+        counts = await for_each(targets, concurrency, lambda t: audit_modem(client, t, configs), on_result,
+                                before=pacer.wait)
     finally:
         client.close()
     return AuditSummary(counts, time.monotonic() - started, len(targets))

@@ -45,6 +45,39 @@ PARAM_SET = {
 SF_DIRECTION = _oid("docsQosServiceFlowDirection")  # downstream(1), upstream(2)
 SF_BUFFER_SIZE = _oid("docsQosServiceFlowBufferSize")
 
+# Per-flow counters (row index ifIndex.sfid): docsQosServiceFlowStatsTable, and the Low Latency
+# DOCSIS latency and congestion tables. Key -> (column, SMI counter width in bits; 0: a gauge)
+FLOW_COUNTERS = {
+    "packets": (_oid("docsQosServiceFlowPkts"), 64),
+    "octets": (_oid("docsQosServiceFlowOctets"), 64),
+    "policed_drops": (_oid("docsQosServiceFlowPolicedDropPkts"), 32),
+    "policed_delays": (_oid("docsQosServiceFlowPolicedDelayPkts"), 32),
+    "aqm_drops": (_oid("docsQosServiceFlowAqmDroppedPkts"), 64),
+    "latency_packets": (_oid("docsQosSfLatencyStatsPkts"), 64),
+    "latency_max_us": (_oid("docsQosSfLatencyStatsMaxLatency"), 0),
+    "sanctioned": (_oid("docsQosSfCongestionSanctionedPkts"), 64),
+    "ect0": (_oid("docsQosSfCongestionEct0Pkts"), 64),
+    "ect1": (_oid("docsQosSfCongestionEct1Pkts"), 64),
+    "ce": (_oid("docsQosSfCongestionCePkts"), 64),
+    "ce_marked": (_oid("docsQosSfCongestionCeMarkedPkts"), 64),
+}
+LATENCY_BIN_EDGES = _oid("docsQosSfLatencyStatsHistBinEdges")  # 4-octet upper edges, microseconds
+LATENCY_BIN_COUNTS = _oid("docsQosSfLatencyStatsHistCounts")  # 4-octet counts, one more than edges
+
+# docsQosAsfTable columns (Aggregate Service Flows, TLV 70/71); row index ifIndex.asfid
+ASF = {
+    "direction": _oid("docsQosAsfDirection"),
+    "profile_name": _oid("docsQosAsfServiceClassName"),
+    "max_sustained_rate": _oid("docsQosAsfMaxSustainedRate"),
+    "max_traffic_burst": _oid("docsQosAsfMaxTrafficBurst"),
+    "peak_rate": _oid("docsQosAsfPeakTrafficRate"),
+    "coupling_factor": _oid("docsQosAsfAqmCouplingFactor"),
+    "scheduling_weight": _oid("docsQosAsfSchedulingWeight"),
+    "queue_protection": _oid("docsQosAsfQueueProtection"),
+    "low_latency_sfid": _oid("docsQosAsfLowLatencySfid"),
+    "classic_sfid": _oid("docsQosAsfClassicSfid"),
+}
+
 PARAM_SET_ACTIVE, PARAM_SET_ADMITTED, PARAM_SET_PROVISIONED = 1, 2, 3
 CM_OPERATIONAL = 12  # docsIfCmStatusValue operational(12)
 CMTS_CM_OPERATIONAL = 8  # docsIfCmtsCmStatusValue operational(8)

@@ -1,79 +1,28 @@
-"""Reset a modem (docsDevResetNow) and list the modems a CMTS knows.
+"""Is a modem online, and which modems a CMTS knows.
 
-``reset`` sets docsDevResetNow.0 = true(1); with ``wait_online`` it then polls
-until the modem is back: docsIfCmStatusValue operational(12) on the modem, or,
-given a CMTS, docsIfCmtsCmStatusValue operational(8) of the row whose IP is the
-modem's. A modem is only "back" after it was seen down or after ``down_grace``
-seconds, so a reply sent before the reboot does not count.
-
-``cmts_modems`` walks docsIfCmtsCmStatusTable (MAC, IP, status) and, where the
+``is_online``: docsIfCmStatusValue operational(12) on the modem (the reset's watch,
+``hfcprov.snmp.push``, asks this or the CMTS). ``cmts_modems`` walks docsIfCmtsCmStatusTable (MAC, IP, status) and, where the
 CMTS has it, the DOCS-IF3 registration table (MAC, IPv4, IPv6, status), merged by
 MAC; a modem listed in the registration table only is kept.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from dataclasses import dataclass
 
 from hfcprov import macaddr, mib
 from hfcprov.snmp import oids
-from hfcprov.snmp.client import Credentials, SnmpClient, SnmpError, SnmpTimeout
+from hfcprov.snmp.base import SnmpTimeout
+from hfcprov.snmp.client import Credentials, SnmpClient
 
 
-class ResetTimeout(SnmpError):
-    """The modem did not come back online in time."""
-
-
-@dataclass
-class ResetResult:
-    host: str
-    seconds_to_online: float | None  # None without --wait-online
-    went_down: bool
-
-
-async def reset(host: str, port: int, credentials: Credentials, wait_online: bool = False,
-                online_timeout: float = 300.0, poll_interval: float = 2.0, down_grace: float = 10.0,
-                cmts: tuple[str, int] | None = None, cmts_credentials: Credentials | None = None,
-                timeout: float = 2.0, retries: int = 1) -> ResetResult:
-    client = SnmpClient(credentials, timeout=timeout, retries=retries)
-    cmts_client = SnmpClient(cmts_credentials or credentials, timeout=timeout, retries=retries) if cmts else None
+async def is_online(client: SnmpClient, host: str, port: int) -> bool:
+    """Is the modem operational (docsIfCmStatusValue operational(12))? A silent modem is not."""
     try:
-        await client.set(host, port, oids.RESET_NOW, "Integer", 1)  # TruthValue true(1)
-        started = time.monotonic()
-        if not wait_online:
-            return ResetResult(host, None, False)
-        went_down = False
-        while True:
-            online = await _online(client, host, port, cmts_client, cmts)
-            elapsed = time.monotonic() - started
-            if not online:
-                went_down = True
-            elif went_down or elapsed >= down_grace:
-                return ResetResult(host, elapsed, went_down)
-            if elapsed > online_timeout:
-                where = f"CMTS {cmts[0]}" if cmts else "the modem"
-                raise ResetTimeout(f"{host}: not back online after {online_timeout:g} s (polled {where})")
-            await asyncio.sleep(poll_interval)
-    finally:
-        client.close()
-        if cmts_client:
-            cmts_client.close()
-
-
-async def _online(client: SnmpClient, host: str, port: int, cmts_client, cmts) -> bool:
-    try:
-        if cmts_client is not None:
-            _, tables = await cmts_client.fetch(cmts[0], cmts[1], [], [oids.CMTS_CM_IP, oids.CMTS_CM_STATUS])
-            for index, ip in tables[oids.CMTS_CM_IP].items():
-                if ip == host:
-                    return tables[oids.CMTS_CM_STATUS].get(index) == oids.CMTS_CM_OPERATIONAL
-            return False
         _, tables = await client.fetch(host, port, [], [oids.CM_STATUS_VALUE])
         return oids.CM_OPERATIONAL in tables[oids.CM_STATUS_VALUE].values()
     except SnmpTimeout:
-        return False  # rebooting modems do not answer; a dead CMTS is caught by the overall timeout
+        return False  # rebooting modems do not answer
 
 
 @dataclass

@@ -11,7 +11,14 @@ modem, with their side effects in time:
 - ``docsDevSwAdminStatus = upgradeFromMgt(1)``: ``docsDevSwOperStatus`` inProgress(1) for
   ``upgrade_s``, then completeFromMgt(3) (``docsDevSwCurrentVers`` becomes the file name) and a
   reboot, or failed(4) when no server address is set or the file name contains ``missing``;
-- ``docsDevServer*``: the config file name and TFTP server the modem says it used.
+- ``docsDevServer*``: the config file name and TFTP server the modem says it used;
+- ``override`` (OID -> [pass_persist type, value]): objects served as given, whatever their MIB says
+  (broken firmware: an INTEGER column as a string), or added;
+- ``legacy``: a DOCSIS 1.1/2.0 modem (RFC 2669): no docsDevSwServerAddressType/Address (a SET of
+  them is notWritable), docsDevSwServer (an IpAddress) instead;
+- ``role: cmts`` with ``modems`` ([{mac, ip, events, reboot_s}]): a CMTS whose
+  docsIfCmtsCmStatusTable says each modem is registrationComplete... operational(8), or
+  waiting (notReady) for ``reboot_s`` after each reset its events file records.
 
 Every accepted SET is appended to EVENTS as one JSON line, so a test can see what reached
 the modem. The protocol (``PING``/``get``/``getnext``/``set`` lines on stdin) is net-snmp's
@@ -30,12 +37,14 @@ DEV = f"{MIB2}.69.1"
 RESET_NOW = f"{DEV}.1.3.0"
 SW_FILENAME, SW_ADMIN, SW_OPER, SW_VERS = (f"{DEV}.3.{n}.0" for n in (2, 3, 4, 5))
 SW_ADDR_TYPE, SW_ADDR = f"{DEV}.3.6.0", f"{DEV}.3.7.0"
+SW_SERVER = f"{DEV}.3.1.0"  # docsDevSwServer, RFC 2669 (deprecated by RFC 4639's address-type pair)
+CMTS_CM = f"{MIB2}.10.127.1.3.3.1"  # docsIfCmtsCmStatusEntry: .2 MAC, .3 IP, .9 status
 BOOT_STATE, CONFIG_FILE = f"{DEV}.4.1.0", f"{DEV}.4.5.0"
 TFTP_ADDR_TYPE, TFTP_ADDR = f"{DEV}.4.10.0", f"{DEV}.4.11.0"
 CM_STATUS = f"{MIB2}.10.127.1.2.2.1.1.2"
 
 WRITABLE = {RESET_NOW: "integer", SW_FILENAME: "string", SW_ADMIN: "integer", SW_ADDR_TYPE: "integer",
-            SW_ADDR: "octet"}
+            SW_ADDR: "octet", SW_SERVER: "ipaddress"}
 
 
 def _key(oid: str) -> tuple[int, ...]:
@@ -62,6 +71,9 @@ class Modem:
         self.version = state.get("version", "hfcprov-sim-1.0")
         self.sw_file, self.sw_type, self.sw_addr = "", 0, b""
         self.sw_admin, self.sw_oper = 3, 5  # ignoreProvisioningUpgrade, other
+        self.override = {oid.strip("."): (kind, str(value)) for oid, (kind, value) in state.get("override", {}).items()}
+        self.legacy = bool(state.get("legacy"))
+        self.cmts_of = state.get("modems", []) if state.get("role") == "cmts" else None
         self.reboot_until = 0.0
         self.upgrade_until = None  # time the running upgrade ends
         self.upgrade_ok = False
@@ -84,9 +96,11 @@ class Modem:
 
     # -- objects ---------------------------------------------------------------------------------
     def values(self) -> dict[str, tuple[str, str]]:
+        if self.cmts_of is not None:
+            return {**self._cmts_rows(), **self.override}
         self._tick()
         down = self._rebooting()
-        return {
+        objects = {
             RESET_NOW: ("integer", "2"),
             SW_FILENAME: ("string", self.sw_file),
             SW_ADMIN: ("integer", str(self.sw_admin)),
@@ -100,14 +114,39 @@ class Modem:
             TFTP_ADDR: ("octet", " ".join(f"{b:02x}" for b in self.tftp_addr)),
             CM_STATUS: ("integer", "2" if down else "12"),  # notReady / operational
         }
+        if self.legacy:
+            del objects[SW_ADDR_TYPE], objects[SW_ADDR]
+            objects[SW_SERVER] = ("ipaddress", str(ipaddress.ip_address(self.sw_addr)) if len(self.sw_addr) == 4
+                                  else "0.0.0.0")
+        return {**objects, **self.override}
+
+    def _cmts_rows(self) -> dict[str, tuple[str, str]]:
+        """The CMTS's docsIfCmtsCmStatusTable: each modem down (notReady(2)) while it reboots after a
+        reset its events file records, else operational(8)."""
+        rows = {}
+        for i, m in enumerate(self.cmts_of, 1):
+            down = False
+            try:
+                with open(m["events"]) as f:
+                    resets = [json.loads(line)["time"] for line in f if '"reset"' in line]
+                down = bool(resets) and time.time() < max(resets) + float(m.get("reboot_s", 1.0))
+            except (OSError, ValueError, KeyError):
+                pass
+            rows[f"{CMTS_CM}.2.{i}"] = ("octet", " ".join(m["mac"][j:j + 2] for j in range(0, 12, 2)))
+            rows[f"{CMTS_CM}.3.{i}"] = ("ipaddress", m["ip"])
+            rows[f"{CMTS_CM}.9.{i}"] = ("integer", "2" if down else "8")
+        return rows
 
     def get(self, oid: str):
         return self.values().get(oid.strip("."))
 
-    def getnext(self, oid: str):
+    def getnext(self, oid: str, within: str = ""):
+        """The next object after ``oid`` inside the subtree ``within`` (the registration this
+        process serves: snmpd moves on to the next registration at its end)."""
         values = self.values()
         k = _key(oid)
-        later = sorted((_key(o), o) for o in values if _key(o) > k)
+        prefix = _key(within)
+        later = sorted((_key(o), o) for o in values if _key(o) > k and _key(o)[:len(prefix)] == prefix)
         if not later:
             return None
         name = later[0][1]
@@ -117,9 +156,18 @@ class Modem:
         """Apply a SET; ``DONE`` or the pass_persist error word."""
         oid = oid.strip(".")
         self._tick()
-        if oid not in WRITABLE:
+        if oid not in WRITABLE or (self.legacy and oid in (SW_ADDR_TYPE, SW_ADDR)) \
+                or (not self.legacy and oid == SW_SERVER):
             return "not-writable"
         want = WRITABLE[oid]
+        if want == "ipaddress":
+            if type_ != "ipaddress":
+                return "wrong-type"
+            try:
+                self.sw_type, self.sw_addr = 1, ipaddress.IPv4Address(text.strip()).packed
+            except ValueError:
+                return "wrong-value"
+            return "DONE"
         if want == "integer":
             if type_ != "integer":
                 return "wrong-type"
@@ -176,7 +224,7 @@ def _octets(type_: str, text: str) -> bytes:
     return text.encode()
 
 
-def serve(modem: Modem, stdin=sys.stdin, stdout=sys.stdout) -> None:
+def serve(modem: Modem, stdin=sys.stdin, stdout=sys.stdout, within: str = "") -> None:
     """The pass_persist loop: one command per line, answers flushed at once."""
 
     def out(*lines: str) -> None:
@@ -196,7 +244,7 @@ def serve(modem: Modem, stdin=sys.stdin, stdout=sys.stdout) -> None:
                 found = modem.get(oid)
                 found = (oid, found) if found is not None else None
             else:
-                found = modem.getnext(oid)
+                found = modem.getnext(oid, within)
             if found is None:
                 out("NONE")
             else:
@@ -216,7 +264,7 @@ def main(argv: list[str]) -> int:
         with open(argv[1]) as f:
             state = json.load(f)
     events = open(argv[2], "a") if len(argv) > 2 else None  # noqa: SIM115 - open for the agent's life
-    serve(Modem(state, events))
+    serve(Modem(state, events), within=argv[3] if len(argv) > 3 else "")
     return 0
 
 

@@ -15,7 +15,9 @@ never appear on a process command line.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import ipaddress
+import json
 import os
 import signal
 import subprocess
@@ -26,9 +28,11 @@ from pathlib import Path
 
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
+from hfcprov.snmp.snmpsim_compat import COMMUNITIES_ENV, ENDPOINTS_ENV
 from hfcprov.udpstat import udp_sockets
 
 UDP_DOMAIN = "1.3.6.1.6.1.1"  # snmpUDPDomain; snmpsim appends the endpoint number
+MANY_ENDPOINTS = 200  # past this, an agent's readiness is counted in its sockets, not read from /proc/net/udp
 
 
 class SimAgentError(HfcprovError):
@@ -62,7 +66,20 @@ def write_endpoint_data(data_dir: str | Path, community: str, texts: list[str], 
             atomic_write(endpoint_datafile(data_dir, None, n), text)
 
 
-def _udp_bound() -> set[tuple[str, int]]:
+def write_alias_data(data_dir: str | Path, alias: str, text: str) -> Path:
+    """The data file of an agent whose community is not its file name: ``<alias>.snmprec``,
+    served for the community ``SnmpSimAgent(communities={alias: community})`` names."""
+    return atomic_write(Path(data_dir) / f"{alias}.snmprec", text)
+
+
+def _snmpsim_variation_dir() -> Path:
+    spec = importlib.util.find_spec("snmpsim")
+    if spec is None or not spec.submodule_search_locations:
+        raise SimAgentError("snmpsim is not installed (pip install snmpsim)")
+    return Path(next(iter(spec.submodule_search_locations))) / "variation"
+
+
+def udp_bound() -> set[tuple[str, int]]:
     return {(sock.address, sock.port) for table in ("/proc/net/udp", "/proc/net/udp6") for sock in udp_sockets(table)}
 
 
@@ -74,7 +91,7 @@ def _canonical(host: str) -> str:
         return host
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """In the child: get SIGTERM when the process that started the agent dies (no stray agents
     after a crashed test or benchmark)."""
     try:
@@ -128,12 +145,22 @@ class SnmpSimAgent(AgentProcess):
         v3_priv_proto: str = "AES",
         writecache_file: str | Path | None = None,
         start_timeout: float = 300.0,  # a hang guard: its start-up takes ~15 s of a busy 2-core machine
+        communities: dict[str, str] | None = None,
+        variations: bool = False,
+        endpoint_data: list[str] | None = None,
     ):
         self.data_dir = Path(data_dir)
         self.endpoints = list(endpoints)
         self.v3 = (v3_user, v3_auth_key, v3_priv_key, v3_auth_proto, v3_priv_proto)
         self.writecache_file = writecache_file
         self.start_timeout = start_timeout
+        # data file name -> the v2c community it answers (``write_alias_data``): the community stays
+        # out of file names; it goes to the agent in a 0600 file
+        self.communities = dict(communities or {})
+        self.variations = variations  # hfcprov's variation modules too (flowcounters)
+        # per endpoint, the name of the data file (``<name>.snmprec`` in data_dir) it serves: many
+        # endpoints share a few files, indexed once (instead of one file per endpoint)
+        self.endpoint_data = endpoint_data
         self.proc: subprocess.Popen | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
 
@@ -161,11 +188,20 @@ class SnmpSimAgent(AgentProcess):
                f"--log-level={os.environ.get('HFCPROV_SNMPSIM_LOG', 'error')}", f"--args-from-file={args_file}"]
         if self.writecache_file:
             cmd.append(f"--variation-module-options=writecache:file:{self.writecache_file}")
+        if self.variations:  # ours, and snmpsim's own (writecache), which the option would replace
+            cmd += [f"--variation-modules-dir={d}" for d in (Path(__file__).parent / "simvariation",
+                                                             _snmpsim_variation_dir())]
         env = dict(os.environ, SNMPSIM_ALLOW_ROOT="true")
+        if self.endpoint_data is not None:
+            env[ENDPOINTS_ENV] = str(atomic_write(tmp / "endpoints.json", json.dumps(self.endpoint_data)))
+        if self.communities:
+            aliases = tmp / "communities.json"
+            atomic_write(aliases, json.dumps(self.communities), mode=0o600)
+            env[COMMUNITIES_ENV] = str(aliases)
         self._log = open(tmp / "snmpsim.log", "w+b")  # noqa: SIM115 (lives as long as the agent)
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                      stdin=subprocess.DEVNULL,
-                                     preexec_fn=_die_with_parent)  # noqa: PLW1509 (only calls prctl)
+                                     preexec_fn=die_with_parent)  # noqa: PLW1509 (only calls prctl)
 
     def wait_ready(self) -> SnmpSimAgent:
         want = {(_canonical(h), p) for h, p in self.endpoints}
@@ -176,12 +212,25 @@ class SnmpSimAgent(AgentProcess):
                 tail = self._log.read().decode(errors="replace").strip().splitlines()[-3:]
                 self.stop()
                 raise SimAgentError(f"snmpsim exited with status {self.proc.returncode}: {' | '.join(tail)}")
-            if want <= _udp_bound():
+            if self._bound(want):
                 return self
             if time.monotonic() > deadline:
                 self.stop()
                 raise SimAgentError(f"snmpsim did not bind {len(want)} endpoints within {self.start_timeout:.0f} s")
             time.sleep(0.1)
+
+    def _bound(self, want: set) -> bool:
+        """Every endpoint bound? /proc/net/udp names them, but the kernel takes most of a minute to list
+        100,000 sockets: an agent of many endpoints is ready when it holds that many sockets (a bind
+        that fails ends the process, which the caller sees)."""
+        if len(want) <= MANY_ENDPOINTS:
+            return want <= udp_bound()
+        fd_dir = f"/proc/{self.proc.pid}/fd"
+        try:
+            links = [os.readlink(os.path.join(fd_dir, fd)) for fd in os.listdir(fd_dir)]
+        except OSError:
+            return False
+        return sum(link.startswith("socket:") for link in links) >= len(want)
 
     def cpu_seconds(self) -> float:
         """User+system CPU the agent has used so far (for the benchmark)."""

@@ -25,7 +25,10 @@ from pathlib import Path
 
 from hfcprov.errors import HfcprovError
 from hfcprov.fileio import atomic_write
-from hfcprov.snmp.simagent import AgentProcess, _die_with_parent, _udp_bound
+from hfcprov.snmp.simagent import AgentProcess, die_with_parent, udp_bound
+
+
+MIB2, CABLELABS = "1.3.6.1.2.1", "1.3.6.1.4.1.4491"
 
 
 class NetSnmpError(HfcprovError):
@@ -67,9 +70,11 @@ class NetSnmpModem(AgentProcess):
         self._tmp = tempfile.TemporaryDirectory(prefix="hfcprov-snmpd-")
         tmp = Path(self._tmp.name)
         atomic_write(tmp / "state.json", json.dumps(self.state))
-        backend = tmp / "backend.sh"
-        atomic_write(backend, f"#!/bin/sh\nexec {sys.executable} -m hfcprov.snmp.passpersist "
-                              f"{tmp / 'state.json'} {tmp / 'events.jsonl'}\n", mode=0o700)
+        backends = {}
+        for name, subtree in (("backend.sh", MIB2), ("backend-clab.sh", CABLELABS)):
+            backends[subtree] = tmp / name
+            atomic_write(tmp / name, f"#!/bin/sh\nexec {sys.executable} -m hfcprov.snmp.passpersist "
+                                     f"{tmp / 'state.json'} {tmp / 'events.jsonl'} {subtree}\n", mode=0o700)
         v6 = ":" in self.host
         source = "::1" if v6 else "127.0.0.1"
         community = "rocommunity6" if v6 else "rocommunity"
@@ -85,7 +90,8 @@ class NetSnmpModem(AgentProcess):
             lines.append(f"{'rwuser' if self.writable else 'rouser'} {user} {'priv' if priv_key else 'auth'}")
         # one registration (one backend process, one modem state) over mib-2: snmpd's own modules
         # register the system, interfaces, ... subtrees more specifically and keep answering those
-        lines.append(f"pass_persist .1.3.6.1.2.1 {backend}")
+        # and one over CableLabs' arc, for DOCS-QOS3-MIB objects a state's "override" serves
+        lines += [f"pass_persist .{subtree} {backend}" for subtree, backend in backends.items()]
         atomic_write(tmp / "snmpd.conf", "\n".join(lines) + "\n", mode=0o600)
         (tmp / "persist").mkdir()
         env = dict(os.environ, SNMP_PERSISTENT_DIR=str(tmp / "persist"), MIBS="", MIBDIRS=str(tmp))
@@ -95,14 +101,14 @@ class NetSnmpModem(AgentProcess):
         self.proc = subprocess.Popen([binary, "-f", "-C", "-c", str(tmp / "snmpd.conf"), "-Lf", str(tmp / "snmpd.err"),
                                       "-p", str(tmp / "snmpd.pid")],
                                      stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                     preexec_fn=_die_with_parent)  # noqa: PLW1509 (only calls prctl)
+                                     preexec_fn=die_with_parent)  # noqa: PLW1509 (only calls prctl)
         deadline = time.monotonic() + self.start_timeout
         while True:
             if self.proc.poll() is not None:
                 err = (tmp / "snmpd.err").read_text(errors="replace") if (tmp / "snmpd.err").exists() else ""
                 self.stop()
                 raise NetSnmpError(f"snmpd exited with status {self.proc.returncode}: {' | '.join(err.splitlines()[-3:])}")
-            if (self.port in _udp6_ports()) if v6 else ((self.host, self.port) in _udp_bound()):
+            if (self.port in _udp6_ports()) if v6 else ((self.host, self.port) in udp_bound()):
                 self._warm(deadline)
                 return self
             if time.monotonic() > deadline:

@@ -27,15 +27,14 @@ from hfcprov.config.ber import (
     tlv,
 )
 from hfcprov.config.errors import ConfigError
-from hfcprov.snmp.client import (
-    _UNSET,
+from hfcprov.snmp.base import (
     END_OF_MIB,
     BaseClient,
-    Credentials,
     SnmpAuthError,
     SnmpError,
     Typed,
 )
+from hfcprov.snmp.credentials import Credentials
 
 GET, GETNEXT, RESPONSE, SET, GETBULK = 0xA0, 0xA1, 0xA2, 0xA3, 0xA5
 NO_SUCH_OBJECT, NO_SUCH_INSTANCE, END_OF_MIB_VIEW = 0x80, 0x81, 0x82
@@ -107,6 +106,12 @@ def decode_response(data: bytes, typed: bool = False) -> tuple[int, int, int, li
         raise ValueError(f"malformed SNMP response: {err}") from None
 
 
+# After the last try, listen this many timeouts more for a late answer: a modem answering 0.3 s
+# per var-bind needs ~12 s for a full request (``base.MAX_VARBINDS``); a dead one now costs
+# 2 x 2 s + 10 s instead of 4 s with the defaults.
+DEFAULT_PATIENCE = 5
+
+
 class _Protocol(asyncio.DatagramProtocol):
     def __init__(self, pending: dict, typed: bool = False):
         self.pending = pending
@@ -117,27 +122,42 @@ class _Protocol(asyncio.DatagramProtocol):
             request_id, *rest = decode_response(data, self.typed)
         except ValueError:
             return  # not ours or garbled: the request times out and is retried
-        future = self.pending.get(request_id)
-        if future is not None and not future.done() and future.addr == addr[:2]:
-            future.set_result(rest)
+        waiting = self.pending.get(request_id)
+        if waiting is not None and waiting.addr == addr[:2]:
+            waiting.answer(rest)
 
     def error_received(self, exc):  # ICMP port unreachable on loopback: treat as no answer
         pass
 
 
-class _Future(asyncio.Future):
-    addr: tuple
+class _Waiting:
+    """One request (every copy of it shares its request-id): the first answer, and how many came."""
+
+    def __init__(self, loop, addr: tuple):
+        self.addr = addr
+        self.future = loop.create_future()
+        self.answers = 0
+        self.more = asyncio.Event()
+
+    def answer(self, result) -> None:
+        self.answers += 1
+        if not self.future.done():
+            self.future.set_result(result)
+        self.more.set()
 
 
 class V2cClient(BaseClient):
     """SNMPv2c (or v1 for GET/SET) over one UDP socket shared by every request of a run."""
 
     def __init__(self, credentials: Credentials, timeout: float = 2.0, retries: int = 1, version: int = 1,
-                 typed: bool = False):
+                 typed: bool = False, patience: float | None = None):
         self.community = credentials.community.encode()
         self.typed = typed
         self.timeout, self.retries, self.version = timeout, retries, version
-        self._pending: dict[int, _Future] = {}
+        # how long to keep listening after the last try for a slow agent's late answer
+        self.patience = DEFAULT_PATIENCE * timeout if patience is None else patience
+        self.hears_late_answers = self.patience > 0
+        self._pending: dict[int, _Waiting] = {}
         self._ids = itertools.count(random.randrange(1, 2**30))
         self._transport = self._transport6 = None
 
@@ -171,38 +191,64 @@ class V2cClient(BaseClient):
             raise SnmpError(f"{host}:{port}: {err.strerror or err}") from None
         transport = await self._socket(socket.AF_INET6 if ":" in addr[0] else socket.AF_INET)
         loop = asyncio.get_running_loop()
-        for _attempt in range(self.retries + 1):
-            request_id = next(self._ids) & 0x7FFFFFFF
-            message = encode_request(pdu_type, request_id, self.community, oid_list, non_repeaters,
-                                     max_repetitions, values, self.version)
-            future = _Future(loop=loop)
-            future.addr = addr
-            self._pending[request_id] = future
-            try:
+        # every try carries the same request-id, so an answer to any copy counts (a slow agent's
+        # answer to the first copy arrives after the second was sent)
+        request_id = next(self._ids) & 0x7FFFFFFF
+        message = encode_request(pdu_type, request_id, self.community, oid_list, non_repeaters, max_repetitions,
+                                 values, self.version)
+        waiting = _Waiting(loop, addr)
+        self._pending[request_id] = waiting
+        sent_at = loop.time()
+        copies = 0
+        try:
+            result = None
+            for _attempt in range(self.retries + 1):
                 transport.sendto(message, addr)
-                status, index, var_binds, _community = await asyncio.wait_for(future, self.timeout)
+                copies += 1
+                try:
+                    result = await asyncio.wait_for(asyncio.shield(waiting.future), self.timeout)
+                    break
+                except TimeoutError:
+                    continue
+            if result is None:
+                result = await self._late_answer(waiting, copies, sent_at, host, port)
+        finally:
+            self._pending.pop(request_id, None)
+        status, index, var_binds, _community = result
+        if status:
+            name = ERROR_STATUS[status] if status < len(ERROR_STATUS) else str(status)
+            at = f" at {oid_list[index - 1]}" if 0 < index <= len(oid_list) else ""
+            error = SnmpAuthError if name in ("authorizationError", "noAccess") else SnmpError
+            raise error(f"{host}:{port}: {name}{at}")
+        return var_binds
+
+    async def _late_answer(self, waiting: _Waiting, copies: int, sent_at: float, host: str, port: int):
+        """After the last try: a slow agent still answers, later. Wait ``patience`` for it; then for
+        its answers to the other copies (each cost it as much: sending more now would only queue
+        behind them), and remember how long it takes per var-bind (``BaseClient.varbind_budget``)."""
+        loop = asyncio.get_running_loop()
+        if self.patience <= 0:
+            raise self._timeout_error(host, port)
+        try:
+            result = await asyncio.wait_for(asyncio.shield(waiting.future), self.patience)
+        except TimeoutError:
+            raise self._timeout_error(host, port) from None
+        elapsed = loop.time() - sent_at
+        deadline = loop.time() + self.patience
+        while waiting.answers < copies and loop.time() < deadline:
+            waiting.more.clear()
+            try:
+                await asyncio.wait_for(waiting.more.wait(), deadline - loop.time())
             except TimeoutError:
-                continue
-            finally:
-                self._pending.pop(request_id, None)
-            if status:
-                name = ERROR_STATUS[status] if status < len(ERROR_STATUS) else str(status)
-                at = f" at {oid_list[index - 1]}" if 0 < index <= len(oid_list) else ""
-                error = SnmpAuthError if name in ("authorizationError", "noAccess") else SnmpError
-                raise error(f"{host}:{port}: {name}{at}")
-            return var_binds
-        raise self._timeout_error(host, port)
+                break
+        self.slow(host, port, elapsed / max(1, len(result[2])))
+        return result
 
     async def _get(self, host, port, oid_list):
         return await self._request(host, port, GET, oid_list)
 
     async def _bulk(self, host, port, non_repeaters, max_repetitions, oid_list):
         return await self._request(host, port, GETBULK, oid_list, non_repeaters, max_repetitions)
-
-    async def set(self, host: str, port: int, oid: str, type_, value=_UNSET) -> None:
-        """SET one object; ``type_`` is an SMI type name as in ``hfcprov.config.ber`` (e.g. "Integer")."""
-        type_, value = self._set_args(type_, value)
-        await self.set_many(host, port, [(oid, type_, value)])
 
     async def set_many(self, host: str, port: int, var_binds: list[tuple[str, str, object]]) -> list:
         """SET several objects in one PDU (the agent applies all or none); ``(oid, type name, value)``
@@ -220,5 +266,5 @@ class V2cClient(BaseClient):
             if transport is not None:
                 transport.close()
         self._transport = self._transport6 = None
-        for future in self._pending.values():
-            future.cancel()
+        for waiting in self._pending.values():
+            waiting.future.cancel()

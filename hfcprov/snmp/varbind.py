@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 
 from hfcprov import mib
-from hfcprov.snmp.client import SnmpError, Typed
+from hfcprov.snmp.base import SnmpError, Typed
 
 # net-snmp's type word per hfcprov.config.ber type name
 _WORDS = {"Integer": "INTEGER", "OctetString": "STRING", "ObjectIdentifier": "OID", "IpAddress": "IpAddress",
@@ -34,44 +34,22 @@ _SYNTAX_TYPES = {"INTEGER": "Integer", "Integer32": "Integer", "TruthValue": "In
                  "Counter32": "Counter32", "Counter64": "Counter64"}
 
 
-def _standard() -> None:
-    """Add the standard modules' names (pysnmp-mibs) to the index; once, and only when needed:
-    it imports pysnmp and costs about half a second."""
-    from hfcprov.snmp.mibs import load_standard
-
-    load_standard()
-
-
 def resolve(name: str) -> str:
-    """Numeric OID of a MIB name or numeric OID; SnmpError for a name no loaded MIB defines.
-    A name hfcprov's compact MIBs lack is looked up in the standard modules too."""
+    """Numeric OID of a MIB name or numeric OID; SnmpError for a name no loaded MIB defines."""
     oid = mib.resolve(name)
-    if oid is None:
-        _standard()
-        oid = mib.resolve(name)
     if oid is None:
         raise SnmpError(f"unknown MIB name {name!r} (not in hfcprov's MIBs; add the module with --mib-dir)")
     return oid
 
 
-def name_all(oid_list) -> None:
-    """Before printing: if some OID has no name in the compact MIBs, load the standard modules."""
-    index = mib.index()
-    for oid in oid_list:
-        found = index.lookup(oid)
-        if found is None or not found[0].syntax:  # unknown, or only a branch above it is known
-            _standard()
-            return
-
-
 def display_name(oid: str) -> str:
     """``MODULE::name.index`` as net-snmp prints it, or ``.1.3.6...`` when no MIB names it."""
     found = mib.index().lookup(oid)
-    if found is None:
+    name = mib.name_of(oid)
+    if found is None or name is None:
         return "." + oid
-    obj, index = found
-    name = f"{obj.name}.{index}" if index else obj.name
-    return f"{obj.module}::{name}" if obj.module else name
+    module = found[0].module
+    return name if "::" in name or not module else f"{module}::{name}"
 
 
 def _octets_text(data: bytes) -> tuple[str, str]:

@@ -31,6 +31,7 @@ def test_encode_without_a_secret_warns_once_for_all_files(tmp_path):
     assert r.returncode == 0 and r.stderr == ""
     secret = tmp_path / "secret"
     secret.write_text("s3cret\n")
+    secret.chmod(0o600)  # a secret others can read is warned about (hfcprov.secretfile)
     r = run("encode", EXAMPLE, "-o", tmp_path / "signed.cm", "--secret-file", secret)
     assert r.returncode == 0 and r.stderr == ""
     r = run("encode", tmp_path / "signed.cm", "-o", tmp_path / "again.cm")  # a decoded binary keeps its CMTS MIC

@@ -226,6 +226,7 @@ def test_encode_warns_and_refuses_with_strict_build_and_verify_too(tmp_path):
     src.write_text(ISSUE)
     key = tmp_path / "key"
     key.write_text("secret")
+    key.chmod(0o600)  # a secret others can read is warned about too: here only the lint findings count
     run = [sys.executable, "-m", "hfcprov", "config", "encode", str(src), "--secret-file", str(key),
            "-o", str(tmp_path / "out.cm")]
     ok = subprocess.run(run, capture_output=True, text=True)

@@ -23,17 +23,18 @@ CONFIG = """Main {
 
 SNMP_SCRIPT = """
 import json, sys
-from hfcprov.snmp import oids, ops
+from hfcprov.snmp import oids
 from hfcprov.snmp.client import Credentials, SnmpClient, run
+from hfcprov.snmp.push import PushTarget, reset_one
 want = [oids.SYS_DESCR, oids.CONFIG_FILE, oids.RESET_NOW]
 async def go():
     c = SnmpClient(Credentials(), timeout=1.0, retries=9)  # a busy machine's agent may take a few seconds
     try:
         got = await c.get(sys.argv[1], 161, want)
+        if sys.argv[2] == "reset":  # the snmp engineer's reset, as an operator would run it
+            assert (await reset_one(c, PushTarget(sys.argv[1], 161))).status == "sent"
     finally:
         c.close()
-    if sys.argv[2] == "reset":  # the snmp engineer's reset, as an operator would run it
-        await ops.reset(sys.argv[1], 161, Credentials())
     return got
 got = run(go())
 print(json.dumps({k: (v.decode() if isinstance(v, bytes) else v) for k, v in got.items()}))

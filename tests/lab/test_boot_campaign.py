@@ -128,6 +128,10 @@ def test_snmpv3_campaign_in_separate_namespaces_proves_and_measures_every_point(
         assert proof["file"] == "0010950000e1.cm" and proof["tftp_server"] == lab.addr_v4("cmts_rf")
         assert proof["uptime_s"] <= proof["at_s"] + 1 and proof["cmts"] == "operational(8)"
         assert 0.6 < r.utilization < 1.05
+        # its per-flow counters, read over SNMPv3 from the modem's SNMP place around the probe (issue 29)
+        counters = r.extra["flow_counters"]
+        assert "error" not in counters["before"] and "error" not in counters["after"], counters
+        assert {d["direction"] for d in counters["delta"]} >= {"upstream"}, counters
     # the queue really changed between the points: 64 KiB at 2 Mb/s holds ~260 ms, 16 KiB ~65 ms
     small = sorted(res[i]["modem"].latency_loaded.p50 for i in range(3))[1]
     big = sorted(res[i]["modem"].latency_loaded.p50 for i in range(3, 6))[1]

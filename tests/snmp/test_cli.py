@@ -71,6 +71,7 @@ def test_audit_table_names_the_drift(lab):
 def test_audit_v3_authpriv(lab):
     keys = lab.tmp / "v3.keys"
     keys.write_text(f"auth: {V3_AUTH}\npriv: {V3_PRIV}\n")
+    keys.chmod(0o600)
     inv = lab.inventory(["insync", "drifted"])
     res = hfcprov("snmp", "audit", "--inventory", inv, "--configs", lab.configs, "--format", "json",
                   "--v3-user", V3_USER, "--v3-key-file", keys, "--v3-priv-proto", "AES")
@@ -120,6 +121,7 @@ def test_audit_names_a_misspelt_address_column_once(lab, tmp_path):
 def test_reset_sets_docsDevResetNow(lab, tmp_path):
     community = tmp_path / "community"
     community.write_text("public\n")
+    community.chmod(0o600)
     port = lab.ports["offline"]
     res = hfcprov("snmp", "reset", f"127.0.0.1:{port}", "--community-file", community)
     assert res.returncode == 0, res.stderr
@@ -144,6 +146,7 @@ def test_reset_needs_a_write_community(lab):
 def test_reset_wait_online(lab, tmp_path):
     community = tmp_path / "community"
     community.write_text("public\n")
+    community.chmod(0o600)
     res = hfcprov("snmp", "reset", f"127.0.0.1:{lab.ports['insync']}", "--community-file", community,
                   "--wait-online", "--down-grace", "0s", "--poll-interval", "100ms")
     assert res.returncode == 0, res.stderr
@@ -153,6 +156,7 @@ def test_reset_wait_online(lab, tmp_path):
 def test_reset_wait_online_times_out_on_offline_modem(lab, tmp_path):
     community = tmp_path / "community"
     community.write_text("public\n")
+    community.chmod(0o600)
     res = hfcprov("snmp", "reset", f"127.0.0.1:{lab.ports['offline']}", "--community-file", community,
                   "--wait-online", "--online-timeout", "1s", "--poll-interval", "200ms")
     assert res.returncode == 1
@@ -162,6 +166,7 @@ def test_reset_wait_online_times_out_on_offline_modem(lab, tmp_path):
 def test_reset_wait_online_via_cmts(lab, tmp_path):
     community = tmp_path / "community"
     community.write_text("public\n")
+    community.chmod(0o600)
     res = hfcprov("snmp", "reset", f"127.0.0.1:{lab.ports['insync']}", "--community-file", community,
                   "--wait-online", "--down-grace", "0s", "--cmts", f"127.0.0.1:{lab.cmts_port}")
     # every simulated modem sits on 127.0.0.1; the CMTS's first row for that IP is operational
@@ -265,11 +270,13 @@ def test_a_broken_mib_in_mib_dir_is_one_line_naming_the_file(lab, tmp_path, mib_
     mibs.mkdir()
     (mibs / "VENDOR-CM-TC-MIB.txt").write_text(VENDOR_TC_MIB.replace("SYNTAX      INTEGER {", "SYNTAX INTEGER {{"))
     res = hfcprov("snmp", "audit", "--inventory", lab.inventory(["offline"]), "--configs", lab.configs,
-                  "--mib-dir", mibs, env=mib_cache)
-    assert res.returncode == 1
-    assert res.stdout == ""
-    line = res.stderr.strip()
-    assert "\n" not in line and line.startswith(f"hfcprov: error: {mibs / 'VENDOR-CM-TC-MIB.txt'}: line 11: "), line
+                  "--mib-dir", mibs, "--format", "json", env=mib_cache)
+    # the module is left out with one warning line; the audit runs on the other MIBs
+    warnings = [ln for ln in res.stderr.splitlines() if ln.startswith("hfcprov: warning:")]
+    assert warnings == [ln for ln in warnings if ln.startswith(
+        f"hfcprov: warning: {mibs / 'VENDOR-CM-TC-MIB.txt'}: line 11: ")] and len(warnings) == 1, res.stderr
+    assert "Traceback" not in res.stderr
+    assert by_mac(res.stdout)[MACS["offline"]]["cm_status"] == "notReady(2)"
 
 
 def test_audit_on_the_pysnmp_engine_agrees(lab):
@@ -281,15 +288,14 @@ def test_audit_on_the_pysnmp_engine_agrees(lab):
 
 
 @pytest.mark.parametrize("engine", ["v2c", "pysnmp"])
-def test_set_takes_a_type_name_or_a_pysnmp_value(lab, engine):
-    from pysnmp.proto.rfc1902 import Integer32
-
+def test_set_takes_a_type_name_and_a_value(lab, engine):
     async def both():
         c = SnmpClient(Credentials(community="public"), timeout=1, retries=1,
                        engine="pysnmp" if engine == "pysnmp" else "auto")
         try:
             await c.set("127.0.0.1", lab.ports["wrongcfg"], oids.RESET_NOW, "Integer", 1)
-            await c.set("127.0.0.1", lab.ports["wrongcfg"], oids.RESET_NOW, Integer32(1))
+            with pytest.raises(TypeError):
+                await c.set("127.0.0.1", lab.ports["wrongcfg"], oids.RESET_NOW, "Integer")
             return await c.get("127.0.0.1", lab.ports["wrongcfg"], [oids.RESET_NOW])
         finally:
             c.close()

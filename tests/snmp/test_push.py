@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -209,3 +210,67 @@ def test_audit_reports_boot_state_and_tftp_server(lab, fleet, tmp_path):
     (row,) = map(json.loads, res.stdout.splitlines())
     assert (row["config_file"], row["boot_state"], row["tftp_server"]) == ("v6.cm", "operational(1)",
                                                                           "2001:db8::69"), row
+
+
+# -- push gaps of issue 29: docsDevSwServer for RFC 2669 modems, a node watched from its CMTS -------------
+@pytest.fixture(scope="module")
+def legacy_modem():
+    require_tool("snmpd", "snmpd")
+    m = NetSnmpModem(free_udp_port(), state={"config_file": "old.cm", "legacy": True, "upgrade_s": 0.3,
+                                             "reboot_s": 0.3}).start()
+    yield m
+    m.stop()
+
+
+def test_upgrade_falls_back_to_docsdevswserver_on_an_rfc2669_modem(fleet, legacy_modem):
+    res = hfcprov("snmp", "upgrade", f"127.0.0.1:{legacy_modem.port}", "--server", "10.1.0.9", "--file", "fw-20.bin",
+                  "--community-file", fleet["rw"], "--poll-interval", "0.1s", "--format", "json", *FAST)
+    assert res.returncode == 0, res.stderr
+    (r,) = map(json.loads, res.stdout.splitlines())
+    assert (r["status"], r["legacy"], r["version"]) == ("ok", True, "fw-20.bin")
+    assert "docsDevSwServer" in r["detail"]
+    assert legacy_modem.events()[-2] == {"event": "upgrade", "time": legacy_modem.events()[-2]["time"],
+                                         "file": "fw-20.bin", "server": "10.1.0.9"}
+
+
+def test_upgrade_legacy_is_asked_for_and_takes_ipv4_only(fleet, legacy_modem):
+    res = hfcprov("snmp", "upgrade", f"127.0.0.1:{legacy_modem.port}", "--server", "10.1.0.7", "--file", "fw-21.bin",
+                  "--legacy", "--community-file", fleet["rw"], "--poll-interval", "0.1s", "--format", "json", *FAST)
+    assert res.returncode == 0, res.stderr
+    assert legacy_modem.events()[-2]["server"] == "10.1.0.7"
+    v6 = hfcprov("snmp", "upgrade", f"127.0.0.1:{legacy_modem.port}", "--server", "2001:db8::9", "--file", "x.bin",
+                 "--legacy", "--community-file", fleet["rw"], *FAST)
+    assert v6.returncode == 1 and "IPv4 address only" in v6.stderr
+    # a modem of RFC 4639 takes the address-type pair: the fallback is never needed there
+    ok = hfcprov("snmp", "upgrade", f"127.0.0.1:{fleet['ports']['cm0']}", "--server", "10.1.0.9", "--file",
+                 "fw-3.bin", "--community-file", fleet["rw"], "--poll-interval", "0.1s", "--format", "json", *FAST)
+    assert json.loads(ok.stdout)["legacy"] is None
+
+
+def test_reset_inventory_watched_from_the_cmts(fleet, tmp_path):
+    """The modems' own status stays operational (their SNMP would say nothing changed); the CMTS sees
+    them re-register: watched from the CMTS, every modem is seen down and back."""
+    require_tool("snmpd", "snmpd")
+    modems = [NetSnmpModem(free_udp_port(), host=f"127.0.0.{i + 1}", state={
+        "config_file": f"w{i}.cm", "reboot_s": 1.0, "override": {"1.3.6.1.2.1.10.127.1.2.2.1.1.2": ["integer", "12"]}},
+    ).start() for i in range(3)]
+    try:
+        cmts = NetSnmpModem(free_udp_port(), state={"role": "cmts", "modems": [
+            {"mac": f"00bb000000{i:02x}", "ip": f"127.0.0.{i + 1}", "reboot_s": 1.0,
+             "events": str(Path(m._tmp.name) / "events.jsonl")} for i, m in enumerate(modems)]}).start()
+        try:
+            inv = tmp_path / "inv.csv"
+            atomic_write(inv, "mac,ip,port\n" + "".join(f"00bb000000{i:02x},127.0.0.{i + 1},{m.port}\n"
+                                                         for i, m in enumerate(modems)))
+            res = hfcprov("snmp", "reset", "--inventory", inv, "--cmts", f"127.0.0.1:{cmts.port}", "--wait-online",
+                          "--poll-interval", "0.2s", "--down-grace", "5s", "--online-timeout", "20s",
+                          "--community-file", fleet["rw"], "--format", "json", *FAST)
+        finally:
+            cmts.stop()
+    finally:
+        for m in modems:
+            m.stop()
+    assert res.returncode == 0, res.stderr
+    rows = list(map(json.loads, res.stdout.splitlines()))
+    assert [(r["status"], r["went_down"]) for r in rows] == [("ok", True)] * 3, rows
+    assert all(r["seconds"] < 5 for r in rows)  # back when the CMTS said so, not after the down grace
