@@ -152,7 +152,7 @@ class Network:
             self.recv_host.add(r)
             s.phase = phase_rng.random() * opts.timer_granularity
             r.phase = phase_rng.random() * opts.delack_timeout
-            if getattr(cc, "ecn", False):  # an L4S sender: ECT(1) data, CE echoed (issue 20)
+            if cc.ecn:  # an L4S sender: ECT(1) data, CE echoed (issue 20)
                 from hfcprov.sim.aqm.ecn import attach
 
                 attach(s, r, self.send_host.receivers, self.recv_host.receivers)
