@@ -23,7 +23,7 @@ import math
 
 from hfcprov.sim.packet import ACK, DATA, Train, make
 from hfcprov.sim.ranges import SegmentRanges
-from hfcprov.sim.recovery import recovery
+from hfcprov.sim.recovery import recovery, wants_sack
 
 _UNLIMITED = 1 << 60
 
@@ -57,6 +57,7 @@ class TcpSender:
         "nxt",
         "on_done",
         "phase",
+        "probing",
         "rec",
         "recover",
         "retransmissions",
@@ -69,6 +70,7 @@ class TcpSender:
         "started",
         "timeouts",
         "timer_at",
+        "tlp",
         "total",
         "tso",
         "una",
@@ -80,6 +82,8 @@ class TcpSender:
         self.link = link
         self.cc = cc
         self.rec = recovery(opts.recovery_mode, opts)
+        self.tlp = self.rec.tlp  # the strategy sends tail loss probes (RACK-TLP): _arm asks it when
+        self.probing = False  # the armed deadline is a probe's, not the RTO's
         self.mss = opts.mss
         self.hdr = opts.header_bytes
         if size:
@@ -319,6 +323,11 @@ class TcpSender:
         wait = self.rto * self.backoff
         if wait > self.max_rto:  # noqa: PLR1730 (every ACK: cheaper than min())
             wait = self.max_rto
+        if self.tlp:
+            pto = self.rec.pto(self)
+            self.probing = pto is not None and pto < wait
+            if self.probing:
+                wait = pto
         g = self.gran
         if g:
             # The BSD slow timer counts ticks: it fires on the k-th tick boundary from now.
@@ -345,6 +354,12 @@ class TcpSender:
         self._timeout()
 
     def _timeout(self) -> None:
+        if self.probing:  # a tail loss probe, not the RTO: send it, then arm the RTO
+            self.probing = False
+            self.deadline = None
+            self.rec.on_probe(self)
+            self._arm()
+            return
         self.timeouts += 1
         self.ssthresh = self.cc.ssthresh(self)
         self.cwnd = float(self.mss)
@@ -401,7 +416,7 @@ class TcpReceiver:
         tick = opts.delack_timer == "tick" or (opts.delack_timer == "auto" and opts.timer_granularity > 0)
         self.delack_tick = self.delack_timeout if tick else 0.0
         self.phase = 0.0
-        self.sack = opts.recovery_mode == "sack"
+        self.sack = wants_sack(opts.recovery_mode)
         self.hdr = opts.header_bytes
 
     def receive(self, pkt) -> None:
