@@ -45,7 +45,7 @@ cc.CongestionControl (window growth only; recovery is recovery.*, the RTO tcp.Tc
     ``on_ce(sender, marked)`` for ECN-capable (L4S) controls; reads/writes ``sender.cwnd``
     (bytes), reads ``ssthresh``, ``mss``, ``srtt``, ``min_rtt``, ``engine.now``,
     ``flight_bytes()``. Register in ``cc.CONGESTION_CONTROLS[name] = "module:Class"``
-    (``cubic`` -> hfcprov.sim.tcp_cubic:Cubic, ``fast`` -> hfcprov.sim.tcp_fast:Fast are
+    (``cubic`` -> hfcprov.sim.tcp_cubic:cubic, ``fast`` -> hfcprov.sim.tcp_fast:Fast are
     pre-registered); ``Scenario.tcp.variant = name`` or per flow ``FlowSpec.variant``.
 
 recovery.Reno / NewReno / Sack (``TcpOptions.recovery``, registry ``recovery.RECOVERIES``)

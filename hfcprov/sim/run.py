@@ -311,6 +311,8 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError(f"tcp.ssthresh_from: {sc.tcp.ssthresh_from!r} is not one of {', '.join(SSTHRESH_FROM)}")
     if sc.tcp.tso < 1:
         raise ScenarioError("tcp.tso: must be >= 1 segment per packet")
+    if sc.tcp.kernel_hz < 1:
+        raise ScenarioError("tcp.kernel_hz: must be >= 1 tick per second")
     if sc.tcp.delack_count < 1:
         raise ScenarioError("tcp.delack_count: must be >= 1")
     if sc.probe_rate < 0:
