@@ -265,3 +265,25 @@ class Link:
         """Byte-seconds that packets queued now will still wait after ``t`` (counted in
         ``wait_byte_sum`` on arrival): subtract them to integrate the queue up to ``t`` only."""
         return sum(wire * (start - t) for start, wire in self.waiting if start > t)
+
+
+class Propagation:
+    """A hop that only delays: the stretch of path one flow has beyond the shared one (a farther
+    server). Constant delay keeps the order, so its packets wait on a line (``Engine.queue``):
+    one event per packet, whatever the count in flight. ``deliver`` is what the packet meets next
+    (a link's ``receive``/``send`` or an endpoint's ``receive``); trains pass whole."""
+
+    __slots__ = ("delay", "deliver", "engine", "line")
+
+    def __init__(self, engine, delay: float, deliver) -> None:
+        self.engine = engine
+        self.delay = delay
+        self.deliver = deliver
+        self.line: deque = deque()
+
+    def send(self, pkt) -> bool:
+        engine = self.engine
+        engine.queue(self.line, engine.now + self.delay, self.deliver, pkt)
+        return True
+
+    receive = send_train = send

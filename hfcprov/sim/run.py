@@ -19,7 +19,7 @@ import time
 from hfcprov.results import FlowResult, LatencyStats, RunResult
 from hfcprov.sim.cc import congestion_control
 from hfcprov.sim.engine import Engine
-from hfcprov.sim.link import Link
+from hfcprov.sim.link import Link, Propagation
 from hfcprov.sim.links import LINKS, QUEUES, REVERSE_LINKS
 from hfcprov.sim.links import build as build_links
 from hfcprov.sim.loss import make_loss
@@ -152,10 +152,18 @@ class Network:
             self.recv_host.add(r)
             s.phase = phase_rng.random() * opts.timer_granularity
             r.phase = phase_rng.random() * opts.delack_timeout
+            far = spec.rtt - sc.rtt if spec.rtt is not None else 0.0
+            if far > 0 and sc.direction == "upstream":  # the server is the receiver: ACKs leave through it
+                r.link = Propagation(eng, far / 2.0, r.link.send)
+            elif far > 0:  # a download: the server is the sender
+                s.link = Propagation(eng, far / 2.0, getattr(s.link, "receive", s.link.send))
             if cc.ecn:  # an L4S sender: ECT(1) data, CE echoed (issue 20)
                 from hfcprov.sim.aqm.ecn import attach
 
                 attach(s, r, self.send_host.receivers, self.recv_host.receivers)
+            if far > 0:  # and what reaches the server's end crosses the same stretch (after the ECN wiring)
+                host = self.recv_host if sc.direction == "upstream" else self.send_host
+                host.receivers[i] = Propagation(eng, far / 2.0, host.receivers[i]).send
             start = spec.start + phase_rng.random() * sc.start_jitter
             eng.at(min(start, sc.duration), self._flow_start, s)
         self.probe = None
@@ -268,6 +276,9 @@ class Network:
             "retransmissions": sum(s.retransmissions for s in self.senders),
             "scenario": sc.name,
         }
+        far = [i for i, spec in enumerate(sc.flows) if spec.rtt is not None and spec.rtt > sc.rtt]
+        if far and total:  # flows to a farther server: the share of the goodput they got
+            extra["far_share"] = sum(flows[i].goodput_bps for i in far) / sum(f.goodput_bps for f in flows)
         if hasattr(b, "aqm_stats"):  # DOCSIS-PIE / LLD hop (issue 20)
             extra["aqm"] = b.aqm_stats()
         mos = None
@@ -324,6 +335,9 @@ def _check(sc: Scenario) -> None:
     for i, f in enumerate(sc.flows):
         if not 0 <= f.start < sc.duration:
             raise ScenarioError(f"flows[{i}].start: {f.start:g} s is not within the {sc.duration:g} s run")
+        if f.rtt is not None and f.rtt < sc.rtt - 1e-12:
+            raise ScenarioError(f"flows[{i}].rtt: {f.rtt * 1e3:g} ms is shorter than the path's rtt "
+                                f"{sc.rtt * 1e3:g} ms, which every flow crosses (set rtt to the nearest server's)")
     for name in ("data_loss", "ack_loss"):
         loss = getattr(sc, name)
         if not 0 <= loss.rate < 1:

@@ -115,6 +115,9 @@ class FlowSpec:
     start: float = 0.0  # s
     size: int | None = None  # bytes; None: long-lived (runs to the end)
     variant: str | None = None  # per-flow TCP variant; None: the scenario's
+    # s: this flow's base RTT (a farther server), >= the scenario's rtt; the difference is added half
+    # each way on the server's side of the bottleneck; None: the scenario's rtt
+    rtt: float | None = None
 
 
 @dataclass
