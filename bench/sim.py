@@ -22,7 +22,7 @@ segment / 200 ms, minimum RTO 1 s, ns-3's TcpClassicRecovery (cwnd = ssthresh, p
 with SACK). ns-3 opens the connection with a handshake, so hfcprov's flow starts one
 RTT later; goodput is application bytes received over the whole run in both.
 
-Where the RFCs leave a choice, hfcprov is set to ns-3 3.44's (``NS3_CHOICES``, TcpOptions
+Where the RFCs leave a choice, hfcprov is set to ns-3 3.44's (``hfcprov.sim.hosts.NS3``, TcpOptions
 fields; read off ns-3's cwnd/ssthresh/state traces, see docs/sim.md):
 - ``limited_transmit``: with SACK, ns-3 sends new data whenever BytesInFlight (pipe) < cwnd,
   also on the duplicate ACKs before fast retransmit (RFC 6675 section 5 step 3); its
@@ -51,8 +51,6 @@ GRID = [(rate, buf, rtt) for rate in (2e6, 5e6, 10e6) for buf in (16384, 65536, 
 SPEED_POINT = (10e6, 65536, 0.04)
 MSS = 1460
 RECOVERY = "sack"  # or "newreno" (--recovery): loss recovery on both sides
-# ns-3 3.44's choices where the RFCs leave room (module docstring); limited_transmit follows RECOVERY
-NS3_CHOICES = {"ssthresh_from": "pipe", "integer_cwnd": True, "grow_on_recovery_exit": True}
 SAMPLE = 0.01  # s between queue samples (loaded latency: mean, p50, p99)
 # issue 15's grid: 2 and 10 Mb/s; 16, 64, 256 KiB; 40 and 100 ms; 1 and 10 flows; Reno(+SACK) and CUBIC
 ISSUE15_GRID = [(rate, buf, rtt, flows, variant) for variant in ("newreno", "cubic") for flows in (1, 10)
@@ -184,13 +182,14 @@ def run_ns3(python: str, points: list, duration: float, warmup: float | None = N
 def scenario(rate: float, buf: int, rtt: float, duration: float, seed: int = 1, flows: int = 1,
              variant: str = "newreno", sample: float | None = None):
     from hfcprov.sim import FlowSpec, Scenario, TcpOptions
+    from hfcprov.sim.hosts import NS3  # ns-3 3.44's choices where the RFCs leave room (module docstring)
 
     growth = {"newreno": RECOVERY, "cubic": "cubic"}[variant]
     return Scenario(rate=rate, buffer=buf, rtt=rtt, burst=1 << 30, overhead=2, channel=rate,
                     reverse_channel=rate, flows=[FlowSpec(start=rtt) for _ in range(flows)], duration=duration,
                     sample_interval=sample, seed=seed, start_jitter=0.0,
                     tcp=TcpOptions(variant=growth, recovery=RECOVERY, mss=MSS, initial_window=10, min_rto=1.0,
-                                   limited_transmit=RECOVERY == "sack", **NS3_CHOICES))
+                                   **{**NS3, "limited_transmit": RECOVERY == "sack"}))
 
 
 def run_hfc(points: list, duration: float, warmup: float | None = None) -> list[dict]:

@@ -306,6 +306,15 @@ def _value(cls, key, value, where, written=False):
                 raise ScenarioError(f"{where}.timer: {timer!r} is not one of {', '.join(TIMERS)}")
             value.setdefault("timer_granularity", f"{TIMERS[timer][0]!r}s")  # as text: read like the file's
             value.setdefault("min_rto", f"{TIMERS[timer][1]!r}s")
+        if key == "tcp" and "host" in value:  # a preset (hfcprov.sim.hosts): the keys given beside it win
+            from hfcprov.sim.hosts import HOSTS
+
+            value = dict(value)
+            host = value.pop("host")
+            if host not in HOSTS:
+                raise ScenarioError(f"{where}.host: {host!r} is not one of {', '.join(HOSTS)}")
+            value = {**{k: f"{v!r}s" if _PARSERS.get(k) is parse_duration else v  # read like the file's
+                        for k, v in HOSTS[host].items()}, **value}
         if key == "tcp" and value.get("super_fast_retransmit") is not None:
             value = dict(value)
             value["dupthresh"] = 1 if value.pop("super_fast_retransmit") else 3
