@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import statistics
 import sys
 import time
@@ -44,19 +45,21 @@ from hfcprov.emu import shaping, topology  # noqa: E402
 from hfcprov.emu.measure import measure  # noqa: E402
 from hfcprov.probe.run import ProbeSpec  # noqa: E402
 from hfcprov.results import RunResult  # noqa: E402
-from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run  # noqa: E402
-from hfcprov.sim.mac import CALIBRATED_TCP  # noqa: E402
+from hfcprov.sim import FlowSpec, LossSpec, Scenario, TcpOptions, run  # noqa: E402
+from hfcprov.sim.hosts import LINUX  # noqa: E402
 from hfcprov.sim.upload import tier_flow  # noqa: E402
 from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate  # noqa: E402
 
 # How Linux frames a segment on the emulated link: htb counts the 14-byte Ethernet header;
 # timestamps make the TCP header 32 bytes, so 1500 - 52 = 1448 bytes of payload.
 LINUX_FRAMING = {"overhead": 14}
-# Linux's timers: hfcprov.sim.mac.CALIBRATED_TCP (200 ms minimum RTO kept above srtt, 40 ms delayed ACK);
-# Linux grows the window by the segments an ACK covers (tcp_slow_start, tcp_cong_avoid_ai), not per ACK:
-# with delayed ACKs a per-ACK Reno climbs half as fast (10 Mb/s, 16 KiB, 100 ms: -15% goodput); Linux's
-# CUBIC grows >= 5% per RTT until its first loss (10 Mb/s, 256 KiB, 40 ms after a HyStart exit: mean -11%)
-LINUX_TCP = {"mss": 1448, "header_bytes": 52, **CALIBRATED_TCP, "count_acked": True, "cubic_linux_floor": True}
+# The Linux-matched hosts (hfcprov.sim.hosts.LINUX): Linux's timers (200 ms minimum RTO kept above srtt,
+# 40 ms delayed ACK); window growth per segment acked (tcp_slow_start, tcp_cong_avoid_ai), not per ACK: with
+# delayed ACKs a per-ACK Reno climbs half as fast (10 Mb/s, 16 KiB, 100 ms: -15% goodput); CUBIC in the
+# kernel's integer arithmetic, which grows >= 5% per RTT until its first loss (10 Mb/s, 256 KiB, 40 ms after a
+# HyStart exit: mean -11% without) and trails RFC 9438 under frequent losses (50 Mb/s, 20 ms, 1%: +13%
+# without); RACK-TLP loss detection with PRR
+LINUX_TCP = LINUX
 # the kernel's reno is NewReno with SACK; the simulator's "sack" is that
 SIM_VARIANT = {"reno": "sack", "cubic": "cubic"}
 # Both sides model the same modem (hfcprov.model.upstream_aqm): a DOCSIS 3.0 one, drop-tail for these
@@ -88,8 +91,9 @@ def window_for(rate, buffer, rtt, flows, cc, duration: float, cycles: float, lon
     return round(max(duration, min(longest, cycles * sawtooth_period(rate, buffer, rtt, flows, cc))), 1)
 
 
-def case_name(rate, buffer, rtt, flows, cc) -> str:
-    return f"{format_rate(rate)}/{format_bytes(buffer)}/{format_duration(rtt)}/{flows}x{cc}".replace(" ", "")
+def case_name(rate, buffer, rtt, flows, cc, loss=0.0) -> str:
+    name = f"{format_rate(rate)}/{format_bytes(buffer)}/{format_duration(rtt)}/{flows}x{cc}".replace(" ", "")
+    return f"{name}/loss{loss * 100:g}%" if loss else name
 
 
 def emulate(lab, rate, buffer, flows, cc, duration, warmup, adaptive):
@@ -98,13 +102,16 @@ def emulate(lab, rate, buffer, flows, cc, duration, warmup, adaptive):
                                   probe="icmp", rate=PROBE_RATE, adaptive_warmup=adaptive))
 
 
-def simulate(rate, buffer, rtt, flows, cc, duration, warmup_used, seed=1, trace=False):
+def simulate(rate, buffer, rtt, flows, cc, duration, warmup_used, seed=1, trace=False, loss=0.0):
+    """The simulator's side; ``loss``: random loss on both directions, as the emulated plant drops
+    every packet the CMTS forwards (data and ACKs) with that probability."""
+    plant = {"data_loss": LossSpec("bernoulli", loss), "ack_loss": LossSpec("bernoulli", loss)} if loss else {}
     sc = Scenario.from_service_flow(
         tier_flow(rate, buffer), rtt=rtt, flows=[FlowSpec(start=IDLE) for _ in range(flows)],
         tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
         duration=IDLE + warmup_used + duration, warmup=IDLE + warmup_used, seed=seed,
         sample_interval=0.05 if trace else None, docsis_version=DOCSIS_VERSION,
-        **LINUX_FRAMING)
+        **plant, **LINUX_FRAMING)
     return run(sc)
 
 
@@ -162,6 +169,25 @@ def summary(errs: dict) -> list[str]:
     return lines
 
 
+def _loss(text: str) -> float:
+    """A loss fraction (0.001) or percentage (0.1%)."""
+    text = text.strip()
+    return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+
+
+def _median_result(results: list) -> RunResult:
+    """One run standing for several: each figure of ``FIGURES`` is the median over the runs."""
+    if len(results) == 1:
+        return results[0]
+    mid = RunResult.from_dict(results[0].to_dict(series=False))
+    mid.goodput_bps = statistics.median(r.goodput_bps for r in results)
+    for part in ("latency_loaded", "latency_idle"):
+        for stat in ("mean", "p50", "p99"):
+            vals = [getattr(getattr(r, part), stat) for r in results if getattr(getattr(r, part), stat) is not None]
+            setattr(getattr(mid, part), stat, statistics.median(vals) if vals else None)
+    return mid
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rates", default="2M,10M")
@@ -180,6 +206,10 @@ def main() -> int:
     ap.add_argument("--json", help="write every case's figures (emu and sim RunResults) here")
     ap.add_argument("--sim-from", metavar="FILE", help="no emulator: compare the simulator with the kernel figures "
                                                        "a --json run saved in FILE (its cases and windows)")
+    ap.add_argument("--losses", default="0", help="random loss per direction on the plant, e.g. 0.01%%,0.1%%,1%% "
+                                                   "(the emulator drops in the CMTS's forward path, both ways)")
+    ap.add_argument("--runs", type=int, default=1, help="kernel runs per case (and simulator seeds 1..n); "
+                                                        "the error compares medians")
     ap.add_argument("--trace", metavar="CASE", help="write CASE's delay traces (emu probes, sim queue) as CSV, "
                                                      "e.g. 2Mb/s/64KiB/40ms/1xcubic")
     args = ap.parse_args()
@@ -192,51 +222,83 @@ def main() -> int:
     ccs = args.cc.split(",")
     duration, warmup, adaptive, longest = (parse_duration(args.duration), parse_duration(args.warmup),
                                            parse_duration(args.adaptive), parse_duration(args.max_window))
+    losses = [_loss(x) for x in args.losses.split(",")]
     saved = json.loads(Path(args.sim_from).read_text()) if args.sim_from else None
     out: dict = {}
     errs: dict = {}
+    spreads: dict = {}
     print(f"{'case':<28}{'':>5}{'goodput':>10}{'lat mean':>10}{'lat p50':>10}{'lat p99':>10}{'idle':>9}"
-          f"{'retx':>6}{'warm':>6}{'window':>7}")
+          f"{'retx':>6}{'warm':>6}{'window':>7}{'load':>6}")
     misses = 0
     started = time.monotonic()
-    for rtt in rtts:
-        cases = [(case_name(rate, buffer, rtt, n, cc), rate, buffer, n, cc)
+    for rtt, loss in itertools.product(rtts, losses):
+        cases = [(case_name(rate, buffer, rtt, n, cc, loss), rate, buffer, n, cc)
                  for rate, buffer, n, cc in itertools.product(rates, buffers, flows, ccs)]
         if saved is not None:
             cases = [c for c in cases if c[0] in saved]
             if not cases:
                 continue
-        lab = None if saved is not None else topology.up(rtt=rtt, prefix="hfemu-sve", docsis_version=DOCSIS_VERSION)
+        lab = None if saved is not None else topology.up(rtt=rtt, loss=loss, prefix="hfemu-sve",
+                                                          docsis_version=DOCSIS_VERSION)
         try:
             for name, rate, buffer, n, cc in cases:
                 if saved is not None:
                     row = saved[name]
-                    emu, used, window = RunResult.from_dict(row["emu"]), row["warmup_used"], row["window"]
+                    window = row["window"]
+                    kernel = [(RunResult.from_dict(k["emu"]), k["warmup_used"], k.get("load"))
+                              for k in row.get("runs") or [row]]
                 else:
                     window = window_for(rate, buffer, rtt, n, cc, duration, args.cycles, longest)
-                    emu = emulate(lab, rate, buffer, n, cc, window, warmup, adaptive)
-                    used = emu.extra.get("warmup_used", warmup)
-                    row = {"emu": emu.to_dict(series=False), "warmup_used": used, "window": window}
-                print(_row(name, emu, _retx(emu), "emu") + f"{used:>6.1f}{window:>7.0f}", flush=True)
-                if not args.linux_only:
-                    sim = simulate(rate, buffer, rtt, n, cc, window, used, trace=args.trace == name)
-                    err = errors(emu, sim)
-                    row.update(sim=sim.to_dict(series=False), error=err)
-                    errs[name] = err
+                    kernel = []
+                    for _ in range(args.runs):
+                        emu = emulate(lab, rate, buffer, n, cc, window, warmup, adaptive)
+                        kernel.append((emu, emu.extra.get("warmup_used", warmup), os.getloadavg()[0]))
+                    row = {"emu": kernel[0][0].to_dict(series=False), "warmup_used": kernel[0][1], "window": window}
+                    if args.runs > 1:
+                        row["runs"] = [{"emu": e.to_dict(series=False), "warmup_used": u, "load": ld}
+                                       for e, u, ld in kernel]
+                for emu, used, load in kernel:
+                    print(_row(name, emu, _retx(emu), "emu") + f"{used:>6.1f}{window:>7.0f}"
+                          + (f"{load:>6.1f}" if load is not None else ""), flush=True)
+                if args.linux_only:
+                    out[name] = row
+                    continue
+                sims = [simulate(rate, buffer, rtt, n, cc, window, used, seed=k + 1, trace=args.trace == name, loss=loss)
+                        for k, (_, used, _) in enumerate(kernel)]
+                for sim in sims:
                     print(_row("", sim, _retx(sim), "sim"))
-                    if args.trace == name:
-                        write_trace(Path(f"{name.replace('/', '_')}.trace.csv"), emu, sim, rate, IDLE + used)
-                    flags = []
-                    for fname, _get, tol in FIGURES:
-                        e = err[fname]
-                        flags.append(f"{'' if e is None else f'{e:+.1%}':>{10 if fname != 'idle_rtt' else 9}}"
-                                     + ("*" if e is not None and abs(e) > tol else " "))
-                        misses += e is not None and abs(e) > tol
-                    print(f"{'':<28}{'err':>5}" + "".join(flags).replace("* ", "*").rstrip(), flush=True)
+                emu_mid, sim_mid = _median_result([e for e, _, _ in kernel]), _median_result(sims)
+                err = errors(emu_mid, sim_mid)
+                row.update(sim=sims[0].to_dict(series=False), error=err)
+                if len(sims) > 1:
+                    row["sim_runs"] = [r.to_dict(series=False) for r in sims]
+                    spreads[name] = ([e.goodput_bps for e, _, _ in kernel], [r.goodput_bps for r in sims],
+                                     [ld for _, _, ld in kernel if ld is not None])
+                errs[name] = err
+                if args.trace == name:
+                    write_trace(Path(f"{name.replace('/', '_')}.trace.csv"), kernel[0][0], sims[0], rate,
+                                IDLE + kernel[0][1])
+                flags = []
+                for fname, _get, tol in FIGURES:
+                    e = err[fname]
+                    flags.append(f"{'' if e is None else f'{e:+.1%}':>{10 if fname != 'idle_rtt' else 9}}"
+                                 + ("*" if e is not None and abs(e) > tol else " "))
+                    misses += e is not None and abs(e) > tol
+                print(f"{'':<28}{'err' if len(sims) == 1 else 'e(m)':>5}" + "".join(flags).replace("* ", "*").rstrip(),
+                      flush=True)
                 out[name] = row
         finally:
             if lab is not None:
                 lab.down()
+    if spreads:
+        print(f"\ngoodput, Mb/s, min / median / max of {args.runs} runs (kernel runs one after another; "
+              "simulator seeds 1..n), load average (1 min) over the kernel runs")
+        print(f"{'case':<40}{'kernel':>22}{'simulator':>22}{'median err':>12}{'load':>12}")
+        for name, (k, sm, ld) in spreads.items():
+            def mmm(v):
+                return f"{min(v) / 1e6:.2f} / {statistics.median(v) / 1e6:.2f} / {max(v) / 1e6:.2f}"
+            print(f"{name:<40}{mmm(k):>22}{mmm(sm):>22}{statistics.median(sm) / statistics.median(k) - 1:>+12.1%}"
+                  f"{(f'{min(ld):.1f}-{max(ld):.1f}' if ld else '-'):>12}")
     print(f"\n{len(out)} cases in {time.monotonic() - started:.0f} s; targets: goodput within "
           f"{GOODPUT_TARGET:.0%}, latency within {LATENCY_TARGET:.0%}; * marks a miss ({misses} figures missed)")
     if errs:
