@@ -55,7 +55,7 @@ def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = No
     return upload_scenario(flow or upstream_flow(campaign, point), rtt=point.rtt, flows=point.flows,
                            congestion_control=point.congestion_control, mac=point.mac, loss=point.loss,
                            aqm=point.aqm, probe_interval=t.probe_interval, duration=t.duration,
-                           warmup=t.warmup, seed=point.seed, name=point.key)
+                           warmup=t.warmup, seed=point.seed, name=point.key, far_rtt=point.far_rtt)
 
 
 def environment(campaign: Campaign) -> dict:

@@ -165,6 +165,13 @@ class Point:
                     lambda v: {"none": "drop-tail"}.get(v, v),
                     doc="the simulator's upstream queue: " + " | ".join(AQMS) + " (none = drop-tail; file = what "
                         "the service flow's 24.40 / TLV 76 ask for)", example="[none, docsis-pie, lld]")
+    far_rtt: float | None = axis(parse_rtt, None, "REAL", "far server RTT", "far",
+                                 lambda v: format_duration(v) if v else "-",
+                                 lambda v: f"far server {format_duration(v)}" if v else "one server",
+                                 doc="base RTT of a second, farther server behind the same tier: flows 2, 4, ... "
+                                     "go there, the others to the near one at rtt (which the probes measure); "
+                                     "the run's far_share is their share of the goodput. Simulator only",
+                                 example="[200ms, 300ms]", unit="s")
     rep: int = 0  # repetition, 0-based
     seed: int = 1
 
@@ -254,6 +261,7 @@ METRICS = (
     Metric("packet_loss", "REAL", "packet loss", lambda r: r.packet_loss),
     Metric("mos", "REAL", "VoIP MOS", lambda r: r.mos),
     Metric("model", "TEXT", "model behind the figures", lambda r: r.extra.get("model")),
+    Metric("far_share", "REAL", "far server's share of goodput", lambda r: r.extra.get("far_share")),
 )
 METRIC_NAMES = tuple(m.name for m in METRICS)
 

@@ -39,15 +39,18 @@ def host_tcp(congestion_control: str | None, mac: str) -> TcpOptions:
 
 def upload_scenario(flow: ServiceFlow, *, rtt: float, flows: int = 1, congestion_control: str | None = "cubic",
                     mac: str = "docsis", loss: float = 0.0, aqm: str = "none", probe_interval: float = 0.1,
-                    duration: float = 20.0, warmup: float = 5.0, seed: int = 1, name: str = "") -> Scenario:
+                    duration: float = 20.0, warmup: float = 5.0, seed: int = 1, name: str = "",
+                    far_rtt: float | None = None) -> Scenario:
     """``flows`` bulk uploads through ``flow`` over ``rtt``, probed every ``probe_interval``.
 
     ``duration`` is the measured time, after ``warmup`` (the simulator's own duration includes it).
+    ``far_rtt``: a second, farther server; flows 2, 4, ... (odd indices) go there.
     """
     from hfcprov.sim.aqm.select import aqm_overrides
 
     return Scenario.from_service_flow(
-        flow, rtt=rtt, flows=[FlowSpec() for _ in range(flows)], tcp=host_tcp(congestion_control, mac),
+        flow, rtt=rtt, flows=[FlowSpec(rtt=far_rtt if i % 2 else None) for i in range(flows)],
+        tcp=host_tcp(congestion_control, mac),
         data_loss=LossSpec(model="bernoulli", rate=loss) if loss else LossSpec(),
         probe_rate=1.0 / probe_interval, mac=mac, duration=warmup + duration, warmup=warmup, seed=seed,
         name=name, **aqm_overrides(aqm, flow))
