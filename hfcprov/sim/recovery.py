@@ -26,8 +26,8 @@ Interface (``s`` the sender; segments are indices, windows bytes):
 
 - class flags read on the hot path: ``sack`` (wants the ACKs' SACK blocks),
   ``inflate`` (cwnd += MSS per duplicate ACK in recovery), ``uses_pipe`` (in
-  recovery, ``send`` decides what leaves), ``tlp`` (the sender asks ``pto`` when it arms its
-  timer and calls ``on_probe`` when a probe is due); attributes ``lost_n`` (segments deemed
+  recovery, ``send`` decides what leaves), ``tlp`` (the sender, a ``tcp.ProbingSender``, asks
+  ``pto`` when it arms its timer and calls ``on_probe`` when a probe is due); attributes ``lost_n`` (segments deemed
   lost, not yet resent: the sender lets ``send`` resend them first) and ``holding``
   (scoreboard state to forget on a cumulative ACK: ``on_advance``);
 - ``should_enter(s, ack)``: enter fast recovery now? ``enter(s)``: resend the first
@@ -558,6 +558,11 @@ def wants_sack(name: str) -> bool:
     if name not in RECOVERIES:
         return False
     return bool(resolve(RECOVERIES, name).sack)
+
+
+def sends_probes(name: str) -> bool:
+    """Whether the strategy ``name`` sends tail loss probes (the sender arms them: ``tcp.ProbingSender``)."""
+    return name in RECOVERIES and bool(resolve(RECOVERIES, name).tlp)
 
 
 def recovery(name: str, opts):

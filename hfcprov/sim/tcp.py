@@ -23,7 +23,7 @@ import math
 
 from hfcprov.sim.packet import ACK, DATA, Train, make
 from hfcprov.sim.ranges import SegmentRanges
-from hfcprov.sim.recovery import recovery, wants_sack
+from hfcprov.sim.recovery import recovery, sends_probes, wants_sack
 
 _UNLIMITED = 1 << 60
 
@@ -57,7 +57,6 @@ class TcpSender:
         "nxt",
         "on_done",
         "phase",
-        "probing",
         "rec",
         "recover",
         "retransmissions",
@@ -70,11 +69,16 @@ class TcpSender:
         "started",
         "timeouts",
         "timer_at",
-        "tlp",
         "total",
         "tso",
         "una",
     )
+
+    def __new__(cls, engine, flow: int, link, opts, cc, size: int | None, on_done=None):
+        # a strategy that sends tail loss probes gets the sender that arms them (the others' timer stays as it was)
+        if cls is TcpSender and sends_probes(opts.recovery_mode):
+            cls = ProbingSender
+        return object.__new__(cls)
 
     def __init__(self, engine, flow: int, link, opts, cc, size: int | None, on_done=None) -> None:
         self.engine = engine
@@ -82,8 +86,6 @@ class TcpSender:
         self.link = link
         self.cc = cc
         self.rec = recovery(opts.recovery_mode, opts)
-        self.tlp = self.rec.tlp  # the strategy sends tail loss probes (RACK-TLP): _arm asks it when
-        self.probing = False  # the armed deadline is a probe's, not the RTO's
         self.mss = opts.mss
         self.hdr = opts.header_bytes
         if size:
@@ -323,11 +325,6 @@ class TcpSender:
         wait = self.rto * self.backoff
         if wait > self.max_rto:  # noqa: PLR1730 (every ACK: cheaper than min())
             wait = self.max_rto
-        if self.tlp:
-            pto = self.rec.pto(self)
-            self.probing = pto is not None and pto < wait
-            if self.probing:
-                wait = pto
         g = self.gran
         if g:
             # The BSD slow timer counts ticks: it fires on the k-th tick boundary from now.
@@ -354,12 +351,6 @@ class TcpSender:
         self._timeout()
 
     def _timeout(self) -> None:
-        if self.probing:  # a tail loss probe, not the RTO: send it, then arm the RTO
-            self.probing = False
-            self.deadline = None
-            self.rec.on_probe(self)
-            self._arm()
-            return
         self.timeouts += 1
         self.ssthresh = self.cc.ssthresh(self)
         self.cwnd = float(self.mss)
@@ -371,6 +362,42 @@ class TcpSender:
         self.cc.on_timeout(self)
         self.deadline = None
         self.try_send()
+
+
+class ProbingSender(TcpSender):
+    """A sender whose recovery strategy sends tail loss probes (``Recovery.tlp``: RACK-TLP): its timer
+    fires at the probe timeout when the strategy has one due (``pto``) and that comes before the RTO;
+    then the strategy sends the probe (``on_probe``) and the RTO is armed."""
+
+    __slots__ = ("probing",)
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.probing = False  # the armed deadline is a probe's, not the RTO's
+
+    def _arm(self) -> None:
+        pto = self.rec.pto(self)
+        wait = self.rto * self.backoff
+        if wait > self.max_rto:  # noqa: PLR1730
+            wait = self.max_rto
+        self.probing = pto is not None and pto < wait
+        if not self.probing:
+            TcpSender._arm(self)
+            return
+        d = self.engine.now + pto  # (a probing host has a fine timer: Linux's, RACK-TLP's)
+        self.deadline = d
+        if self.timer_at is None or d < self.timer_at:
+            self.timer_at = d
+            self.engine.at(d, self._on_timer, d)
+
+    def _timeout(self) -> None:
+        if self.probing:  # the tail loss probe, not the RTO: send it, then arm the RTO
+            self.probing = False
+            self.deadline = None
+            self.rec.on_probe(self)
+            self._arm()
+            return
+        TcpSender._timeout(self)
 
 
 class TcpReceiver:
