@@ -92,7 +92,7 @@ CONGESTION_CONTROLS: dict[str, object] = {
     "reno": Reno,
     "newreno": Reno,  # NewReno differs in recovery, not in window growth
     "sack": Reno,
-    "cubic": "hfcprov.sim.tcp_cubic:cubic",  # Cubic, or LinuxCubic with TcpOptions.cubic_linux
+    "cubic": "hfcprov.sim.tcp_cubic:cubic",  # Cubic, LinuxCubic or Ns3Cubic: TcpOptions.cubic_arithmetic
     "fast": "hfcprov.sim.tcp_fast:Fast",
     "prague": "hfcprov.sim.tcp_prague:Prague",  # L4S: reacts to ECN marks (issue 20)
     "unresponsive": "hfcprov.sim.tcp_prague:Unresponsive",  # ECT(1), ignores congestion (issue 20)

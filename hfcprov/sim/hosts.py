@@ -11,14 +11,16 @@ one as ``tcp: {host: linux}`` (the other ``tcp`` keys given beside it win).
   the kernel's integer arithmetic; RACK-TLP loss detection with PRR (tcp_recovery 1,
   tcp_early_retrans 3).
 - ``ns3``: ns-3 3.44's choices (``bench/sim.py``): ssthresh halves pipe, an integer cwnd, the ACK
-  that ends recovery also grows the window, new data on duplicate ACKs while pipe < cwnd.
+  that ends recovery also grows the window, new data on duplicate ACKs while pipe < cwnd, CUBIC in
+  ns-3's port of the kernel's arithmetic.
 """
 
 from __future__ import annotations
 
 from hfcprov.sim.mac import CALIBRATED_TCP
 
-LINUX = {"mss": 1448, "header_bytes": 52, **CALIBRATED_TCP, "count_acked": True, "cubic_linux": True,
+LINUX = {"mss": 1448, "header_bytes": 52, **CALIBRATED_TCP, "count_acked": True, "cubic_arithmetic": "linux",
          "recovery": "rack"}
-NS3 = {"ssthresh_from": "pipe", "integer_cwnd": True, "grow_on_recovery_exit": True, "limited_transmit": True}
+NS3 = {"ssthresh_from": "pipe", "integer_cwnd": True, "grow_on_recovery_exit": True, "limited_transmit": True,
+       "cubic_arithmetic": "ns3"}
 HOSTS = {"linux": LINUX, "ns3": NS3}

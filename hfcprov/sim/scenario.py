@@ -63,10 +63,11 @@ class TcpOptions:
     # CUBIC grows at least 5% per RTT in congestion avoidance until its first loss, as Linux (bictcp_update
     # caps cnt at 20 while last_max_cwnd is 0, e.g. after a HyStart exit); off: the RFC 9438 curve from K = 0
     cubic_linux_floor: bool = False
-    # CUBIC in Linux's integer arithmetic (tcp_cubic.c: whole segments, cnt recomputed at most every
-    # HZ/32 ticks, a whole-segment Reno-friendly estimate, the 5% floor); off: RFC 9438's exact curve
-    cubic_linux: bool = False
-    kernel_hz: int = 250  # the kernel's timer ticks per second (CONFIG_HZ; Debian's 250): cubic_linux's clock
+    # how CUBIC computes its window: rfc9438 (the exact curve); linux (tcp_cubic.c's integer arithmetic:
+    # whole segments, cnt recomputed at most every HZ/32 ticks, a whole-segment Reno-friendly estimate,
+    # the 5% floor); ns3 (ns-3's TcpCubic, a port of the same on an exact clock)
+    cubic_arithmetic: str = "rfc9438"
+    kernel_hz: int = 250  # the kernel's timer ticks per second (CONFIG_HZ; Debian's 250): the linux arithmetic's clock
     # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
     # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
     grow_on_recovery_exit: bool = False
@@ -257,6 +258,7 @@ _CHOICES = {
     "hystart": HYSTART,
     "delack_timer": ("auto", "exact", "tick"),
     "rto_rule": ("rfc6298", "linux"),
+    "cubic_arithmetic": ("rfc9438", "linux", "ns3"),
 }
 
 

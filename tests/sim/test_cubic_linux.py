@@ -1,4 +1,4 @@
-"""CUBIC in Linux's integer arithmetic (TcpOptions.cubic_linux) against RFC 9438's exact curve."""
+"""CUBIC in Linux's integer arithmetic (TcpOptions.cubic_arithmetic) against RFC 9438's exact curve."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from hfcprov.sim import LossSpec, Scenario, TcpOptions, run
 from hfcprov.sim.cc import congestion_control
-from hfcprov.sim.tcp_cubic import Cubic, LinuxCubic
+from hfcprov.sim.tcp_cubic import Cubic, LinuxCubic, Ns3Cubic
 
 MSS = 1448
 
@@ -48,12 +48,13 @@ def after_a_loss(cc, rtts: int, rtt: float = 0.02) -> list[float]:
 
 def test_the_option_selects_the_kernel_arithmetic():
     assert type(congestion_control("cubic", TcpOptions(variant="cubic"))) is Cubic
-    assert type(congestion_control("cubic", TcpOptions(variant="cubic", cubic_linux=True))) is LinuxCubic
+    assert type(congestion_control("cubic", TcpOptions(variant="cubic", cubic_arithmetic="linux"))) is LinuxCubic
+    assert type(congestion_control("cubic", TcpOptions(variant="cubic", cubic_arithmetic="ns3"))) is Ns3Cubic
 
 
 def test_linux_follows_the_reno_friendly_estimate_a_step_behind_in_whole_segments():
     rfc = after_a_loss(congestion_control("cubic", TcpOptions(variant="cubic")), 30)
-    linux = after_a_loss(congestion_control("cubic", TcpOptions(variant="cubic", cubic_linux=True)), 30)
+    linux = after_a_loss(congestion_control("cubic", TcpOptions(variant="cubic", cubic_arithmetic="linux")), 30)
     assert linux[0] >= 28 and all(w == int(w) for w in linux)  # 40 * 717 / 1024 = 28, whole segments
     # RFC 9438: ~0.53 segments per RTT from 28 (the cubic term is flat here: K = 3.1 s)
     assert rfc[-1] - 28 == pytest.approx(30 * 0.53, abs=1.5)
@@ -69,9 +70,26 @@ def test_frequent_losses_cost_linux_cubic_more_goodput():
     # (kernel CUBIC through the emulated modem: 5.7-5.8 Mb/s, docs/sim.md)
     def goodput(linux: bool) -> float:
         sc = Scenario(rate=50e6, buffer=256 * 1024, rtt=0.02, duration=20, warmup=2, sample_interval=None,
-                      tcp=TcpOptions(variant="cubic", cubic_linux=linux, recovery="rack", min_rto=0.2,
+                      tcp=TcpOptions(variant="cubic", cubic_arithmetic="linux" if linux else "rfc9438",
+                                     recovery="rack", min_rto=0.2,
                                      rto_rule="linux", delack_timeout=0.04, count_acked=True),
                       data_loss=LossSpec("bernoulli", 0.01))
         return run(sc).goodput_bps
 
     assert goodput(True) < 0.93 * goodput(False)
+
+
+def test_ns3s_port_has_no_tick_hold_so_it_trails_less_than_the_kernel():
+    rfc = after_a_loss(congestion_control("cubic", TcpOptions(variant="cubic")), 30)
+    ns3 = after_a_loss(congestion_control("cubic", TcpOptions(variant="cubic", cubic_arithmetic="ns3")), 30)
+    linux = after_a_loss(congestion_control("cubic", TcpOptions(variant="cubic", cubic_arithmetic="linux")), 30)
+    assert all(w == int(w) for w in ns3)
+    lag = {name: sum(r - w for r, w in zip(rfc, wins)) / len(rfc) for name, wins in (("ns3", ns3), ("linux", linux))}
+    assert 0 < lag["ns3"] < lag["linux"]
+
+
+def test_an_unknown_arithmetic_is_named():
+    from hfcprov.sim import ScenarioError
+
+    with pytest.raises(ScenarioError, match=r"tcp\.cubic_arithmetic: 'bsd' is not one of rfc9438, linux, ns3"):
+        Scenario.from_dict({"rate": "10M", "buffer": "64KiB", "tcp": {"cubic_arithmetic": "bsd"}}, source="f.yaml")

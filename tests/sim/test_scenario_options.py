@@ -152,7 +152,7 @@ def test_a_host_preset_gives_the_stacks_options_and_the_keys_beside_it_win():
 
     sc = Scenario.from_dict({**BASE, "tcp": {"host": "linux", "variant": "cubic", "min_rto": "300ms"}},
                             source="f.yaml", written=True)
-    assert (sc.tcp.recovery, sc.tcp.cubic_linux, sc.tcp.count_acked, sc.tcp.mss) == ("rack", True, True, 1448)
+    assert (sc.tcp.recovery, sc.tcp.cubic_arithmetic, sc.tcp.count_acked, sc.tcp.mss) == ("rack", "linux", True, 1448)
     assert sc.tcp.delack_timeout == LINUX["delack_timeout"] == 0.04 and sc.tcp.min_rto == 0.3
     from hfcprov.sim.scenario import apply_overrides
 
