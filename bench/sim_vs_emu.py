@@ -34,14 +34,19 @@ import argparse
 import itertools
 import json
 import os
+import signal
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hfcprov.emu import shaping, topology  # noqa: E402
+from hfcprov.emu import netns, shaping, topology  # noqa: E402
+from hfcprov.emu.offload import offloads_off  # noqa: E402
 from hfcprov.emu.measure import measure  # noqa: E402
 from hfcprov.probe.run import ProbeSpec  # noqa: E402
 from hfcprov.results import RunResult  # noqa: E402
@@ -132,6 +137,147 @@ def write_trace(path: Path, emu, sim, rate: float, measured_from: float) -> None
     print(f"  trace: {path} (the measured window starts at {measured_from:.1f} s)")
 
 
+# -- a near and a far server behind one tier ----------------------------------------------------------
+FAR_ADDR = ("10.10.4.1", "10.10.4.2")  # the CMTS's side and the far server, on their own link
+FAR_DEV = "dlfar"  # the far stretch's delay line, a TUN device in the CMTS namespace
+
+
+def add_far_server(lab, extra_one_way: float) -> int:
+    """A second server beside the lab's: its own namespace (``<lab>-far``) on a link from the CMTS; every
+    packet to or from it crosses a userspace delay line in the CMTS namespace (``extra_one_way`` each way,
+    on top of the lab's own delay). Returns the delay line's pid; ``remove_far_server`` undoes it."""
+    cmts, far = lab.ns("cmts"), lab.ns("far")
+    netns.add(far)
+    netns.run(["ip", "-n", cmts, "link", "add", "far", "type", "veth", "peer", "name", "net0", "netns", far])
+    for ns, dev, addr in ((cmts, "far", FAR_ADDR[0]), (far, "net0", FAR_ADDR[1])):
+        netns.run(["ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev])
+        netns.run(["ip", "-n", ns, "link", "set", dev, "up"])
+        offloads_off(ns, dev)
+    netns.run(["ip", "-n", far, "route", "add", "default", "via", FAR_ADDR[0]])
+    netns.run(["sysctl", "-q", "-w", "net.ipv4.tcp_no_metrics_save=1", "net.ipv6.conf.all.disable_ipv6=1"], ns=far)
+    netns.run(["ip", "tuntap", "add", "dev", FAR_DEV, "mode", "tun"], ns=cmts)
+    netns.run(["ip", "link", "set", FAR_DEV, "up", "txqueuelen", "10000"], ns=cmts)
+    netns.run(["sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+               f"net.ipv4.conf.{FAR_DEV}.rp_filter=0", f"net.ipv4.conf.{FAR_DEV}.accept_local=1"], ns=cmts)
+    netns.run(["ip", "route", "add", "default", "dev", FAR_DEV, "table", "101"], ns=cmts)
+    netns.run(["ip", "rule", "add", "pref", "100", "iif", "far", "lookup", "101"], ns=cmts)
+    netns.run(["ip", "rule", "add", "pref", "101", "iif", "rf", "to", f"{FAR_ADDR[1]}/32", "lookup", "101"], ns=cmts)
+    pid = lab.spawn("cmts", [sys.executable, "-m", "hfcprov.emu.delayline", "--dev", FAR_DEV,
+                             "--delay", repr(extra_one_way)])
+    deadline = time.monotonic() + 10
+    while "NO-CARRIER" in netns.run(["ip", "link", "show", FAR_DEV], ns=cmts):
+        if time.monotonic() > deadline:
+            raise SystemExit("the far server's delay line did not start")
+        time.sleep(0.02)
+    return pid
+
+
+def remove_far_server(lab, pid: int) -> None:
+    _stop(pid)
+    subprocess.run(["ip", "netns", "del", lab.ns("far")], check=False, capture_output=True)
+
+
+def _stop(pid: int) -> None:
+    """End a helper this bench started (by its pid) and reap it."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def emulate_near_far(lab, rate, buffer, cc, window, warmup):
+    """One kernel flow to each server at once, each measured by its own probe (same start, same window):
+    ``(near, far)`` RunResults."""
+    lab.apply([shaping.plan(tier_flow(rate, buffer))])
+    responder = lab.spawn("far", [sys.executable, "-m", "hfcprov.probe.responder", "--port", "5201"])
+    near_resp = lab.spawn("srv", [sys.executable, "-m", "hfcprov.probe.responder", "--port", "5201"])
+    try:
+        deadline = time.monotonic() + 10
+        while any(":1451 " not in netns.run(["cat", "/proc/net/tcp"], ns=lab.ns(n)) for n in ("far", "srv")):
+            if time.monotonic() > deadline:
+                raise SystemExit("probe responders did not start")
+            time.sleep(0.05)
+        with tempfile.TemporaryDirectory(prefix="hfemu-nf-") as tmp:
+            procs = []
+            for name, target in (("near", topology.ADDR["srv"]), ("far", FAR_ADDR[1])):
+                spec = ProbeSpec(target=target, flows=1, duration=window, warmup=warmup, idle=IDLE, cc=cc,
+                                 probe="icmp", rate=PROBE_RATE, adaptive_warmup=0.0, source="emu",
+                                 shaped_rate_bps=rate)
+                out = Path(tmp) / f"{name}.json"
+                argv = ["ip", "netns", "exec", lab.ns("cpe"), sys.executable, "-m", "hfcprov.probe.worker",
+                        json.dumps(asdict(spec)), str(out)]
+                procs.append((subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True),
+                              out))
+            results = []
+            for proc, out in procs:
+                _, err = proc.communicate(timeout=IDLE + warmup + window + 60)
+                if proc.returncode != 0 or not out.exists():
+                    raise SystemExit(f"probe failed: {err.strip().splitlines()[-1:] or 'no output'}")
+                results.append(RunResult.from_dict(json.loads(out.read_text())))
+            return tuple(results)
+    finally:
+        _stop(responder)
+        _stop(near_resp)
+
+
+def simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=1):
+    sc = Scenario.from_service_flow(
+        tier_flow(rate, buffer), rtt=near, flows=[FlowSpec(start=IDLE), FlowSpec(start=IDLE, rtt=far)],
+        tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
+        duration=IDLE + warmup + window, warmup=IDLE + warmup, seed=seed, sample_interval=None,
+        docsis_version=DOCSIS_VERSION, **LINUX_FRAMING)
+    return run(sc)
+
+
+def near_far_main(args, rates, buffers, ccs) -> int:
+    """``--near-far NEAR,FAR``: the kernel and the simulator with one flow to each server."""
+    near, far = (parse_duration(x) for x in args.near_far.split(","))
+    window, warmup = parse_duration(args.duration), parse_duration(args.warmup)
+    lab = topology.up(rtt=near, prefix="hfemu-sve", docsis_version=DOCSIS_VERSION)
+    pid = None
+    rows = []
+    try:
+        pid = add_far_server(lab, (far - near) / 2)
+        for rate, buffer, cc in itertools.product(rates, buffers, ccs):
+            kernel, loads = [], []
+            for _ in range(args.runs):
+                n_res, f_res = emulate_near_far(lab, rate, buffer, cc, window, warmup)
+                kernel.append((n_res.goodput_bps, f_res.goodput_bps))
+                loads.append(os.getloadavg()[0])
+                print(f"{case_name(rate, buffer, near, 1, cc)}+far{format_duration(far).replace(' ', '')}  emu near "
+                      f"{n_res.goodput_bps / 1e6:7.2f} far {f_res.goodput_bps / 1e6:7.2f} Mb/s  ratio "
+                      f"{n_res.goodput_bps / f_res.goodput_bps:5.2f}  idle {n_res.latency_idle.p50 * 1e3:.1f} / "
+                      f"{f_res.latency_idle.p50 * 1e3:.1f} ms  load {loads[-1]:.1f}", flush=True)
+            sims = []
+            for k in range(args.runs):
+                r = simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=k + 1)
+                sims.append((r.flows[0].goodput_bps, r.flows[1].goodput_bps))
+            rows.append((rate, buffer, cc, kernel, sims, loads))
+    finally:
+        if pid is not None:
+            remove_far_server(lab, pid)
+        lab.down()
+    print(f"\nnear ({format_duration(near)}) and far ({format_duration(far)}) server, one flow each, "
+          f"{args.runs} runs (kernel) / seeds (simulator); goodput Mb/s and near/far ratio, median "
+          "[min-max]")
+    print(f"{'case':<24}{'kernel near / far':>20}{'ratio':>19}{'sim near / far':>18}{'ratio':>19}"
+          f"{'ratio err':>10}{'load':>10}")
+    for rate, buffer, cc, kernel, sims, loads in rows:
+        def pair(v):
+            return (f"{statistics.median(a for a, _ in v) / 1e6:.2f} / "
+                    f"{statistics.median(b for _, b in v) / 1e6:.2f}")
+
+        def ratio(v):
+            rs = sorted(a / b for a, b in v)
+            return statistics.median(rs), f"{statistics.median(rs):.2f} [{rs[0]:.2f}-{rs[-1]:.2f}]"
+
+        (rk, tk), (rs, ts) = ratio(kernel), ratio(sims)
+        print(f"{f'{format_rate(rate)}/{format_bytes(buffer)}/{cc}'.replace(' ', ''):<24}{pair(kernel):>20}{tk:>19}"
+              f"{pair(sims):>18}{ts:>19}{rs / rk - 1:>+10.1%}{f'{min(loads):.1f}-{max(loads):.1f}':>10}")
+    return 0
+
+
 FIGURES = (  # name, how to read it, tolerance
     ("goodput", lambda r: r.goodput_bps, GOODPUT_TARGET),
     ("lat_mean", lambda r: r.latency_loaded.mean, LATENCY_TARGET),
@@ -210,6 +356,8 @@ def main() -> int:
                                                    "(the emulator drops in the CMTS's forward path, both ways)")
     ap.add_argument("--runs", type=int, default=1, help="kernel runs per case (and simulator seeds 1..n); "
                                                         "the error compares medians")
+    ap.add_argument("--near-far", metavar="NEAR,FAR", help="instead of the grid: one flow to a near and one to a "
+                    "far server (base RTTs, e.g. 20ms,80ms) for each rate, buffer and cc")
     ap.add_argument("--trace", metavar="CASE", help="write CASE's delay traces (emu probes, sim queue) as CSV, "
                                                      "e.g. 2Mb/s/64KiB/40ms/1xcubic")
     args = ap.parse_args()
@@ -222,6 +370,8 @@ def main() -> int:
     ccs = args.cc.split(",")
     duration, warmup, adaptive, longest = (parse_duration(args.duration), parse_duration(args.warmup),
                                            parse_duration(args.adaptive), parse_duration(args.max_window))
+    if args.near_far:
+        return near_far_main(args, rates, buffers, ccs)
     losses = [_loss(x) for x in args.losses.split(",")]
     saved = json.loads(Path(args.sim_from).read_text()) if args.sim_from else None
     out: dict = {}
