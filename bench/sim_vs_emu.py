@@ -43,6 +43,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hfcprov.emu import netns, shaping, topology  # noqa: E402
@@ -64,7 +66,7 @@ LINUX_FRAMING = {"overhead": 14}
 # kernel's integer arithmetic, which grows >= 5% per RTT until its first loss (10 Mb/s, 256 KiB, 40 ms after a
 # HyStart exit: mean -11% without) and trails RFC 9438 under frequent losses (50 Mb/s, 20 ms, 1%: +13%
 # without); RACK-TLP loss detection with PRR
-LINUX_TCP = LINUX
+LINUX_TCP = dict(LINUX)
 # the kernel's reno is NewReno with SACK; the simulator's "sack" is that
 SIM_VARIANT = {"reno": "sack", "cubic": "cubic"}
 # Both sides model the same modem (hfcprov.model.upstream_aqm): a DOCSIS 3.0 one, drop-tail for these
@@ -250,7 +252,7 @@ def near_far_main(args, rates, buffers, ccs) -> int:
                       f"{n_res.goodput_bps / f_res.goodput_bps:5.2f}  idle {n_res.latency_idle.p50 * 1e3:.1f} / "
                       f"{f_res.latency_idle.p50 * 1e3:.1f} ms  load {loads[-1]:.1f}", flush=True)
             sims = []
-            for k in range(args.runs):
+            for k in range(args.sim_seeds or args.runs):
                 r = simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=k + 1)
                 sims.append((r.flows[0].goodput_bps, r.flows[1].goodput_bps))
             rows.append((rate, buffer, cc, kernel, sims, loads))
@@ -356,6 +358,11 @@ def main() -> int:
                                                    "(the emulator drops in the CMTS's forward path, both ways)")
     ap.add_argument("--runs", type=int, default=1, help="kernel runs per case (and simulator seeds 1..n); "
                                                         "the error compares medians")
+    ap.add_argument("--sim-tcp", action="append", default=[], metavar="KEY=VALUE",
+                    help="change the simulated hosts' TcpOptions (repeatable), e.g. recovery=sack to compare "
+                         "with RFC 6675 recovery")
+    ap.add_argument("--sim-seeds", type=int, default=0, help="simulator runs per case (seeds 1..n; default: as "
+                                                              "many as kernel runs)")
     ap.add_argument("--near-far", metavar="NEAR,FAR", help="instead of the grid: one flow to a near and one to a "
                     "far server (base RTTs, e.g. 20ms,80ms) for each rate, buffer and cc")
     ap.add_argument("--trace", metavar="CASE", help="write CASE's delay traces (emu probes, sim queue) as CSV, "
@@ -370,6 +377,9 @@ def main() -> int:
     ccs = args.cc.split(",")
     duration, warmup, adaptive, longest = (parse_duration(args.duration), parse_duration(args.warmup),
                                            parse_duration(args.adaptive), parse_duration(args.max_window))
+    for item in args.sim_tcp:  # the simulated hosts for this run (hfcprov.sim.hosts.LINUX by default)
+        key, _, value = item.partition("=")
+        LINUX_TCP[key.strip()] = yaml.safe_load(value)
     if args.near_far:
         return near_far_main(args, rates, buffers, ccs)
     losses = [_loss(x) for x in args.losses.split(",")]
@@ -413,14 +423,15 @@ def main() -> int:
                 if args.linux_only:
                     out[name] = row
                     continue
-                sims = [simulate(rate, buffer, rtt, n, cc, window, used, seed=k + 1, trace=args.trace == name, loss=loss)
-                        for k, (_, used, _) in enumerate(kernel)]
+                seeds = args.sim_seeds or len(kernel)
+                sims = [simulate(rate, buffer, rtt, n, cc, window, kernel[k % len(kernel)][1], seed=k + 1,
+                                 trace=args.trace == name, loss=loss) for k in range(seeds)]
                 for sim in sims:
                     print(_row("", sim, _retx(sim), "sim"))
                 emu_mid, sim_mid = _median_result([e for e, _, _ in kernel]), _median_result(sims)
                 err = errors(emu_mid, sim_mid)
                 row.update(sim=sims[0].to_dict(series=False), error=err)
-                if len(sims) > 1:
+                if len(sims) > 1 or len(kernel) > 1:
                     row["sim_runs"] = [r.to_dict(series=False) for r in sims]
                     spreads[name] = ([e.goodput_bps for e, _, _ in kernel], [r.goodput_bps for r in sims],
                                      [ld for _, _, ld in kernel if ld is not None])
@@ -441,8 +452,8 @@ def main() -> int:
             if lab is not None:
                 lab.down()
     if spreads:
-        print(f"\ngoodput, Mb/s, min / median / max of {args.runs} runs (kernel runs one after another; "
-              "simulator seeds 1..n), load average (1 min) over the kernel runs")
+        print("\ngoodput, Mb/s, min / median / max (kernel runs one after another; simulator seeds 1..n), "
+              "load average (1 min) over the kernel runs")
         print(f"{'case':<40}{'kernel':>22}{'simulator':>22}{'median err':>12}{'load':>12}")
         for name, (k, sm, ld) in spreads.items():
             def mmm(v):
