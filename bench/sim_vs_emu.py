@@ -72,6 +72,10 @@ SIM_VARIANT = {"reno": "sack", "cubic": "cubic"}
 # Both sides model the same modem (hfcprov.model.upstream_aqm): a DOCSIS 3.0 one, drop-tail for these
 # flows without 24.40 (htb + bfifo on the emulator), the queue White et al.'s figures are about
 DOCSIS_VERSION = "3.0"
+# The emulated path's timing noise (its userspace delay line releases a packet up to a few tenths of a ms
+# late: idle RTT p50 20.3-20.5 ms on a 20 ms line), as the simulator's jitter: without it two drop-tail
+# flows lock into phase in the simulator and not on the bed (near/far pairs: docs/sim.md)
+JITTER = 0.0005
 IDLE = 1.0  # s of probes before any load
 PROBE_RATE = 10.0  # probes/s
 
@@ -117,7 +121,7 @@ def simulate(rate, buffer, rtt, flows, cc, duration, warmup_used, seed=1, trace=
         tier_flow(rate, buffer), rtt=rtt, flows=[FlowSpec(start=IDLE) for _ in range(flows)],
         tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
         duration=IDLE + warmup_used + duration, warmup=IDLE + warmup_used, seed=seed,
-        sample_interval=0.05 if trace else None, docsis_version=DOCSIS_VERSION,
+        sample_interval=0.05 if trace else None, docsis_version=DOCSIS_VERSION, jitter=JITTER,
         **plant, **LINUX_FRAMING)
     return run(sc)
 
@@ -228,7 +232,7 @@ def simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=1):
         tier_flow(rate, buffer), rtt=near, flows=[FlowSpec(start=IDLE), FlowSpec(start=IDLE, rtt=far)],
         tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
         duration=IDLE + warmup + window, warmup=IDLE + warmup, seed=seed, sample_interval=None,
-        docsis_version=DOCSIS_VERSION, **LINUX_FRAMING)
+        docsis_version=DOCSIS_VERSION, jitter=JITTER, **LINUX_FRAMING)
     return run(sc)
 
 
@@ -337,6 +341,7 @@ def _median_result(results: list) -> RunResult:
 
 
 def main() -> int:
+    global JITTER
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rates", default="2M,10M")
     ap.add_argument("--buffers", default="16KiB,64KiB,256KiB")
@@ -361,6 +366,7 @@ def main() -> int:
     ap.add_argument("--sim-tcp", action="append", default=[], metavar="KEY=VALUE",
                     help="change the simulated hosts' TcpOptions (repeatable), e.g. recovery=sack to compare "
                          "with RFC 6675 recovery")
+    ap.add_argument("--sim-jitter", default=None, help=f"the simulated path's timing noise (default {JITTER * 1e3:g}ms)")
     ap.add_argument("--sim-seeds", type=int, default=0, help="simulator runs per case (seeds 1..n; default: as "
                                                               "many as kernel runs)")
     ap.add_argument("--near-far", metavar="NEAR,FAR", help="instead of the grid: one flow to a near and one to a "
@@ -377,6 +383,8 @@ def main() -> int:
     ccs = args.cc.split(",")
     duration, warmup, adaptive, longest = (parse_duration(args.duration), parse_duration(args.warmup),
                                            parse_duration(args.adaptive), parse_duration(args.max_window))
+    if args.sim_jitter is not None:
+        JITTER = parse_duration(args.sim_jitter)
     for item in args.sim_tcp:  # the simulated hosts for this run (hfcprov.sim.hosts.LINUX by default)
         key, _, value = item.partition("=")
         LINUX_TCP[key.strip()] = yaml.safe_load(value)

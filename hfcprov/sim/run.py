@@ -19,7 +19,7 @@ import time
 from hfcprov.results import FlowResult, LatencyStats, RunResult
 from hfcprov.sim.cc import congestion_control
 from hfcprov.sim.engine import Engine
-from hfcprov.sim.link import Link, Propagation
+from hfcprov.sim.link import Jitter, Link, Propagation
 from hfcprov.sim.links import LINKS, QUEUES, REVERSE_LINKS
 from hfcprov.sim.links import build as build_links
 from hfcprov.sim.loss import make_loss
@@ -121,6 +121,7 @@ class Network:
         ack_rng = random.Random(rng.getrandbits(64))
         # start times and timer phases: what makes repetitions differ on a loss-free path
         phase_rng = random.Random(rng.getrandbits(64))
+        jitter_rng = random.Random(rng.getrandbits(64))  # drawn after the others: they do not move
         self.send_host = Host()
         self.recv_host = Host()
         data_loss = make_loss(sc.data_loss.model, sc.data_loss.rate, sc.data_loss.burst, data_rng)
@@ -129,6 +130,8 @@ class Network:
         self.entry = self.bottleneck
         if sc.access_rate:
             self.entry = Link(eng, self.bottleneck, capacity=sc.access_rate, overhead=sc.overhead, name="access")
+        if sc.jitter:  # timing noise before the bottleneck: no phase locking between flows
+            self.entry = Jitter(eng, sc.jitter, jitter_rng, getattr(self.entry, "receive", self.entry.send))
         # segment trains (TcpOptions.tso) only where every hop of the data is a plain FIFO Link
         trains = type(self.bottleneck) is Link and type(self.entry) is Link
         self.senders: list[TcpSender] = []
@@ -330,6 +333,8 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("probe_rate: must be >= 0 probes per second")
     if sc.start_jitter < 0:
         raise ScenarioError("start_jitter: must be >= 0 s")
+    if sc.jitter < 0:
+        raise ScenarioError("jitter: must be >= 0 s")
     if sc.sample_interval is not None and sc.sample_interval <= 0:
         raise ScenarioError("sample_interval: must be > 0 (or null for no series)")
     for i, f in enumerate(sc.flows):

@@ -157,6 +157,9 @@ class Scenario:
     seed: int = 1  # every random draw of a run comes from it: same seed, same result
     # s: each flow starts up to this much after its start (uniform, from the seed), as real runs do
     start_jitter: float = 0.01
+    # s: each data packet reaches the bottleneck up to this much later (uniform, never reordered): the
+    # timing noise of hosts and of the emulator's delay line; 0: a deterministic path
+    jitter: float = 0.0
     sample_interval: float | None = 0.1  # s between queue/cwnd samples; None: no series
     name: str = ""
 
@@ -223,7 +226,7 @@ _PARSERS = {
     "initial_rto": parse_duration, "delack_timeout": parse_duration, "start": parse_duration,
     "jitter_buffer": parse_duration, "tail": parse_duration,
     "duration": parse_duration, "warmup": parse_duration, "sample_interval": parse_duration,
-    "start_jitter": parse_duration,
+    "start_jitter": parse_duration, "jitter": parse_duration,
 }
 # Written by a person: a number is read as its text (hfcprov.units.as_written: a time needs its unit)
 # and the CLI's plausibility checks apply (an RTT over 10 s, a link rate under 1 kb/s).

@@ -53,3 +53,17 @@ def test_a_flow_at_the_paths_rtt_adds_no_hop():
     same = run(near_far().replace(flows=[FlowSpec(), FlowSpec(rtt=0.02)]))
     plain = run(near_far().replace(flows=[FlowSpec(), FlowSpec()]))
     assert same.goodput_bps == plain.goodput_bps and same.extra["events"] == plain.extra["events"]
+
+
+def test_jitter_delays_data_up_to_its_span_and_never_reorders():
+    base = Scenario(rate=10e6, buffer=None, rtt=0.02, duration=10, warmup=2, flows=[FlowSpec(start=1)],
+                    tcp=TcpOptions(variant="sack"), probe_rate=0, sample_interval=None)
+    plain, jittered = Network(base), Network(base.replace(jitter=0.001))
+    plain.run()
+    res = jittered.run()
+    s = jittered.senders[0]
+    assert (s.retransmissions, s.fast_retransmits, s.timeouts) == (0, 0, 0)  # in order: no duplicate ACK
+    assert 0 < s.min_rtt - plain.senders[0].min_rtt < 0.001
+    assert res.goodput_bps == pytest.approx(run(base).goodput_bps, rel=0.01)
+    with pytest.raises(ScenarioError, match=r"jitter: must be >= 0 s"):
+        run(base.replace(jitter=-0.001))
