@@ -40,7 +40,7 @@ from hfcprov.tiers.bulk import build  # noqa: E402
 from hfcprov.tiers.inventory import check_row, read_rows  # noqa: E402
 from hfcprov.tiers.templates import locate, render_text, render_tree  # noqa: E402
 from hfcprov.config import encode, parse_text  # noqa: E402
-from hfcprov.config.codec import encode_value  # noqa: E402
+from hfcprov.config.tlvio import encode_value  # noqa: E402
 from hfcprov.config.dictionary import ROOT  # noqa: E402
 from hfcprov.fileio import atomic_write  # noqa: E402
 

@@ -76,7 +76,7 @@ def speed(repeat: int) -> None:
 
 
 def white_scenario_from(base: Scenario) -> Scenario:
-    return base.replace(mac="docsis", mac_params=dict(CALIBRATED_MAC))
+    return base.replace(mac="docsis", profile="docsis2.0", mac_params=dict(CALIBRATED_MAC))
 
 
 def evaluate(mac_params, tcp, seeds, duration, jobs, points=WHITE_2011_POINTS):

@@ -3,7 +3,7 @@
 Runs examples/buffer-sweep.yaml's own simulator scenarios (``lab.backends.sim_scenario``: its traffic,
 VoIP call, warm-up, seeds) at buffers from 4 KiB in 2 KiB steps to 48 KiB, then 4 KiB steps to 128 KiB,
 plus 256 KiB, and prints per tier the smallest size keeping 95% of the best median goodput, beside the
-sizing rule's sum (``tiers.advisor``: fluid share + 3 packets, + rate x the MAC's access delay) before
+sizing rule's sum (``queue.sizing.rule_bytes``: fluid share + 3 packets, + rate x the MAC's access delay) before
 it goes on the ladder. About 3 CPU minutes per model.
 
     nice -n 10 .venv/bin/python bench/sizing_sweep.py --cc cubic --mac docsis
@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hfcprov.lab import backends  # noqa: E402
 from hfcprov.lab.spec import load_campaign  # noqa: E402
-from hfcprov.tiers.advisor import THROUGHPUT_SHARE, rule_bytes  # noqa: E402
+from hfcprov.queue.inputs import SizingInputs  # noqa: E402
+from hfcprov.queue.sizing import THROUGHPUT_SHARE, rule_bytes  # noqa: E402
 
 KiB = 1024
 SIZES = [k * KiB for k in range(4, 48, 2)] + [k * KiB for k in range(48, 132, 4)] + [256 * KiB]
@@ -59,7 +60,7 @@ def main() -> int:
             med = {b: statistics.median(res[(rate, rtt, r, b)] for r in reps) for b in SIZES}
             best = max(med.values())
             need = next(b for b in SIZES if med[b] >= THROUGHPUT_SHARE * best)
-            rule = rule_bytes(rate, rtt, 1, args.cc, args.mac)
+            rule = rule_bytes(SizingInputs(rate, rtt, 1, args.cc, args.mac))
             print(f"{rate / 1e6:>4g} Mb/s {rtt * 1e3:>4.0f} ms  simulator {need // KiB:>3} KiB  rule {rule / KiB:>5.1f} KiB  "
                   + " ".join(f"{b // KiB}:{med[b] / best:.2f}" for b in SIZES if b <= 2 * need))
     return 0

@@ -1,51 +1,55 @@
 #!/usr/bin/env python3
-"""Boot storm: N modems fetch their 1-10 KB config file at once, from hfcprov and from two C servers.
+"""Boot storm: N modems fetch their 1-10 KB config file, from hfcprov and from two C servers, in one run.
 
-Peers in the same run, on the same root and the same load generator: tftpd-hpa
-(``in.tftpd``, one process per transfer) and atftpd (one thread per transfer,
-``--maxthread`` raised to N). hfcprov serves static files (built by the bulk builder
-into the root) and dynamic files (the same configs from template + inventory, stamped
-per request with TLV 19/20 and MICs). The C servers serve static files only.
+Servers, each fresh for every run and all at the same nice value (the bench's own; ``--server-priority``
+moves hfcprov's): hfcprov with static files (built into the root by the bulk builder) and with
+dynamic files on a server that has built nothing yet (``dyn-cold``: template + inventory, stamped
+per request with TLV 19/20 and MICs); tftpd-hpa (``in.tftpd``, one process per transfer) and
+atftpd (one thread per transfer) with the static files.
 
-A running server is faster than a fresh one (on 2 cores a static server's second
-storm ran about 40% faster than its first), so each comparison pairs like with like:
+Arrival patterns (``--arrival``):
 
-- ``static``: a fresh server's first storm; the C servers are fresh too.
-- ``primed``: one static server started before the runs that has served one storm.
-- ``dynamic``: one server started before the runs that has built every modem's file
-  (``--warm``) and served one storm (a headend server outlives a node's power outage);
-  compared with ``primed``.
-- ``dyn-cold`` (``--cold``): a fresh server that has built nothing; compared with ``static``.
+- ``inproc-burst``: one in-process client (``hfcprov.tftp.fetch_many``, one socket per modem,
+  1 s timeout, 5 retries) sends every RRQ in the same millisecond. Its own cost is tiny, so
+  this shows the servers alone; it is not what a plant sees.
+- ``tftp-burst``, ``atftp-burst``: N real client processes (tftp-hpa's ``tftp``, ``atftp``)
+  started as fast as one process can spawn them. The clients share the machine's cores with
+  the server, as a whole node's modems share nothing with a headend: transfers/s alone mostly
+  shows how much CPU the server leaves the clients, hence the CPU column.
+- ``spread-Ns`` (``--spread N ...``): N real clients (tftp and atftp alternately) arriving at
+  uniformly random times over N seconds, as DHCP and ranging pace a node's modems back.
+- ``atftp-ws4``: a burst of atftp clients asking windowsize 4 (RFC 7440) with ``--trace``; the
+  duplicate DATA column counts blocks a client received twice (tftpd-hpa has no windowsize).
+- ``dupack-ws4``: the in-process client at windowsize 4 sending every ACK twice, as a path that
+  duplicates datagrams would; a duplicate ACK must cost no duplicate DATA.
 
-Arrival patterns: ``burst`` (all RRQs back to back) and ``staggered`` (one RRQ every
-``--stagger`` seconds). The load generator is ``hfcprov.tftp.fetch_many`` (one
-socket per modem, 1 s retransmission timeout, 5 retries, as modems do). Reported
-per cell over ``--repeats`` runs (the servers' runs interleaved): completed transfers/s (from first RRQ to
-last file) as median and min-max, failures, client retransmissions, p50/p99 transfer time and the
-listening socket's kernel drop count (``/proc/net/udp``), as medians.
+Per cell over ``--repeats`` runs (servers interleaved, so the machine's drift falls on all alike):
+completed transfers/s (first RRQ to last file; median and min-max), failures (a client that did not
+get the whole file: exit status and size are checked), the server's CPU seconds per 1,000
+completed transfers (cgroup ``cpuacct`` or cgroup v2 ``cpu.stat`` when root, else the process
+tree's /proc times), retransmissions (client-side for in-process clients, the server's log for
+hfcprov with real clients), duplicate DATA, transfer time p50/p99 (client processes: spawn to
+exit), and the listening socket's kernel drops. "vs best C" is transfers/s over the best C
+server's in the same pattern; "CPU vs atftpd" is CPU per transfer over atftpd's.
 
-``--contend``: one CPU-bound process per core at normal priority runs through every storm
-(a headend server is never idle: a DHCP server, a log shipper). ``--niceness 10 0`` adds a
-fresh dynamic row per build-worker niceness (``dyn-cold/nN``; the default row is 10).
-``--cross-check N``: the fresh static and dynamic servers are also measured with N real client
-processes (tftp-hpa's ``tftp`` and ``atftp``, all started at once), an independent load generator
-to check ``fetch_many``'s ratios against.
+    sudo nice -n 10 .venv/bin/python bench/tftp_bootstorm.py                    # every pattern, N = 1000
+    sudo nice -n 10 .venv/bin/python bench/tftp_bootstorm.py -n 400 --arrival tftp-burst atftp-burst
+    sudo nice -n 10 .venv/bin/python bench/tftp_bootstorm.py --baseline ../main   # hfcprov rows of another checkout too
 
-    sudo .venv/bin/python bench/tftp_bootstorm.py                 # N = 100, 1000, 2000
-    sudo .venv/bin/python bench/tftp_bootstorm.py -n 1000 --repeats 5
-    sudo .venv/bin/python bench/tftp_bootstorm.py -n 1000 2000 --cold-only --arrival burst   # dyn-cold vs static only
-    sudo .venv/bin/python bench/tftp_bootstorm.py -n 1000 --cold-only --arrival burst --contend --niceness 10 0 \
-        --cross-check 100 --repeats 3                                # under contention, checked by real clients
-
-tftpd-hpa and atftpd conflict as Debian packages; install tftpd-hpa and give atftpd's
-binary with ``--atftpd`` (``apt-get download atftpd && dpkg-deb -x atftpd_*.deb /opt/atftpd``).
+``--contend``: one CPU-bound process per core at normal priority runs through every storm. ``--running``
+adds hfcprov servers that outlive the runs (static, and dynamic after ``--warm``), compared with each other.
+tftpd-hpa and atftpd conflict as Debian packages: install tftpd-hpa; atftpd's binary comes from
+``--atftpd``, ``$ATFTPD`` or, as root, is unpacked from Debian's package into the user cache
+(``apt-get download atftpd`` + ``dpkg-deb -x``, nothing installed).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -53,6 +57,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -64,6 +69,10 @@ from hfcprov.tftp import fetch_many, raise_fd_limit
 from hfcprov.udpstat import udp_drops
 
 BENCH_TEMPLATE = (REPO / "bench" / "padded-tier.j2").read_text()  # configs of 1-10 KB
+PATTERNS = ("inproc-burst", "tftp-burst", "atftp-burst", "spread", "atftp-ws4", "dupack-ws4")
+WINDOWED = ("atftp-ws4", "dupack-ws4")  # patterns that need RFC 7440 (tftpd-hpa has none)
+NAN = float("nan")
+CPU_SOURCE: dict[str, str] = {}  # how the servers' CPU was measured, for the table's header
 
 
 def make_site(folder: Path, n: int, seed: int = 7) -> tuple[Path, Path, Path]:
@@ -96,31 +105,137 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-SERVER_ARGS: list[str] = []  # --server-priority: passed to every hfcprov server
+# -- CPU of a server and everything it starts -------------------------------------------------
 
 
-def start_server(kind: str, root: Path, dyn: Path | None, port: int, n: int, atftpd: str | None, tmp: Path,
-                 *extra: str):
-    if kind == "hfcprov":
-        args = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(root),
-                "--listen", f"127.0.0.1:{port}", "--log", str(tmp / f"hfcprov-{port}.jsonl"), *SERVER_ARGS]
-        if dyn:
-            args += ["--dynamic", str(dyn), *extra]
-        proc = subprocess.Popen(args, cwd=REPO, stderr=subprocess.PIPE, text=True)
-        line = proc.stderr.readline()
-        if "serving" not in line:
-            stop_server(proc)
-            raise RuntimeError(f"hfcprov tftp serve did not start: {line.strip()}")
+class CpuMeter:
+    """CPU seconds of one process tree: a cgroup of its own when root (exact, counts threads and
+    children that have exited), else the live tree's /proc times plus what the root reaped."""
+
+    V1 = Path("/sys/fs/cgroup/cpuacct")
+    V2 = Path("/sys/fs/cgroup")
+
+    def __init__(self, name: str):
+        self.group: Path | None = None
+        self.kind = "proc"
+        for kind, base, probe in (("v2", self.V2, "cgroup.controllers"), ("v1", self.V1, "cpuacct.usage")):
+            if os.geteuid() == 0 and (base / probe).exists():
+                try:
+                    (base / name).mkdir()
+                except OSError:
+                    continue
+                self.group, self.kind = base / name, kind
+                break
+        self.pid = None
+
+    def wrap(self, cmd: list[str]) -> list[str]:
+        """``cmd`` started inside the group (a shell joins it, then execs): it and all it starts count."""
+        if self.group is None:
+            return cmd
+        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.group / "cgroup.procs"), *cmd]
+
+    def seconds(self) -> float:
+        if self.kind == "v1":
+            return int((self.group / "cpuacct.usage").read_text()) / 1e9
+        if self.kind == "v2":
+            for line in (self.group / "cpu.stat").read_text().splitlines():
+                if line.startswith("usage_usec"):
+                    return int(line.split()[1]) / 1e6
+        return _tree_cpu(self.pid) if self.pid else 0.0
+
+    def close(self) -> None:
+        if self.group is None:
+            return
+        parent = self.group.parent
+        for _ in range(50):  # a server's build workers may still be exiting: the group empties soon
+            try:
+                for pid in (self.group / "cgroup.procs").read_text().split():
+                    try:
+                        (parent / "cgroup.procs").write_text(pid)
+                    except OSError:
+                        pass
+                self.group.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
+def _tree_cpu(root_pid: int) -> float:
+    """utime+stime(+reaped children) of ``root_pid`` and its live descendants, in seconds."""
+    stats = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
+    tree, frontier = {root_pid}, [root_pid]
+    while frontier:
+        parent = frontier.pop()
+        kids = [pid for pid, (ppid, _) in stats.items() if ppid == parent and pid not in tree]
+        tree.update(kids)
+        frontier.extend(kids)
+    return sum(stats[p][1] for p in tree if p in stats) / os.sysconf("SC_CLK_TCK")
+
+
+# -- servers ----------------------------------------------------------------------------------
+
+
+class Server:
+    """One server process on its own port, its CPU measured from when it listens."""
+
+    def __init__(self, kind: str, files: str, root: Path, dyn: Path | None, n: int, args, tmp: Path,
+                 extra: tuple[str, ...] = ()):
+        self.kind, self.files, self.port = kind, files, free_port()
+        self.log = tmp / f"{kind}-{self.port}.jsonl"
+        self.cpu = CpuMeter(f"hfcprov-bootstorm-{os.getpid()}-{self.port}")
+        self.proc = self._start(root, dyn, n, args, extra)
+        self.cpu.pid = self.proc.pid
+        self.cpu0 = self.cpu.seconds()
+        CPU_SOURCE["kind"] = {"v1": "cgroup v1 cpuacct", "v2": "cgroup v2 cpu.stat",
+                              "proc": "/proc process-tree times (10 ms ticks)"}[self.cpu.kind]
+
+    def _start(self, root, dyn, n, args, extra):
+        if self.kind.startswith("hfcprov"):
+            checkout = args.baseline if self.kind == "hfcprov@base" else REPO
+            cmd = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(root),
+                   "--listen", f"127.0.0.1:{self.port}", "--log", str(self.log),
+                   "--priority", str(args.server_priority)]
+            if dyn:
+                cmd += ["--dynamic", str(dyn), *extra]
+            env = dict(os.environ, PYTHONPATH=str(checkout))
+            proc = subprocess.Popen(self.cpu.wrap(cmd), cwd=checkout, stderr=subprocess.PIPE, text=True, env=env)
+            line = proc.stderr.readline()
+            if "serving" not in line:
+                _stop(proc)
+                raise RuntimeError(f"hfcprov tftp serve did not start: {line.strip()}")
+            threading.Thread(target=proc.stderr.read, daemon=True).start()  # never let its pipe fill
+            return proc
+        if self.kind == "tftpd-hpa":
+            cmd = [shutil.which("in.tftpd") or "/usr/sbin/in.tftpd", "-L", "-a", f"127.0.0.1:{self.port}", "-s",
+                   "-u", "nobody", str(root)]
+        else:
+            cmd = [args.atftpd, "--daemon", "--no-fork", "--port", str(self.port), "--bind-address", "127.0.0.1",
+                   "--maxthread", str(max(n + 100, 100)), "--logfile", "/dev/null",
+                   "--user", "nobody", "--group", "nogroup", str(root)]
+        proc = subprocess.Popen(self.cpu.wrap(cmd), stderr=subprocess.DEVNULL)
+        _wait_listening(self.port)
         return proc
-    if kind == "tftpd-hpa":
-        proc = subprocess.Popen([shutil.which("in.tftpd") or "/usr/sbin/in.tftpd", "-L", "-a", f"127.0.0.1:{port}",
-                                 "-s", "-u", "nobody", str(root)], stderr=subprocess.DEVNULL)
-    else:
-        proc = subprocess.Popen([atftpd, "--daemon", "--no-fork", "--port", str(port), "--bind-address", "127.0.0.1",
-                                 "--maxthread", str(max(n + 100, 100)), "--logfile", "/dev/null",
-                                 "--user", "nobody", "--group", "nogroup", str(root)], stderr=subprocess.DEVNULL)
-    _wait_listening(port)
-    return proc
+
+    def used(self) -> float:
+        """CPU seconds since it started listening."""
+        return self.cpu.seconds() - self.cpu0
+
+    def retransmissions(self) -> float:
+        """hfcprov's own count (its log); NaN for the C servers."""
+        if not self.kind.startswith("hfcprov") or not self.log.exists():
+            return NAN
+        return float(sum(int(m) for m in re.findall(r'"retries":(\d+)', self.log.read_text())))
+
+    def stop(self) -> None:
+        _stop(self.proc)
+        self.cpu.close()
 
 
 def _wait_listening(port: int, timeout: float = 5.0) -> None:
@@ -132,13 +247,36 @@ def _wait_listening(port: int, timeout: float = 5.0) -> None:
     raise RuntimeError(f"no server listening on UDP {port}")
 
 
-def stop_server(proc) -> None:
+def _stop(proc) -> None:
     proc.send_signal(signal.SIGTERM)
     try:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def find_atftpd(given: str | None) -> str | None:
+    """atftpd's binary: given, on PATH, in $ATFTPD, or unpacked from Debian's package (root only)."""
+    for candidate in (given, shutil.which("atftpd"), os.environ.get("ATFTPD")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hfcprov" / "atftpd"
+    binary = cache / "usr" / "sbin" / "atftpd"
+    if binary.exists():
+        return str(binary)
+    if os.geteuid() != 0 or not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
+        return None
+    with tempfile.TemporaryDirectory() as dl:
+        os.chmod(dl, 0o777)  # apt's download user writes here
+        got = subprocess.run(["apt-get", "download", "atftpd"], cwd=dl, capture_output=True, text=True, check=False)
+        debs = list(Path(dl).glob("atftpd_*.deb"))
+        if got.returncode or not debs:
+            print(f"# atftpd: apt-get download failed: {got.stderr.strip()[-200:]}", file=sys.stderr)
+            return None
+        cache.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(cache)], check=True)
+    return str(binary) if binary.exists() else None
 
 
 def start_contention(n: int | None = None) -> list:
@@ -154,191 +292,275 @@ def stop_contention(procs) -> None:
         p.wait()
 
 
-def client_processes_run(port: int, names: list[str], root_files: Path | None, tmp: Path, which: str) -> dict:
-    """N real client processes started at once (tftp-hpa's tftp or atftp), each fetching one file;
-    rate = files / (first start to last exit). A file is good when it has the size the server's
-    static copy (or, for dynamic files, the fetch_many copy) has."""
-    out = tmp / f"cc-{which}-{port}"
-    out.mkdir()
-    procs = []
-    t0 = time.monotonic()
-    for name in names:
-        dest = out / name
-        if which == "tftp":
-            cmd = [shutil.which("tftp"), "-m", "binary", "127.0.0.1", str(port), "-c", "get", name, str(dest)]
-        else:
-            cmd = [shutil.which("atftp"), "-g", "-r", name, "-l", str(dest), "127.0.0.1", str(port)]
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      stdin=subprocess.DEVNULL))
-    ok = 0
-    for p, name in zip(procs, names):
-        try:
-            p.wait(60)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-        dest = out / name
-        if p.returncode == 0 and dest.exists() and dest.stat().st_size > 0:
-            ok += 1
-    span = time.monotonic() - t0
-    shutil.rmtree(out, ignore_errors=True)
-    return {"rate": ok / span if span > 0 else 0.0, "failures": len(names) - ok}
+# -- load generators --------------------------------------------------------------------------
 
 
-def one_run(port: int, names: list[str], pattern: str, stagger: float) -> dict:
-    interval = stagger if pattern == "staggered" else 0.0
-    got = fetch_many("127.0.0.1", port, names, timeout=1.0, retries=5, interval=interval, deadline=120)
-    ok = [f for f in got if f.ok]
-    span = (max(f.finished for f in ok) - min(f.started for f in got)) if ok else float("nan")
+def inproc_run(port: int, names: list[str], sizes: dict, windowsize: int = 1, duplicate_acks: bool = False) -> dict:
+    requests = [(n, {"windowsize": windowsize}) if windowsize > 1 else n for n in names]
+    got = fetch_many("127.0.0.1", port, requests, timeout=1.0, retries=5, deadline=120,
+                     duplicate_acks=duplicate_acks)
+    ok = [f for f in got if f.ok and len(f.data) == sizes[f.filename]]
+    span = (max(f.finished for f in ok) - min(f.started for f in got)) if ok else NAN
     times = sorted(f.duration for f in ok)
-    return {"rate": len(ok) / span if ok else 0.0, "failures": len(got) - len(ok),
-            "retransmits": sum(f.retransmits for f in got),
-            "p50": percentile(times, 50) if times else float("nan"), "p99": percentile(times, 99) if times else float("nan"),
-            "drops": udp_drops(port) or 0}
+    return {"done": len(ok), "rate": len(ok) / span if ok else 0.0, "failures": len(got) - len(ok),
+            "client_cpu": NAN,
+            "retransmits": float(sum(f.retransmits for f in got)), "duplicates": float(sum(f.duplicates for f in got)),
+            "p50": percentile(times, 50) if times else NAN, "p99": percentile(times, 99) if times else NAN}
+
+
+def client_command(which: str, port: int, name: str, dest: Path, windowsize: int = 1) -> list[str]:
+    if which == "tftp":
+        return [shutil.which("tftp"), "-m", "binary", "127.0.0.1", str(port), "-c", "get", name, str(dest)]
+    cmd = [shutil.which("atftp"), "-g", "-r", name, "-l", str(dest)]
+    if windowsize > 1:
+        cmd += ["--trace", "--option", f"windowsize {windowsize}"]
+    return cmd + ["127.0.0.1", str(port)]
+
+
+def processes_run(port: int, names: list[str], sizes: dict, tmp: Path, clients: list[str], starts: list[float],
+                  windowsize: int = 1) -> dict:
+    """One real client process per name, started at ``starts`` (seconds from now; all 0: a burst),
+    with ``clients`` taken in turn. A transfer is good when its process exits 0 with a file of the
+    size the server should send (tftp-hpa exits 0 even after a TFTP error)."""
+    out = tmp / f"clients-{port}"
+    out.mkdir()
+    began: dict[int, tuple[float, str]] = {}
+    ended: dict[int, tuple[float, int, float]] = {}  # pid -> (exit time, exit code, CPU seconds)
+    done = threading.Event()
+
+    def reap():  # exit times as they happen (a wait loop, so no Popen object lags behind)
+        while not done.is_set() or not began.keys() <= ended.keys():
+            try:
+                pid, status, usage = os.wait4(-1, 0)
+            except ChildProcessError:
+                time.sleep(0.01)
+                continue
+            ended[pid] = (time.monotonic(), os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime)
+
+    reaper = threading.Thread(target=reap, daemon=True)
+    reaper.start()
+    t0 = time.monotonic()
+    for i, (name, at) in enumerate(zip(names, starts)):
+        delay = t0 + at - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        which = clients[i % len(clients)]
+        dest = out / name
+        trace = os.open(out / f"{name}.trace", os.O_WRONLY | os.O_CREAT, 0o644) if windowsize > 1 else None
+        actions = [(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0)]
+        if trace is not None:
+            actions += [(os.POSIX_SPAWN_DUP2, trace, 1), (os.POSIX_SPAWN_DUP2, trace, 2)]
+        else:
+            actions += [(os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0),
+                        (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0)]
+        cmd = client_command(which, port, name, dest, windowsize)
+        pid = os.posix_spawn(cmd[0], cmd, os.environ, file_actions=actions)
+        began[pid] = (time.monotonic(), name)
+        if trace is not None:
+            os.close(trace)
+    done.set()
+    reaper.join(120)
+    for pid in set(began) - set(ended):  # a client still hanging after two minutes counts as failed
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    reaper.join(10)
+    ok, times, dup = 0, [], 0.0
+    for pid, (start, name) in began.items():
+        end, code, _ = ended.get(pid, (NAN, -1, 0.0))
+        dest = out / name
+        if code == 0 and dest.exists() and dest.stat().st_size == sizes[name]:
+            ok += 1
+            times.append(end - start)
+        if windowsize > 1:
+            blocks = re.findall(r"DATA <block: (\d+)", (out / f"{name}.trace").read_text(errors="replace"))
+            dup += len(blocks) - len(set(blocks))
+    last = max((e for e, _, _ in ended.values()), default=NAN)
+    client_cpu = sum(ended[pid][2] for pid in began if pid in ended)
+    span = last - t0
+    shutil.rmtree(out, ignore_errors=True)
+    times.sort()
+    return {"done": ok, "rate": ok / span if span > 0 else 0.0, "failures": len(names) - ok,
+            "retransmits": NAN, "duplicates": dup if windowsize > 1 else NAN,
+            "client_cpu": client_cpu * 1000 / len(names),
+            "p50": percentile(times, 50) if times else NAN, "p99": percentile(times, 99) if times else NAN}
+
+
+def one_run(pattern: str, server: Server, names: list[str], sizes: dict, tmp: Path, rng: random.Random) -> dict:
+    if pattern == "inproc-burst":
+        r = inproc_run(server.port, names, sizes)
+    elif pattern == "dupack-ws4":
+        r = inproc_run(server.port, names, sizes, windowsize=4, duplicate_acks=True)
+    elif pattern in ("tftp-burst", "atftp-burst"):
+        r = processes_run(server.port, names, sizes, tmp, [pattern.split("-")[0]], [0.0] * len(names))
+    elif pattern == "atftp-ws4":
+        r = processes_run(server.port, names, sizes, tmp, ["atftp"], [0.0] * len(names), windowsize=4)
+    elif pattern.startswith("spread-"):
+        over = float(pattern[len("spread-"):-1])
+        starts = sorted(rng.uniform(0, over) for _ in names)
+        r = processes_run(server.port, names, sizes, tmp, ["tftp", "atftp"], starts)
+    else:
+        raise ValueError(pattern)
+    time.sleep(0.2)  # transfers the clients finished are logged and counted by the server
+    r["cpu"] = server.used() * 1000 / r["done"] if r["done"] else NAN
+    r["drops"] = float(udp_drops(server.port) or 0)
+    if pattern not in ("inproc-burst", "dupack-ws4"):
+        r["retransmits"] = server.retransmissions()
+    return r
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+def reference_sizes(root: Path, dyn: Path, names: list[str], tmp: Path, args) -> dict:
+    """What each file's size must be: static from the root, dynamic from one warm fetch."""
+    sizes = {("static", n): (root / n).stat().st_size for n in names}
+    srv = Server("hfcprov", "dyn-cold", tmp / "site" / "empty", dyn, len(names), args, tmp)
+    try:
+        for f in fetch_many("127.0.0.1", srv.port, names, timeout=2.0, retries=5):
+            if not f.ok:
+                raise SystemExit(f"reference fetch of dynamic {f.filename} failed: {f.error}")
+            sizes["dyn", f.filename] = len(f.data)
+    finally:
+        srv.stop()
+    return sizes
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-n", type=int, nargs="+", default=[100, 1000, 2000], help="modems per storm")
+    ap.add_argument("-n", type=int, nargs="+", default=[1000], help="modems per storm")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--stagger", type=float, default=0.001, help="seconds between arrivals, staggered pattern")
-    ap.add_argument("--atftpd", default=shutil.which("atftpd") or os.environ.get("ATFTPD") or
-                    ("/opt/atftpd-x/usr/sbin/atftpd" if Path("/opt/atftpd-x/usr/sbin/atftpd").exists() else None))
-    ap.add_argument("--cold", action="store_true", help="also dynamic files on a fresh server (nothing rendered yet)")
-    ap.add_argument("--cold-only", action="store_true",
-                    help="hfcprov static vs dynamic on a fresh server only (no warmed server, no C peers)")
-    ap.add_argument("--arrival", nargs="+", choices=("burst", "staggered"), default=["burst", "staggered"])
+    ap.add_argument("--arrival", nargs="+", default=list(PATTERNS), choices=PATTERNS,
+                    help="arrival patterns (spread: one per --spread value)")
+    ap.add_argument("--spread", type=float, nargs="+", default=[1.0, 10.0],
+                    help="seconds over which the spread pattern's arrivals are drawn")
+    ap.add_argument("--atftpd", default=None, help="atftpd binary (default: PATH, $ATFTPD, or unpacked)")
+    ap.add_argument("--no-cold", action="store_true", help="leave out hfcprov's cold dynamic server")
+    ap.add_argument("--niceness", type=int, nargs="+", default=[],
+                    help="also cold dynamic servers whose build workers run this much below the server "
+                         "(the YAML's niceness; rows dyn-cold/nN)")
+    ap.add_argument("--running", action="store_true",
+                    help="also hfcprov servers that outlive the runs: static, and dynamic after --warm")
     ap.add_argument("--contend", action="store_true",
                     help="a CPU-bound process per core at normal priority during the storms")
-    ap.add_argument("--niceness", type=int, nargs="+", default=[],
-                    help="fresh dynamic rows with these build-worker niceness values (dyn-cold/nN)")
-    ap.add_argument("--cross-check", type=int, default=0, metavar="N",
-                    help="also N real tftp/atftp client processes against the fresh static and dynamic servers")
-    ap.add_argument("--server-priority", type=int, default=None,
-                    help="nice value for every hfcprov server (default: the server's own: -10 as root)")
+    ap.add_argument("--server-priority", type=int, default=os.getpriority(os.PRIO_PROCESS, 0),
+                    help="nice value of every hfcprov server (default: the bench's own, which the C servers "
+                         "inherit; -10 is what `tftp serve` sets itself to as root)")
+    ap.add_argument("--baseline", type=Path, default=None,
+                    help="another hfcprov checkout: its static server is measured too (hfcprov@base)")
     args = ap.parse_args(argv)
-    if args.server_priority is not None:
-        SERVER_ARGS[:] = ["--priority", str(args.server_priority)]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # servers, clients and cgroups are cleaned up
+    args.atftpd = find_atftpd(args.atftpd)
     raise_fd_limit(65536)
-    servers = [("hfcprov", "static")] + ([] if args.cold_only else [("hfcprov", "primed"), ("hfcprov", "dynamic")])
-    if args.cold or args.cold_only:
-        servers.append(("hfcprov", "dyn-cold"))
-    servers += [("hfcprov", f"dyn-cold/n{n}") for n in args.niceness]
-    if not args.cold_only:
-        if shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
-            servers.append(("tftpd-hpa", "static"))
-        else:
-            print("# tftpd-hpa (in.tftpd) not found: skipped", file=sys.stderr)
-        if args.atftpd:
-            servers.append(("atftpd", "static"))
-        else:
-            print("# atftpd not found: skipped (see --atftpd)", file=sys.stderr)
-    rows = []
+    patterns = [p for p in args.arrival if p != "spread"]
+    if "spread" in args.arrival:
+        patterns += [f"spread-{s:g}s" for s in args.spread]
+    servers = [("hfcprov", "static")] + ([] if args.no_cold else [("hfcprov", "dyn-cold")])
+    servers += [("hfcprov", f"dyn-cold/n{nice}") for nice in args.niceness]
+    if args.baseline:
+        servers.append(("hfcprov@base", "static"))
+    if shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
+        servers.append(("tftpd-hpa", "static"))
+    else:
+        print("# tftpd-hpa (in.tftpd) not found: skipped", file=sys.stderr)
+    if args.atftpd:
+        servers.append(("atftpd", "static"))
+    else:
+        print("# atftpd not found: skipped (see --atftpd)", file=sys.stderr)
+    for tool, needed_by in (("tftp", "tftp-burst"), ("atftp", "atftp-burst")):
+        if not shutil.which(tool):
+            print(f"# {tool} client not found: patterns using it skipped", file=sys.stderr)
+            patterns = [p for p in patterns if not (p == needed_by or (tool == "atftp" and p == "atftp-ws4")
+                                                    or p.startswith("spread-"))]
+    load0 = os.getloadavg()
+    rows, running_rows = [], []
+    rng = random.Random(11)
     with tempfile.TemporaryDirectory(prefix="hfcprov-bootstorm-") as tmpname:
         tmp = Path(tmpname)
         os.chmod(tmp, 0o755)
         nmax = max(args.n)
         t0 = time.perf_counter()
         _, root, dyn = make_site(tmp / "site", nmax)
-        sizes = [p.stat().st_size for p in root.glob("*.cm")]
-        print(f"# {len(sizes)} config files, {min(sizes)}-{max(sizes)} bytes (median {statistics.median(sizes):.0f}),"
-              f" built in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
         all_names = sorted(p.name for p in root.glob("*.cm"))
-        dyns = {"dyn-cold": dyn, "dynamic": dyn}
+        sizes = reference_sizes(root, dyn, all_names, tmp, args)
+        dyns = {"dyn-cold": dyn}
         for nice in args.niceness:
-            alt = dyn.with_name(f"dyn-n{nice}.yaml")
-            alt.write_text(dyn.read_text() + f"niceness: {nice}\n")
-            dyns[f"dyn-cold/n{nice}"] = alt
+            dyns[f"dyn-cold/n{nice}"] = dyn.with_name(f"dyn-n{nice}.yaml")
+            dyns[f"dyn-cold/n{nice}"].write_text(dyn.read_text() + f"niceness: {nice}\n")
+        file_sizes = [sizes["static", n] for n in all_names]
+        print(f"# {len(all_names)} config files, {min(file_sizes)}-{max(file_sizes)} bytes "
+              f"(median {statistics.median(file_sizes):.0f}), built in {time.perf_counter() - t0:.1f}s; "
+              f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}", file=sys.stderr)
         contention = start_contention() if args.contend else []
-        if contention:
-            print(f"# contention: {len(contention)} CPU-bound processes at normal priority", file=sys.stderr)
-        # Running servers, measured in their turn: static files, and dynamic files once every modem's
-        # tree is rendered (--warm). Each serves one storm first. --cold shows a fresh dynamic server.
-        running: dict[str, tuple] = {}  # files -> (port, process)
-        if not args.cold_only:
-            for files, folder, extra in (("primed", root, ()), ("dynamic", tmp / "site" / "empty", ("--warm",))):
-                port = free_port()
-                t0 = time.perf_counter()
-                running[files] = (port, start_server("hfcprov", folder, dyn if extra else None, port, nmax, None,
-                                                     tmp, *extra))
-                if extra:
-                    wait_for_event(tmp / f"hfcprov-{port}.jsonl", "warm", timeout=1800)
-                    print(f"# dynamic server warmed ({nmax} modems) in {time.perf_counter() - t0:.1f}s",
-                          file=sys.stderr)
-                one_run(port, all_names, "burst", args.stagger)
         for n in args.n:
             names = all_names[:n]
-            for pattern in args.arrival:
-                # Interleaved (one run of each server, then again): the machine's drift from minute to
-                # minute falls on every server alike instead of on whichever ran last.
-                runs = {server: [] for server in servers}
+            for pattern in patterns:
+                runs = {s: [] for s in servers if not (pattern in WINDOWED and s[0] == "tftpd-hpa")}
                 for _ in range(args.repeats):
-                    for kind, files in servers:
-                        if files in running:
-                            port, proc = running[files]
-                        else:
-                            port = free_port()
-                            proc = start_server(kind, tmp / "site" / "empty" if files != "static" else root,
-                                                dyns.get(files), port, n, args.atftpd, tmp)
+                    for (kind, files), done in runs.items():
+                        cold = files.startswith("dyn-cold")
+                        srv = Server(kind, files, tmp / "site" / "empty" if cold else root, dyns.get(files), n,
+                                     args, tmp)
+                        want = {name: sizes["dyn" if cold else "static", name] for name in names}
                         try:
-                            runs[kind, files].append(one_run(port, names, pattern, args.stagger))
+                            done.append(one_run(pattern, srv, names, want, tmp, rng))
                         finally:
-                            if files not in running:
-                                stop_server(proc)
+                            srv.stop()
                 for (kind, files), done in runs.items():
-                    med = {k: statistics.median(r[k] for r in done) for k in done[0]}
-                    med["rate_min"], med["rate_max"] = min(r["rate"] for r in done), max(r["rate"] for r in done)
-                    rows.append((n, pattern, kind, files, med))
-                    print(f"# n={n} {pattern} {kind} {files}: {med['rate']:.0f}/s fail={med['failures']:.0f}",
-                          file=sys.stderr)
-        for _, proc in running.values():
-            stop_server(proc)
-        checks = cross_check(args, all_names, root, dyns, tmp) if args.cross_check else []
+                    rows.append((n, pattern, kind, files, summarise(done)))
+                    m = rows[-1][4]
+                    print(f"# n={n} {pattern} {kind} {files}: {m['rate']:.0f}/s fail={m['failures']:.0f} "
+                          f"cpu/1000={m['cpu']:.3f}s", file=sys.stderr)
+            if args.running:
+                running_rows += running_servers(args, root, dyn, names, sizes, tmp, n)
         stop_contention(contention)
+    load1 = os.getloadavg()
+    print(f"# command: {' '.join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])])}")
+    print(f"# load average before {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, "
+          f"after {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}; {os.cpu_count()} cores; servers at nice "
+          f"{args.server_priority}; server CPU from {CPU_SOURCE.get('kind', '?')}")
     print_table(rows)
-    if checks:
-        print_checks(checks)
+    print_ratios(rows)
+    if running_rows:
+        print_table(running_rows)
     return 0
 
 
-def cross_check(args, all_names, root, dyns, tmp) -> list:
-    """fetch_many against real client processes on a burst of --cross-check modems, fresh servers."""
-    names = all_names[:args.cross_check]
-    generators = ["fetch_many"] + [c for c in ("tftp", "atftp") if shutil.which(c)]
-    files_list = ["static"] + [f for f in dyns if f.startswith("dyn-cold") and (f != "dyn-cold" or args.cold
-                                                                                or args.cold_only)]
+def summarise(done: list[dict]) -> dict:
+    med = {k: statistics.median(r[k] for r in done) for k in done[0]}
+    for k in ("rate", "cpu"):
+        values = [r[k] for r in done]
+        med[k + "_min"], med[k + "_max"] = min(values), max(values)
+    med["failures_max"] = max(r["failures"] for r in done)
+    return med
+
+
+def running_servers(args, root, dyn, names, sizes, tmp, n) -> list:
+    """hfcprov servers that serve storm after storm: static, and dynamic built ahead (--warm);
+    each serves one in-process burst before the measured ones."""
     out = []
-    for gen in generators:
-        runs = {f: [] for f in files_list}
-        for _ in range(args.repeats):
-            for files in files_list:
-                port = free_port()
-                proc = start_server("hfcprov", root if files == "static" else tmp / "site" / "empty",
-                                    dyns.get(files), port, len(names), None, tmp)
-                try:
-                    if gen == "fetch_many":
-                        runs[files].append(one_run(port, names, "burst", args.stagger))
-                    else:
-                        runs[files].append(client_processes_run(port, names, root, tmp, gen))
-                finally:
-                    stop_server(proc)
-        for files, done in runs.items():
-            rates = [r["rate"] for r in done]
-            out.append((len(names), gen, files, statistics.median(rates), min(rates), max(rates),
-                        statistics.median(r["failures"] for r in done)))
-            print(f"# cross-check n={len(names)} {gen} {files}: {statistics.median(rates):.0f}/s", file=sys.stderr)
+    for files, folder, extra in (("primed", root, ()), ("dynamic", tmp / "site" / "empty", ("--warm",))):
+        srv = Server("hfcprov", files, folder, dyn if extra else None, n, args, tmp, extra)
+        try:
+            if extra:
+                _wait_for_event(srv.log, "warm", timeout=1800)
+            want = {name: sizes["dyn" if extra else "static", name] for name in names}
+            inproc_run(srv.port, names, want)
+            done = []
+            for _ in range(args.repeats):
+                cpu0 = srv.used()
+                r = inproc_run(srv.port, names, want)
+                r["cpu"] = (srv.used() - cpu0) * 1000 / r["done"] if r["done"] else NAN
+                r["drops"] = float(udp_drops(srv.port) or 0)
+                done.append(r)
+            out.append((n, "inproc-burst", "hfcprov", files, summarise(done)))
+        finally:
+            srv.stop()
     return out
 
 
-def print_checks(checks) -> None:
-    print(f"\n{'modems':>6} {'generator':<10} {'files':<12} {'xfers/s':>8} {'min-max':>13} {'fail':>5} {'vs static':>9}")
-    for n, gen, files, rate, lo, hi, fail in checks:
-        static = next(c[3] for c in checks if c[1] == gen and c[2] == "static")
-        print(f"{n:>6} {gen:<10} {files:<12} {rate:>8.0f} {f'{lo:.0f}-{hi:.0f}':>13} {fail:>5.0f} "
-              f"{rate / static if static else float('nan'):>8.2f}x")
-
-
-def wait_for_event(log: Path, event: str, timeout: float) -> None:
+def _wait_for_event(log: Path, event: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if log.exists() and f'"event":"{event}"' in log.read_text():
@@ -347,34 +569,40 @@ def wait_for_event(log: Path, event: str, timeout: float) -> None:
     raise RuntimeError(f"no {event} event in {log} after {timeout}s")
 
 
+def _num(x: float, fmt: str) -> str:
+    return "-" if math.isnan(x) else format(x, fmt)
+
+
 def print_table(rows) -> None:
-    print(f"{'modems':>6} {'arrival':<9} {'server':<10} {'files':<12} {'xfers/s':>8} {'min-max':>11} {'fail':>5} "
-          f"{'retx':>6} {'p50 ms':>8} {'p99 ms':>8} {'drops':>6} {'vs best C':>9}")
+    print(f"{'modems':>6} {'arrival':<13} {'server':<12} {'files':<11} {'xfers/s':>8} {'min-max':>11} {'fail':>5} "
+          f"{'CPU s/1000':>10} {'min-max':>11} {'retx':>6} {'dupDATA':>7} {'p50 ms':>7} {'p99 ms':>7} {'drops':>5} "
+          f"{'vs best C':>9} {'CPU vs atftpd':>13} {'clients CPU':>11}")
     for n, pattern, kind, files, m in rows:
-        c_rates = [r[4]["rate"] for r in rows if r[0] == n and r[1] == pattern and r[2] != "hfcprov"]
-        fresh = kind == "hfcprov" and (files == "static" or files.startswith("dyn-cold"))  # C servers are fresh
-        ratio = f"{m['rate'] / max(c_rates):.2f}x" if fresh and c_rates and max(c_rates) else ""
-        span = f"{m['rate_min']:.0f}-{m['rate_max']:.0f}"
-        print(f"{n:>6} {pattern:<9} {kind:<10} {files:<12} {m['rate']:>8.0f} {span:>11} {m['failures']:>5.0f} "
-              f"{m['retransmits']:>6.0f} {m['p50'] * 1e3:>8.1f} {m['p99'] * 1e3:>8.1f} {m['drops']:>6.0f} {ratio:>9}")
+        same = [r for r in rows if r[0] == n and r[1] == pattern]
+        c_rates = [r[4]["rate"] for r in same if r[2] in ("tftpd-hpa", "atftpd")]
+        atftpd = [r[4]["cpu"] for r in same if r[2] == "atftpd"]
+        vs_c = f"{m['rate'] / max(c_rates):.2f}x" if c_rates and max(c_rates) and kind.startswith("hfcprov") else ""
+        vs_a = f"{m['cpu'] / atftpd[0]:.2f}x" if atftpd and not math.isnan(atftpd[0]) and kind != "atftpd" else ""
+        fail = f"{m['failures']:.0f}" + (f"/{m['failures_max']:.0f}" if m["failures_max"] != m["failures"] else "")
+        rates = f"{m['rate_min']:.0f}-{m['rate_max']:.0f}"
+        cpus = _num(m["cpu_min"], ".3f") + "-" + _num(m["cpu_max"], ".3f")
+        print(f"{n:>6} {pattern:<13} {kind:<12} {files:<11} {m['rate']:>8.0f} "
+              f"{rates:>11} {fail:>5} {_num(m['cpu'], '.3f'):>10} "
+              f"{cpus:>11} {_num(m['retransmits'], '.0f'):>6} "
+              f"{_num(m['duplicates'], '.0f'):>7} {_num(m['p50'] * 1e3, '.1f'):>7} {_num(m['p99'] * 1e3, '.1f'):>7} "
+              f"{m['drops']:>5.0f} {vs_c:>9} {vs_a:>13} {_num(m['client_cpu'], '.3f'):>11}")
 
-    def rate(n, files):
-        found = [r[4]["rate"] for r in rows if r[0] == n and r[1] == "burst" and r[2] == "hfcprov" and r[3] == files]
-        return found[0] if found else None
 
-    def retx(n, files):
-        found = [r[4]["retransmits"] for r in rows if r[0] == n and r[1] == "burst" and r[2] == "hfcprov"
-                 and r[3] == files]
-        return found[0] if found else None
-
-    cold = sorted({r[3] for r in rows if r[3].startswith("dyn-cold")})
-    for n in sorted({r[0] for r in rows}):
-        pairs = [("dynamic", "primed")] + [(c, "static") for c in cold]  # running vs running, fresh vs fresh
-        for files, base in pairs:
-            dy, st = rate(n, files), rate(n, base)
-            if dy is not None and st:
-                print(f"# n={n} burst: {files}/{base} rate = {dy / st:.2f}, retransmissions {retx(n, files):.0f} "
-                      f"vs {retx(n, base):.0f}")
+def print_ratios(rows) -> None:
+    """Cold dynamic over static, per pattern (both fresh hfcprov servers in the same runs)."""
+    for n, pattern, kind, files, m in rows:
+        if not files.startswith("dyn-cold"):
+            continue
+        st = next((r[4] for r in rows if r[:3] == (n, pattern, kind) and r[3] == "static"), None)
+        if st and st["rate"]:
+            print(f"# n={n} {pattern}: {files}/static rate {m['rate'] / st['rate']:.2f}x "
+                  f"(min-max {m['rate_min'] / st['rate_max']:.2f}-{m['rate_max'] / st['rate_min']:.2f}), "
+                  f"retransmissions {_num(m['retransmits'], '.0f')} vs {_num(st['retransmits'], '.0f')}")
 
 
 if __name__ == "__main__":

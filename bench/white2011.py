@@ -72,18 +72,19 @@ IMPLIED_POINTS = (
 
 # The end hosts of the fit (not fitted): CUBIC with the Linux-like timers of hfcprov.sim.mac.CALIBRATED_TCP.
 HOSTS_TCP = {"variant": "cubic", **CALIBRATED_TCP}
-# The calibrated MAC is MacParams() (hfcprov.sim.mac); as a scenario's mac_params:
+# The calibrated MAC is MacParams() (hfcprov.sim.mac), the docsis2.0 profile's; as a scenario's mac_params:
 CALIBRATED_MAC: dict = {}
 
 
 def white_scenario(point: WhitePoint, mac_params: dict | None = None, tcp: dict | None = None,
                    seed: int = 1, duration: float = 30.0, warmup: float = 5.0):
-    """The simulator scenario for one White et al. point; ``mac_params=None``: the plain token-bucket link."""
+    """The simulator scenario for one White et al. point; ``mac_params=None``: the plain token-bucket link, else the
+    docsis2.0 profile's calibrated request-grant MAC with those parameters changed."""
     sc = Scenario(rate=point.rate, buffer=point.buffer, rtt=point.rtt, duration=duration, warmup=warmup,
                   seed=seed, flows=[FlowSpec() for _ in range(point.flows)], sample_interval=None,
                   tcp=TcpOptions(**(tcp if tcp is not None else HOSTS_TCP)),
                   probe_rate=5.0 if point.ping is not None else 0.0)
-    return sc if mac_params is None else sc.replace(mac="docsis", mac_params=dict(mac_params))
+    return sc if mac_params is None else sc.replace(mac="docsis", profile="docsis2.0", mac_params=dict(mac_params))
 
 
 def point_error(point: WhitePoint, goodput: float, ping: float | None = None) -> float:

@@ -27,3 +27,8 @@ class OutputError(HfcprovError, OSError):
 
     def __str__(self) -> str:
         return self.message
+
+
+class OptionError(HfcprovError, ValueError):
+    """A bad option value or combination that hfcprov itself found (not click): the CLI exits with the
+    usage status, 2, as it does for click's own ``--format xml``."""

@@ -71,6 +71,18 @@ def parse_bytes(text: str | int | float) -> int:
     return int(value)
 
 
+def size_unit(text: str | int | float) -> tuple[str, int]:
+    """The unit a size was typed in and how many bytes it counts: ``'10KB'`` -> ``('KB', 1024)``,
+    ``'64K'`` -> ``('KiB', 1024)``, ``'1500'`` -> ``('bytes', 1)``; so an answer can be printed in the
+    user's own unit, counted the way their input was read."""
+    m = _SIZE_RE.match(str(text))
+    if not m or not m.group("prefix"):
+        return "bytes", 1
+    prefix = m.group("prefix").upper()
+    unit = m.group("unit") if m.group("unit") in ("iB", "B") else "iB"
+    return prefix + unit, _SIZE_PREFIX[prefix]
+
+
 def parse_duration(text: str | int | float) -> float:
     """``'40ms'`` -> ``0.04`` seconds. Text needs its unit (``'0'`` excepted); a Python number is seconds."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):

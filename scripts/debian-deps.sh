@@ -3,14 +3,15 @@
 #   scripts/debian-deps.sh            -> every package below
 #   scripts/debian-deps.sh snmpd ...  -> just those
 # atftpd is not in the list: it conflicts with tftpd-hpa (bench/tftp_bootstorm.py unpacks it separately).
-# Services that a package would start on install (snmpd, tftpd-hpa, atftpd) are
+# Services that a package would start on install (snmpd, tftpd-hpa, atftpd, kea-dhcp4/6) are
 # kept from starting: the tests start their own instances on their own ports.
 # If a maintainer script starts one anyway, only that process is stopped: every
 # process the install starts carries a token in its environment, and processes
 # that ran before the install are never touched. A lab server's own snmpd or
 # tftpd serving real modems is not ours to stop (nothing is stopped by name).
 set -euo pipefail
-ALL=(iproute2 iptables nftables ethtool snmpd snmp tftp-hpa atftp tftpd-hpa iperf3 iputils-ping procps chromium)
+ALL=(iproute2 iptables nftables ethtool snmpd snmp tftp-hpa atftp tftpd-hpa iperf3 iputils-ping procps chromium
+     kea-dhcp4-server kea-dhcp6-server)
 pkgs=("$@")
 [ ${#pkgs[@]} -gt 0 ] || pkgs=("${ALL[@]}")
 if [ "$(id -u)" != 0 ]; then

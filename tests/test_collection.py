@@ -10,9 +10,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.support import REPO
 
 
+@pytest.mark.slow
 def test_every_test_folder_is_collected_in_a_full_run():
     folders = sorted(p.name for p in (REPO / "tests").iterdir()
                      if p.is_dir() and any(p.glob("test_*.py")))

@@ -8,14 +8,25 @@ domains each live in their own module, imported only when used.
 
 One error funnel (``finish``): a library error (``HfcprovError``), an ``OSError`` on a user's path
 and a damaged SQLite database each become one line on stderr naming the path and the cause, exit
-status 1. ``-v`` adds the traceback. Anything else is a bug and keeps its traceback.
+status 1 (``OptionError``, a bad option value hfcprov found itself: 2, as click's usage errors).
+``-v`` adds the traceback. Anything else is a bug and keeps its traceback.
+
+Exit statuses never share a meaning (``EXIT_*``; README and ``hfcprov --help`` list them).
 """
 
 from __future__ import annotations
 
 import sys
 
-from hfcprov.errors import HfcprovError
+from hfcprov.errors import HfcprovError, OptionError
+
+# One meaning per exit status, for every command.
+EXIT_OK = 0  # everything asked for was done
+EXIT_ERROR = 1  # an error: the one line on stderr says what and where
+EXIT_USAGE = 2  # bad usage: an unknown option, a missing argument, a bad option value
+EXIT_FAILED = 3  # some rows, points or modems failed (each named); the others are done
+EXIT_DRIFT = 4  # compared and found different: `snmp audit` modems out of sync, `config diff` files differ
+EXIT_INTERRUPTED = 130  # Ctrl-C
 
 # -1 = quiet (-q: results and errors only), 0 = normal, 1+ = verbose (-v: tracebacks on errors)
 _verbosity = 0
@@ -71,13 +82,13 @@ def os_error_line(err: OSError) -> str:
 
 
 def finish(run) -> None:
-    """Call ``run()`` and exit: its returned int is the exit status (e.g. 2 = modems out of sync;
+    """Call ``run()`` and exit: its returned int is the exit status (``EXIT_FAILED``, ``EXIT_DRIFT``;
     other return values mean 0); an error becomes one line and status 1 (see the module's doc)."""
     try:
         status = run()
     except KeyboardInterrupt:
         echo("hfcprov: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except BrokenPipeError:
         sys.exit(1)
     except Exception as err:  # noqa: BLE001 - the one funnel; a bug is re-raised below
@@ -85,7 +96,7 @@ def finish(run) -> None:
         if line is None or _verbosity > 0:
             raise
         echo(f"hfcprov: error: {line}", err=True)
-        sys.exit(1)
+        sys.exit(EXIT_USAGE if isinstance(err, OptionError) else EXIT_ERROR)
     sys.exit(status if isinstance(status, int) and not isinstance(status, bool) else 0)
 
 

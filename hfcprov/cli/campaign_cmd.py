@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from hfcprov.cli import EXIT_ERROR, EXIT_FAILED, EXIT_INTERRUPTED
+from hfcprov.cli.options import JOBS, JSON, MKDIR
 from hfcprov.units import format_duration, format_rate
 
 
@@ -25,26 +27,37 @@ def _default_db(spec_path: str, name: str) -> Path:
 @click.option("-d", "--db", type=click.Path(dir_okay=False), help="Results database (default: <campaign name>.db).")
 @click.option("--resume", is_flag=True, help="Finish an interrupted campaign in DB (finished points are kept).")
 @click.option("--retry-failed", is_flag=True, help="With --resume: run failed points again.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), help="Simulator processes (default: the file's jobs, else one per CPU).")
+@JOBS
 @click.option("--scheduler", metavar="URL", help="Run simulator points on a Dask cluster, e.g. tcp://host:8786.")
 @click.option("-o", "--report", "report_path", type=click.Path(dir_okay=False),
               help="Also write the report (HTML, PNGs, CSV) when the run ends.")
+@MKDIR
 @click.option("-q", "--quiet", is_flag=True, help="No progress (same as hfcprov -q).")
-def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, quiet):
+@click.option("--dry-run", is_flag=True, help="Print the plan (roles, files, resets, checks, time) and run nothing.")
+def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, mkdir, quiet, dry_run):
     """Run the campaign described in SPEC (YAML).
 
     Progress with the time left goes to stderr: a bar on a terminal, a plain line every 10 s
     otherwise. Exit status 3 when some points failed (the others are stored), 130 on Ctrl-C;
-    either way the line to finish the campaign is printed.
+    either way the line to finish the campaign is printed. --jobs defaults to the file's
+    `jobs:`, else one per CPU. The folder of -d and of -o is created when the folder holding
+    it exists (`-d out/sweep.db` on a fresh checkout); --mkdir creates a whole path.
     """
     from hfcprov.cli import verbosity
-    from hfcprov.fileio import check_writable
+    from hfcprov.fileio import check_writable, output_folder
     from hfcprov.lab.runner import run_campaign
     from hfcprov.lab.spec import load_campaign
 
     camp = load_campaign(spec)
+    if dry_run:
+        from hfcprov.lab.plan import plan_lines
+
+        click.echo("\n".join(plan_lines(camp)))
+        return
     db_path = Path(db) if db else _default_db(spec, camp.name)
     # an unwritable -d or -o fails now, naming the path, not after the run (or as "not a campaign database")
+    for path in (db_path, report_path):
+        output_folder(path, mkdir, creates=1)
     check_writable(db_path)
     if report_path:
         check_writable(report_path)
@@ -57,7 +70,7 @@ def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, quiet):
         except KeyboardInterrupt:
             progress.close()
             click.echo(f"finished points are kept; finish with:\n  {again}\nhfcprov: interrupted", err=True)
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
         except Exception as err:
             progress.close()
             import sqlite3
@@ -70,19 +83,21 @@ def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, quiet):
                 raise  # another run's / a damaged file (one line) / a bug / before any point: one line
             click.echo(f"hfcprov: error: {error_line(err)}\nfinished points are kept; after fixing it, "
                        f"finish with:\n  {again}", err=True)
-            sys.exit(1)
+            sys.exit(EXIT_ERROR)
         progress.close()
         p = store.progress()
         click.echo(f"{camp.name}: ran {summary.ran} point(s) in {format_duration(summary.seconds)}; "
                    f"{p.done}/{p.total} done, {p.failed} failed -> {db_path}", err=True)
         for key, reason in list(summary.errors.items())[:10]:
             click.echo(f"  failed: {key}: {reason}", err=True)
+        if summary.stopped:
+            click.echo(f"{camp.name}: {summary.stopped}; once the modem answers, finish with:\n  {again}", err=True)
         if p.failed:
             click.echo(f"run the failed points again with:\n  {again} --retry-failed", err=True)
         if report_path:
             _write_report(store, report_path)
-    if p.failed:
-        sys.exit(3)
+    if p.failed or summary.stopped:
+        sys.exit(EXIT_FAILED)
 
 
 def resume_command(spec, db, report=None, jobs=None, scheduler=None) -> str:
@@ -161,17 +176,17 @@ class _progress:
         self.report.close()
 
 
-def _write_report(store, out):
+def _write_report(stores, out):
     from hfcprov.lab.report import write_report
 
-    paths = write_report(store, out)
+    paths = write_report(stores, out)
     for p in paths:
         click.echo(f"wrote {p}", err=True)
 
 
 @campaign.command()
 @click.argument("db", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the state as JSON (for scripts).")
+@JSON("the state")
 def status(db, as_json):
     """Where the campaign in DB stands (safe while it runs): running, interrupted or finished."""
     import json
@@ -227,13 +242,22 @@ def status(db, as_json):
 
 
 @campaign.command()
-@click.argument("db", type=click.Path(dir_okay=False))
+@click.argument("dbs", nargs=-1, required=True, type=click.Path(dir_okay=False), metavar="DB...")
 @click.option("-o", "--output", default="report.html", show_default=True, type=click.Path(dir_okay=False),
-              help="HTML file; the PNGs and the CSV go beside it (<stem>-*.png, <stem>.csv).")
-def report(db, output):
-    """Write the report of the campaign in DB: HTML with embedded plots, PNGs, CSV."""
-    from hfcprov.fileio import check_writable
+              help="HTML file; the PNGs and the CSV go beside it (<stem>-*.png, <stem>.csv). Its folder is created "
+                   "when the folder holding it exists; --mkdir creates a whole path.")
+@MKDIR
+def report(dbs, output, mkdir):
+    """Write the report of the campaign in DB: HTML with embedded plots, PNGs, CSV.
 
-    with _open_store(db, create=False) as store:
+    Several DBs are overlaid, as flent overlays runs: each campaign is a series on the same axes,
+    labelled by its name (its file when names repeat), and the report lists where their specs differ."""
+    from contextlib import ExitStack
+
+    from hfcprov.fileio import check_writable, output_folder
+
+    output_folder(output, mkdir, creates=1)
+    with ExitStack() as stack:
+        stores = [stack.enter_context(_open_store(db, create=False)) for db in dbs]
         check_writable(output)
-        _write_report(store, output)
+        _write_report(stores, output)

@@ -10,12 +10,18 @@ import click
 
 from hfcprov.cli import config_files, shortcut
 from hfcprov.cli.config_files import FORMATS
+from hfcprov.cli.options import JSON, MKDIR, SECRET_FILE
 from hfcprov.errors import HfcprovError
 
 MIB_DIR = click.option("--mib-dir", "mib_dirs", multiple=True, type=click.Path(file_okay=False),
                        help="Also resolve OID names from the MIB files in this folder (repeatable).")
 STRICT = click.option("--strict", is_flag=True, help="Binary input: refuse odd fields and a wrong or missing CM MIC"
                                                      " instead of warning.")
+LINT_STRICT = click.option("--strict", is_flag=True,
+                           help="Refuse, instead of warning about, what a modem or CMTS refuses (config lint's rules)"
+                                " and odd fields of a binary input.")
+DOCSIS_VERSION = click.option("--docsis-version", type=click.Choice(["1.0", "1.1", "2.0", "3.0", "3.1", "4.0"]),
+                              help="Also name TLVs this DOCSIS version of modem does not know.")
 
 
 @click.group()
@@ -27,25 +33,41 @@ def config():
 @config.command()
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "out", required=True, help="Output file, or a directory for several inputs.")
-@click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (adds the CMTS MIC).")
+@MKDIR
+@SECRET_FILE
+@click.option("--no-cmts-mic", "no_cmts_mic", is_flag=True,
+              help="Without --secret-file: the files are meant to have no CMTS MIC (no warning).")
 @click.option("--mta", is_flag=True, help="PacketCable MTA file (also chosen when the first TLV is MtaConfigDelimiter).")
-@click.option("--hash", "mta_hash", type=click.Choice(["na", "eu"]),
-              help="MTA file: add the configuration hash (PacketCable pktcMtaDevProvConfigHash, or Euro-PacketCable).")
+@click.option("--hash", "mta_hash", type=click.Choice(["na", "eu", "ietf"]),
+              help="MTA file: add the configuration hash (PacketCable pktcMtaDevProvConfigHash of PKTC-MTA-MIB, "
+                   "Euro-PacketCable's, or PKTC-IETF-MTA-MIB's).")
+@click.option("--dialplan", type=click.Path(dir_okay=False),
+              help="MTA file: add this PacketCable 2.0 dial plan (pktcEUERSTDMValue.1) as the docsis C tool's -dialplan.")
+@click.option("--no-extended-mic", is_flag=True,
+              help="Write TLV 43.6 (Extended CMTS MIC) as given and TLV 7 as the pre-3.0 CMTS MIC, as the docsis C "
+                   "tool does, instead of computing it with the secret.")
+@DOCSIS_VERSION
 @MIB_DIR
-@STRICT
+@LINT_STRICT
 @shortcut.runs(config_files.encode_files)
 def encode():
-    """Build binary config files from text/YAML/JSON (or re-encode binary) SOURCES."""
+    """Build binary config files from text/YAML/JSON (or re-encode binary) SOURCES.
+
+    What a modem or CMTS refuses (the rules of `hfcprov config lint`) is a warning on stderr, or an error
+    with --strict. With several SOURCES the files are written, then flushed to disk once before the
+    command returns."""
 
 
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("--secret-file", type=click.Path(dir_okay=False), help="Verify both MICs with this shared secret.")
+@SECRET_FILE
 @click.option("-o", "--output", "out", help="Write here (a directory for several inputs) instead of stdout.")
+@MKDIR
 @click.option("--names", is_flag=True, help="Text form: show SNMP OIDs by their MIB names (from mibs/).")
 @click.option("--c-tool", "c_tool", is_flag=True,
-              help="Text form: write what the docsis C tool reads (String/HexString, IPAddress, ObjectID, addr/port).")
+              help="Text form: write what the docsis C tool reads (String/HexString, IPAddress, ObjectID, addr/port,"
+                   " OIDs with a leading dot).")
 @MIB_DIR
 @STRICT
 @shortcut.runs(config_files.decode_files)
@@ -58,15 +80,32 @@ def decode():
 
 @config.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--secret-file", type=click.Path(dir_okay=False), help="CMTS shared secret (CM files).")
-@click.option("--json", "as_json", is_flag=True,
-              help="Print one JSON list: per file, its kind (cm or mta), ok, and the error if not ok.")
-def verify(files, secret_file, as_json):
-    """Check the CM MIC and CMTS MIC of binary FILES; of an MTA file, its delimiters and configuration hash."""
+@JSON("the findings (rule, file, line, offset, path, message, section) as one list")
+@DOCSIS_VERSION
+@MIB_DIR
+def lint(files, as_json, docsis_version, mib_dirs):
+    """What a CMTS or modem refuses in config FILES (any form): references between flows, classifiers, PHS,
+    aggregates and MESPs, rates and buffers, required TLVs, MICs, privacy, the Extended CMTS MIC's TLV 43,
+    MTA delimiters; each finding one line with file, line (or byte offset), TLV path, rule and the
+    specification section. Exit status 1 when anything is found."""
+    return config_files.lint_files(files, as_json, docsis_version, mib_dirs)
+
+
+@config.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@SECRET_FILE
+@JSON("one list: per file, its kind (cm or mta), ok, the error if not ok, and lint's findings as warnings")
+@LINT_STRICT
+def verify(files, secret_file, as_json, strict):
+    """Check the CM MIC, CMTS MIC and Extended CMTS MIC of binary FILES; of an MTA file, its delimiters and
+    configuration hash. What else a CMTS refuses (`config lint`) is a warning, or with --strict a failure.
+
+    Without --secret-file the CM MIC is checked (as a modem does) and the CMTS MIC is reported as not checked."""
     import json
 
-    from hfcprov.config import ConfigError
+    from hfcprov.config import ConfigError, verify_cm_mic
     from hfcprov.config import verify as verify_bytes
+    from hfcprov.config.lint import lint_config
     from hfcprov.config.mta import is_mta, verify_mta
 
     secret = config_files.secret(secret_file)
@@ -81,16 +120,29 @@ def verify(files, secret_file, as_json):
         try:
             if result["kind"] == "mta":
                 result["config_hash"] = verify_mta(data)
-                result["ok"] = True
+                said = f"{f}: OK (MTA file, configuration hash {result['config_hash']})"
+            elif secret is None:  # what a modem checks; the CMTS MIC needs the CMTS's secret
+                verify_cm_mic(data)
+                result.update(cm_mic="ok", cmts_mic="not checked")
+                said = f"{f}: CM MIC OK; CMTS MIC not checked (no --secret-file)"
+            else:
+                verify_bytes(data, secret)
+                result.update(cm_mic="ok", cmts_mic="ok")
+                said = f"{f}: OK (CM MIC and CMTS MIC)"
+            # a file whose MICs hold: what else a CMTS refuses in it is a warning (with --strict, a failure);
+            # the MICs are the checks above
+            findings = [x for x in lint_config(f) if x.rule != "mic"]
+            if findings:
+                result["warnings"] = [str(x) for x in findings]
                 if not as_json:
-                    click.echo(f"{f}: OK (MTA file, configuration hash {result['config_hash']})")
-                continue
-            if secret is None:
-                raise ConfigError("a CM file's CMTS MIC needs --secret-file")
-            verify_bytes(data, secret)
+                    for line in result["warnings"]:
+                        click.echo(f"hfcprov: warning: {line}", err=True)
+                if strict:
+                    raise ConfigError(f"{findings[0].message} ({findings[0].rule}, --strict)", path=findings[0].path,
+                                      offset=findings[0].offset)
             result["ok"] = True
             if not as_json:
-                click.echo(f"{f}: OK (CM MIC and CMTS MIC)")
+                click.echo(said)
         except ConfigError as err:
             result["error"] = str(err)
             failed.append(f"{f}: {err}")
@@ -106,9 +158,10 @@ def verify(files, secret_file, as_json):
 @config.command()
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help='Print {"a", "b", "same", "differences": [...]} instead.')
+@JSON('{"a", "b", "same", "differences": [...]}')
 def diff(a, b, as_json):
-    """Semantic differences between two configs (any forms), by TLV path. Exit 1 if they differ."""
+    """Semantic differences between two configs (any forms), by TLV path. Exit status 4 if they differ
+    (1 is an error, as for every command)."""
     import json
 
     from hfcprov.config.diff import diff_trees
@@ -119,7 +172,9 @@ def diff(a, b, as_json):
     for line in [] if as_json else lines:
         click.echo(line)
     if lines:
-        sys.exit(1)  # like diff(1); SystemExit passes through the CLI root untouched
+        from hfcprov.cli import EXIT_DRIFT
+
+        sys.exit(EXIT_DRIFT)  # found different: not 1, which says the comparison could not be made
 
 
 @config.command()

@@ -47,56 +47,165 @@ def load_mibs(dirs) -> None:
     mib.load_mib_dirs(dirs)
 
 
+def output_folder(out, sources, mkdir) -> None:
+    """-o's folder must exist unless --mkdir (``hfcprov.fileio.output_folder``); with several inputs -o is
+    itself the folder, made by the command when the folder holding it exists."""
+    from hfcprov.fileio import output_folder as check
+
+    if out is not None:
+        several = len(sources) > 1 or os.path.isdir(out)
+        check(os.path.join(out, "x") if several else out, mkdir, creates=1 if several else 0)
+
+
 def outputs(sources: tuple[str, ...], out: str | None, suffix: str) -> list:
     """One output path per source: OUT itself for one source, OUT/<stem><suffix> for several."""
     if out is None:
         return [None] * len(sources)
     if len(sources) == 1 and not os.path.isdir(out or "."):  # "": pathlib's "."
         return [out]
-    from pathlib import Path
-
-    if Path(out).exists() and not Path(out).is_dir():
+    if os.path.exists(out) and not os.path.isdir(out):
         raise HfcprovError(f"{out}: with several inputs, -o must be a directory")
-    names = [Path(out) / (Path(s).stem + suffix) for s in sources]
+    # os.path, not pathlib: a bulk encode names thousands of files (Path(s).stem: the name without its suffix)
+    names = [os.path.join(out, _stem(s) + suffix) for s in sources]
     if len(set(names)) != len(names):
         raise HfcprovError(f"two inputs would both be written to the same file in {out}")
     return names
 
 
-def encode_files(sources, out, secret_file, mta, mta_hash, mib_dirs, strict):
-    """Encode each of ``sources`` to ``out`` (a file, or a folder for several); nothing is written
-    unless every source encodes."""
+def _stem(path: str) -> str:
+    """``pathlib.Path(path).stem``: the name without its last suffix (a dot neither first nor last)."""
+    name = os.path.basename(os.fspath(path).rstrip("/"))
+    i = name.rfind(".")
+    return name[:i] if 0 < i < len(name) - 1 else name
+
+
+NO_CMTS_MIC = ("no CMTS shared secret (--secret-file): the file{s} carr{y} no CMTS MIC (TLV 7), and a CMTS "
+               "refuses such a modem's registration; --no-cmts-mic says that is intended")
+
+
+def encode_files(sources, out, mkdir, secret_file, no_cmts_mic, mta, mta_hash, dialplan, no_extended_mic,
+                 docsis_version, mib_dirs, strict):
+    """Encode each of ``sources`` to ``out`` (a file, or a folder for several); nothing is written unless
+    every source encodes. What a modem or CMTS may refuse (``config.lint``, and the reading's warnings) is
+    a warning per line on stderr, or with ``strict`` an error (nothing written, exit 1). CM files without
+    a secret get one warning (unless ``no_cmts_mic``).
+
+    Several sources are written without a flush each, then synced once (``os.sync``) before the command
+    returns: every file is on disk when it exits 0. One source is written with its own fsync."""
     from hfcprov.config import ConfigError
-    from hfcprov.config import encode as encode_tree
-    from hfcprov.config.mta import encode_mta
+    from hfcprov.config.framing import is_mta, scan
+    from hfcprov.config.lint import encode_checked
+    from hfcprov.errors import OptionError
     from hfcprov.fileio import atomic_write
 
-    load_mibs(mib_dirs)
-    if mta_hash:
+    if mta_hash or dialplan:
         mta = True
     if mta and secret_file:
-        raise HfcprovError("an MTA file has no CMTS MIC: --secret-file is for CM files")
+        raise OptionError("an MTA file has no CMTS MIC: --secret-file is for CM files")
+    if no_cmts_mic and secret_file:
+        raise OptionError("--no-cmts-mic and --secret-file contradict each other: give one")
+    output_folder(out, sources, mkdir)
+    load_mibs(mib_dirs)
 
     key = secret(secret_file)
+    plan = _read_dialplan(dialplan) if dialplan else None
     targets = outputs(sources, out, ".cm")
     # Encode everything first: one bad input leaves no output at all.
-    blobs = []
+    blobs, unsigned = [], 0
     for src in sources:
+        data = _read_bytes(src)
         try:
-            tree = read(src, strict=strict)
-            blobs.append(encode_mta(tree, mta_hash) if mta else encode_tree(tree, key))
+            blob, problems = encode_checked(data, str(src), key, mta=mta, mta_hash=mta_hash, dialplan=plan,
+                                            version=docsis_version, extended_mic=not no_extended_mic)
         except ConfigError as err:
             raise err.at(source=str(src))
+        report_problems(problems, strict)
+        blobs.append(blob)
+        # no CMTS MIC: a CM file (not an MTA one, whichever way it was chosen) with neither a secret nor a
+        # decoded MIC kept from a binary source
+        unsigned += key is None and not is_mta(blob) and scan(blob)[2] is None
+    if unsigned and not no_cmts_mic:
+        echo("hfcprov: warning: " + NO_CMTS_MIC.format(s="s" if unsigned > 1 else "", y="y" if unsigned > 1 else "ies"),
+             err=True)
+    several = len(sources) > 1
     for target, blob in zip(targets, blobs):
-        atomic_write(target, blob)
-    if len(sources) > 1:
+        atomic_write(target, blob, durable=not several)
+    if several:
+        os.sync()  # one flush for all the files (a flush per file costs ~5 ms each)
         echo(f"wrote {len(blobs)} files to {out}")
 
 
-def decode_files(files, fmt, secret_file, out, names, c_tool, mib_dirs, strict):
+def _read_bytes(path) -> bytes:
+    """A file's bytes with four system calls (open, read, read, close): a bulk encode reads thousands."""
+    from hfcprov.config import ConfigError
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            chunks = []
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return b"".join(chunks)
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+    except OSError as err:
+        raise ConfigError(f"cannot read: {err.strerror}", source=str(path)) from None
+
+
+def report_problems(problems, strict: bool) -> None:
+    """Each problem (a lint finding or a reading warning) as a warning line on stderr; with ``strict`` the
+    first is an error instead (after the others are shown), and nothing is written."""
+    if not problems:
+        return
+    if strict:
+        for problem in problems[1:]:
+            echo(f"hfcprov: warning: {problem}", err=True)
+        raise HfcprovError(f"{problems[0]} (--strict)")
+    for problem in problems:
+        echo(f"hfcprov: warning: {problem}", err=True)
+
+
+def _read_dialplan(path) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as err:
+        raise HfcprovError(f"{path}: cannot read the dial plan: {err.strerror}") from None
+
+
+def lint_files(files, as_json, docsis_version, mib_dirs) -> int:
+    """Lint each of ``files`` (any form; a binary one with its MICs): one line per finding, or one JSON list
+    of findings (a file that cannot be read is one with rule "error"). Exit status 1 when anything was found."""
+    from hfcprov.config import ConfigError
+    from hfcprov.config.lint import lint_config
+
+    load_mibs(mib_dirs)
+    found = []
+    for f in files:
+        try:
+            findings = [x.as_dict() if as_json else str(x) for x in lint_config(f, version=docsis_version)]
+        except ConfigError as err:
+            err.at(source=str(f))
+            findings = [{"rule": "error", "file": str(f), "line": err.line, "offset": err.offset, "path": err.path,
+                         "message": err.message, "section": ""} if as_json else f"{err} [error]"]
+        found += findings
+    if as_json:
+        import json
+
+        echo(json.dumps(found, indent=2))
+    else:
+        for line in found:
+            echo(line)
+    return 1 if found else 0
+
+
+def decode_files(files, fmt, secret_file, out, mkdir, names, c_tool, mib_dirs, strict):
     """Render each of ``files`` as ``fmt`` to stdout, or to ``out`` (a file, or a folder for several)."""
     from hfcprov.config import render_json, render_text, render_yaml
 
+    output_folder(out, files, mkdir)
     load_mibs(mib_dirs)
     from hfcprov.fileio import atomic_write
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
+from hfcprov.cli.options import JSON, RTT
 from hfcprov.emu.caps import LOSS_METHODS
-from hfcprov.units import format_bytes, format_duration, format_rate, parse_rtt
+from hfcprov.units import format_bytes, format_duration, format_rate
 
 
 @click.group()
@@ -17,7 +18,7 @@ def emu():
 
 
 @emu.command()
-@click.option("--rtt", default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
+@click.option("--rtt", type=RTT, default="0ms", show_default=True, help="Added round-trip delay (plant + Internet).")
 @click.option("--loss", default=0.0, show_default=True, help="Random loss per direction, as a fraction.")
 @click.option("--seed", type=int, default=None, help="Seed of the random loss.")
 @click.option("--loss-method", type=click.Choice(LOSS_METHODS), default=None,
@@ -29,40 +30,66 @@ def emu():
 @click.option("--file", "filename", help="Config file name the modem requests (with --tftp-root).")
 @click.option("--dynamic", type=click.Path(exists=True, dir_okay=False), help="Dynamic TFTP provider YAML.")
 @click.option("--prefix", default="hfemu-", show_default=True, help="Name prefix of the lab's namespaces.")
-@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default="3.1",
-              show_default=True, help="The modem's DOCSIS version: 3.1 runs DOCSIS-PIE on upstream flows unless "
-              "24.40.1 / TLV 76 disable it; 3.0 is drop-tail unless the file's 24.40 asks for AQM.")
+@click.option("--profile", default=None, metavar="PROFILE",
+              help="The modem profile (default docsis3.1, as `sim run --config`): its DOCSIS version decides the AQM: "
+              "3.1 runs DOCSIS-PIE on upstream flows unless 24.40.1 / TLV 76 disable it; 3.0 and 2.0 are drop-tail "
+              "unless the file's 24.40 asks for AQM. (The emulated modem shapes with tc: no request-grant MAC.)")
+@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default=None, hidden=True,
+              help="Old spelling: the profile of that DOCSIS version.")
 @click.option("--ipv6", is_flag=True, help="The modem's management on IPv6 (fd00:10:2::2, CMTS fd00:10:2::1): it "
               "boots by TFTP over IPv6 (a dynamic file carries TLV 59) and answers SNMP there.")
-@click.option("--json", "as_json", is_flag=True, help="Print the lab as JSON.")
-def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, docsis_version, ipv6, as_json):
+@click.option("--headend", is_flag=True, help="Boot as a cable modem: DHCP from Kea (reservations from the lab's "
+              "inventory, relayed by the emulated CMTS), Time of Day, TFTP of the file DHCP names, then the CMTS's "
+              "registration check (docs/emu.md).")
+@click.option("--mac", default="0010950000e1", show_default=True, help="The modem's MAC (with --headend).")
+@click.option("--cmts-secret-file", type=click.Path(exists=True, dir_okay=False),
+              help="The emulated CMTS's shared secret (with --headend): a file without its CMTS MIC is refused.")
+@JSON("the lab")
+def up(rtt, loss, seed, loss_method, config, tftp_root, filename, dynamic, prefix, profile, docsis_version, ipv6,
+       headend, mac, cmts_secret_file, as_json):
     """Build a lab; with --config/--tftp-root the modem boots from its file over TFTP."""
     from hfcprov.emu import topology
 
-    if tftp_root and not filename:
-        raise click.UsageError("--tftp-root needs --file (the name the modem requests)")
-    lab = topology.up(rtt=parse_rtt(rtt), loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
-                      docsis_version=docsis_version, ipv6=ipv6)
+    if tftp_root and not filename and not headend:
+        raise click.UsageError("--tftp-root needs --file (the name the modem requests), or --headend (DHCP names it)")
+    chain = None
+    if headend:
+        from hfcprov import macaddr
+        from hfcprov.emu.headend import Headend
+
+        try:
+            mac = macaddr.normalize(mac)
+        except macaddr.MacAddressError as err:
+            raise click.BadParameter(str(err), param_hint="--mac") from None
+        chain = Headend(mac=mac, secret_file=cmts_secret_file, dynamic=dynamic)
+        if config:
+            filename = f"{mac}.cm"  # the name the lab's DHCP hands out (the headend's pattern)
+    from hfcprov.queue.profile import parse_profile
+
+    modem = parse_profile(profile or docsis_version)
+    lab = topology.up(rtt=rtt, loss=float(loss), seed=seed, prefix=prefix, loss_method=loss_method,
+                      docsis_version=modem.aqm_rule_version, ipv6=ipv6)
     applied = None
     try:
         if config:
             from hfcprov.config import encode, read_config
 
             root = lab.state_dir / "tftp"
-            name = Path(config).with_suffix(".cm").name
+            name = filename if chain else Path(config).with_suffix(".cm").name
             from hfcprov.fileio import atomic_write
 
-            atomic_write(root / name, encode(read_config(config)))
-            applied = lab.boot(root, name, dynamic=dynamic)
+            secret = None
+            if chain and cmts_secret_file:
+                from hfcprov.config import read_secret
+
+                secret = read_secret(cmts_secret_file)
+            atomic_write(root / name, encode(read_config(config), secret=secret))
+            applied = lab.boot(root, name, dynamic=dynamic, headend=chain)
         elif tftp_root:
-            applied = lab.boot(tftp_root, filename, dynamic=dynamic)
+            applied = lab.boot(tftp_root, filename, dynamic=dynamic, headend=chain)
     except BaseException:
         lab.down()
         raise
-    left = ((applied or {}).get("queues") or {}).get("upstream", {}).get("aqm_not_run")
-    if left:
-        click.echo(f"note: the emulated modem's AQM stage runs one upstream flow; {', '.join(left)} left "
-                   f"drop-tail (DOCSIS {docsis_version} would run AQM on them)", err=True)
     _show(lab, applied, as_json)
 
 
@@ -93,7 +120,7 @@ def down(names, all_, prefix):
 
 @emu.command()
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True)
+@JSON("the lab (or every lab)")
 def status(name, as_json):
     """Show one lab (or list all): impairment method, queues applied, modem boot state."""
     from hfcprov.emu import topology
@@ -127,10 +154,14 @@ def _show(lab, applied, as_json):
         if q.get("aqm"):
             click.echo(f"  {direction} AQM: {q['aqm']['stage']} stage, latency target "
                        f"{format_duration(q['aqm']['latency_target'])}")
-        if q.get("aqm_not_run"):
-            click.echo(f"  {direction} drop-tail (the AQM stage runs one flow): {', '.join(q['aqm_not_run'])}")
     if applied:
         click.echo(f"  modem: {applied.get('status')}, file {applied.get('config_file')}, boots {applied.get('boots')}, "
                    f"management {lab.addr('cm_rf')}")
+        if applied.get("reason"):
+            click.echo(f"  why: {applied['reason']}")
+        if applied.get("dhcp"):
+            d = applied["dhcp"]
+            click.echo(f"  boot chain: DHCPv{d['family']} lease {applied.get('address')}, file {d['file']} from "
+                       f"{', '.join(d['tftp_servers'])}, time of day {'answered' if applied.get('tod') else 'none'}")
         for reason in applied.get("rejected", []):
             click.echo(f"  refused: {reason}")

@@ -23,6 +23,8 @@ COMMANDS = {
     "buffer": ("hfcprov.cli.build_cmd:buffer", "Buffer Control sizing: advice and predicted latency/throughput tables."),
     "tcp": ("hfcprov.cli.build_cmd:tcp", "TCP tuning rules for HFC paths (socket-buffer sizing)."),
     "tftp": ("hfcprov.cli.tftp_cmd:tftp", "Serve config files to modems over TFTP."),
+    "dhcp": ("hfcprov.cli.dhcp_cmd:dhcp", "Kea DHCP reservations for the inventory's modems."),
+    "tod": ("hfcprov.cli.tod_cmd:tod", "Time of Day server (RFC 868) for booting modems."),
     "snmp": ("hfcprov.cli.snmp_cmd:snmp", "Audit, reset and list modems over SNMP."),
     "sim": ("hfcprov.cli.sim_cmd:sim", "Simulate a service flow carrying TCP and probe traffic."),
     "emu": ("hfcprov.cli.emu_cmd:emu", "Emulated cable modem in Linux network namespaces (root)."),
@@ -48,6 +50,15 @@ class LazyGroup(click.Group):
             raise
         return getattr(module, attr)
 
+    def resolve_command(self, ctx, args):
+        # click suggests from the commands it holds; a lazy group holds none until one is asked for
+        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
+            from hfcprov.suggest import close_names
+
+            close = close_names(args[0], self.list_commands(ctx), n=1)
+            ctx.fail(f"No such command {args[0]!r}." + (f" Did you mean {close[0]!r}?" if close else ""))
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx, formatter):
         rows = [(name, help_) for name, (target, help_) in COMMANDS.items() if _importable(target)]
         if rows:
@@ -62,12 +73,15 @@ def _importable(target: str) -> bool:
 
 
 EXIT_CODES = """\b
-Exit status:
+Exit status: one meaning each, for every command
   0    everything asked for was done
   1    an error: bad input, a file that cannot be read or written, a damaged database
        (one line on stderr says what and where; nothing half-written is left)
-  2    bad usage (unknown option, missing argument); `snmp audit`: modems out of sync
-  3    some rows or points failed (`build`, `campaign run`); the others are done
+  2    bad usage: an unknown option or command, a missing argument, a bad option value
+  3    some rows, points or modems failed (`build`, `campaign run`, `snmp audit/reset/
+       upgrade/get`); each is named, the others are done
+  4    compared and found different: `snmp audit` modems out of sync (drift),
+       `config diff` files that differ
   130  interrupted (Ctrl-C)"""
 
 
@@ -87,8 +101,26 @@ def run(args: list[str]):
     except click.exceptions.Abort:
         click.echo("hfcprov: aborted", err=True)
         sys.exit(130)
+    except click.UsageError as err:
+        # one line, as every other error: what was wrong, and where to read how it is used
+        where = f" (see '{err.ctx.command_path} --help')" if err.ctx is not None else ""
+        click.echo(f"hfcprov: usage error: {_message(err)}{where}", err=True)
+        sys.exit(err.exit_code)
     except click.ClickException as err:
         err.show()
         sys.exit(err.exit_code)
     except click.exceptions.Exit as err:
         sys.exit(err.exit_code)
+
+
+def _message(err: click.UsageError) -> str:
+    """Click's message; an unknown option's hint by hfcprov's one did-you-mean rule (hfcprov.suggest)."""
+    if isinstance(err, click.NoSuchOption) and err.ctx is not None:
+        from hfcprov.suggest import close_names
+
+        known = [o for p in err.ctx.command.get_params(err.ctx) for o in (*p.opts, *p.secondary_opts)
+                 if o.startswith("--")]
+        close = close_names(err.option_name, known)
+        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        return f"No such option {err.option_name!r}.{hint}"
+    return err.format_message()

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from hfcprov.cli.options import JOBS, JSON, MKDIR
 
 @click.group()
 def sim():
@@ -18,27 +19,52 @@ def sim():
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Take the service flow from a config file (.cm, text, YAML or JSON) instead.")
 @click.option("--flow", "flow_ref", type=int, help="With --config: the service flow reference (default: first upstream).")
-# hfcprov.model.DOCSIS_VERSIONS, written out so the CLI loads without the model
-@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default="3.1", show_default=True,
-              help="With --config: the modem's DOCSIS version. 3.1 runs DOCSIS-PIE on upstream flows unless 24.40.1 "
-              "/ TLV 76 disable it; 3.0 is drop-tail unless the file's 24.40 asks for AQM (as `emu up`).")
+@click.option("--profile", default=None, metavar="PROFILE",
+              help="With --config: the modem profile (default docsis3.1): its request-grant MAC carries the upstream "
+              "flow and its DOCSIS version decides the AQM (3.1 runs DOCSIS-PIE unless 24.40.1 / TLV 76 disable "
+              "it; 3.0 and 2.0 are drop-tail unless the file's 24.40 asks), as `emu up --profile`.")
+@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default=None, hidden=True,
+              help="Old spelling: the profile of that DOCSIS version (docsis3.0-4ch, docsis3.1).")
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
               help="Override a scenario key, e.g. --set rtt=100ms --set tcp.variant=reno (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (without time series).")
+@click.option("--compare", "compare_file", type=click.Path(dir_okay=False),
+              help="With --config A: simulate this second config file the same way (same --set, same seed) and "
+                   "print A and B side by side (before / after).")
+@JSON("the tables (the same names and units)")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write the full result (with series) as JSON here.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write a PNG of queue occupancy and cwnd here.")
-def run_cmd(scenario_file, config_file, flow_ref, docsis_version, assignments, as_json, out, plot):
-    """Simulate one scenario: SCENARIO.yaml, or --config modem.cm [--set key=value ...]."""
-    from hfcprov.fileio import atomic_write
+@MKDIR
+def run_cmd(scenario_file, config_file, flow_ref, profile, docsis_version, assignments, compare_file, as_json, out,
+            plot, mkdir):
+    """Simulate one scenario: SCENARIO.yaml, or --config modem.cm [--compare other.cm] [--set key=value ...]."""
+    from hfcprov.fileio import atomic_write, output_folder
     from hfcprov.sim import run
-    from hfcprov.sim.sweep import format_table, load_scenario, summary_row
+    from hfcprov.sim.sweep import format_table, load_scenario
 
     if bool(scenario_file) == bool(config_file):
         raise click.UsageError("give either SCENARIO.yaml or --config FILE")
+    if compare_file and not config_file:
+        raise click.UsageError("--compare B needs --config A: the two files are simulated the same way")
+    if compare_file and (out or plot):
+        raise click.UsageError("--out and --plot write one run; drop them with --compare")
+    for path in (out, plot):
+        output_folder(path, mkdir)
     if scenario_file:
         sc = load_scenario(scenario_file, assignments)
     else:
-        sc = scenario_from_config(config_file, flow_ref, assignments, docsis_version)
+        from hfcprov.sim.fromconfig import scenario_from_config
+
+        def note(text):
+            click.echo(f"note: {text}", err=True)
+
+        sc = scenario_from_config(config_file, flow_ref, assignments, profile or docsis_version, on_note=note)
+    if compare_file:
+        other = scenario_from_config(compare_file, flow_ref, assignments, profile or docsis_version, on_note=note)
+        from hfcprov.sim import run_many
+
+        table = compare_runs([config_file, compare_file], [sc, other], run_many([sc, other]))
+        click.echo(table.json() if as_json else table.text())
+        return
     result = run(sc)
     if out:
         atomic_write(out, json.dumps(result.to_dict(), indent=1) + "\n")
@@ -46,78 +72,54 @@ def run_cmd(scenario_file, config_file, flow_ref, docsis_version, assignments, a
         from hfcprov.sim.plot import plot_run
 
         plot_run(result, plot, title=sc.name)
-    if as_json:
-        click.echo(json.dumps(result.to_dict(series=False), indent=1))
+    flows, summary = result_tables(result)
+    if as_json:  # the tables' own rows: the same names and units (full result: --out)
+        click.echo(json.dumps({"flows": flows, "summary": summary}, indent=1))
         return
-    rows = []
-    for i, f in enumerate(result.flows):
-        rows.append({"flow": i, "goodput_mbps": f.goodput_bps / 1e6, "bytes": f.bytes_delivered,
-                     "completion_s": f.completion_time, "retx": f.retransmissions, "timeouts": f.timeouts})
-    click.echo(format_table(rows))
-    s = summary_row(result)
+    click.echo(format_table(flows))
     click.echo("")
-    click.echo(format_table([{k: v for k, v in s.items()}]))
+    click.echo(format_table([summary]))
 
 
-def scenario_from_config(path, flow_ref, assignments, docsis_version="3.1"):
-    """The scenario of one service flow of a config file; --set supplies what the file lacks (rtt, buffer...).
+def result_tables(result) -> tuple[list[dict], dict]:
+    """What `sim run` prints, as rows: one per TCP flow, and the run's summary (units in the names)."""
+    from hfcprov.sim.sweep import summary_row
 
-    A flow in an aggregate service flow (TLV 70/71, Low Latency DOCSIS) is simulated as the
-    aggregate: its rate, the classic flow's queue and the dual queue (hfcprov.sim.aqm.select).
-    """
-    from hfcprov.config import read_config
-    from hfcprov.model import aggregate_service_flows, modem_settings, service_flows
-    from hfcprov.sim.aqm.pie import AqmConfigError
-    from hfcprov.sim.aqm.select import asf_keys
-    from hfcprov.sim.scenario import Scenario, ScenarioError, apply_overrides, flow_keys
-
-    tree = read_config(path)
-    flows = service_flows(tree)
-    asfs = {(a.direction, a.ref): a for a in aggregate_service_flows(tree)}
-    if flow_ref is not None:
-        chosen = [f for f in flows if f.ref == flow_ref]
-        if not chosen:
-            refs = ", ".join(str(f.ref) for f in flows) or "none"
-            raise ScenarioError(f"{path}: no service flow with reference {flow_ref} (there are: {refs})")
-    else:
-        chosen = [f for f in flows if f.direction == "upstream" and (f.max_sustained_rate or f.asf_ref is not None)] \
-            or [f for f in flows if f.max_sustained_rate]
-        if not chosen:
-            raise ScenarioError(f"{path}: no service flow with a Max Sustained Traffic Rate to simulate")
-    sf = chosen[0]
-    asf = asfs.get((sf.direction, sf.asf_ref)) if sf.asf_ref is not None else None
-    if asf is not None:
-        try:
-            keys = asf_keys(asf, flows, modem_settings(tree), docsis_version)
-        except AqmConfigError as err:
-            raise ScenarioError(f"{path}: {err}") from None
-    else:
-        keys = flow_keys(sf, docsis_version)
-    d = {**keys, **DEFAULT_WORKLOAD}
-    if sf.buffer.target is None and not any(a.split("=", 1)[0].strip() == "buffer" for a in assignments):
-        click.echo(f"note: {sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "
-                   "(hfcprov.model's rule; --set buffer=SIZE to choose another)", err=True)
-    d = apply_overrides(d, list(assignments))
-    return Scenario.from_dict(d, source=f"{path} {(asf or sf).path}".strip())
+    flows = [{"flow": i, "goodput_mbps": f.goodput_bps / 1e6, "bytes": f.bytes_delivered,
+              "completion_s": f.completion_time, "retx": f.retransmissions, "timeouts": f.timeouts}
+             for i, f in enumerate(result.flows)]
+    return flows, summary_row(result)
 
 
-# What `sim run --config` adds to the flow's own keys: one long-lived TCP flow starting
-# at 2 s and 10 pings/s, so idle and loaded latency both show.
-DEFAULT_WORKLOAD = {"rtt": 0.04, "flows": [{"start": 2.0}], "probe_rate": 10, "duration": 20.0, "warmup": 5.0}
+def compare_runs(labels, scenarios, results):
+    """Two simulated files side by side: what each provisions, then the run's summary figures."""
+    from hfcprov.cli.compare import SideBySide
+
+    table = SideBySide([str(label) for label in labels])
+    table.add("rate_mbps", [sc.rate / 1e6 for sc in scenarios])
+    table.add("buffer_bytes", [sc.buffer for sc in scenarios])
+    table.add("aqm", [sc.aqm for sc in scenarios])
+    summaries = [result_tables(r)[1] for r in results]
+    for key in dict.fromkeys(k for s in summaries for k in s):
+        table.add(key, [s.get(key) for s in summaries])
+    table.notes.append(f"both simulated with the same workload and seed ({scenarios[0].seed}); --set applies to both")
+    return table
 
 
 @sim.command("sweep")
 @click.argument("sweep_file", type=click.Path(dir_okay=False))
-@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None, help="Processes (default: CPU count).")
+@JOBS
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE", help="Override a base key (repeatable).")
 @click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Write the table as CSV here.")
+@MKDIR
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
-def sweep_cmd(sweep_file, jobs, assignments, csv_out, progress):
+def sweep_cmd(sweep_file, jobs, assignments, csv_out, mkdir, progress):
     """Run every point of a grid (rate x buffer x RTT x flows x loss x TCP x seed) in parallel."""
-    from hfcprov.fileio import atomic_write
+    from hfcprov.fileio import atomic_write, output_folder
     from hfcprov.sim import run_many
     from hfcprov.sim.sweep import format_table, load_sweep, rows_to_csv, summary_row
 
+    output_folder(csv_out, mkdir)
     points = load_sweep(sweep_file, assignments)
     show = sys.stderr.isatty() if progress is None else progress
     if show:

@@ -17,8 +17,9 @@ from typing import ClassVar
 
 import click
 
+from hfcprov.cli import EXIT_DRIFT, EXIT_FAILED
+from hfcprov.cli.options import DURATION, JSON, MKDIR, listen_option
 from hfcprov.errors import HfcprovError
-from hfcprov.units import parse_duration
 
 
 def _credential_options(f):
@@ -30,7 +31,8 @@ def _credential_options(f):
                      help="File with 'auth: KEY' and 'priv: KEY' lines (else $HFCPROV_SNMP_V3_*_KEY)."),
         click.option("--v3-auth-proto", default="SHA", show_default=True, help="MD5, SHA, SHA224..SHA512."),
         click.option("--v3-priv-proto", default="AES", show_default=True, help="DES, 3DES, AES, AES192, AES256."),
-        click.option("--timeout", "timeout_text", default="2s", show_default=True, help="Per-request timeout."),
+        click.option("--timeout", "timeout_text", type=DURATION, default="2s", show_default=True,
+                     help="Per-request timeout."),
         click.option("--mib-dir", multiple=True, type=click.Path(file_okay=False, exists=True),
                      help="Folder of further MIB text files (e.g. the full CableLabs set), compiled with pysmi for names and labels."),
         click.option("--retries", default=1, show_default=True, help="Retries per request."),
@@ -69,7 +71,8 @@ AUDIT_COLUMNS = ["mac", "host", "status", "config_file", "cm_status", "boot_stat
               help="CSV/YAML modems: mac, ip (or host), optional port and config (file name).")
 @click.option("--configs", type=click.Path(file_okay=False, exists=True),
               help="Folder of the config files the modems should run (binary or text forms).")
-@click.option("--concurrency", default=64, show_default=True, help="Modems audited at once (each modem is its own agent).")
+@click.option("--concurrency", type=click.IntRange(1), default=64, show_default=True,
+              help="Modems audited at once (each modem is its own agent).")
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True,
               help="json: one object per line, streamed.")
 @click.option("--port", default=161, show_default=True, help="SNMP port when the inventory has none.")
@@ -78,18 +81,16 @@ AUDIT_COLUMNS = ["mac", "host", "status", "config_file", "cm_status", "boot_stat
 def audit(inventory, configs, concurrency, fmt, port, progress, **opts):
     """Compare what each modem applied with the config file it should run.
 
-    Exit status 0 when every modem is in sync, 2 when any is drifted, on the wrong
-    file, offline, unreachable or refused the credentials (1: the audit could not run).
+    Exit status 0 when every modem is in sync; 4 (drift) when every modem was audited and
+    any is drifted or on the wrong file; 3 when any could not be audited (offline,
+    unreachable, refused the credentials, an error); 1 when the audit could not run.
     """
     from hfcprov.snmp.audit import ExpectedConfigs, audit_all, targets_from_inventory
     from hfcprov.snmp.client import run
-    from hfcprov.tiers import load_inventory
 
-    if concurrency < 1:
-        raise HfcprovError("--concurrency must be at least 1")
     credentials = _credentials(opts, default_community="public")
-    timeout = parse_duration(opts["timeout_text"])
-    targets = targets_from_inventory(load_inventory(inventory), default_port=port)
+    timeout = opts["timeout_text"]
+    targets = targets_from_inventory(_inventory(inventory), default_port=port)
     expected = ExpectedConfigs(configs)
     writer = _Writer(fmt, AUDIT_COLUMNS)
     bar = _progress(progress, len(targets))
@@ -106,8 +107,28 @@ def audit(inventory, configs, concurrency, fmt, port, progress, **opts):
         if bar:
             bar[0].stop()
     click.echo(summary.line(), err=True)
-    if not summary.all_in_sync:
-        sys.exit(2)  # SystemExit passes through the CLI root untouched
+    return audit_status(summary.counts)
+
+
+def audit_status(counts) -> int:
+    """The audit's exit status: 3 when any modem could not be audited (the answer is incomplete),
+    else 4 (drift) when any is out of sync, else 0."""
+    from hfcprov.snmp.audit import DRIFTED, IN_SYNC, WRONG_CONFIG
+
+    if any(n for status, n in counts.items() if status not in (IN_SYNC, DRIFTED, WRONG_CONFIG)):
+        return EXIT_FAILED
+    if counts.get(DRIFTED) or counts.get(WRONG_CONFIG):
+        return EXIT_DRIFT
+    return 0
+
+
+def _inventory(path) -> list[dict]:
+    """The inventory's rows; a missing address column is one line naming the columns found."""
+    from hfcprov.tiers.inventory import read_inventory
+
+    table = read_inventory(path)
+    table.require("ip", "host", why="to reach each modem")
+    return table.checked()
 
 
 def _progress(wanted: bool | None, total: int):
@@ -176,14 +197,13 @@ PUSH_COLUMNS = ["mac", "host", "status", "seconds", "detail"]
 
 def _push_targets(modem, inventory, port):
     from hfcprov.snmp.push import PushTarget, targets_from_inventory
-    from hfcprov.tiers import load_inventory
 
     if bool(modem) == bool(inventory):
-        raise HfcprovError("give one MODEM (HOST[:PORT]) or --inventory FILE")
+        raise click.UsageError("give one MODEM (HOST[:PORT]) or --inventory FILE")
     if modem:
         host, p = _host_port(modem, port)
         return [PushTarget(host, p)]
-    return targets_from_inventory(load_inventory(inventory), default_port=port)
+    return targets_from_inventory(_inventory(inventory), default_port=port)
 
 
 def _push_options(f):
@@ -191,12 +211,13 @@ def _push_options(f):
         click.option("--inventory", type=click.Path(dir_okay=False, exists=True),
                      help="CSV/YAML modems (mac, ip or host, optional port) instead of one MODEM."),
         click.option("--port", default=161, show_default=True, help="SNMP port (or give MODEM as HOST:PORT)."),
-        click.option("--concurrency", default=8, show_default=True,
+        click.option("--concurrency", type=click.IntRange(1), default=8, show_default=True,
                      help="Modems in progress at once (a watched modem keeps its slot)."),
-        click.option("--rate", type=float, help="Start at most this many modems per second."),
+        click.option("--per-second", "rate", type=click.FloatRange(0, min_open=True), metavar="N",
+                     help="Start at most N modems a second."),
         click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
                      show_default=True, help="json: one object per modem, streamed."),
-        click.option("--poll-interval", default="2s", show_default=True, help="Time between polls."),
+        click.option("--poll-interval", type=DURATION, default="2s", show_default=True, help="Time between polls."),
     ]):
         f = option(f)
     return f
@@ -206,35 +227,30 @@ def _run_push(action, targets, credentials, one, fmt, concurrency, rate, opts):
     from hfcprov.snmp.client import run
     from hfcprov.snmp.push import push_all
 
-    if concurrency < 1:
-        raise HfcprovError("--concurrency must be at least 1")
-    if rate is not None and rate <= 0:
-        raise HfcprovError("--rate must be above 0")
     writer = _Writer(fmt, PUSH_COLUMNS)
     summary = run(push_all(action, targets, credentials, one, lambda r: writer.row(r.as_dict()),
-                           concurrency=concurrency, rate=rate, timeout=parse_duration(opts["timeout_text"]),
+                           concurrency=concurrency, rate=rate, timeout=opts["timeout_text"],
                            retries=opts["retries"]))
     click.echo(summary.line(), err=True)
-    if not summary.all_ok:
-        sys.exit(2)
+    return 0 if summary.all_ok else EXIT_FAILED
 
 
 @snmp.command()
 @click.argument("modem", required=False)
 @_push_options
 @click.option("--wait-online", is_flag=True, help="Watch each modem go down and come back online.")
-@click.option("--online-timeout", default="5min", show_default=True, help="Give up waiting after this long.")
-@click.option("--down-grace", default="10s", show_default=True,
+@click.option("--online-timeout", type=DURATION, default="5min", show_default=True, help="Give up waiting after this long.")
+@click.option("--down-grace", type=DURATION, default="10s", show_default=True,
               help="A modem that never looked down counts as back only after this long.")
 @click.option("--cmts", help="One MODEM only: poll this CMTS (HOST[:PORT]) instead of the modem.")
 @_credential_options
 def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_online, online_timeout, down_grace,
           cmts, **opts):
     """Reset MODEM or every modem of --inventory (docsDevResetNow.0 = true): each re-fetches its
-    config file. Paced: --concurrency at a time, at most --rate per second.
+    config file. Paced: --concurrency at a time, at most --per-second a second.
 
     Needs a write community or v3 user. Exit status 0 when every modem was reset (and came
-    back, with --wait-online), 2 when any was not."""
+    back, with --wait-online), 3 when any was not."""
     from hfcprov.snmp.client import run
     from hfcprov.snmp.ops import reset as do_reset
     from hfcprov.snmp.push import reset_one
@@ -245,9 +261,9 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
             raise HfcprovError("--cmts polls for one MODEM; with --inventory each modem is polled itself")
         host, port = _host_port(modem or "", port)
         result = run(do_reset(host, port, credentials, wait_online=wait_online,
-                              online_timeout=parse_duration(online_timeout),
-                              poll_interval=parse_duration(poll_interval), down_grace=parse_duration(down_grace),
-                              cmts=_host_port(cmts, 161), timeout=parse_duration(opts["timeout_text"]),
+                              online_timeout=online_timeout,
+                              poll_interval=poll_interval, down_grace=down_grace,
+                              cmts=_host_port(cmts, 161), timeout=opts["timeout_text"],
                               retries=opts["retries"]))
         if result.seconds_to_online is None:
             click.echo(f"{host}: reset sent")
@@ -255,8 +271,8 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
             click.echo(f"{host}: reset, back online after {result.seconds_to_online:.1f} s")
         return
     targets = _push_targets(modem, inventory, port)
-    timing = {"wait_online": wait_online, "online_timeout": parse_duration(online_timeout),
-              "poll_interval": parse_duration(poll_interval), "down_grace": parse_duration(down_grace)}
+    timing = {"wait_online": wait_online, "online_timeout": online_timeout,
+              "poll_interval": poll_interval, "down_grace": down_grace}
 
     async def one(client, target):
         return await reset_one(client, target, **timing)
@@ -270,7 +286,7 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
         else:
             raise HfcprovError(f"{r.host}: reset {r.status}: {r.detail}")
         return
-    _run_push("reset", targets, credentials, one, fmt, concurrency, rate, opts)
+    return _run_push("reset", targets, credentials, one, fmt, concurrency, rate, opts)
 
 
 @snmp.command()
@@ -278,27 +294,27 @@ def reset(modem, inventory, port, concurrency, rate, fmt, poll_interval, wait_on
 @_push_options
 @click.option("--server", required=True, help="TFTP server of the image (IPv4 or IPv6 address).")
 @click.option("--file", "filename", required=True, help="Image file name on that server (docsDevSwFilename).")
-@click.option("--upgrade-timeout", default="10min", show_default=True, help="Give up watching after this long.")
-@click.option("--settle", default="10s", show_default=True,
+@click.option("--upgrade-timeout", type=DURATION, default="10min", show_default=True, help="Give up watching after this long.")
+@click.option("--settle", type=DURATION, default="10s", show_default=True,
               help="A final status read before the modem was seen in progress counts only after this long.")
 @_credential_options
 def upgrade(modem, inventory, port, concurrency, rate, fmt, poll_interval, server, filename, upgrade_timeout,
             settle, **opts):
     """Upgrade the firmware of MODEM or every modem of --inventory (DOCS-CABLE-DEVICE-MIB:
     docsDevSwServerAddress, docsDevSwFilename, docsDevSwAdminStatus = upgradeFromMgt) and watch
-    docsDevSwOperStatus to the end. Exit status 0 when every modem completed, 2 otherwise."""
+    docsDevSwOperStatus to the end. Exit status 0 when every modem completed, 3 otherwise."""
     from hfcprov.snmp.push import server_var_binds, upgrade_one
 
     server_var_binds(server, filename)  # a bad address or name fails before any modem is touched
     credentials = _credentials(opts, default_community=None)
     targets = _push_targets(modem, inventory, port)
-    timing = {"upgrade_timeout": parse_duration(upgrade_timeout), "poll_interval": parse_duration(poll_interval),
-              "settle": parse_duration(settle)}
+    timing = {"upgrade_timeout": upgrade_timeout, "poll_interval": poll_interval,
+              "settle": settle}
 
     async def one(client, target):
         return await upgrade_one(client, target, server, filename, **timing)
 
-    _run_push("upgrade", targets, credentials, one, fmt, concurrency, rate, opts)
+    return _run_push("upgrade", targets, credentials, one, fmt, concurrency, rate, opts)
 
 
 def _with_client(credentials, opts, fn, typed: bool = True):
@@ -306,7 +322,7 @@ def _with_client(credentials, opts, fn, typed: bool = True):
     from hfcprov.snmp.client import SnmpClient, run
 
     async def go():
-        client = SnmpClient(credentials, timeout=parse_duration(opts["timeout_text"]), retries=opts["retries"],
+        client = SnmpClient(credentials, timeout=opts["timeout_text"], retries=opts["retries"],
                             typed=typed)
         try:
             return await fn(client)
@@ -329,7 +345,7 @@ def _print_var_binds(var_binds, as_json: bool) -> None:
 @click.argument("agent")
 @click.argument("names", nargs=-1, required=True)
 @click.option("--port", default=161, show_default=True, help="SNMP port (or give AGENT as HOST:PORT).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per object.")
+@JSON("each object (one per line)")
 @_credential_options
 def get(agent, names, port, as_json, **opts):
     """GET objects by MIB name (docsDevServerConfigFile.0) or numeric OID, printed as snmpget does."""
@@ -341,14 +357,14 @@ def get(agent, names, port, as_json, **opts):
     var_binds = _with_client(credentials, opts, lambda c: c._get(host, port, oid_list))
     _print_var_binds(var_binds, as_json)
     if any(getattr(v, "value", 0) is None for _, v in var_binds):
-        sys.exit(2)  # noSuchObject / noSuchInstance
+        return EXIT_FAILED  # noSuchObject / noSuchInstance: named above, the others printed
 
 
 @snmp.command()
 @click.argument("agent")
 @click.argument("name", default="mib-2")
 @click.option("--port", default=161, show_default=True, help="SNMP port (or give AGENT as HOST:PORT).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per object.")
+@JSON("each object (one per line)")
 @_credential_options
 def walk(agent, name, port, as_json, **opts):
     """Walk the subtree under NAME (default mib-2) with GETBULK, printed as snmpwalk does."""
@@ -374,7 +390,7 @@ def walk(agent, name, port, as_json, **opts):
 @click.argument("agent")
 @click.argument("assignments", nargs=-1, required=True)
 @click.option("--port", default=161, show_default=True, help="SNMP port (or give AGENT as HOST:PORT).")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per object set.")
+@JSON("each object set (one per line)")
 @_credential_options
 def set_(agent, assignments, port, as_json, **opts):
     """SET objects: NAME TYPE VALUE [NAME TYPE VALUE ...], all in one request. TYPE as net-snmp's
@@ -399,18 +415,20 @@ CMTS_COLUMNS = ["mac", "ip", "ipv6", "status", "reg_status"]
 @click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
 @click.option("--inventory-out", type=click.Path(dir_okay=False),
               help="Write an inventory CSV (mac, ip, status) that 'snmp audit --inventory' reads.")
+@MKDIR
 @click.option("--online-only", is_flag=True,
               help="Only modems the CMTS reports operational (in either table: DOCS-IF or DOCS-IF3 registration).")
 @_credential_options
-def cmts_modems(cmts, port, fmt, inventory_out, online_only, **opts):
+def cmts_modems(cmts, port, fmt, inventory_out, mkdir, online_only, **opts):
     """List the modems CMTS knows (docsIfCmtsCmStatusTable, DOCS-IF3 registration table)."""
-    from hfcprov.fileio import atomic_write
+    from hfcprov.fileio import atomic_write, output_folder
     from hfcprov.snmp.client import run
     from hfcprov.snmp.ops import cmts_modems as list_modems
 
+    output_folder(inventory_out, mkdir)
     host, port = _host_port(cmts, port)
     credentials = _credentials(opts, default_community="public")
-    modems = run(list_modems(host, port, credentials, timeout=parse_duration(opts["timeout_text"]),
+    modems = run(list_modems(host, port, credentials, timeout=opts["timeout_text"],
                              retries=opts["retries"]))
     if online_only:
         modems = [m for m in modems if m.online]
@@ -430,3 +448,59 @@ def cmts_modems(cmts, port, fmt, inventory_out, online_only, **opts):
     for r in rows:
         writer.row(r)
     click.echo(f"{len(rows)} modems on {host}", err=True)
+
+
+@snmp.command("demo-agent")
+@click.argument("configs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@listen_option(16100, "the demo modems (the first; the others on the next ports)", default_host="127.0.0.1")
+@click.option("--dir", "folder", type=click.Path(file_okay=False),
+              help="Write the inventory and expected configs here and keep them (default: a temporary folder, "
+                   "removed when the agents stop).")
+@MKDIR
+def demo_agent(configs, listen, folder, mkdir):
+    """Serve two modems per config file CONFIGS (yours: .cm, text, YAML or JSON) over SNMP on loopback, one
+    in sync with its file and one drifted, and print the `snmp audit` command that finds which.
+
+    Real agents (snmpsim), until Ctrl-C: try an audit in a minute, no modem needed."""
+    import os
+    import signal
+    import tempfile
+    import threading
+    from pathlib import Path
+
+    from hfcprov.fileio import output_folder
+    from hfcprov.snmp.demo import COMMUNITY, DemoAgents, free_ports, write_demo
+
+    host, port = listen
+    count = 2 * len(configs)
+    ports = free_ports(host, count) if port == 0 else list(range(port, port + count))
+    if ports[-1] > 65535:
+        raise click.BadParameter(f"{count} modems need ports {port}..{port + count - 1}", param_hint="'--listen'")
+    temporary = None
+    if folder is None:
+        temporary = tempfile.TemporaryDirectory(prefix="hfcprov-demo-")
+        folder = temporary.name
+    else:
+        output_folder(os.path.join(folder, "inventory.csv"), mkdir, creates=1)
+    folder = Path(folder)
+    stop = threading.Event()
+    try:
+        modems = write_demo(configs, folder, host, ports)
+        with DemoAgents(folder, modems):
+            at = f"[{host}]" if ":" in host else host
+            click.echo(f"demo modems on {at} (snmpsim, community {COMMUNITY}), from your files:")
+            for m in modems:
+                state = f"drifted: {m.drift}" if m.drift else "in sync"
+                click.echo(f"  {m.mac}  {at}:{m.port:<5}  {m.config}  {state}")
+            click.echo(f"inventory: {folder / 'inventory.csv'}; expected configs: {folder / 'configs'}")
+            click.echo("try (exit status 4: drift found):")
+            click.echo(f"  hfcprov snmp audit --inventory {folder / 'inventory.csv'} --configs {folder / 'configs'}")
+            click.echo("Ctrl-C stops the agents", err=True)
+            signal.signal(signal.SIGTERM, lambda *_: stop.set())
+            try:
+                stop.wait()
+            except KeyboardInterrupt:
+                pass
+    finally:
+        if temporary is not None:
+            temporary.cleanup()

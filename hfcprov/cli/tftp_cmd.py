@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from hfcprov.units import parse_bytes, parse_duration
+from hfcprov.cli.options import DURATION, JSON, MKDIR, SIZE, ListenAddress, listen_option
 
 
 def _host_port(text: str, default_port: int) -> tuple[str, int]:
@@ -25,24 +25,35 @@ def tftp():
 
 @tftp.command()
 @click.option("--root", required=True, type=click.Path(file_okay=False), help="Folder served (read-only).")
-@click.option("--listen", default="0.0.0.0:69", show_default=True, help="HOST:PORT or [IPV6]:PORT to listen on ([::]: IPv4 and IPv6; port 0: any).")
+@listen_option(69, "TFTP requests")
 @click.option("--dynamic", "dynamic_path", type=click.Path(dir_okay=False),
               help="YAML: build missing files from a tier template + inventory (see examples/tftp-dynamic.yaml).")
 @click.option("--log", "log_path", default="-", show_default=True, help="JSON-lines transfer log file ('-': stdout).")
-@click.option("--timeout", default="1s", show_default=True, help="Retransmission timeout (a client's option wins).")
+@click.option("--timeout", type=DURATION, default="1s", show_default=True,
+              help="Retransmission timeout (a client's option wins).")
 @click.option("--retries", default=5, show_default=True, help="Consecutive timeouts before a transfer is dropped.")
-@click.option("--rcvbuf", default="16M", show_default=True, help="Receive buffer of the listening socket.")
+@click.option("--rcvbuf", type=SIZE, default="16M", show_default=True, help="Receive buffer of the listening socket.")
 @click.option("--workers", default=4, show_default=True, help="Threads for dynamic-file requests that must read a file first (an edited inventory); builds run in the worker processes set by the dynamic YAML's processes: key.")
-@click.option("--summary-every", default="60s", show_default=True, help="Interval of the summary log line.")
+@click.option("--summary-every", type=DURATION, default="60s", show_default=True,
+              help="Interval of the summary log line.")
 @click.option("--warm", is_flag=True, help="Build every modem's dynamic file in the background right after start (optional: cold builds are shared and pooled).")
 @click.option("--priority", type=click.IntRange(-20, 19), default=None,
               help="Nice value of the server (default: -10 as root, so build workers 10 below it run at ordinary "
                    "priority and are not starved by other busy processes; else unchanged).")
-def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every, warm, priority):
+@click.option("--tod", "tod_listen", is_flag=False, flag_value="", default=None, metavar="[HOST:PORT]",
+              help="Also answer Time of Day (RFC 868, UDP and TCP) for the booting modems; alone: on the TFTP "
+                   "address, port 37.")
+@click.option("--metrics", "metrics_at", type=ListenAddress(-1),
+              help="Serve Prometheus metrics at http://HOST:PORT/metrics (transfers by result, bytes, in flight, "
+                   "build queue, transfer time); port 0: any.")
+def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, workers, summary_every, warm, priority,
+          tod_listen, metrics_at):
     """Serve ROOT read-only over TFTP until SIGTERM/SIGINT (in-flight transfers finish first)."""
     from hfcprov.tftp.server import TftpServer, raise_fd_limit, raise_priority
 
-    host, port = _host_port(listen, 69)
+    host, port = listen
+    if metrics_at is not None and metrics_at[1] < 0:
+        raise click.UsageError("--metrics: give HOST:PORT (port 0: any)")
     raise_priority(priority)  # before the build workers start: they run relative to it
     dynamic = None
     if dynamic_path:
@@ -50,10 +61,28 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
 
         dynamic = load_dynamic(dynamic_path)
     raise_fd_limit()
-    server = TftpServer(root, host, port, dynamic=dynamic, log=log_path, timeout=parse_duration(timeout),
-                        retries=retries, rcvbuf=parse_bytes(rcvbuf), workers=workers,
-                        summary_interval=parse_duration(summary_every))
+    server = TftpServer(root, host, port, dynamic=dynamic, log=log_path, timeout=timeout,
+                        retries=retries, rcvbuf=rcvbuf, workers=workers, summary_interval=summary_every)
+    time_server = None
+    if tod_listen is not None:
+        from hfcprov.boot.tod import TOD_PORT, TimeServer
+        from hfcprov.units import parse_host_port
+
+        tod_host, tod_port = (parse_host_port(tod_listen, TOD_PORT, default_host=host, any_port=True)
+                              if tod_listen else (host, TOD_PORT))
+        time_server = TimeServer(tod_host, tod_port).start()  # refused before the TFTP server starts serving
     server.start()
+    endpoint = None
+    if metrics_at is not None:
+        from hfcprov.tftp.metrics import MetricsEndpoint
+
+        try:
+            endpoint = MetricsEndpoint(server, *metrics_at)
+        except Exception:
+            server.stop(graceful=False)
+            if time_server is not None:
+                time_server.stop()
+            raise
     if warm and dynamic is not None:
         import threading
 
@@ -66,7 +95,12 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
 
         threading.Thread(target=warm_up, name="tftp-warm", daemon=True).start()
     click.echo(f"hfcprov tftp: serving {server.root} on {'[' + server.host + ']' if ':' in server.host else server.host}:{server.port}"
-               f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}", err=True)
+               f"{' with dynamic files from ' + dynamic_path if dynamic_path else ''}"
+               f"{'; RFC 868 time on ' + time_server.address if time_server else ''}"
+               f"{'; metrics at ' + endpoint.url if endpoint else ''}", err=True)
+    if dynamic is not None and not dynamic.signs:
+        click.echo("hfcprov: warning: no CMTS shared secret (secret_file/secret_map in the dynamic YAML): "
+                   "dynamic files carry no CMTS MIC, and a CMTS refuses such a modem's registration", err=True)
 
     def on_signal(signum, frame):
         # First signal: finish what is in flight; a second one: stop now.
@@ -77,6 +111,10 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
     while not server.wait(0.5):
         pass
     server.stop()
+    if time_server is not None:
+        time_server.stop()
+    if endpoint is not None:
+        endpoint.close()
     s = server.summary
     click.echo(f"hfcprov tftp: stopped after {s.transfers} transfers ({s.ok} ok, {s.failed} failed)", err=True)
 
@@ -85,25 +123,26 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
 @click.argument("server")
 @click.argument("filename")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write here (default: stdout).")
+@MKDIR
 @click.option("--blksize", type=int, help="RFC 2348 block size to ask for.")
 @click.option("--windowsize", type=int, help="RFC 7440 window to ask for.")
-@click.option("--timeout", default="1s", show_default=True, help="Client retransmission timeout.")
-@click.option("--json", "as_json", is_flag=True,
-              help="With -o: print what was fetched (server, file, bytes, seconds, SHA-256) as JSON.")
-def get(server, filename, output, blksize, windowsize, timeout, as_json):
+@click.option("--timeout", type=DURATION, default="1s", show_default=True, help="Client retransmission timeout.")
+@JSON("what was fetched, with -o (server, file, bytes, seconds, SHA-256)")
+def get(server, filename, output, mkdir, blksize, windowsize, timeout, as_json):
     """Fetch FILENAME from SERVER (HOST[:PORT])."""
     import json
     import time
 
-    from hfcprov.fileio import atomic_write
+    from hfcprov.fileio import atomic_write, output_folder
     from hfcprov.tftp.client import fetch
 
     if as_json and not output:
         raise click.UsageError("--json needs -o FILE: without it the file itself goes to stdout")
+    output_folder(output, mkdir)
     host, port = _host_port(server, 69)
     options = {k: v for k, v in (("blksize", blksize), ("windowsize", windowsize)) if v}
     started = time.monotonic()
-    data = fetch(host, port, filename, options, timeout=parse_duration(timeout))
+    data = fetch(host, port, filename, options, timeout=timeout)
     seconds = time.monotonic() - started
     if output:
         atomic_write(output, data)

@@ -11,11 +11,10 @@ text (``Main { ... }``), YAML and JSON forms.
 """
 
 from hfcprov.config.ber import VarBind
-from hfcprov.config.codec import content_items, decode, encode, read_secret, verify, verify_cm_mic
+from hfcprov.config.codec import content_items, decode, encode, read_secret
 from hfcprov.config.dictionary import ROOT, Spec, lookup
 from hfcprov.config.errors import ConfigError
-from hfcprov.config.framing import PreparedFile, prepare
-from hfcprov.config.mta import decode_mta, encode_mta, verify_mta
+from hfcprov.config.framing import PreparedFile, decode_mta, encode_mta, prepare, verify, verify_cm_mic, verify_mta
 from hfcprov.config.forms import parse_any, parse_json, parse_yaml, read_config, render_json, render_yaml
 from hfcprov.config.text import encode_text, parse_text, render_text, text_items
 from hfcprov.config.tree import ConfigTree, Layout, Tlv

@@ -1,8 +1,11 @@
 """The slice of ASN.1 BER that DOCSIS config files carry: OIDs and SNMP VarBinds (TLV 11).
 
 A VarBind is ``SEQUENCE { name OBJECT IDENTIFIER, value <SMI type> }``. We encode the
-definite, shortest form; ``decode_varbind`` refuses anything else (the codec then keeps
-such a value as raw bytes so a file still re-encodes to the same bytes).
+definite form the docsis C tool (net-snmp) writes in config files: shortest lengths, except
+the SEQUENCE's own length from 128 bytes on, which is always ``82 hh ll`` (``30 82 00 84``
+where DER has ``30 81 84``: both valid BER, and a migration checked with ``cmp`` needs the
+same bytes). ``decode_varbind`` reads both; anything the encoder would write otherwise is
+kept by the codec as raw bytes so a file still re-encodes to the same bytes.
 """
 
 from __future__ import annotations
@@ -68,8 +71,9 @@ def tlv(tag: int, body: bytes) -> bytes:
     return bytes([tag]) + _length(len(body)) + body
 
 
-def read_tlv(data: bytes, pos: int) -> tuple[int, bytes, int]:
-    """(tag, body, next position) of the BER element at ``pos``; shortest-form lengths only."""
+def read_tlv(data: bytes, pos: int, shortest: bool = True) -> tuple[int, bytes, int]:
+    """(tag, body, next position) of the BER element at ``pos``; shortest-form lengths only, unless
+    ``shortest`` is False (then any definite length of 1-4 bytes)."""
     if pos + 2 > len(data):
         raise ConfigError("BER element truncated")
     tag, first = data[pos], data[pos + 1]
@@ -79,7 +83,7 @@ def read_tlv(data: bytes, pos: int) -> tuple[int, bytes, int]:
         if count == 0 or count > 4 or pos + count > len(data):
             raise ConfigError("BER length invalid")
         n = int.from_bytes(data[pos:pos + count], "big")
-        if n < 0x80 or data[pos] == 0:
+        if shortest and (n < 0x80 or data[pos] == 0):
             raise ConfigError("BER length not in shortest form")
         pos += count
     else:
@@ -205,11 +209,18 @@ def decode_value(tag: int, body: bytes):
 
 
 def encode_varbind(vb: VarBind) -> bytes:
-    return tlv(0x30, encode_oid(vb.oid) + encode_value(vb.type, vb.value))
+    """A config file's VarBind, in the docsis C tool's form (see the module docstring)."""
+    body = encode_oid(vb.oid) + encode_value(vb.type, vb.value)
+    n = len(body)
+    if n < 0x80:
+        return bytes((0x30, n)) + body
+    if n > 0xFFFF:
+        raise ConfigError(f"SNMP VarBind of {n} bytes: at most 65535")
+    return bytes((0x30, 0x82, n >> 8, n & 0xFF)) + body
 
 
 def decode_varbind(data: bytes) -> VarBind:
-    tag, body, end = read_tlv(data, 0)
+    tag, body, end = read_tlv(data, 0, shortest=False)
     if tag != 0x30 or end != len(data):
         raise ConfigError("SNMP VarBind is not one BER SEQUENCE")
     tag, oid_body, pos = read_tlv(body, 0)

@@ -333,6 +333,28 @@ def lookup(path: str) -> Spec | None:
     return spec
 
 
+_BY_NAME_ANYWHERE: dict[str, list[Spec]] = {}
+
+
+def specs_named(name: str) -> list[Spec]:
+    """Every spec anywhere in the dictionary with this name (or alias), depth first in code order. Builds
+    the whole tree on first use: for error paths and the docsis C tool's loose name lookup only."""
+    if not _BY_NAME_ANYWHERE:
+        index: dict[str, list[Spec]] = {}
+        for spec in ROOT.walk():
+            for key in {spec.name, *spec.aliases}:
+                index.setdefault(key, []).append(spec)
+                index.setdefault(key.lower(), []).append(spec)
+        _BY_NAME_ANYWHERE.update(index)
+    found = _BY_NAME_ANYWHERE.get(name) or _BY_NAME_ANYWHERE.get(name.lower(), [])
+    return list(dict.fromkeys(found))
+
+
+def names_under(parent: Spec) -> list[str]:
+    """The names (and aliases) the text form accepts under ``parent``: for "did you mean"."""
+    return [name for child in parent.children.values() for name in (child.name, *child.aliases)]
+
+
 def tlv_line(spec: Spec) -> str:
     """One greppable line per TLV: path, name (and aliases), type, length rule, range, spec section."""
     rng = f"{spec.vrange[0]}..{spec.vrange[1]}" if spec.vrange else \

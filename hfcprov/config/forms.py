@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import re
 
-from hfcprov.config.codec import BER_TYPES, RAW_TYPES, decode, encode_value, tlv_size, too_long
+from hfcprov.config.codec import decode
 from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
 from hfcprov.config.errors import ConfigError
-from hfcprov.config.mta import decode_mta, is_mta
+from hfcprov.config.framing import (END_OF_DATA, LAYOUT_NAMES, NO_END_OF_DATA, MTA_DELIMITER, WIDE_SNMP_OBJECT, LayoutReader,
+                                    decode_mta, is_mta, layout_statements, written_layout)
+from hfcprov.config.names import loose_spec, unknown_name
 from hfcprov.config.text import parse_text
+from hfcprov.config.tlvio import BER_TYPES, encode_value, generic_form, tlv_size, too_long, typed_generics
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import hex_text, parse_hex, parse_int
 from hfcprov.lazy import lazy
@@ -36,7 +39,8 @@ MIC_KEYS = ("CmMic", "CmtsMic")
 # --- render -------------------------------------------------------------------------------
 
 def to_plain(tree: ConfigTree) -> dict:
-    doc = {"Main": _plain(tree.tlvs, ROOT)}
+    layout = written_layout(tree)
+    doc = {"Main": _plain(tree.tlvs, ROOT, layout_statements(layout) if layout is not None else None)}
     if tree.cm_mic is not None:
         doc["CmMic"] = hex_text(tree.cm_mic)
     if tree.cmts_mic is not None:
@@ -44,21 +48,27 @@ def to_plain(tree: ConfigTree) -> dict:
     return doc
 
 
-def _plain(nodes, parent: Spec | None) -> list:
+def _plain(nodes, parent: Spec | None, layout=None) -> list:
     out = []
     kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
-    for node in nodes:
+    before, end = layout if layout is not None else ({}, None)
+    for index, node in enumerate(nodes):
+        for name, value in before.get(index, ()):
+            out.append({name: None if value is None else hex_text(value)})
         spec = kids.get(node.code)
-        if spec is None or node.unfit or (spec.compound and not node.compound) or (
-                isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
-            raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
-            out.append({"GenericTLV": {"TlvCode": node.code, "TlvValue": hex_text(raw)}})
+        generic = generic_form(spec, node)
+        if generic is not None:
+            out.append({"GenericTLV": {"TlvCode": generic[0], "TlvValue": hex_text(generic[1])}})
         elif node.compound:
             out.append({spec.name: _plain(node.children, spec)})
         elif isinstance(node.value, (bytes, bytearray)) and spec.type in BER_TYPES:
             out.append({spec.name: hex_text(node.value)})
         else:
             out.append({spec.name: spec.vtype.to_plain(node.value)})
+    if layout is not None:
+        for name, value in before.get(len(nodes), ()):
+            out.append({name: None if value is None else hex_text(value)})
+        out.append({end[0]: None if end[1] is None else hex_text(end[1])})
     return out
 
 
@@ -109,7 +119,16 @@ def _from_node(doc, source: str) -> ConfigTree:
         if main is None:
             raise ConfigError("no 'Main' key", line=_line(doc), source=source)
         doc = main
-    return ConfigTree(tlvs=_entries(doc, ROOT, "", source)[0], carries_cmts_mic=carries)
+    reader = _Reader(source)
+    tlvs = reader.entries(doc, ROOT, "")[0]
+    try:
+        layout = reader.layout.layout()
+    except ConfigError as err:
+        raise err.at(line=_line(doc), source=source)
+    tree = ConfigTree(tlvs=tlvs, carries_cmts_mic=carries, layout=layout, warnings=reader.warnings,
+                      cm_file=layout is not None)
+    tree.lines = reader.lines
+    return tree
 
 
 def _pairs(node, source):
@@ -127,52 +146,103 @@ def _pairs(node, source):
         raise ConfigError("expected a list of 'Name: value' entries", line=_line(node), source=source)
 
 
-def _entries(node, parent: Spec, path: str, source: str) -> tuple[list[Tlv], int]:
-    """The TLVs of a list of entries and their encoded size (a value over 255 bytes is reported with its line)."""
-    out, size = [], 0
+_LAYOUT_WORDS = frozenset(LAYOUT_NAMES) | {END_OF_DATA, NO_END_OF_DATA}
 
-    def sized(spec, code, n, line):
-        if n > MAX_VALUE and not path and code == 11 and out and out[0].code == 254 and n <= 0xFFFF:
-            return n + 3  # a PacketCable MTA file: a long SNMP object becomes TLV 64
-        if n > MAX_VALUE and not (not path and code in FRAGMENTED):
-            raise too_long(spec, n, f"{path}.{code}" if path else str(code)).at(line=line, source=source)
-        return tlv_size(code, n, not path)
 
-    for key, value in _pairs(node, source):
-        name, line = key.value, _line(key)
-        if name == "GenericTLV":
-            tlv = _generic(value, path, source)
-            size += sized(None, tlv.code, len(tlv.value), line)
-            out.append(tlv)
-            continue
-        spec = parent.child_named(name)
-        if spec is None:
-            where = f"inside {parent.name}" if parent.path else "at the top level"
-            raise ConfigError(f"unknown TLV name {name!r} {where}", line=line, path=path or None, source=source)
-        sub = f"{path}.{spec.code}" if path else str(spec.code)
-        if spec.compound:
-            children, inner = _entries(value, spec, sub, source)
-            size += sized(spec, spec.code, inner, line)
-            node = Tlv(spec.code, None, children)
-            if spec.vendor_specific:
+class _Reader:
+    """YAML/JSON nodes into TLVs; collects the warnings (with lines) and the layout statements."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.warnings: list[ConfigError] = []
+        self.layout = LayoutReader()
+        self.mta = False  # as text's _Parser: sizes of an MTA file
+        self.mta_begin = False  # first TLV MtaConfigDelimiter 1: TLV 0, 6, 7, 255 are content, not layout
+        self.lines: dict[int, int] = {}  # id(node) -> line (config.lint.locate)
+
+    def warn(self, err: ConfigError, line: int) -> None:
+        self.warnings.append(err.at(line=line, source=self.source))
+
+    def entries(self, node, parent: Spec | None, path: str) -> tuple[list[Tlv], int]:
+        """The TLVs of a list of entries and their encoded size (a value over 255 bytes is reported with its line)."""
+        out: list[Tlv] = []
+        generics: list[tuple[int, int]] = []
+        size = 0
+        source = self.source
+
+        def sized(spec, code, n, line):
+            if n > MAX_VALUE and not path and code in (11, WIDE_SNMP_OBJECT) and self.mta and n <= 0xFFFF:
+                return n + 3  # a PacketCable MTA file: a long SNMP object is TLV 64
+            if n > MAX_VALUE and not (not path and code in FRAGMENTED):
+                raise too_long(spec, n, f"{path}.{code}" if path else str(code)).at(line=line, source=source)
+            return tlv_size(code, n, not path)
+
+        for key, value in _pairs(node, source):
+            name, line = key.value, _line(key)
+            if name == "GenericTLV":
+                tlv = _generic(value, path, source)
+                size += sized(None, tlv.code, len(tlv.value), line)
+                generics.append((len(out), line))
+                out.append(tlv)
+                continue
+            if not path and name in _LAYOUT_WORDS and not self.mta_begin:
+                self.layout_entry(name, value, len(out), line)
+                continue
+            spec = parent.child_named(name) if parent is not None else None
+            here = True
+            if spec is None:
                 try:
-                    check_vendor(spec, node.children)
+                    spec, here, note = loose_spec(parent, name, path) if path else (None, True, None)
                 except ConfigError as err:
-                    raise err.at(line=line, source=source)
-            out.append(node)
-            continue
+                    raise err.at(line=line, path=path or None, source=source)
+                if spec is None:
+                    raise unknown_name(parent, name).at(line=line, source=source)
+                self.warn(note, line)
+            sub = f"{path}.{spec.code}" if path else str(spec.code)
+            if spec.compound or not here and isinstance(value, (yaml.SequenceNode, yaml.MappingNode)):
+                children, inner = self.entries(value, spec if here else None, sub)
+                size += sized(spec, spec.code, inner, line)
+                node = Tlv(spec.code, None, children)
+                if here and spec.vendor_specific:
+                    try:
+                        check_vendor(spec, node.children)
+                    except ConfigError as err:
+                        raise err.at(line=line, source=source)
+                out.append(node)
+                self.lines[id(node)] = line
+                continue
+            try:
+                plain = _scalar(value)
+                if spec.type in BER_TYPES and isinstance(plain, str) and plain.lower().startswith("0x") and " " not in plain:
+                    v = parse_hex(plain)
+                else:
+                    v = spec.from_plain(plain)
+                raw = encode_value(spec, Tlv(spec.code, v), sub)
+            except ConfigError as err:
+                raise err.at(line=_line(value), path=sub, source=source)
+            if not path and not out and spec.code == MTA_DELIMITER:
+                self.mta = True
+                self.mta_begin = v == 1
+            size += sized(spec, spec.code, len(raw), _line(value))
+            out.append(Tlv(spec.code, v) if here else Tlv(spec.code, raw, unfit=True))
+            self.lines[id(out[-1])] = line
+        line_of = dict(generics)
+        for index, typed, notes in typed_generics(parent, path, out, line_of, self.mta):
+            self.lines[id(typed)] = line_of[index]
+            for note in notes:
+                self.warn(note, line_of[index])
+        return out, size
+
+    def layout_entry(self, name: str, value, index: int, line: int) -> None:
         try:
             plain = _scalar(value)
-            if spec.type in BER_TYPES and isinstance(plain, str) and plain.lower().startswith("0x") and " " not in plain:
-                v = parse_hex(plain)
+            raw = parse_hex(str(plain)) if plain not in ("", None) else None
+            if name in (END_OF_DATA, NO_END_OF_DATA):
+                self.layout.end(name, raw)
             else:
-                v = spec.from_plain(plain)
-            n = len(encode_value(spec, Tlv(spec.code, v), sub))
+                self.layout.mark(name, index, raw)
         except ConfigError as err:
-            raise err.at(line=_line(value), path=sub, source=source)
-        size += sized(spec, spec.code, n, _line(value))
-        out.append(Tlv(spec.code, v))
-    return out, size
+            raise err.at(line=line, source=self.source)
 
 
 def _scalar(node):
@@ -204,6 +274,7 @@ def _generic(node, path, source) -> Tlv:
 
 # --- any form -------------------------------------------------------------------------------
 
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")  # in no text form: a binary file
 _COMMENTS = re.compile(r"(/\*.*?\*/|//[^\n]*|#[^\n]*|\s+)*", re.DOTALL)
 
 
@@ -213,7 +284,7 @@ def detect(data: bytes) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return "binary"
-    if not text.strip() or any(ch < "\t" or "\x0e" <= ch < " " for ch in text[:4096]):
+    if not text.strip() or _CONTROL.search(text, 0, 4096):
         return "binary"
     rest = text[_COMMENTS.match(text).end():]
     if rest[:1] in ("{", "["):
@@ -224,9 +295,10 @@ def detect(data: bytes) -> str:
 
 
 def parse_any(data: bytes | str, source: str = "<input>", secret: bytes | None = None, *,
-              strict: bool = False) -> ConfigTree:
+              strict: bool = False, lines: bool = False) -> ConfigTree:
     """A config in any form, told apart by its content; a binary one is decoded leniently (warnings in
-    ``tree.warnings``, each naming ``source``) unless ``strict``."""
+    ``tree.warnings``, each naming ``source``) unless ``strict``. ``lines``: a text form records each
+    TLV's line (``tree.lines``; YAML and JSON always do), for ``config.lint.locate``."""
     if isinstance(data, str):
         data = data.encode()
     if not data.strip():
@@ -244,14 +316,16 @@ def parse_any(data: bytes | str, source: str = "<input>", secret: bytes | None =
             warning.at(source=source)
         return tree
     text = data.decode("utf-8")
-    return {"text": parse_text, "yaml": parse_yaml, "json": parse_json}[form](text, source)
+    if form == "text":
+        return parse_text(text, source, lines=lines)
+    return {"yaml": parse_yaml, "json": parse_json}[form](text, source)
 
 
-def read_config(path, secret: bytes | None = None, *, strict: bool = False) -> ConfigTree:
+def read_config(path, secret: bytes | None = None, *, strict: bool = False, lines: bool = False) -> ConfigTree:
     """A config from a file in any form: binary ``.cm``, ``Main { ... }`` text, YAML or JSON."""
     try:
         with open(path, "rb") as f:  # not pathlib: ~4 ms of a per-file encode
             data = f.read()
     except OSError as err:
         raise ConfigError(f"cannot read: {err.strerror}", source=str(path)) from None
-    return parse_any(data, str(path), secret, strict=strict)
+    return parse_any(data, str(path), secret, strict=strict, lines=lines)

@@ -15,8 +15,14 @@ from __future__ import annotations
 
 import re
 
-from hfcprov.config.codec import BER_TYPES, RAW_TYPES, _value, assemble, content_items, encode, tlv_size, too_long
+from hfcprov.config.ber import VarBind
+from hfcprov.config.codec import content_items, encode
 from hfcprov.config.dictionary import FRAGMENTED, MAX_VALUE, ROOT, Spec, check_vendor, children_for
+from hfcprov.config.framing import (END_OF_DATA, LAYOUT_NAMES, NO_END_OF_DATA, WIDE_SNMP_OBJECT, LayoutReader,
+                                    assemble, layout_statements, written_layout)
+from hfcprov.config.names import DIGITMAP_OID, MAX_DIGITMAP, loose_spec
+from hfcprov.config.tlvio import (BER_TYPES, RAW_TYPES, generic_form, tlv_size, too_long, typed_generics,
+                                  value_bytes)
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.tree import ConfigTree, Tlv
 from hfcprov.config.types import TYPES, hex_text, parse_hex, parse_int, unquote
@@ -93,12 +99,19 @@ def _scan(text: str, source: str, line: int) -> list[tuple[str, str, int]]:
     return out
 
 
+_LAYOUT_WORDS = frozenset(LAYOUT_NAMES) | {END_OF_DATA, NO_END_OF_DATA}
+
+
 class _Parser:
     def __init__(self, text: str, source: str, first_line: int = 1):
         self.source = source
-        self.mta = False
+        self.mta = False  # the first TLV is MtaConfigDelimiter: an MTA file's sizes (TLV 64)
+        self.mta_begin = False  # ... with value 1 (MTA begin): TLV 0, 6, 7 and 255 are content, not layout
         self.toks = _tokens(text, source, first_line)
         self.i = 0
+        self.warnings: list[ConfigError] = []  # what the text has that a modem or CMTS may refuse, with its line
+        self.layout = LayoutReader()  # the file's layout statements (CmMic; Pad; EndOfData...), if any
+        self.lines: dict[int, int] | None = None  # id(node) -> line, when asked (lint names lines)
 
     def peek(self):
         return self.toks[self.i]
@@ -128,11 +141,20 @@ class _Parser:
         kind, tok, line = self.peek()
         if kind != "eof":
             raise self.fail(f"unexpected {tok!r} after the end of Main", line)
-        return ConfigTree(tlvs=tlvs)
+        try:
+            layout = self.layout.layout()
+        except ConfigError as err:
+            raise err.at(line=line, source=self.source)
+        return ConfigTree(tlvs=tlvs, layout=layout, warnings=self.warnings, cm_file=layout is not None)
+
+    def warn(self, err: ConfigError, line: int, path: str | None = None) -> None:
+        self.warnings.append(err.at(line=line, path=path, source=self.source))
 
     def block(self, parent: Spec | None, path: str, closing: bool) -> list[Tlv]:
-        out = []
+        out: list[Tlv] = []
+        generics: list[tuple[int, int]] = []  # (index in out, line) of each GenericTLV: typed when the block ends
         toks = self.toks
+        lines = self.lines
         size = 0  # encoded bytes of this block so far: a value over 255 bytes is reported with its line
         while True:
             kind, tok, line = toks[self.i]  # self.take(), inlined
@@ -140,13 +162,13 @@ class _Parser:
                 if closing:
                     raise self.fail("missing '}' at the end of the text", line)
                 self.size = size
-                return out
+                return self.typed_generics(parent, path, out, generics) if generics else out
             self.i += 1
             if tok == "}":
                 if not closing:
                     raise self.fail("unexpected '}'", line)
                 self.size = size
-                return out
+                return self.typed_generics(parent, path, out, generics) if generics else out
             if tok == ";":
                 continue
             if kind != "word":
@@ -154,13 +176,25 @@ class _Parser:
             if tok == "GenericTLV":
                 node = self.generic(path, line)
                 size += self.sized(None, node.code, len(node.value), path, line)
+                generics.append((len(out), line))
                 out.append(node)
+                if lines is not None:
+                    lines[id(node)] = line
                 continue
             name = tok
+            if not path and tok in _LAYOUT_WORDS and not self.mta_begin:
+                self.layout_statement(tok, len(out), line)
+                continue
             spec = parent.child_named(tok) if parent is not None else None
             if spec is None:
-                where = f"inside {parent.name}" if parent is not None and parent.path else "at the top level"
-                raise self.fail(f"unknown TLV name {tok!r} {where}", line, path or None)
+                spec, here = self.loose(parent, tok, path, line)
+                if not here:  # a name from elsewhere in the dictionary, and no sub-TLV of its code here
+                    node = self.foreign(spec, tok, path, line)
+                    size += self.sized(None, node.code, len(value_bytes(None, node, "")), path, line)
+                    out.append(node)
+                    if lines is not None:
+                        lines[id(node)] = line
+                    continue
             if spec.compound:
                 sub_path = f"{path}.{spec.code}" if path else str(spec.code)
                 self.expect("{")
@@ -172,6 +206,8 @@ class _Parser:
                     except ConfigError as err:
                         raise err.at(line=line, source=self.source)
                 out.append(node)
+                if lines is not None:
+                    lines[id(node)] = line
                 continue
             # the value's words up to ';' (value_words, inlined: this is the parser's hot loop)
             i, words = self.i, []
@@ -187,35 +223,97 @@ class _Parser:
             self.i = i + 1
             try:
                 if name in CVC_FILE_NAMES and len(words) == 1 and words[0][:1] == '"':
-                    value = self.read_cvc(unquote(words[0]))
+                    value = self.read_file(unquote(words[0]), "CVC")
+                elif name == "DigitMap" and len(words) == 1 and words[0][:1] == '"':
+                    value = VarBind(DIGITMAP_OID, "OctetString", self.read_file(unquote(words[0]), "DigitMap",
+                                                                                MAX_DIGITMAP))
                 elif len(words) == 1 and spec.type in BER_TYPES and words[0][:2].lower() == "0x":
                     value = parse_hex(words[0])  # BER kept byte for byte
                 else:
                     value = spec.from_text(words[0] if len(words) == 1 else " ".join(words))
                 node = Tlv(spec.code, value)
-                n = len(_value(spec, node, ""))  # type, length, range checks (the parser's TLV path is added below)
+                n = len(value_bytes(spec, node, ""))  # type, length, range checks (the parser's TLV path is added below)
             except ConfigError as err:
                 raise err.at(line=line, path=f"{path}.{spec.code}" if path else str(spec.code), source=self.source)
             if not path and not out and spec.code == 254:
                 self.mta = True  # a PacketCable MTA file: long SNMP objects become TLV 64
+                self.mta_begin = value == 1
             size += 2 + n if n <= 255 else self.sized(spec, spec.code, n, path, line)
             out.append(node)
+            if lines is not None:
+                lines[id(node)] = line
 
-    def read_cvc(self, name: str) -> bytes:
-        """A CVC given by file name, as the docsis C tool takes it: relative to the text's folder."""
+    def read_file(self, name: str, what: str, limit: int | None = None) -> bytes:
+        """A file named in the text, as the docsis C tool takes CVCs and DigitMaps: relative to the text's
+        folder (or, failing that, the current one, where the C tool looks)."""
         from pathlib import Path
 
         path = Path(name) if Path(name).is_absolute() or self.source.startswith("<") else \
             Path(self.source).parent / name
+        if not path.exists() and Path(name).exists():
+            path = Path(name)
         try:
-            return path.read_bytes()
+            data = path.read_bytes()
         except OSError as err:
-            raise ConfigError(f"cannot read the CVC file {str(path)!r}: {err.strerror}") from None
+            raise ConfigError(f"cannot read the {what} file {str(path)!r}: {err.strerror}") from None
+        if limit is not None and len(data) > limit:
+            raise ConfigError(f"the {what} file {str(path)!r} has {len(data)} bytes; at most {limit}")
+        return data
+
+    def layout_statement(self, word: str, index: int, line: int) -> None:
+        """``CmMic;``, ``CmtsMic 0x...;``, ``Pad;``, ``EndOfData [0x...];`` at the top level (see framing)."""
+        words, _ = self.value_words(line)
+        try:
+            if len(words) > 1:
+                raise ConfigError(f"{word} takes at most one value (hex bytes)")
+            value = parse_hex(words[0]) if words else None
+            if word in (END_OF_DATA, NO_END_OF_DATA):
+                self.layout.end(word, value)
+            else:
+                self.layout.mark(word, index, value)
+        except ConfigError as err:
+            raise err.at(line=line, source=self.source)
+
+    def loose(self, parent: Spec | None, name: str, path: str, line: int) -> tuple[Spec, bool]:
+        """(spec, whether it is this block's) for a name this block does not know: the docsis C tool's loose
+        lookup, with a warning naming what to write; an error with "did you mean" when nothing fits."""
+        try:
+            spec, here, note = loose_spec(parent, name, path)
+        except ConfigError as err:
+            raise err.at(line=line, path=path or None, source=self.source)
+        self.warn(note, line)
+        return spec, here
+
+    def foreign(self, spec: Spec, name: str, path: str, line: int) -> Tlv:
+        """A TLV named after ``spec`` from elsewhere in the dictionary, where this block has no such sub-TLV:
+        written with that spec's code and value type, as raw bytes (the docsis C tool does the same)."""
+        if self.toks[self.i][1] == "{":  # used as a block: its sub-TLVs are GenericTLVs or more loose names
+            self.i += 1
+            return Tlv(spec.code, None, self.block(None, f"{path}.{spec.code}", closing=True))
+        words, _ = self.value_words(line)
+        try:
+            if spec.compound:
+                raise ConfigError(f"{name} takes sub-TLVs ({{ ... }}), not a value")
+            raw = value_bytes(spec, Tlv(spec.code, spec.from_text(" ".join(words))), "")
+        except ConfigError as err:
+            raise err.at(line=line, path=f"{path}.{spec.code}", source=self.source)
+        return Tlv(spec.code, raw, unfit=True)
+
+    def typed_generics(self, parent: Spec | None, path: str, out: list[Tlv], generics) -> list[Tlv]:
+        """Each GenericTLV of this block as decoding its bytes makes it (``tlvio.typed_generics``), its
+        warnings with its line."""
+        line_of = dict(generics)
+        for index, typed, notes in typed_generics(parent, path, out, line_of, self.mta):
+            if self.lines is not None:
+                self.lines[id(typed)] = line_of[index]
+            for note in notes:
+                self.warn(note, line_of[index])
+        return out
 
     def sized(self, spec, code: int, n: int, path: str, line: int) -> int:
         """Encoded size of a TLV with an ``n``-byte value; over 255 bytes (unless it may be fragmented)
         is an error naming the line."""
-        if n > MAX_VALUE and not path and code == 11 and self.mta and n <= 0xFFFF:
+        if n > MAX_VALUE and not path and code in (11, WIDE_SNMP_OBJECT) and self.mta and n <= 0xFFFF:
             return n + 3
         if n > MAX_VALUE and not (not path and code in FRAGMENTED):
             raise too_long(spec, n, f"{path}.{code}" if path else str(code)).at(line=line, source=self.source)
@@ -288,36 +386,44 @@ def _typed_generic(kind: str, text: str) -> bytes:
     raise ConfigError(f"TlvType {kind!r}: expected Integer, Short, Char or IPAddress")
 
 
-def parse_text(text: str, source: str = "<text>") -> ConfigTree:
+def parse_text(text: str, source: str = "<text>", *, lines: bool = False) -> ConfigTree:
     """Parse the ``Main { ... }`` form (the ``Main`` wrapper is optional). A ``/* CmtsMic ... */``
     comment (as ``render_text`` writes) marks the tree as carrying a CMTS MIC (``encode`` then wants
-    the shared secret)."""
-    tree = _Parser(text, source).parse()
+    the shared secret). What a modem or CMTS may refuse but the encoder writes as given (a GenericTLV
+    whose bytes do not fit its TLV, a name from another block read the docsis C tool's way) is in
+    ``tree.warnings``, each naming its line. ``lines``: also ``tree.lines``, each node's line by ``id``."""
+    parser = _Parser(text, source)
+    if lines:  # tree.lines: id(node) -> its line, for config.lint.locate
+        parser.lines = {}
+    tree = parser.parse()
+    if lines:
+        tree.lines = parser.lines
     tree.carries_cmts_mic = "CmtsMic" in text and bool(_CMTS_MIC_COMMENT.search(text))
     return tree
 
 
-def encode_text(text: str, secret: bytes | None = None, source: str = "<text>") -> bytes:
+def encode_text(text: str, secret: bytes | None = None, source: str = "<text>", *,
+                extended_mic: bool = True) -> bytes:
     """``encode(parse_text(text, source), secret)``, with each top-level statement's TLVs remembered.
 
     Configs built from templates repeat most statements: a modem's 200 SNMP objects are
     mostly another modem's. The text is cut, at line ends, into top-level statements (one
     line, or a compound block over several); a statement seen before is a lookup of its
     encoded TLVs, a new one is parsed and encoded by the parser and codec and remembered.
-    Anything else (block comments, a brace where a statement should end, any error) takes
-    ``parse_text`` and ``encode`` whole, so results and errors are theirs exactly.
+    Anything else (block comments, a brace where a statement should end, layout statements,
+    an MTA file, any error) takes ``parse_text`` and ``encode`` whole, so results and errors
+    are theirs exactly.
     """
-    if "MtaConfigDelimiter" in text:  # maybe a PacketCable MTA file: its own framing (hfcprov.config.mta)
-        tree = parse_text(text, source)
-        if tree.tlvs and tree.tlvs[0].code == 254:
-            return encode(tree)
-    return assemble(text_items(text, source), secret)
+    items = None if "MtaConfigDelimiter" in text else statement_items(text, source)
+    if items is None:
+        return encode(parse_text(text, source), secret, extended_mic=extended_mic)
+    return assemble(items, secret, extended_mic=extended_mic)
 
 
 def text_items(text: str, source: str = "<text>") -> list[tuple[int, bytes]]:
     """``content_items(parse_text(text, source).tlvs)``: each top-level TLV, encoded, statements remembered
     (see ``encode_text``); for whoever frames the file itself (the TFTP server stamps TLV 19/20)."""
-    items = _statement_items(text, source)
+    items = statement_items(text, source)
     return items if items is not None else content_items(parse_text(text, source).tlvs)
 
 
@@ -326,8 +432,9 @@ _STATEMENTS: dict[str, tuple[tuple[int, bytes], ...]] = {}
 _STATEMENT_MEMO_SIZE = 16384
 
 
-def _statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
-    """Top-level content items of ``text`` statement by statement; None: the whole parse must decide."""
+def statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
+    """Top-level content items of ``text`` statement by statement, remembered (see ``encode_text``); None:
+    the whole parse must decide (block comments, layout statements, a statement with a warning, any error)."""
     if "/*" in text:
         return None  # the one construct that spans lines
     try:
@@ -383,7 +490,11 @@ def _statement_items(text: str, source: str) -> list[tuple[int, bytes]] | None:
 
 def _parse_statement(text: str, source: str, first_line: int) -> tuple[tuple[int, bytes], ...]:
     """A whole top-level statement (or several on one line), parsed, encoded and remembered."""
-    items = tuple(content_items(_Parser(text, source, first_line).block(ROOT, "", closing=False)))
+    parser = _Parser(text, source, first_line)
+    tlvs = parser.block(ROOT, "", closing=False)
+    if parser.layout.seen or parser.warnings:  # the whole parse frames the file, or reports the warnings
+        raise ConfigError("the whole parse decides")  # statement_items: None
+    items = tuple(content_items(tlvs))
     if len(_STATEMENTS) >= _STATEMENT_MEMO_SIZE:
         _STATEMENTS.clear()
     _STATEMENTS[text] = items
@@ -396,9 +507,14 @@ def render_text(tree: ConfigTree, indent: str = "\t", names: bool = False, c_too
     ``names``: show SNMP OIDs by their MIB names (``docsDevNmAccessStatus.1``) where
     ``hfcprov.mib`` knows them; parsing resolves them back to the same numbers.
     ``c_tool``: write what the docsis C tool reads (SNMP types String/HexString, IPAddress,
-    ObjectID; ``addr/port``; ``Name 0x00;`` for an empty TLV); hfcprov reads both."""
+    ObjectID; ``addr/port``; ``Name 0x00;`` for an empty TLV; OIDs with a leading dot); hfcprov
+    reads both. A file whose MICs, pad bytes or end marker are not the standard trailer has them
+    written where they were (``CmMic;``, ``Pad;``, ``EndOfData 0x...;``: see ``config.framing``), so
+    it encodes back to the same bytes; the C tool's dialect leaves them out."""
     lines = ["Main", "{"]
-    _render(tree.tlvs, ROOT, 1, indent, lines, _oid_namer() if names else None, c_tool)
+    layout = None if c_tool else written_layout(tree)
+    _render(tree.tlvs, ROOT, 1, indent, lines, _oid_namer() if names else None, c_tool,
+            layout_statements(layout) if layout is not None else None)
     if tree.cm_mic is not None:
         lines.append(f"{indent}/* CmMic {hex_text(tree.cm_mic)}; */")
     if tree.cmts_mic is not None:
@@ -415,16 +531,23 @@ def _oid_namer():
     return name_of
 
 
+def _layout_line(pad: str, name: str, value: bytes | None) -> str:
+    return f"{pad}{name};" if value is None else f"{pad}{name} {hex_text(value)};"
+
+
 def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str], namer=None,
-            c_tool: bool = False) -> None:
+            c_tool: bool = False, layout=None) -> None:
     pad = indent * depth
     kids = {} if parent is None else children_for(parent, nodes) if parent.vendor_specific else parent.children
-    for node in nodes:
+    before, end = layout if layout is not None else ({}, None)
+    for index, node in enumerate(nodes):
+        for name, value in before.get(index, ()):
+            lines.append(_layout_line(pad, name, value))
         spec = kids.get(node.code)
-        if spec is None or node.unfit or (spec.compound and not node.compound) or (
-                isinstance(node.value, (bytes, bytearray)) and spec.type not in RAW_TYPES + BER_TYPES):
-            raw = node.value if isinstance(node.value, (bytes, bytearray)) else b""
-            lines.append(f"{pad}GenericTLV TlvCode {node.code} TlvLength {len(raw)} TlvValue {hex_text(raw)};")
+        generic = generic_form(spec, node)
+        if generic is not None:
+            code, raw = generic
+            lines.append(f"{pad}GenericTLV TlvCode {code} TlvLength {len(raw)} TlvValue {hex_text(raw)};")
         elif node.compound:
             lines.append(f"{pad}{spec.name}")
             lines.append(f"{pad}{{")
@@ -443,3 +566,7 @@ def _render(nodes, parent: Spec | None, depth: int, indent: str, lines: list[str
                     if name:
                         shown = name + shown[len(node.value.oid):]
             lines.append(f"{pad}{spec.name} {shown};" if shown != "" else f"{pad}{spec.name};")
+    if layout is not None:
+        for name, value in before.get(len(nodes), ()):
+            lines.append(_layout_line(pad, name, value))
+        lines.append(_layout_line(pad, *end))

@@ -11,7 +11,8 @@ Length rules: ``fixed:N``, ``var``, ``nul`` (NUL-terminated string), ``sub`` (su
 
 Shared subtrees are declared once in ``SUBTREES`` (paths relative to where they are mounted)
 and mounted by a last field ``@name`` or ``@name:variant``: classifiers (22 us, 23 ds, 60
-drop), service flows (24 us, 25 ds), vendor-specific (43 and every .43), L2VPN (43.5).
+drop), service flows (24 us, 25 ds), aggregate service flows (70 us, 71 ds), vendor-specific
+(43 and every .43), L2VPN (43.5).
 Direction-specific overrides are in the row itself: ``us,ds:3|...`` applies only to those
 variants (two rows for one code when the directions differ), a name ``Ref,ds=DsRef`` is named
 ``DsRef`` under the ``ds`` mount, ``+Other`` is another name the text form accepts.
@@ -24,7 +25,8 @@ Fixed when the copies became one subtree (MULPI says the same for both direction
 EtherType (.10.3) takes 3 bytes and the IPv6 traffic class range and mask (.12.1) 3 bytes in
 every classifier; VlanID 0..4096 and the full-range port/priority ranges everywhere; the
 Extended CMTS MIC names (43.6) are those of the top-level 43 in every .43 (the others stay
-accepted); 23.13 cites MULPI C.2.1.4.8; DscAction has the enum of DynamicServiceChangeAction.
+accepted); 23.13 cites MULPI C.2.1.4.8; DscAction has the enum of DynamicServiceChangeAction; 71.38.3
+cites C.2.2.9.13.3 (was .34).
 """
 
 # fmt: off
@@ -195,56 +197,8 @@ ROWS = """\
 69|MACAddressLearningControlEncoding|aggregate|sub|||MULPIv3.0-I24 Annex C.1.2.18
 69.1|MACAddressLearningControl|uint8|fixed:1|0..1||MULPIv3.0-I24 Annex C.1.2.18.1
 69.2|MACAddressLearningHoldoffTimer|uint8|fixed:1|0..10||MULPIv3.0-I24 Annex C.1.2.18.2
-70|UpstreamAggregateServiceFlow|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.3
-70.1|UpstreamServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.1
-70.4|ASFQoSProfileName|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.12
-70.7|TrafficPriority|uint8|fixed:1|0..7||MULPIv3.1-I25 Annex C.2.2.9.1
-70.8|MaxRateSustained|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.2.1
-70.9|MaxTrafficBurst|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.3
-70.10|MinReservedRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.4
-70.11|MinResPacketSize|uint16|fixed:2|0..65535||MULPIv3.1-I25 Annex C.2.2.9.5
-70.27|UpstreamPeakTrafficRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.10.1
-70.37|UpstreamMESPReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.11
-70.38|ServiceFlowMatchingCriteria|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.13
-70.38.1|MatchingbyApplicationId|uint32|fixed:4|0..1||MULPIv3.1-I25 Annex C.2.2.9.13.1
-70.38.2|MatchingbyServiceClassName|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.13.2
-70.38.3|MatchingbyTrafficPriorityRange|uint8_list|n*1|2..2||MULPIv3.1-I25 Annex C.2.2.9.13.3
-70.41|DataRateUnitSetting|uint8|fixed:1|0..3||MULPIv3.1-I25 Annex C.2.2.9.16
-70.42|LowLatencyAggregateSFEncodings|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.17
-70.42.1|LowLatencyServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.1-I25 Annex C.2.2.9.17.1
-70.42.3|ClassicSFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.17.3
-70.42.4|LowLatencySFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.17.4
-70.42.5|AQMCouplingFactor|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.17.5
-70.42.6|SchedulingWeight|uint8|fixed:1|1..255||MULPIv3.1-I25 Annex C.2.2.9.17.6
-70.42.7|QueueProtectionEnable|uint8|fixed:1|0..1||MULPIv3.1-I25 Annex C.2.2.9.17.7
-70.42.8|QPLatencyThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.17.8
-70.42.9|QPQueuingScoreThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.17.9
-70.42.10|QPDrainRateExponent|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.17.10
-71|DownstreamAggregateServiceFlow|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.3
-71.1|DownstreamServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.1
-71.4|ASFQoSProfileName|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.12
-71.7|TrafficPriority|uint8|fixed:1|0..7||MULPIv3.1-I25 Annex C.2.2.9.1
-71.8|MaxRateSustained|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.2.2
-71.9|MaxTrafficBurst|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.3
-71.10|MinReservedRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.4
-71.11|MinResPacketSize|uint16|fixed:2|0..65535||MULPIv3.1-I25 Annex C.2.2.9.5
-71.27|DownstreamPeakTrafficRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.10.1
-71.37|DownstreamMESPReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.11
-71.38|ServiceFlowMatchingCriteria|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.13
-71.38.1|MatchingbyApplicationId|uint32|fixed:4|0..1||MULPIv3.1-I25 Annex C.2.2.9.13.1
-71.38.2|MatchingbyServiceClassName|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.13.2
-71.38.3|MatchingbyTrafficPriorityRange|uint8_list|n*1|2..2||MULPIv3.1-I25 Annex C.2.2.9.13.34
-71.41|DataRateUnitSetting|uint8|fixed:1|0..3||MULPIv3.1-I25 Annex C.2.2.9.16
-71.42|LowLatencyAggregateSFEncodings|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.17
-71.42.1|LowLatencyServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.1-I25 Annex C.2.2.9.17.1
-71.42.3|ClassicSFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.17.3
-71.42.4|LowLatencySFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.17.4
-71.42.5|AQMCouplingFactor|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.17.5
-71.42.6|SchedulingWeight|uint8|fixed:1|1..255||MULPIv3.1-I25 Annex C.2.2.9.17.6
-71.42.7|QueueProtectionEnable|uint8|fixed:1|0..1||MULPIv3.1-I25 Annex C.2.2.9.17.7
-71.42.8|QPLatencyThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.17.8
-71.42.9|QPQueuingScoreThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.17.9
-71.42.10|QPDrainRateExponent|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.17.10
+70|UpstreamAggregateServiceFlow|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.3|@aggregate_service_flow:us
+71|DownstreamAggregateServiceFlow|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.3|@aggregate_service_flow:ds
 72|MetroEthernetServiceProfile|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.10
 72.1|MESPReference|uint8|fixed:1|1..255||MULPIv3.0-I24 Annex C.2.2.10.1
 72.2|MESPBandwidthProfile|aggregate|sub|||MULPIv3.0-I24 Annex C.2.2.10.2
@@ -510,6 +464,34 @@ us:45|GuaranteedGrantRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.10.14
 us:46|GuaranteedRequestInterval|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.10.15
 us:48|AbsoluteQueueDepthRequestEnable|uint8|fixed:1|0..1||MULPIv3.1-I25 Annex C.2.2.10.17
 us:49|PGSActivityDetectionDisable|uint8|fixed:1|0..1||MULPIv3.1-I25 Annex C.2.2.10.16
+""",
+    # aggregate service flows: 70 upstream (us), 71 downstream (ds)
+    "aggregate_service_flow": """\
+1|UpstreamServiceFlowReference,ds=DownstreamServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.1
+4|ASFQoSProfileName|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.12
+7|TrafficPriority|uint8|fixed:1|0..7||MULPIv3.1-I25 Annex C.2.2.9.1
+us:8|MaxRateSustained|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.2.1
+ds:8|MaxRateSustained|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.2.2
+9|MaxTrafficBurst|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.3
+10|MinReservedRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.4
+11|MinResPacketSize|uint16|fixed:2|0..65535||MULPIv3.1-I25 Annex C.2.2.9.5
+27|UpstreamPeakTrafficRate,ds=DownstreamPeakTrafficRate|uint32|fixed:4|||MULPIv3.1-I25 Annex C.2.2.9.10.1
+37|UpstreamMESPReference,ds=DownstreamMESPReference|uint16|fixed:2|1..65535||MULPIv3.0-I24 Annex C.2.2.5.11
+38|ServiceFlowMatchingCriteria|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.13
+38.1|MatchingbyApplicationId|uint32|fixed:4|0..1||MULPIv3.1-I25 Annex C.2.2.9.13.1
+38.2|MatchingbyServiceClassName|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.13.2
+38.3|MatchingbyTrafficPriorityRange|uint8_list|n*1|2..2||MULPIv3.1-I25 Annex C.2.2.9.13.3
+41|DataRateUnitSetting|uint8|fixed:1|0..3||MULPIv3.1-I25 Annex C.2.2.9.16
+42|LowLatencyAggregateSFEncodings|aggregate|sub|||MULPIv3.1-I25 Annex C.2.2.9.17
+42.1|LowLatencyServiceFlowReference|uint16|fixed:2|1..65535||MULPIv3.1-I25 Annex C.2.2.9.17.1
+42.3|ClassicSFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.17.3
+42.4|LowLatencySFSCN|string_nul|nul||2..16|MULPIv3.1-I25 Annex C.2.2.9.17.4
+42.5|AQMCouplingFactor|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.17.5
+42.6|SchedulingWeight|uint8|fixed:1|1..255||MULPIv3.1-I25 Annex C.2.2.9.17.6
+42.7|QueueProtectionEnable|uint8|fixed:1|0..1||MULPIv3.1-I25 Annex C.2.2.9.17.7
+42.8|QPLatencyThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.17.8
+42.9|QPQueuingScoreThreshold|uint16|fixed:2|||MULPIv3.1-I25 Annex C.2.2.9.17.9
+42.10|QPDrainRateExponent|uint8|fixed:1|||MULPIv3.1-I25 Annex C.2.2.9.17.10
 """,
     # TLV 43 and every .43: typed under vendor ID 0xFFFFFF only (hfcprov.config.dictionary.children_for)
     "vendor_specific": """\

@@ -71,14 +71,15 @@ class Layout:
 
     ``marks``: (index into ``tlvs``, code) pairs in file order, code 6/7 for a MIC or 0 for
     one pad byte, meaning "this came just before ``tlvs[index]``" (index == len: at the end).
-    ``end_marker``: whether 0xFF was present. ``tail``: the bytes after 0xFF as they were.
+    ``end_marker``: whether 0xFF was present. ``tail``: the bytes after 0xFF as they were, None for the
+    standard padding (0x00 to a multiple of 4 bytes).
     ``kept``: mark number -> MIC value written as decoded instead of computed: a second CM MIC that
     did not match, a second CMTS MIC unlike the first, a MIC TLV that is not 16 bytes long.
     """
 
     __hash__ = None
 
-    def __init__(self, marks: list[tuple[int, int]] | None = None, end_marker: bool = True, tail: bytes = b"",
+    def __init__(self, marks: list[tuple[int, int]] | None = None, end_marker: bool = True, tail: bytes | None = b"",
                  kept: dict[int, bytes] | None = None):
         self.marks = [] if marks is None else marks
         self.end_marker = end_marker
@@ -120,6 +121,10 @@ class ConfigTree:
         # Decoded as a CM file (codec.decode of a file not opening with MtaConfigDelimiter 1): written back
         # as one even when its first TLV is 254, which otherwise (text, YAML) makes encode() write an MTA file.
         self.cm_file = cm_file
+        # Where the TLVs came from, for messages (config.lint.locate): a form's id(node) -> line, a binary
+        # file's top-level TLV offsets. None when not recorded.
+        self.lines: dict[int, int] | None = None
+        self.offsets: list[int] | None = None
 
     def __eq__(self, other):
         return self.tlvs == other.tlvs if other.__class__ is self.__class__ else NotImplemented

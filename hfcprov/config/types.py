@@ -403,6 +403,9 @@ class Oid(CanonicalText):
     def from_text(self, text):
         return resolve_oid(unquote(text))
 
+    def to_c_tool(self, value):
+        return f".{value}"  # the docsis C tool's grammar wants the leading dot here
+
 
 class OidFlag(ValueType):
     """SNMP write-access control (TLV 10): an OID then one flag byte, written ``OID FLAG``."""
@@ -422,6 +425,9 @@ class OidFlag(ValueType):
 
     def to_text(self, value):
         return f"{value[0]} {value[1]}"
+
+    def to_c_tool(self, value):
+        return f".{value[0]} {value[1]}"
 
     def from_text(self, text):
         parts = text.split()

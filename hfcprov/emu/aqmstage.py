@@ -1,10 +1,11 @@
-"""The emulated modem's userspace AQM stage: the simulator's queue code on real packets.
+"""The emulated modem's userspace AQM stage: hfcprov.queue's algorithms on real packets.
 
 This machine's kernel has no ``pie``, ``fq_codel`` or ``dualpi2`` qdisc, so a
 service flow with AQM on cannot be a tc queue. The stage is the service flow
 instead: a token-bucket shaper at the flow's rate in front of the *same* queue
-discipline objects the simulator runs (``hfcprov.sim.aqm``): DOCSIS-PIE, the
-LLD dual queue with queue protection, or drop-tail. It works on raw IP packets
+discipline objects the simulator runs (``hfcprov.queue``): DOCSIS-PIE, the
+LLD dual queue with queue protection, or drop-tail; which one a flow gets is
+``hfcprov.queue.select``'s rule, the simulator's too. It works on raw IP packets
 (the TUN delay line hands them over, ``hfcprov.emu.delayline``):
 
 - classification reads the IPv4 TOS / IPv6 traffic class (ECN, DSCP) and the
@@ -38,21 +39,10 @@ from hfcprov.model import (
     Classifier,
     upstream_aqm,
 )
-from hfcprov.sim.aqm.dualq import (
-    CE,
-    DROPPED,
-    LOW_LATENCY_MARKED,
-    NOT_ECT,
-    DualQParams,
-    DualQueue,
-)
-from hfcprov.sim.aqm.pie import (
-    AqmConfigError,
-    ByteFifo,
-    PieParams,
-    PieQueue,
-    qdelay_estimate,
-)
+from hfcprov.queue.dualq import DROPPED, LOW_LATENCY_MARKED, DualQParams, DualQueue
+from hfcprov.queue.ecn import CE, NOT_ECT
+from hfcprov.queue.pie import AqmConfigError, ByteFifo, PieParams, PieQueue, qdelay_estimate
+from hfcprov.queue.select import asf_keys, dualq_params
 
 KINDS = ("droptail", "pie", "dualq")
 
@@ -104,17 +94,21 @@ class AqmStage:
     ``offer(pkt, now) -> bool`` (False: dropped), ``next_time(now) -> float | None``
     (when ``release`` has something; None: queue empty), ``release(now) -> [pkt]``.
     Counters: ``offered``, ``dropped``, ``marked``, ``sent``, ``sent_bytes``, and
-    ``waits`` (the last ``keep`` queueing delays, seconds).
+    ``waits`` (the last ``keep`` queueing delays, seconds). Timekeeping (``timekeeping()``):
+    ``backlogged_s``, the time packets waited, and ``lost_bytes``, tokens the bucket could not
+    hold meanwhile: sending time lost because the owner's loop released packets late.
     """
 
     def __init__(self, kind: str, rate: float, buffer: int | None, burst: int = DEFAULT_MAX_TRAFFIC_BURST,
                  target: float | None = None, dualq: DualQParams | None = None, seed: int = 0,
-                 keep: int = 100_000, ll_buffer: int | None = None, ll_rate: float | None = None) -> None:
+                 keep: int = 100_000, ll_buffer: int | None = None, ll_rate: float | None = None,
+                 name: str = "") -> None:
         if kind not in KINDS:
             raise AqmConfigError(f"AQM stage: {kind!r} is not one of {', '.join(KINDS)}")
         if not rate or rate <= 0:
             raise AqmConfigError("AQM stage: the service flow needs a rate > 0")
         self.kind = kind
+        self.name = name or kind
         self.rate = rate / 8.0  # bytes/s
         self.burst = max(burst, 1)
         self.tokens = float(self.burst)
@@ -132,6 +126,8 @@ class AqmStage:
             self.q = ByteFifo(buffer)
         self.offered = self.dropped = self.marked = self.sent = self.sent_bytes = 0
         self.waits: deque = deque(maxlen=keep)
+        self.backlogged_s = 0.0
+        self.lost_bytes = 0.0
 
     def _estimate(self, nbytes: float) -> float:
         """DOCSIS-PIE's queue delay from the rate and the bucket's tokens (no peak: they go at once)."""
@@ -140,9 +136,23 @@ class AqmStage:
     def _refill(self, now: float) -> None:
         if self.t_tokens is None:
             self.t_tokens = now
-        tok = self.tokens + (now - self.t_tokens) * self.rate
-        self.tokens = tok if tok < self.burst else float(self.burst)
+        elapsed = now - self.t_tokens
+        tok = self.tokens + elapsed * self.rate
+        backlogged = elapsed > 0 and self._head_size() is not None
+        if backlogged:
+            self.backlogged_s += elapsed
+        if tok < self.burst:
+            self.tokens = tok
+        else:
+            self.tokens = float(self.burst)
+            if backlogged:  # a packet waited while the bucket overflowed: it was released late
+                self.lost_bytes += tok - self.burst
         self.t_tokens = now
+
+    def timekeeping(self) -> dict:
+        """The stage's account of its own timing (``hfcprov.emu.timekeeping.verdict`` reads it)."""
+        return {"flow": self.name, "rate_bps": self.rate * 8.0, "backlogged_s": self.backlogged_s,
+                "lost_bytes": self.lost_bytes}
 
     def offer(self, pkt: bytes, now: float) -> bool:
         self.offered += 1
@@ -299,12 +309,11 @@ class FlowStage:
     def build(self, seed: int = 0) -> AqmStage:
         """The stage the delay line runs (``dualq_params`` reads ``params`` as the simulator does)."""
         if self.params is None:
-            return AqmStage(self.kind, self.rate, self.buffer, burst=self.burst, target=self.target, seed=seed)
-        from hfcprov.sim.aqm.select import dualq_params
-
+            return AqmStage(self.kind, self.rate, self.buffer, burst=self.burst, target=self.target, seed=seed,
+                            name=self.flow)
         dq, ll_buffer, ll_rate, _nqb = dualq_params(self.params)
         return AqmStage("dualq", self.rate, self.buffer, burst=self.burst, dualq=dq, seed=seed, ll_buffer=ll_buffer,
-                        ll_rate=ll_rate)
+                        ll_rate=ll_rate, name=self.flow)
 
     def as_dict(self) -> dict:
         d = {"stage": self.kind, "rate_bps": self.rate, "buffer": self.buffer, "burst": self.burst,
@@ -369,8 +378,6 @@ def _aggregate_stages(plans: list, aggregates, settings, docsis_version: str) ->
     low-latency member, TLV 91, DOCSIS 3.0) it is the classic flow's DOCSIS-PIE at the
     aggregate's rate, or, without AQM, the members stay per-flow (tc).
     """
-    from hfcprov.sim.aqm.select import asf_keys
-
     flows = [p.flow for p in plans]
     out: dict[int, FlowStage] = {}
     for asf in aggregates:
@@ -394,8 +401,8 @@ def _aggregate_stages(plans: list, aggregates, settings, docsis_version: str) ->
 
 
 def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSION, steering: list = (),
-               aggregates=(), settings=None) -> tuple[StagePlan | None, list[str]]:
-    """The stage for the upstream direction (or None) and the flows left drop-tail for want of it.
+               aggregates=(), settings=None) -> StagePlan | None:
+    """The stage for the upstream direction, or None when no upstream flow runs AQM.
 
     Which flows run AQM is ``hfcprov.model.upstream_aqm``'s rule for the modem's DOCSIS
     version (the simulator's too). Each such flow with a rate gets its own shaper and queue in
@@ -421,6 +428,6 @@ def plan_stage(upstream_plans: list, docsis_version: str = DEFAULT_DOCSIS_VERSIO
                                    p.flow.name))
         tc_plans.append(replace(p, rate_bps=None, peak_bps=None))
     if not any(flows):
-        return None, []
+        return None
     rules = tuple((s.classifier, s.band) for s in steering if s.classifier.direction == "upstream")
-    return StagePlan(tuple(flows), tuple(tc_plans), rules), []
+    return StagePlan(tuple(flows), tuple(tc_plans), rules)

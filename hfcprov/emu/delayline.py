@@ -8,8 +8,15 @@ A constant delay keeps packets in order, so a FIFO suffices. Timing uses
 ``select`` with microsecond timeouts against the monotonic clock; a release is
 scheduled from the arrival time, so late wake-ups never accumulate.
 
+It runs SCHED_FIFO (it is the wire: a busy machine must not add its run-queue waits to the
+emulated delay), notes how late each packet left against its due time, and answers its
+counters on ``--control PATH`` (a UNIX datagram socket; ``hfcprov.emu.timekeeping``), so a
+measurement can tell a plant that kept time from one that fell behind. Once the TUN device
+and the control socket are open it prints one line, ``delayline: ready``, on stdout.
+
     python -m hfcprov.emu.delayline --dev dl0 --delay 0.02 [--loss 0.01 --seed 1]
         [--aqm pie --aqm-rate 10e6 --aqm-buffer 262144 --aqm-from 10.10.1.0/24 | --aqm-spec JSON]
+        [--control /run/hfcprov-emu/LAB/delayline.sock]
 
 With ``--aqm`` the packets from ``--aqm-from`` (the home side: upstream) first
 pass a userspace AQM stage (``hfcprov.emu.aqmstage``: shaper + DOCSIS-PIE, the
@@ -29,9 +36,12 @@ import os
 import random
 import select
 import signal
+import socket
 import struct
 import sys
 import time
+
+from hfcprov.emu.timekeeping import WIRE_PRIORITY, Timekeeping, raise_priority
 
 TUNSETIFF = 0x400454CA
 IFF_TUN = 0x0001
@@ -45,9 +55,11 @@ def open_tun(dev: str) -> int:
 
 
 def serve(fd: int, delay: float, loss: float = 0.0, seed: int | None = None, stage=None,
-          stage_match=None) -> None:
+          stage_match=None, control: socket.socket | None = None, clock: Timekeeping | None = None) -> None:
     rng = random.Random(seed)
     queue: collections.deque[tuple[float, bytes]] = collections.deque()
+    clock = clock or Timekeeping()
+    watched = [fd] if control is None else [fd, control]
     while True:
         timeout = None if not queue else max(0.0, queue[0][0] - time.monotonic())
         if stage is not None:
@@ -55,8 +67,10 @@ def serve(fd: int, delay: float, loss: float = 0.0, seed: int | None = None, sta
             if t is not None:
                 wait = max(0.0, t - time.monotonic())
                 timeout = wait if timeout is None else min(timeout, wait)
-        readable, _, _ = select.select([fd], [], [], timeout)
-        if readable:
+        readable, _, _ = select.select(watched, [], [], timeout)
+        if control is not None and control in readable:
+            _answer(control, clock, stage)
+        if fd in readable:
             while True:
                 try:
                     pkt = os.read(fd, 65536)
@@ -73,10 +87,36 @@ def serve(fd: int, delay: float, loss: float = 0.0, seed: int | None = None, sta
             for pkt in stage.release(now):
                 queue.append((now + delay, pkt))
         while queue and queue[0][0] <= now:
+            due, pkt = queue.popleft()
+            clock.written(now - due)
             try:
-                os.write(fd, queue.popleft()[1])
+                os.write(fd, pkt)
             except OSError:
-                pass  # e.g. a packet the kernel refuses now; drop it as a plant would
+                clock.refused += 1  # e.g. a packet the kernel refuses now; drop it as a plant would
+
+
+def _answer(control: socket.socket, clock: Timekeeping, stage) -> None:
+    """Reply to each request waiting on the control socket with the timekeeping counters."""
+    while True:
+        try:
+            _, peer = control.recvfrom(256)
+        except (BlockingIOError, InterruptedError):
+            return
+        try:
+            control.sendto(json.dumps(clock.as_dict(stage.live if stage is not None else ())).encode(), peer)
+        except OSError:
+            pass  # the asker went away
+
+
+def _control_socket(path: str) -> socket.socket:
+    try:
+        os.unlink(path)  # a predecessor's, left by a kill
+    except FileNotFoundError:
+        pass
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(path)
+    s.setblocking(False)
+    return s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,14 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--aqm-target", type=float, default=None, help="AQM latency target, seconds")
     ap.add_argument("--aqm-from", default="0.0.0.0/0", help="IPv4 source prefix the stage takes")
     ap.add_argument("--aqm-spec", default=None, help="JSON: one stage per service flow (aqmstage.StagePlan.spec)")
+    ap.add_argument("--control", default=None, help="UNIX datagram socket path answering the timekeeping counters")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    try:
-        # This process is the wire: on a busy machine, ordinary scheduling would add its
-        # run-queue waits to every packet's delay. It sleeps in select, so it cannot hog a CPU.
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
-    except (OSError, AttributeError):
-        pass
+    # This process is the wire: on a busy machine, ordinary scheduling would add its run-queue
+    # waits to every packet's delay. It sleeps in select, so it cannot hog a CPU.
+    clock = Timekeeping(raise_priority(WIRE_PRIORITY))
     stage = match = None
     if args.aqm_spec:
         from hfcprov.emu.aqmstage import dispatch_from_spec, source_matcher
@@ -115,10 +153,19 @@ def main(argv: list[str] | None = None) -> int:
                                        target=args.aqm_target, seed=args.seed or 0)])
         match = source_matcher(ipaddress.ip_network(args.aqm_from, strict=False))
     fd = open_tun(args.dev)
+    control = _control_socket(args.control) if args.control else None
+    print("delayline: ready", flush=True)
     try:
-        serve(fd, args.delay, args.loss, args.seed, stage, match)
+        serve(fd, args.delay, args.loss, args.seed, stage, match, control, clock)
     except KeyboardInterrupt:
         pass
+    finally:
+        if control is not None:
+            control.close()
+            try:
+                os.unlink(args.control)
+            except OSError:
+                pass
     return 0
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import select
 import shutil
 import signal
 import subprocess
@@ -32,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from hfcprov.emu import classify, netns
+from hfcprov.emu import classify, netns, timekeeping
 from hfcprov.emu.aqmstage import plan_stage
 from hfcprov.emu.caps import Capabilities, detect
 from hfcprov.emu.classify import Classifier
@@ -90,6 +91,10 @@ class Lab:
     def addr(self, role: str) -> str:
         """The address of ``role`` (an ``ADDR`` key) the modem's management uses: IPv6 where the lab has it."""
         return ADDR6[role] if self.ipv6 and role in ADDR6 else ADDR[role]
+
+    def addr_v4(self, role: str) -> str:
+        """The IPv4 address of ``role`` (the data path's, whatever the management family)."""
+        return ADDR[role]
 
     def endpoint(self, role: str, port: int) -> str:
         """``host:port`` of ``role``, ``[v6]:port`` for an IPv6 address (what ``--listen``/``--tftp`` take)."""
@@ -199,7 +204,7 @@ class Lab:
         cm = self.ns("cm")
         old = self.pids.pop("delayline", None)
         if old is not None:  # restarting it (with or without the AQM stage): the TUN device stays
-            _kill(old)
+            stop_process(old)
         else:
             netns.run(["ip", "tuntap", "add", "dev", TUN, "mode", "tun"], ns=cm)
             netns.run(["ip", "link", "set", TUN, "up", "txqueuelen", "10000"], ns=cm)
@@ -211,22 +216,53 @@ class Lab:
         args = ["--dev", TUN, "--delay", repr(one_way), "--loss", repr(loss), *extra]
         if seed is not None:
             args += ["--seed", str(seed)]
-        self.pids["delayline"] = self.spawn("cm", [sys.executable, "-m", "hfcprov.emu.delayline", *args])
-        # The line is up once the TUN device has a reader (carrier on).
-        deadline = time.monotonic() + 10
-        while "NO-CARRIER" in netns.run(["ip", "link", "show", TUN], ns=cm):
-            if time.monotonic() > deadline:
-                raise EmuError("TUN delay line did not start")
-            time.sleep(0.02)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        if len(str(self.control_path)) < 100:  # a UNIX socket path's limit (108 with the NUL)
+            args += ["--control", str(self.control_path)]
+        # up once it says so: the TUN device has its reader (carrier on) and the control socket answers
+        self.pids["delayline"] = self.spawn("cm", [sys.executable, "-m", "hfcprov.emu.delayline", *args],
+                                            log=self.state_dir / "delayline.err", ready="delayline: ready")
 
-    def spawn(self, node: str, argv: list[str], log: Path | None = None) -> int:
-        """Start a helper process in ``node``'s namespace, detached from our session."""
+    @property
+    def control_path(self) -> Path:
+        """The delay line's control socket (``hfcprov.emu.timekeeping``)."""
+        return self.state_dir / "delayline.sock"
+
+    def timekeeping(self) -> dict | None:
+        """The delay line's timekeeping counters (``hfcprov.emu.timekeeping.ask``), or None without one."""
+        if "delayline" not in self.pids or not self.control_path.exists():
+            return None
+        try:
+            return timekeeping.ask(self.control_path)
+        except (OSError, ValueError) as err:
+            raise EmuError(f"the delay line of {self.name} does not answer on {self.control_path}: {err}") from err
+
+    def spawn(self, node: str, argv: list[str], log: Path | None = None, ready: str | None = None,
+              timeout: float = 10.0, priority: int | None = None) -> int:
+        """Start a helper process in ``node``'s namespace, detached from our session.
+
+        With ``ready``, return once the process prints that line on stdout (its own word that it
+        is up), or raise ``EmuError`` if it exits or stays silent ``timeout`` seconds. With
+        ``priority``, it runs SCHED_FIFO at that priority (``timekeeping.raise_priority``: an
+        emulated host, ``HOST_PRIORITY``, must not lose the CPU to the machine's other jobs)."""
         out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - handed to the child, closed below
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [_repo_root(), os.environ.get("PYTHONPATH")])))
         proc = subprocess.Popen(["ip", "netns", "exec", self.ns(node), *argv], stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=out, start_new_session=True, env=env)
+                                stdout=subprocess.PIPE if ready else out, stderr=out, start_new_session=True, env=env)
         if log:
             out.close()
+        if priority is not None:  # set before it starts any thread (``ip netns exec`` execs in place)
+            timekeeping.raise_priority(priority, proc.pid)
+        if ready:
+            try:
+                said = _read_line(proc.stdout, timeout)
+            finally:
+                proc.stdout.close()  # it says nothing more there
+            if said != ready:
+                stop_process(proc.pid)
+                tail = log.read_text(errors="replace").strip().splitlines()[-1:] if log else []
+                raise EmuError(f"{argv[2] if argv[1] == '-m' else argv[0]} did not start in {self.ns(node)}: "
+                               f"{' '.join(tail) or said or 'no output'}")
         return proc.pid
 
     # -- queues -----------------------------------------------------------------------------
@@ -257,8 +293,7 @@ class Lab:
         refused += why
         # AQM on upstream flows (hfcprov.model.upstream_aqm): the userspace stage (no pie qdisc here),
         # one shaper + queue per such flow, packets classified by the same classifiers as tc's
-        stage, no_stage = plan_stage(by_direction.get("upstream", []), self.docsis_version, steering,
-                                     aggregates, settings)
+        stage = plan_stage(by_direction.get("upstream", []), self.docsis_version, steering, aggregates, settings)
         for direction, flows in by_direction.items():
             dev = DEV[direction]
             self.clear(direction)  # start clean: a replaced root would keep its old classes and filters
@@ -282,8 +317,6 @@ class Lab:
                                       "flows": bands, "filters": filters}
             if stage is not None and direction == "upstream":
                 self.queues[direction]["aqm"] = stage.as_dict()
-            if no_stage and direction == "upstream":
-                self.queues[direction]["aqm_not_run"] = no_stage  # the rule says AQM; the stage cannot run it
         for direction in ("upstream", "downstream"):
             if direction not in by_direction:
                 self.clear(direction)
@@ -318,22 +351,37 @@ class Lab:
     def state_dir(self) -> Path:
         return STATE_DIR / self.name
 
-    def boot(self, tftp_root: str | os.PathLike, filename: str, dynamic: str | None = None,
+    def boot(self, tftp_root: str | os.PathLike, filename: str | None = None, dynamic: str | None = None,
              tftp_port: int = 69, snmp_port: int = 161, max_buffer: int | None = None,
-             timeout: float = 60.0) -> dict:
-        """Start the provisioning TFTP server (CMTS side) and the modem process; return once booted.
+             timeout: float = 180.0, headend=None, snmp_keys=None) -> dict:
+        """Start the provisioning side and the modem process; return once booted.
+
+        Without ``headend`` the modem fetches ``filename`` from a TFTP server on the CMTS side. With
+        ``headend`` (an ``emu.headend.Headend``) it boots as a cable modem does: DHCP from a real Kea
+        (reservations from the lab's inventory), Time of Day, TFTP of the file DHCP named, and the
+        emulated CMTS's registration check (``emu.headend``, ``emu.cmts``). ``snmp_keys`` (an
+        ``emu.headend.SnmpKeys``): what the modem's agent accepts (default: community public, no v3).
 
         Returns the modem's ``applied.json``: what it fetched, the queues it installed, the flows it refused.
         """
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        serve = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(Path(tftp_root).resolve()),
-                 "--listen", self.endpoint("cmts_rf", tftp_port), "--log", str(self.state_dir / "tftp.log")]
-        if dynamic:
-            serve += ["--dynamic", str(Path(dynamic).resolve())]
-        self.pids["tftp"] = self.spawn("cmts", serve, log=self.state_dir / "tftp.err")
-        modem = [sys.executable, "-m", "hfcprov.emu.modem", "--lab", self.name, "--file", filename,
-                 "--tftp", self.endpoint("cmts_rf", tftp_port), "--state", str(self.state_dir),
+        modem = [sys.executable, "-m", "hfcprov.emu.modem", "--lab", self.name, "--state", str(self.state_dir),
                  "--snmp-port", str(snmp_port)]
+        if headend is not None:
+            from hfcprov.emu import headend as headends
+
+            got = headends.start(self, headend, tftp_root, tftp_port)
+            modem += ["--dhcp", str(got["dhcp"]), "--mac", got["mac"], "--cmts", got["cmts"],
+                      "--snmp-credentials", got["snmp_credentials"]]
+        else:
+            serve = [sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(Path(tftp_root).resolve()),
+                     "--listen", self.endpoint("cmts_rf", tftp_port), "--log", str(self.state_dir / "tftp.log")]
+            if dynamic:
+                serve += ["--dynamic", str(Path(dynamic).resolve())]
+            self.pids["tftp"] = self.spawn("cmts", serve, log=self.state_dir / "tftp.err")
+            modem += ["--file", filename, "--tftp", self.endpoint("cmts_rf", tftp_port)]
+            if snmp_keys is not None:  # a file (0600), never the command line
+                modem += ["--snmp-credentials", str(snmp_keys.write(self.state_dir / "modem-snmp.json"))]
         if max_buffer is not None:
             modem += ["--max-buffer", str(max_buffer)]
         self.pids["modem"] = self.spawn("cm", modem, log=self.state_dir / "modem.err")
@@ -347,12 +395,12 @@ class Lab:
         except (FileNotFoundError, ValueError):
             return None
 
-    def wait_boot(self, boots: int, timeout: float = 60.0) -> dict:
-        """Wait until the modem has finished boot number ``boots`` (or failed it)."""
+    def wait_boot(self, boots: int, timeout: float = 180.0) -> dict:
+        """Wait until the modem has finished boot number ``boots`` (operational or not: see its status)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             a = self.applied()
-            if a and (a.get("boots", boots) >= boots or a.get("status") != "operational"):
+            if a and a.get("boots", boots) >= boots:
                 return a
             pid = self.pids.get("modem")
             if pid and not os.path.exists(f"/proc/{pid}"):
@@ -366,7 +414,7 @@ class Lab:
     def down(self) -> None:
         """Stop helpers and remove namespaces and state; safe to call twice."""
         for pid in self.pids.values():
-            _kill(pid)
+            stop_process(pid)
         for node in NODES:
             _remove_ns(self.ns(node))
         self.state_file.unlink(missing_ok=True)
@@ -418,30 +466,49 @@ def _remove_ns(name: str) -> None:
     if not netns.exists(name):
         return
     for pid in netns.pids(name):
-        _kill(pid)
+        stop_process(pid)
     netns.delete(name)
 
 
-def _kill(pid: int, grace: float = 2.0) -> None:
+def _read_line(pipe, timeout: float) -> str:
+    """One line from ``pipe`` (a child's stdout), '' if it closes or ``timeout`` passes first."""
+    deadline = time.monotonic() + timeout
+    got = b""
+    while not got.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([pipe], [], [], left)[0]:
+            return ""
+        part = os.read(pipe.fileno(), 256)
+        if not part:
+            return ""
+        got += part
+    return got.decode(errors="replace").strip()
+
+
+def stop_process(pid: int, grace: float = 2.0) -> None:
+    """Stop a helper process this lab started (by its pid): SIGTERM, then SIGKILL after ``grace`` seconds;
+    reap it if it is ours.
+
+    Exit is seen through the process's pidfd (a zombie has exited: one whose parent we are killing
+    too may wait a while for init to reap it, and is not worth the grace period)."""
     try:
-        os.kill(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
         return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return
-        except ChildProcessError:
-            if not os.path.exists(f"/proc/{pid}"):
-                return
-        time.sleep(0.02)
     try:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    except (ProcessLookupError, ChildProcessError):
-        pass
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                return
+            if select.select([fd], [], [], grace)[0]:
+                break
+    finally:
+        os.close(fd)
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass  # not our child: its parent (or init) reaps it
 
 
 def _host_tcp() -> list[str]:

@@ -29,8 +29,12 @@ def config_tree(campaign: Campaign, point: Point, variables: dict | None = None)
 
 def upstream_flow(campaign: Campaign, point: Point, tree=None) -> ServiceFlow:
     """The service flow a point provisions upstream (the modem's queue under test)."""
-    if campaign.template is None:
-        return tier_flow(point.upstream_rate, point.buffer)
+    if campaign.template is None:  # a tier by its numbers: the profile's tier burst and peak
+        from hfcprov.queue.profile import parse_profile
+
+        profile = parse_profile(point.profile)
+        rate = point.upstream_rate
+        return tier_flow(rate, point.buffer, profile.tier_burst(rate), profile.tier_peak(rate))
     from hfcprov.model import service_flows
 
     tree = tree if tree is not None else config_tree(campaign, point)
@@ -55,7 +59,8 @@ def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = No
     return upload_scenario(flow or upstream_flow(campaign, point), rtt=point.rtt, flows=point.flows,
                            congestion_control=point.congestion_control, mac=point.mac, loss=point.loss,
                            aqm=point.aqm, probe_interval=t.probe_interval, duration=t.duration,
-                           warmup=t.warmup, seed=point.seed, name=point.key, far_rtt=point.far_rtt)
+                           warmup=t.warmup, seed=point.seed, name=point.key, profile=point.profile,
+                           far_rtt=point.far_rtt)
 
 
 def environment(campaign: Campaign) -> dict:

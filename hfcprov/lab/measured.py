@@ -6,10 +6,15 @@ Both run a point the same way, as a provisioning engineer would by hand:
    encode it (``config.encode``, CMTS MIC with the campaign's secret);
 2. publish it under the modem's file name on the TFTP server;
 3. reset the modem over SNMP (docsDevResetNow.0 = true);
-4. wait until it is back online with the new config, confirmed by reading back
-   over SNMP what it applied (rate and TargetBuffer of its upstream flow),
-   within ``target.online_timeout`` or the point fails with that reason;
+4. wait until it is proven back on the new config (``hfcprov.lab.proof``: it rebooted, is
+   operational, loaded the published name from the expected server, and its active upstream
+   flow has the point's rate and TargetBuffer), within ``target.online_timeout`` or the point
+   fails with what was seen;
 5. run the probe (idle RTT, RTT under TCP load, goodput) and return its result.
+
+A real modem's campaign checks everything it needs before the first point (``preflight``:
+secrets, the TFTP root or publish command, the modem, the CMTS and the probe responder, each
+from its own place: ``hfcprov.lab.roles``).
 
 The emulated modem lives in network namespaces built for the campaign (one lab
 per added RTT and loss, since those are plant impairments) and removed after it.
@@ -23,28 +28,29 @@ import tempfile
 import time
 from pathlib import Path
 
-from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
 from hfcprov.lab import backends
-from hfcprov.lab.spec import Campaign, Point
+from hfcprov.lab.proof import PointFailed, PointUnreachable  # noqa: F401 (PointFailed: this module's name too)
+from hfcprov.lab.roles import RoleError
+from hfcprov.lab.roles import secret_value as _secret_value
+from hfcprov.lab.spec import FROM_MODEM, Campaign, CampaignError, Point
+from hfcprov.probe import DEFAULT_PORT
 from hfcprov.results import RunResult
 
 CONFIG_FILE = "campaign.cm"
-PROBE_PORT = 5201  # the responder (python -m hfcprov.probe.responder) default
+PROBE_PORT = DEFAULT_PORT  # the responder's (hfcprov probe responder) default
 
 
-class PointFailed(HfcprovError):
-    """This point could not be measured; the reason says which step and why."""
+class PreflightFailed(CampaignError):
+    """A modem campaign cannot start: every check that failed, before the first point."""
 
 
 def secret_value(value: str | None, what: str) -> str | None:
     """A secret as written in the campaign, or ``env:NAME`` to keep it out of the file (and the store)."""
-    if value is None or not value.startswith("env:"):
-        return value
-    name = value[4:]
-    if name not in os.environ:
-        raise PointFailed(f"{what}: environment variable {name} is not set")
-    return os.environ[name]
+    try:
+        return _secret_value(value, what)
+    except RoleError as err:
+        raise PointFailed(str(err)) from None
 
 
 def build_config(campaign: Campaign, point: Point, mac: str | None = None) -> tuple[bytes, object]:
@@ -129,23 +135,43 @@ class EmuBackend:
     def environment(self) -> dict:
         return {"emu_tftp_root": str(self.tftp_root)}
 
-    def _lab(self, point: Point):
-        from hfcprov.emu import topology
+    def _agent_keys(self):
+        """What the emulated modem's agent accepts: the campaign's own SNMP (v2c, or its SNMPv3 user)."""
+        from hfcprov.emu.headend import SnmpKeys
+        from hfcprov.lab.roles import snmp_credentials
 
-        # aqm none (the default) is a DOCSIS 3.0 modem, as the simulated side (select.aqm_overrides)
-        version = "3.0" if point.aqm == "none" else "3.1"
+        try:
+            _, write = snmp_credentials(self.campaign.target.snmp, "target.snmp")
+        except RoleError as err:
+            raise PointFailed(str(err)) from None
+        if write.version == "3":
+            return SnmpKeys(v3_user=write.user, v3_auth_key=write.auth_key, v3_priv_key=write.priv_key,
+                            v3_auth_proto=write.auth_proto, v3_priv_proto=write.priv_proto)
+        return SnmpKeys(community=write.community)
+
+    def _lab(self, point: Point):
+        from hfcprov.emu import timekeeping, topology
+
+        # drop-tail is a DOCSIS 3.0 modem; aqm: file runs the rule of the point's profile's DOCSIS version,
+        # as the simulated side (hfcprov.sim.upload.upload_scenario)
+        from hfcprov.queue.profile import parse_profile
+
+        version = {"none": "3.0", "file": parse_profile(point.profile).aqm_rule_version}.get(point.aqm, "3.1")
         key = (point.rtt, point.loss, version)
         lab = self.labs.get(key)
         if lab is None:
             lab = topology.up(rtt=point.rtt, loss=point.loss, seed=point.seed, docsis_version=version)
             self.labs[key] = lab
-            lab.pids["responder"] = lab.spawn("srv", [os.sys.executable, "-m", "hfcprov.probe.responder",
-                                                      "--host", topology.ADDR["srv"], "--port", str(PROBE_PORT)])
+            lab.pids["responder"] = lab.spawn(
+                "srv", [os.sys.executable, "-m", "hfcprov.probe.responder", "--host", topology.ADDR["srv"],
+                        "--port", str(PROBE_PORT)],
+                ready=f"responder listening on {topology.ADDR['srv']}:{PROBE_PORT} (udp echo, tcp bulk)",
+                priority=timekeeping.HOST_PRIORITY)
             lab.save()
         return lab
 
     def measure(self, point: Point) -> list[RunResult]:
-        from hfcprov.emu import netns
+        from hfcprov.emu import netns, timekeeping
         from hfcprov.emu.topology import ADDR
         from hfcprov.fileio import atomic_write
 
@@ -155,7 +181,7 @@ class EmuBackend:
         lab = self._lab(point)
         timeout = self.campaign.target.online_timeout
         if lab.name not in self.boots:
-            applied = lab.boot(self.tftp_root, CONFIG_FILE, timeout=timeout)
+            applied = lab.boot(self.tftp_root, CONFIG_FILE, timeout=timeout, snmp_keys=self._agent_keys())
             self.boots[lab.name] = 1
         else:
             with netns.entered(lab.ns("cmts")):
@@ -179,75 +205,211 @@ class EmuBackend:
                                       f"{timeout:g} s: {err}") from None
                 time.sleep(0.3)
         self.sys_descr = confirmed["sys_descr"]
-        result = _probe(self.campaign, point, ADDR["srv"], "emu", ns=lab.ns("cpe"))
+
+        def probe():
+            with timekeeping.host_priority() as scheduling:  # the probe is the emulated home host
+                result = _probe(self.campaign, point, ADDR["srv"], "emu", ns=lab.ns("cpe"))
+            result.extra["host_scheduling"] = scheduling
+            return result
+
+        try:
+            result, kept = timekeeping.in_time(lab.timekeeping, probe, plant=f"emulated modem {lab.name}")
+        except timekeeping.FellBehind as err:
+            raise PointFailed(str(err)) from None
+        if kept is not None:
+            result.extra["timekeeping"] = kept
         result.extra.update(confirmed)
         result.extra["lab"] = lab.name
         return [result]
 
 
 class ModemBackend:
-    """Real modems: configs published on a TFTP server, reset and audited over SNMP, probed."""
+    """Real modems: configs published for the TFTP server, reset over SNMP, proven back, probed.
+
+    Each role from its own place (``hfcprov.lab.roles``): SNMP to the modem and the CMTS
+    (``target.snmp``, ``target.cmts``), the probe (``target.probe``), the file (``target.tftp``)."""
 
     def __init__(self, campaign: Campaign):
+        from hfcprov.lab.roles import ProbeRole, Publisher, SnmpRole
+
         t = campaign.target
         self.campaign = campaign
-        self.modem = t.modems[0]
-        if "ip" not in self.modem:
-            raise PointFailed(f"modem {self.modem['mac']}: needs its ip for SNMP reset and audit")
-        if not t.tftp.get("root"):
-            raise PointFailed("target.tftp.root: the folder the TFTP server serves is needed to publish configs")
-        if not t.probe.get("server"):
-            raise PointFailed("target.probe.server: the host behind the CMTS that answers the probe is needed")
-        self.root = Path(t.tftp["root"])
-        self.server = None
-        if t.tftp.get("host"):  # hfcprov serves the folder itself; otherwise an existing server does
-            from hfcprov.tftp import TftpServer
+        self.modem = dict(t.modems[0])
+        self.mac = self.modem["mac"]
+        problems = []
 
-            self.server = TftpServer(self.root, host=t.tftp["host"], port=int(t.tftp.get("port", 69)))
-            self.server.start()
+        def attempt(fn):
+            try:
+                return fn()
+            except HfcprovError as err:
+                problems.append(str(err))
+                return None
+
+        # every secret now, every missing one named: not one failed point per secret
+        attempt(lambda: secret_value(t.secret, "target.secret"))
+        self.snmp = attempt(lambda: SnmpRole(t.snmp, self.modem.get("ip"), "target.snmp"))
+        self.cmts = attempt(lambda: SnmpRole(t.cmts.snmp, t.cmts.address, "target.cmts.snmp")) if t.cmts else None
+        if problems:
+            raise PreflightFailed(f"{campaign.source}: pre-flight: " + "; ".join(problems))
+        self.probe = ProbeRole(t.probe.server, t.probe.port, t.probe.namespace, t.probe.source, t.probe.interface)
+        self.publisher = Publisher(t.tftp)
+        self.expected_server = t.tftp.server or t.tftp.host
+        self.filename = None if t.tftp.filename == FROM_MODEM else _file_name(campaign, self.modem)
         self.last_flow = None
         self.sys_descr = None
+        self.checks: list[dict] = []
 
     def __enter__(self):
+        try:
+            self.publisher.serve()
+        except HfcprovError as err:
+            raise PreflightFailed(f"{self.campaign.source}: target.tftp: cannot serve {self.publisher.root}: "
+                                  f"{err}") from None
         return self
 
     def __exit__(self, *exc):
-        if self.server is not None:
-            self.server.stop()
+        self.publisher.stop()
         return False
 
     def environment(self) -> dict:
-        return {"modem_mac": self.modem["mac"], "cmts": self.campaign.target.cmts or ""}
+        env = {"modem_mac": self.mac, "cmts": self.campaign.target.cmts.address if self.campaign.target.cmts else "",
+               "snmp_place": self.snmp.where(), "probe_place": self.probe.where(),
+               "tftp_place": f"{self.publisher.where()} as {self.filename}"}
+        if self.cmts:
+            env["cmts_snmp_place"] = self.cmts.where()
+        if self.checks:  # what the pre-flight saw, kept with the results
+            env["preflight"] = " | ".join(f"{c['check']}: {'ok' if c['ok'] else 'FAILED'}: {c['detail']}"
+                                         for c in self.checks)
+        return env
+
+    def preflight(self) -> list[dict]:
+        """Check, before the first point, everything a point needs: the TFTP root (or publish command),
+        the modem over SNMP, the CMTS's row of it, the probe responder through it. Every failure is
+        named; any raises ``PreflightFailed``."""
+        from hfcprov.lab.proof import read_modem
+        from hfcprov.snmp.ops import read_cmts_modems
+
+        checks, failed = [], []
+
+        def check(name, fn):
+            try:
+                detail = fn()
+            except (HfcprovError, OSError) as err:
+                failed.append(f"{name}: {err}")
+                checks.append({"check": name, "ok": False, "detail": str(err)})
+                return None
+            checks.append({"check": name, "ok": True, "detail": detail})
+            return detail
+
+        check("tftp", self.publisher.check)
+        if self.cmts is not None:
+            def cmts_row():
+                rows = self.cmts.run(lambda c: read_cmts_modems(c, self.cmts.host, self.cmts.port))
+                row = next((r for r in rows if r.mac == self.mac), None)
+                if row is None:
+                    raise PointFailed(f"CMTS {self.cmts.host} does not list modem {self.mac} "
+                                      f"({len(rows)} modems listed)")
+                if not self.modem.get("ip"):
+                    if not row.address:
+                        raise PointFailed(f"CMTS {self.cmts.host} lists modem {self.mac} without an address")
+                    self.modem["ip"] = self.snmp.host = row.address
+                return f"lists {self.mac} {row.reg_status or row.status} at {row.address}"
+
+            check("cmts", cmts_row)
+
+        def modem():
+            if not self.snmp.host:
+                raise PointFailed(f"modem {self.mac}: no address to reach it (target.modems[0].ip or the CMTS's)")
+            seen = self.snmp.run(lambda c: read_modem(c, self.snmp.host, self.snmp.port))
+            if self.filename is None:
+                if not seen["file"]:
+                    raise PointFailed(f"modem {self.mac}: target.tftp.filename is {FROM_MODEM}, but it reports "
+                                      "no docsDevServerConfigFile")
+                self.filename = seen["file"]
+            return (f"{self.snmp.host}: {seen['sys_descr']!s}; docsIfCmStatusValue {seen['status']}, "
+                    f"file {seen['file']!r} from {seen['server']}, up {seen['uptime']} s")
+
+        check("modem", modem)
+        check("probe", lambda: f"responder echoes in {self.probe.echo() * 1e3:.1f} ms")
+        self.checks = checks
+        if failed:
+            raise PreflightFailed(f"{self.campaign.source}: pre-flight failed before the first point: "
+                                  + "; ".join(failed))
+        return checks
 
     def measure(self, point: Point) -> list[RunResult]:
-        from hfcprov.fileio import atomic_write
+        from hfcprov.lab.proof import Expected, wait_until_proven
 
-        mac = self.modem["mac"]
-        host, port = self.modem["ip"], int(self.campaign.target.snmp.get("port", 161))
-        data, flow = build_config(self.campaign, point, mac=mac)
+        t = self.campaign.target
+        host, port = self.snmp.host, self.snmp.port
+        data, flow = build_config(self.campaign, point, mac=self.mac)
         self.last_flow = flow
-        name = macaddr.normalize(mac) + ".cm"
-        atomic_write(self.root / name, data)
-        _snmp(self.campaign, _reset(host, port))
-        timeout = self.campaign.target.online_timeout
-        deadline = time.monotonic() + timeout
-        time.sleep(2.0)  # a modem answers SNMP for a moment after the SET before it goes down
-        last = None
-        while time.monotonic() < deadline:
+        try:
+            self.publisher.put(self.filename, data)
+        except HfcprovError as err:
+            raise PointFailed(str(err)) from None
+        started = time.monotonic()
+        try:
+            self.snmp.run(_reset(host, port), write=True)
+        except HfcprovError as err:
+            from hfcprov.snmp.client import SnmpTimeout
+
+            cls = PointUnreachable if isinstance(err, SnmpTimeout) else PointFailed
+            raise cls(f"modem {self.mac} ({host}): the reset (docsDevResetNow) failed: {err}") from None
+        expected = Expected(self.mac, host, self.filename, self.expected_server)
+        seen = wait_until_proven(lambda at: self._poll(at), expected, self.cmts is not None, t.online_timeout,
+                                 t.poll_interval, started=started)
+        # back on the file: its active upstream flow must be the point's (a modem may fill its QoS
+        # tables a moment after it says operational: asked again until the deadline)
+        while True:
             try:
-                confirmed = _snmp(self.campaign, _confirm_coro(host, port, flow))
+                confirmed = self.snmp.run(_confirm_coro(host, port, flow))
                 break
-            except HfcprovError as err:  # offline (timeout) or still on the old config
-                last = err
-                time.sleep(2.0)
-        else:
-            raise PointFailed(f"modem {mac} ({host}): not back online with the new config within "
-                              f"{timeout:g} s: {last}")
+            except HfcprovError as err:
+                if time.monotonic() - started >= t.online_timeout:
+                    raise PointFailed(f"modem {self.mac} ({host}): {err}") from None
+                time.sleep(t.poll_interval)
+        confirmed["proof"] = {"uptime_s": seen.uptime, "at_s": round(seen.at, 1), "file": seen.file,
+                              "tftp_server": seen.server, "cmts": seen.cmts_status}
         self.sys_descr = confirmed["sys_descr"]
-        probe = self.campaign.target.probe
-        result = _probe(self.campaign, point, probe["server"], "modem", port=int(probe.get("port", PROBE_PORT)))
+        result = _probe(self.campaign, point, self.probe.server, "modem", port=self.probe.port, role=self.probe)
         result.extra.update(confirmed)
         return [result]
+
+    def _poll(self, at: float):
+        """One look at the modem and its CMTS row, ``at`` seconds after the reset."""
+        from hfcprov.lab.proof import Seen, read_modem
+        from hfcprov.snmp.ops import read_cmts_modems
+
+        s = Seen(at=at)
+        try:
+            got = self.snmp.run(lambda c: read_modem(c, self.snmp.host, self.snmp.port))
+            s.answered = True
+            s.uptime, s.status, s.file, s.server, s.sys_descr = (got["uptime"], got["status"], got["file"],
+                                                                  got["server"], got["sys_descr"])
+        except HfcprovError as err:  # rebooting modems do not answer
+            s.error = str(err)
+        if self.cmts is not None:
+            try:
+                rows = self.cmts.run(lambda c: read_cmts_modems(c, self.cmts.host, self.cmts.port))
+                row = next((r for r in rows if r.mac == self.mac), None)
+                if row is not None:
+                    s.cmts_status, s.cmts_online = row.reg_status or row.status, row.online
+                    s.cmts_address = row.ip if ":" not in self.snmp.host else row.ipv6
+                else:
+                    s.cmts_online = False
+            except HfcprovError as err:
+                s.cmts_error = str(err)
+        return s
+
+
+def _file_name(campaign: Campaign, modem: dict) -> str:
+    """The published name: ``target.tftp.filename`` filled from the modem (the one naming rule)."""
+    from hfcprov.tiers.naming import config_file_name
+
+    tier = modem.get("tier") or Path(campaign.template or "campaign").name.split(".")[0]
+    row = {"mac": modem["mac"], "tier": tier, "name": modem.get("name") or modem["mac"]}
+    return config_file_name(campaign.target.tftp.filename, row)
 
 
 def _reset(host, port):
@@ -270,18 +432,21 @@ def _confirm_coro(host, port, flow):
 
 
 def _snmp(campaign: Campaign, step):
-    """Run one SNMP step with the campaign's credentials (the write community: the reset needs it)."""
+    """One SNMP step with the campaign's credentials (the write ones: the reset needs them), from here:
+    the emulated modem's (the caller enters the namespace)."""
     import asyncio
 
-    from hfcprov.snmp.client import Credentials, SnmpClient
+    from hfcprov.lab.roles import snmp_credentials
+    from hfcprov.snmp.client import SnmpClient
 
     snmp = campaign.target.snmp
-    community = (secret_value(snmp.get("write_community"), "target.snmp.write_community")
-                 or secret_value(snmp.get("community"), "target.snmp.community") or "public")
+    try:
+        _, write = snmp_credentials(snmp, "target.snmp")
+    except RoleError as err:
+        raise PointFailed(str(err)) from None
 
     async def main():
-        client = SnmpClient(Credentials(community=community), timeout=float(snmp.get("timeout", 2.0)),
-                            retries=int(snmp.get("retries", 1)))
+        client = SnmpClient(write, timeout=snmp.timeout, retries=snmp.retries)
         try:
             return await step(client)
         finally:
@@ -291,7 +456,7 @@ def _snmp(campaign: Campaign, step):
 
 
 def _probe(campaign: Campaign, point: Point, server: str, source: str, ns: str | None = None,
-           port: int = PROBE_PORT) -> RunResult:
+           port: int = PROBE_PORT, role=None) -> RunResult:
     from hfcprov.probe.run import ProbeSpec, measure
 
     t = campaign.traffic
@@ -299,7 +464,9 @@ def _probe(campaign: Campaign, point: Point, server: str, source: str, ns: str |
     spec = ProbeSpec(target=server, port=port, flows=point.flows, duration=t.duration, warmup=t.warmup,
                      idle=min(2.0, t.warmup or 2.0), cc=cc, probe="icmp", rate=1.0 / t.probe_interval,
                      shaped_rate_bps=point.upstream_rate, source=source)
-    if ns is None:
+    if role is not None:  # a real modem's probe: from target.probe's place
+        result = role.measure(spec)
+    elif ns is None:
         result = measure(spec)
     else:
         from hfcprov.emu import netns

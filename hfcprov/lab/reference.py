@@ -10,10 +10,11 @@ renders them, so the reference cannot drift from what the parser accepts
 
 from __future__ import annotations
 
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, fields, is_dataclass
 
 from hfcprov.lab.schema import AXES, METRICS
-from hfcprov.lab.spec import Campaign, Target, Traffic
+from hfcprov.lab.spec import (Campaign, CmtsAccess, ModemEntry, ProbeAccess, SnmpAccess, Target, TftpPublish,
+                              Traffic)
 from hfcprov.units import format_bytes, format_duration, format_rate
 
 _FORMAT = {"b/s": format_rate, "bytes": format_bytes, "s": format_duration}
@@ -46,9 +47,24 @@ def _rows(prefix: str, cls, skip=()) -> list[str]:
         else:
             value = f.default if f.default is not MISSING else (
                 f.default_factory() if f.default_factory is not MISSING else MISSING)
-            default = _default(value, m.get("unit")) if f.name not in ("target", "traffic") else "see below"
+            section = is_dataclass(value) or f.name in ("target", "traffic", "cmts")
+            default = "see below" if section else _default(value, m.get("unit"))
         out.append(f"| `{prefix}{f.name}` | {m.get('unit') or ''} | {_cell(default)} | `{_cell(m['example'])}` "
                    f"| {_cell(m['doc'])} |")
+    return out
+
+
+TARGET_SECTIONS = (("`target.modems[]`", "target.modems[].", ModemEntry),
+                   ("`target.snmp` (and `target.cmts.snmp`)", "target.snmp.", SnmpAccess),
+                   ("`target.tftp`", "target.tftp.", TftpPublish),
+                   ("`target.probe`", "target.probe.", ProbeAccess),
+                   ("`target.cmts` (an address, or a mapping)", "target.cmts.", CmtsAccess))
+
+
+def _sections(head: str) -> list[str]:
+    out = []
+    for title, prefix, cls in TARGET_SECTIONS:
+        out += [f"### {title}", "", head, *_rows(prefix, cls), ""]
     return out
 
 
@@ -88,6 +104,14 @@ def reference_markdown() -> str:
         "",
         head, *_rows("target.", Target),
         "",
+        "A `modem` target gives each role its own place (docs/lab-setup.md): the probe leaves from",
+        "`target.probe`'s namespace, source or interface; SNMP from `target.snmp`'s; files go to",
+        "`target.tftp`'s root or through its publish command. After a reset a point is measured only once",
+        "the modem is proven back: sysUpTime restarted or the CMTS saw it re-register, operational,",
+        "docsDevServerConfigFile the published name from `target.tftp.server`, and the point's flows active;",
+        "anything else fails the point with what was seen.",
+        "",
+        *_sections(head),
         "## What each run stores (the `run` table and the CSV)",
         "",
         "| column | SQL type | meaning |\n|---|---|---|",

@@ -7,7 +7,10 @@ Each result is committed by this process alone (one writer) as it arrives, so
 a kill loses at most the points in flight, and those run again on resume.
 
 Measured points (emu, modem) run one at a time: a modem is one physical thing.
-A failed point is recorded with its reason and the campaign goes on.
+A failed point is recorded with its reason and the campaign goes on; a real modem's
+campaign first runs its pre-flight (nothing is measured if a check fails) and stops after
+``target.max_unreachable`` points in a row whose modem never answered (the rest stay
+pending: ``--resume`` runs them once the modem is back).
 
 A run holds the campaign's lock (``hfcprov.lab.lock``: pid + heartbeat in the database)
 from before it touches the points until it ends, so a second run on the same database
@@ -44,6 +47,7 @@ class Summary:
     failed: int = 0
     errors: dict[str, str] = field(default_factory=dict)  # point key -> reason
     seconds: float = 0.0
+    stopped: str | None = None  # why the campaign stopped before its last point
 
 
 def run_campaign(campaign: Campaign, store: Store, *, resume: bool = False, retry_failed: bool = False,
@@ -264,10 +268,16 @@ def _executor(jobs: int, scheduler: str | None, timeout: float):
 def _run_measured(campaign, store, points, emit, summary):
     from hfcprov.lab.measured import measured_backend
 
+    from hfcprov.lab.proof import PointUnreachable
+
     with measured_backend(campaign) as backend:
+        if points and hasattr(backend, "preflight"):
+            backend.preflight()  # raises before the first point: nothing is marked failed
         env = backends.environment(campaign)
         env.update(backend.environment())
         store.set_environment(env)
+        limit = getattr(campaign.target, "max_unreachable", 0)
+        unreachable = 0
         for point in points:
             store.mark_running(point)
             emit("start", point, None)
@@ -278,7 +288,13 @@ def _run_measured(campaign, store, points, emit, summary):
                                                      campaign.traffic.voip))
             except Exception as err:  # noqa: BLE001 - one point's failure is recorded, the campaign goes on
                 _record_failed(store, point, err, emit, summary)
+                unreachable = unreachable + 1 if isinstance(err, PointUnreachable) else 0
+                if limit and unreachable >= limit:
+                    summary.stopped = (f"stopped after {unreachable} points in a row whose modem never answered "
+                                       f"(target.max_unreachable: {limit}); the other points are not run")
+                    break
             else:
+                unreachable = 0
                 _record_done(store, point, results, emit, summary)
                 if backend.sys_descr and env.get("modem_sysDescr") != backend.sys_descr:
                     env["modem_sysDescr"] = backend.sys_descr

@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 
 from hfcprov.errors import HfcprovError
+from hfcprov.queue.inputs import DEFAULT_CONGESTION_CONTROL, DEFAULT_PROFILE, DEFAULT_UPSTREAM_MODEL
+from hfcprov.queue.profile import PROFILES, ProfileError, parse_profile
 from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_link_rate, parse_rtt
 
 class _Required:
@@ -43,7 +45,7 @@ CONGESTION_CONTROLS = ("reno", "newreno", "sack", "cubic", "fast", "prague")
 # request-grant upstream MAC (issue 7's calibrated model).
 MACS = ("tokenbucket", "docsis")
 # The upstream queue the simulator gives the flow (issue 20): drop-tail, DOCSIS-PIE, Low Latency
-# DOCSIS, or ``file``: what the rendered config file's AQM TLVs say (hfcprov.sim.aqm.select)
+# DOCSIS, or ``file``: what the rendered config file's AQM TLVs say (hfcprov.queue.select)
 AQMS = ("none", "docsis-pie", "lld", "file")
 
 
@@ -60,6 +62,7 @@ class Axis:
     doc: str = ""  # one line for docs/campaign-reference.md
     example: str = ""
     unit: str | None = None
+    missing: object = None  # the value of a store made before this axis existed (None: ``default``)
 
 
 def _key_text(a: Axis, value) -> str:
@@ -78,8 +81,9 @@ def _key_text(a: Axis, value) -> str:
     return f"{value:.12g} {a.unit}" if a.unit else f"{value:.12g}"
 
 
-def axis(parse, default, sql, label, short, show, variant=None, doc="", example="", unit=None):
-    return field(metadata={"axis": Axis(parse, default, sql, label, short, show, variant, doc, example, unit)})
+def axis(parse, default, sql, label, short, show, variant=None, doc="", example="", unit=None, missing=None):
+    return field(metadata={"axis": Axis(parse, default, sql, label, short, show, variant, doc, example, unit,
+                                        missing)})
 
 
 def _positive(parser):
@@ -101,9 +105,19 @@ def _choice(choices, what):
     def parse(v):
         s = str(v).lower()
         if s not in choices:
-            raise ValueError(f"unknown {what} {v!r} (known: {', '.join(choices)})")
+            from hfcprov.suggest import did_you_mean
+
+            raise ValueError(f"unknown {what} {v!r} (known: {', '.join(choices)}){did_you_mean(s, choices)}")
         return s
     return parse
+
+
+def _profile(v) -> str:
+    """A modem profile as the campaign names it (``docsis3.1``, ``docsis3.1:map_interval=1ms``), checked."""
+    try:
+        return parse_profile(str(v)).name
+    except ProfileError as err:
+        raise ValueError(str(err)) from None
 
 
 def _fraction(v) -> float:
@@ -150,21 +164,31 @@ class Point:
                        unit="bytes")
     flows: int = axis(_whole, 1, "INTEGER NOT NULL", "upstream TCP flows", "flows", str, _plural_flows,
                       doc="parallel long-lived upstream TCP flows", example="[1, 10]")
-    congestion_control: str = axis(_choice(CONGESTION_CONTROLS, "congestion control"), "reno", "TEXT NOT NULL",
+    congestion_control: str = axis(_choice(CONGESTION_CONTROLS, "congestion control"), DEFAULT_CONGESTION_CONTROL,
+                                   "TEXT NOT NULL",
                                    "TCP congestion control", "cc", str, str,
                                    doc="TCP congestion control: " + " | ".join(CONGESTION_CONTROLS) +
-                                       " (the kernel's reno stands for newreno and sack)", example="[reno, cubic]")
+                                       " (the kernel's reno stands for newreno and sack)", example="[reno, cubic]",
+                                   missing="reno")
     loss: float = axis(_fraction, 0.0, "REAL NOT NULL", "plant loss", "loss", lambda v: f"{v:g}",
                        lambda v: f"loss {v:.2%}", doc="random plant packet loss, a fraction or a percentage",
                        example="1%")
-    mac: str = axis(_choice(MACS, "mac"), "tokenbucket", "TEXT NOT NULL DEFAULT 'tokenbucket'",
+    mac: str = axis(_choice(MACS, "mac"), DEFAULT_UPSTREAM_MODEL, "TEXT NOT NULL DEFAULT 'tokenbucket'",
                     "simulator link model", "mac", str, lambda v: f"{v} MAC",
-                    doc="the simulator's upstream model: tokenbucket (a shaper) | docsis (the DOCSIS request-grant "
-                        "MAC, calibrated); measured points are unaffected", example="[tokenbucket, docsis]")
-    aqm: str = axis(_choice(AQMS, "aqm"), "none", "TEXT NOT NULL DEFAULT 'none'", "upstream AQM", "aqm", str,
-                    lambda v: {"none": "drop-tail"}.get(v, v),
+                    doc="the simulator's upstream model: tokenbucket (a shaper) | docsis (the request-grant MAC of "
+                        "the point's profile); measured points are unaffected", example="[tokenbucket, docsis]",
+                    missing="tokenbucket")
+    profile: str = axis(_profile, DEFAULT_PROFILE, "TEXT NOT NULL DEFAULT 'docsis2.0'", "modem profile", "profile",
+                        str, str, doc="the modem's DOCSIS version and upstream channels (hfcprov.queue.profile): "
+                        + " | ".join(PROFILES) + ", overrides after a colon (docsis3.1:map_interval=1ms); it decides "
+                        "the simulator's request-grant MAC, the AQM a file's flow runs (aqm: file) and the advice",
+                        example="[docsis3.1, 'docsis3.1:map_interval=1ms', docsis3.0-4ch]", missing="docsis2.0")
+    aqm: str = axis(_choice(AQMS, "aqm"), "file", "TEXT NOT NULL DEFAULT 'none'", "upstream AQM", "aqm", str,
+                    lambda v: {"none": "drop-tail", "file": "the modem's AQM"}.get(v, v),
                     doc="the simulator's upstream queue: " + " | ".join(AQMS) + " (none = drop-tail; file = what "
-                        "the service flow's 24.40 / TLV 76 ask for)", example="[none, docsis-pie, lld]")
+                        "the profile's modem runs for the service flow: DOCSIS-PIE on DOCSIS 3.1 unless 24.40 / "
+                        "TLV 76 turn it off, drop-tail on 2.0/3.0)", example="[none, docsis-pie, lld]",
+                    missing="none")
     far_rtt: float | None = axis(parse_rtt, None, "REAL", "far server RTT", "far",
                                  lambda v: format_duration(v) if v else "-",
                                  lambda v: f"far server {format_duration(v)}" if v else "one server",
@@ -228,7 +252,7 @@ def point_values(p: Point) -> tuple:
 def point_from_row(row) -> Point:
     """A point from a point-table row (a mapping); axes a store predates take their default."""
     keys = set(row.keys())
-    values = {n: row[n] if n in keys else a.default for n, a in AXES.items()}
+    values = {n: row[n] if n in keys else (a.default if a.missing is None else a.missing) for n, a in AXES.items()}
     return Point(index=row["idx"], rep=row["rep"], seed=row["seed"], **values)
 
 
@@ -256,6 +280,7 @@ METRICS = (
     Metric("latency_idle_p50", "REAL", "idle RTT p50 (s)", lambda r: r.latency_idle.p50),
     Metric("latency_loaded_mean", "REAL", "loaded RTT mean (s)", lambda r: r.latency_loaded.mean),
     Metric("latency_loaded_p50", "REAL", "loaded RTT p50 (s)", lambda r: r.latency_loaded.p50),
+    Metric("latency_loaded_p90", "REAL", "loaded RTT p90 (s)", lambda r: r.latency_loaded.p90),
     Metric("latency_loaded_p99", "REAL", "loaded RTT p99 (s)", lambda r: r.latency_loaded.p99),
     Metric("probe_loss", "REAL", "probe loss", lambda r: r.latency_loaded.loss),
     Metric("packet_loss", "REAL", "packet loss", lambda r: r.packet_loss),

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from hfcprov.lab.schema import (
     METRIC_NAMES,
+    METRICS,
     POINT_COLUMNS,
     Point,
     metric_values,
@@ -33,7 +34,7 @@ from hfcprov.lab.schema import (
 from hfcprov.lab.spec import Campaign, CampaignError
 from hfcprov.results import RunResult
 
-SCHEMA_VERSION = 3  # 2: the mac axis, the run's model column; 3: the far_rtt axis, far_share
+SCHEMA_VERSION = 3  # 2: the mac axis, the run's model column; 3: the profile and far_rtt axes, far_share
 
 SCHEMA_TEMPLATE = """
 CREATE TABLE IF NOT EXISTS campaign (
@@ -140,6 +141,7 @@ class Store:
             self.db.execute("PRAGMA foreign_keys=ON")
             if create:
                 self.db.executescript(SCHEMA)
+                self._add_new_metrics()
             elif not self._has_table("campaign"):
                 raise CampaignError(f"{self.path}: not a campaign database (no campaign table)")
         except sqlite3.DatabaseError as err:
@@ -153,6 +155,14 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    def _add_new_metrics(self) -> None:
+        """A store written before a metric was declared gets its column (NULL for the runs it holds), so
+        ``--resume`` can store new runs in it; reading copes without (``rows``)."""
+        have = {c[1] for c in self.db.execute("PRAGMA table_info(run)")}
+        for m in METRICS:
+            if m.name not in have:
+                self.db.execute(f"ALTER TABLE run ADD COLUMN {m.name} {m.sql}")
 
     def _has_table(self, name: str) -> bool:
         return self.db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
@@ -282,6 +292,11 @@ class Store:
                 s.setdefault(name, []).append((t, v))
             d["series"] = s
         return RunResult.from_dict(d)
+
+    def series_values(self, run_id: int, name: str) -> list[float]:
+        """The values of one time series of a run, in time order (e.g. ``rtt_loaded``: every RTT under load)."""
+        return [v for (v,) in self.db.execute("SELECT value FROM series WHERE run_id = ? AND name = ? ORDER BY rowid",
+                                               (run_id, name))]
 
     def progress(self) -> Progress:
         row = self.campaign_row()

@@ -179,6 +179,41 @@ class ServiceFlow:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    def conflicts(self) -> list[tuple[str, str, str]]:
+        """The flow's parameters that contradict each other, as (rule, the TLV name at fault, why): a CMTS
+        refuses a Minimum Reserved Rate above the Maximum Sustained Rate (MULPI C.2.2.7.4) and a Peak
+        Traffic Rate below it (C.2.2.7.10), a modem a MinimumBuffer above the MaximumBuffer; a
+        TargetBuffer outside them is clamped (``BufferControl.queue_size``, C.2.2.7.11)."""
+        out = []
+        peak_name = "UpstreamPeakTrafficRate" if self.direction == "upstream" else "DownstreamPeakTrafficRate"
+        out += _rate_conflicts(self.min_reserved_rate, self.max_sustained_rate, self.peak_rate, peak_name)
+        buffer = self.buffer
+        rejected = buffer.rejection(largest=_ANY_SIZE)
+        if rejected:
+            out.append(("buffer-min-over-max", "MinimumBuffer", rejected))
+        elif buffer.target is not None:
+            size = buffer.queue_size(largest=_ANY_SIZE)
+            if size != buffer.target:
+                bound = "MinimumBuffer" if size > buffer.target else "MaximumBuffer"
+                out.append(("buffer-target-clamped", "TargetBuffer",
+                            f"TargetBuffer {buffer.target} is outside the flow's {bound} {size}: the modem uses {size}"
+                            " bytes"))
+        return out
+
+
+_ANY_SIZE = 2**32  # no modem limit: only what the file's own Buffer Control says
+
+
+def _rate_conflicts(min_rate, max_rate, peak, peak_name: str) -> list[tuple[str, str, str]]:
+    out = []
+    if min_rate is not None and max_rate and min_rate > max_rate:
+        out.append(("rate-min-over-max", "MinReservedRate",
+                    f"MinReservedRate {min_rate:.0f} exceeds MaxRateSustained {max_rate:.0f}: a CMTS refuses the flow"))
+    if peak and max_rate and peak < max_rate:
+        out.append(("rate-peak-under-max", peak_name,
+                    f"{peak_name} {peak:.0f} is below MaxRateSustained {max_rate:.0f}: a CMTS refuses the flow"))
+    return out
+
 
 # DOCS-QOS3-MIB's values for the AQM a modem runs (docsQosParamSetAqmDisabled is a TruthValue,
 # docsQosParamSetAqmAlgInUse unknown(1) other(2) docsisPIE(3)).
@@ -244,6 +279,12 @@ class AggregateServiceFlow:
     scheduling_weight: int | None = None  # 70/71.42.6
     queue_protection: bool | None = None  # 70/71.42.7
     path: str = ""
+    min_reserved_rate: float | None = None  # 70/71.10 bits/s
+
+    def conflicts(self) -> list[tuple[str, str, str]]:
+        """As ``ServiceFlow.conflicts``, for the aggregate's rates (MULPI C.2.2.9.4, C.2.2.9.10)."""
+        return _rate_conflicts(self.min_reserved_rate, self.max_sustained_rate, self.peak_rate,
+                               "UpstreamPeakTrafficRate" if self.direction == "upstream" else "DownstreamPeakTrafficRate")
 
 
 @dataclass(frozen=True)

@@ -17,25 +17,29 @@ from hfcprov.model.flow import AggregateServiceFlow, AqmSettings, BufferControl,
 
 
 class _Node:
-    """A compound TLV read by child name through its dictionary spec."""
+    """A compound TLV read by child name through its dictionary spec (the first child of each code)."""
 
-    __slots__ = ("tlv", "spec")
+    __slots__ = ("tlv", "spec", "leaves", "subs")
 
     def __init__(self, tlv: Tlv, spec: Spec):
         self.tlv, self.spec = tlv, spec
+        leaves: dict[int, object] = {}
+        subs: dict[int, Tlv] = {}
+        for c in tlv.children:  # one pass: every field below is a dict lookup
+            if c.value is None:
+                subs.setdefault(c.code, c)
+            else:
+                leaves.setdefault(c.code, c.value)
+        self.leaves, self.subs = leaves, subs
 
     def _child(self, name: str) -> Spec:
-        child = self.spec.child_named(name)
+        child = self.spec.by_name.get(name) or self.spec.child_named(name)
         if child is None:  # a renamed dictionary entry: a program error, caught by the tests
             raise LookupError(f"TLV dictionary: {self.spec.path or 'Main'} has no child named {name}")
         return child
 
     def value(self, name: str):
-        code = self._child(name).code
-        for c in self.tlv.children:
-            if c.code == code and not c.compound:
-                return c.value
-        return None
+        return self.leaves.get(self._child(name).code)
 
     def int(self, name: str) -> int | None:
         v = self.value(name)
@@ -51,10 +55,8 @@ class _Node:
 
     def sub(self, name: str) -> _Node | None:
         spec = self._child(name)
-        for c in self.tlv.children:
-            if c.code == spec.code and c.compound:
-                return _Node(c, spec)
-        return None
+        c = self.subs.get(spec.code)
+        return _Node(c, spec) if c is not None else None
 
 
 def _top(name: str) -> Spec:
@@ -187,7 +189,7 @@ def aggregate_service_flows(tree: ConfigTree) -> list[AggregateServiceFlow]:
             out.append(AggregateServiceFlow(
                 direction=direction, ref=n.int(ref_name), profile_name=n.str("ASFQoSProfileName"),
                 max_sustained_rate=n.float("MaxRateSustained"), max_traffic_burst=n.int("MaxTrafficBurst"),
-                peak_rate=n.float(peak_name),
+                peak_rate=n.float(peak_name), min_reserved_rate=n.float("MinReservedRate"),
                 low_latency_ref=ll.int("LowLatencyServiceFlowReference") if ll else None,
                 classic_scn=ll.str("ClassicSFSCN") if ll else None,
                 low_latency_scn=ll.str("LowLatencySFSCN") if ll else None,

@@ -40,7 +40,8 @@ class Flow:
 
 def run_flows(target: str, port: int, direction: str, count: int, total: float, cc: str,
               started: threading.Event | None = None,
-              end_at: Callable[[list[Flow]], float | None] | None = None) -> list[Flow]:
+              end_at: Callable[[list[Flow]], float | None] | None = None, source: str | None = None,
+              interface: str | None = None) -> list[Flow]:
     """Run ``count`` flows for ``total`` seconds (warm-up included); returns when all are done.
 
     ``end_at(flows)``, polled every ``STATE_STEP`` while uploads run: a monotonic time to stop every
@@ -53,7 +54,7 @@ def run_flows(target: str, port: int, direction: str, count: int, total: float, 
     socks = []
     try:
         for _ in range(count):
-            socks.append(_connect(target, port, cc))
+            socks.append(_connect(target, port, cc, source, interface))
     except (OSError, ProbeError) as err:
         for s in socks:
             abort(s)
@@ -87,7 +88,7 @@ def run_flows(target: str, port: int, direction: str, count: int, total: float, 
     return flows
 
 
-def _connect(target: str, port: int, cc: str) -> socket.socket:
+def _connect(target: str, port: int, cc: str, source: str | None = None, interface: str | None = None) -> socket.socket:
     """A TCP connection that runs ``cc`` from its first segment.
 
     The congestion control is set before the handshake: a socket set after it was first
@@ -98,6 +99,10 @@ def _connect(target: str, port: int, cc: str) -> socket.socket:
     s = socket.socket(family, socket.SOCK_STREAM)
     try:
         pin_congestion_control(s, cc)
+        if interface:  # a multi-homed host: leave by the interface behind the modem
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, interface.encode())
+        if source:
+            s.bind((source, 0))
         s.settimeout(5)
         s.connect((target, port))
     except BaseException:

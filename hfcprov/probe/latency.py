@@ -38,12 +38,17 @@ class Probe:
         return self.rx - self.tx
 
 
-def route_to(target: str) -> tuple[str, str]:
-    """(interface, source address) the kernel uses towards ``target``."""
-    proc = subprocess.run(["ip", "-j", "route", "get", target], check=False, capture_output=True, text=True)
+def route_to(target: str, source: str | None = None, interface: str | None = None) -> tuple[str, str]:
+    """(interface, source address) the kernel uses towards ``target`` (from ``source``, out of ``interface``)."""
+    argv = ["ip", "-j", "route", "get", target]
+    if source:
+        argv += ["from", source]
+    if interface:
+        argv += ["oif", interface]
+    proc = subprocess.run(argv, check=False, capture_output=True, text=True)
     try:
         route = json.loads(proc.stdout)[0]
-        return route["dev"], route["prefsrc"]
+        return route["dev"], source or route["prefsrc"]
     except (ValueError, IndexError, KeyError) as err:
         raise ProbeError(f"no route to {target}: {proc.stderr.strip()}") from err
 
@@ -52,19 +57,21 @@ class LatencyProbe:
     """Send probes to ``target`` until stopped; ``probes`` holds each one's timing."""
 
     def __init__(self, target: str, kind: str = "icmp", rate: float = 20.0, port: int | None = None,
-                 size: int = 64):
+                 size: int = 64, source: str | None = None, interface: str | None = None):
         if kind not in ("icmp", "udp"):
             raise ProbeError(f"probe kind {kind!r}: expected icmp or udp")
         if kind == "udp" and not port:
             raise ProbeError("UDP probes need the responder's port")
         if not 0 < rate <= 1000:
             raise ProbeError(f"probe rate {rate}/s: expected 0 < rate <= 1000")
-        self.iface, self.src = route_to(target)
+        self.iface, self.src = route_to(target, source, interface)
+        self.bind_device = interface  # a probe that must leave by this interface (a multi-homed host)
         self.target, self.kind, self.rate, self.port = target, kind, rate, port
         self.token = os.urandom(4)
         self.ident = int.from_bytes(os.urandom(2), "big")
         self.pad = max(0, size - _TAG.size)
         self.probes: list[Probe] = []
+        self._sent = threading.Condition()  # notified at each probe sent (wait_sent)
         self._stop = threading.Event()
         self._capture_stop = threading.Event()
         self._sock = None
@@ -77,9 +84,13 @@ class LatencyProbe:
         except OSError as err:
             raise ProbeError(f"cannot capture on {self.iface} for kernel timestamps: {err.strerror} (needs root)") from err
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+        if self.bind_device:
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, self.bind_device.encode())
         if self.kind == "udp":
             # A bound socket owns the source port, so answers do not draw ICMP port-unreachable.
             self._udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            if self.bind_device:
+                self._udp.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, self.bind_device.encode())
             self._udp.bind((self.src, 0))
             self.sport = self._udp.getsockname()[1]
             self._threads.append(threading.Thread(target=self._drain_udp, daemon=True))
@@ -89,6 +100,11 @@ class LatencyProbe:
         for t in self._threads:
             t.start()
         return self
+
+    def wait_sent(self, count: int, timeout: float | None = None) -> bool:
+        """Block until ``count`` probes have left (True), or ``timeout`` seconds went by first (False)."""
+        with self._sent:
+            return self._sent.wait_for(lambda: len(self.probes) >= count, timeout)
 
     def stop(self, linger: float = 1.0) -> list[Probe]:
         """Stop sending, wait ``linger`` seconds for late answers, and return every probe."""
@@ -129,6 +145,8 @@ class LatencyProbe:
             except OSError as err:
                 raise ProbeError(f"sending a probe to {self.target}: {err.strerror}") from err
             seq += 1
+            with self._sent:
+                self._sent.notify_all()
 
     def _capture(self) -> None:
         self._cap.settimeout(0.1)

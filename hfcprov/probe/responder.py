@@ -2,7 +2,7 @@
 
 Run it on the server (in the emulator: the ``srv`` namespace)::
 
-    python -m hfcprov.probe.responder --port 5201
+    python -m hfcprov.probe.responder --port 7473
 
 A TCP client opens with one JSON line: ``{"mode": "upload"|"download", "duration": s, "cc": "reno"}``.
 ``upload``: the responder reads, and after ``duration`` (plus a margin) sends
@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 
+from hfcprov.probe import DEFAULT_PORT
 from hfcprov.probe.errors import ProbeError
 from hfcprov.probe.timeline import Timeline
 
@@ -231,7 +232,7 @@ class Responder:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="hfcprov.probe.responder")
     ap.add_argument("--host", default="0.0.0.0")
-    ap.add_argument("--port", type=int, default=5201)
+    ap.add_argument("--port", type=int, default=DEFAULT_PORT)
     args = ap.parse_args(argv)
     r = Responder(args.host, args.port).start()
     print(f"responder listening on {args.host}:{r.port} (udp echo, tcp bulk)", flush=True)

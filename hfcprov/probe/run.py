@@ -31,6 +31,7 @@ import bisect
 import time
 from dataclasses import dataclass
 
+from hfcprov.probe import DEFAULT_PORT
 from hfcprov.probe.bulk import CLEAN_STATES, run_flows
 from hfcprov.probe.errors import ProbeError
 from hfcprov.probe.latency import LatencyProbe
@@ -41,7 +42,7 @@ from hfcprov.results import FlowResult, LatencyStats, RunResult
 @dataclass
 class ProbeSpec:
     target: str
-    port: int = 5201  # responder: UDP echo and TCP bulk
+    port: int = DEFAULT_PORT  # responder: UDP echo and TCP bulk
     direction: str = "upstream"
     flows: int = 1
     duration: float = 5.0  # measured seconds, warm-up excluded
@@ -55,13 +56,17 @@ class ProbeSpec:
     # upstream: up to this many more seconds of warm-up, waiting for the senders to leave loss
     # recovery before the measured phase starts (0: a fixed warm-up)
     adaptive_warmup: float = 5.0
+    # where the probe leaves from on a multi-homed host: a local address, an interface (None: the route's)
+    bind_source: str | None = None
+    interface: str | None = None
 
 
 def measure(spec: ProbeSpec) -> RunResult:
     target = check_target(spec.target)
     if spec.flows < 0:
         raise ProbeError(f"flows {spec.flows}: expected >= 0")
-    probe = LatencyProbe(target, kind=spec.probe, rate=spec.rate, port=spec.port).start()
+    probe = LatencyProbe(target, kind=spec.probe, rate=spec.rate, port=spec.port, source=spec.bind_source,
+                         interface=spec.interface).start()
     t_start = time.monotonic()
     extra = spec.adaptive_warmup if spec.direction == "upstream" and spec.flows else 0.0
     try:
@@ -69,8 +74,8 @@ def measure(spec: ProbeSpec) -> RunResult:
         t_load = time.monotonic()
         earliest = t_load + spec.warmup
         flows = run_flows(target, spec.port, spec.direction, spec.flows, spec.warmup + extra + spec.duration,
-                          spec.cc, end_at=lambda fl: window_end(fl, earliest, extra, spec.duration, t_load)
-                          ) if spec.flows else []
+                          spec.cc, end_at=lambda fl: window_end(fl, earliest, extra, spec.duration, t_load),
+                          source=spec.bind_source, interface=spec.interface) if spec.flows else []
         if not spec.flows:
             time.sleep(spec.warmup + spec.duration)
     finally:
@@ -87,6 +92,9 @@ def measure(spec: ProbeSpec) -> RunResult:
     loaded, _ = stats(t_measure, t_end)
     results, series = [], {}
     series["rtt"] = [(round(p.sent_at - t_start, 6), p.rtt) for p in probes if p.rtt is not None]
+    # the RTTs under load, as the simulator records them: what a report's percentiles and CDFs draw
+    series["rtt_loaded"] = [(round(p.sent_at - t_start, 6), p.rtt) for p in probes
+                            if p.rtt is not None and t_measure <= p.sent_at < t_end]
     total_series: dict[float, float] = {}
     for k, f in enumerate(flows):
         tl = f.timeline

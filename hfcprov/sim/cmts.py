@@ -31,7 +31,7 @@ from dataclasses import dataclass, fields
 
 from hfcprov.errors import HfcprovError
 from hfcprov.sim.link import Link
-from hfcprov.sim.mac import ETHERNET_OVERHEAD  # what a DOCSIS rate limiter counts beyond the IP packet
+from hfcprov.queue.grant import ETHERNET_OVERHEAD  # what a DOCSIS rate limiter counts beyond the IP packet
 
 MPEG_PACKET, MPEG_PAYLOAD = 188, 184  # ITU-T H.222.0 transport stream packet and its payload
 # Annex B (6 MHz) MPEG-TS rates after Reed-Solomon, trellis and framing, bits/s

@@ -16,7 +16,7 @@ first use, so optional parts stay optional and no module imports another in a lo
 - ``REVERSE_LINKS[scenario.reverse_mac]``: the ACK direction.
 - ``QUEUES[scenario.aqm]``: the queue discipline of the shaped service flow
   (``tokenbucket`` link): ``none`` is the drop-tail ``link.Link``; AQMs (DOCSIS-PIE,
-  the dual-queue coupled AQM: ``hfcprov.sim.aqm``, issue 20) register here and read
+  the dual-queue coupled AQM of ``hfcprov.queue``, put on links by ``hfcprov.sim.aqm.link``, issue 20) register here and read
   their parameters from ``scenario.aqm_params``. The factory builds the whole hop
   (shaper, buffer, channel, loss, propagation ``rtt/2``), as ``droptail_link`` does.
 """

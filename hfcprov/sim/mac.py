@@ -7,7 +7,10 @@ time, ``map_advance`` ahead of when they are sent), and only then does the
 packet go. Packets that arrive meanwhile are asked for by a request piggybacked
 on the next data burst. So the channel can sit idle while a CM holds data: the
 MAC is not work-conserving (Atov-Kennedy 2006), and the CM's buffer holds a
-request-grant cycle's worth of data on top of TCP's own standing queue.
+request-grant cycle's worth of data on top of TCP's own standing queue. The
+channel's and scheduler's parameters (``MacParams``: MAP interval and advance,
+request limits, overheads) live in ``hfcprov.queue.grant``, which the sizing
+rule reads too.
 
 Modelled: contention requests (with a collision probability and backoff),
 piggybacked requests, a maximum request / grant size (DOCSIS 1.x requests are
@@ -29,72 +32,13 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
-from dataclasses import dataclass
 
-from hfcprov.errors import HfcprovError
+from hfcprov.queue.grant import ETHERNET_OVERHEAD, MacParams
 from hfcprov.sim.loss import NoLoss
 
-ETHERNET_OVERHEAD = 18  # bytes of a frame the rate limiter counts beyond the IP packet (header + CRC)
 # The end hosts' TCP timers the MAC was calibrated with (docs/calibration.md): Linux's 200 ms
 # minimum RTO on the variance term and 40 ms delayed-ACK timer (TcpOptions fields; no variant).
 CALIBRATED_TCP = {"min_rto": 0.2, "rto_rule": "linux", "delack_timeout": 0.04}
-
-
-class MacConfigError(HfcprovError, ValueError):
-    """A request-grant MAC parameter is out of range."""
-
-
-@dataclass(frozen=True)
-class MacParams:
-    """Upstream channel and CMTS scheduler parameters (seconds, bytes, bits/s).
-
-    The defaults are the calibrated set (``docs/calibration.md``): DOCSIS 3.0 requests and
-    fragmentation, a 5 ms MAP advance, 5% request collisions; the rest are fixed assumptions, not fitted.
-    """
-
-    channel_rate: float = 30.72e6  # raw upstream data rate (DOCSIS 2.0, 6.4 MHz 64-QAM ~ 30.72 Mb/s)
-    map_interval: float = 0.002  # channel time one MAP describes
-    map_advance: float = 0.005  # a MAP is sent this long before the interval it describes starts
-    propagation: float = 0.0002  # CM -> CMTS one way (HFC plant and interleaving)
-    minislot_bytes: int = 16
-    max_request_minislots: int = 65535 // 16  # DOCSIS 3.0 requests in bytes (1.x: 255, one byte)
-    max_grant_bytes: int | None = None  # CMTS cap per grant (None: the request cap)
-    concatenation: bool = True
-    fragmentation: bool = True  # DOCSIS 3.0 continuous concatenation and fragmentation
-    frame_overhead: int = 24  # per packet: DOCSIS MAC header 6 + Ethernet header and CRC 18
-    fragment_overhead: int = 16  # per fragment: fragmentation header and CRC
-    burst_overhead: int = 30  # per burst: preamble, guard time, FEC tail (bytes of channel time)
-    other_load: float = 0.0  # mean share of each MAP used by other modems (0..1)
-    other_load_spread: float = 0.0  # that share varies uniformly +- this much per MAP
-    # probability a contention request collides with another modem's (on by default: a real
-    # upstream has neighbours, and the collisions are one of the MAC's sources of run-to-run spread)
-    contention_collision: float = 0.05
-    backoff_maps: int = 4  # a collided CM retries within this many MAPs (uniform)
-    random_placement: bool = True  # grants placed at a random offset within the MAP
-
-    def __post_init__(self) -> None:
-        if self.channel_rate <= 0 or self.map_interval <= 0:
-            raise MacConfigError("request-grant MAC: channel_rate and map_interval must be > 0")
-        if self.map_advance < 0 or self.propagation < 0:
-            raise MacConfigError("request-grant MAC: map_advance and propagation must be >= 0")
-        if not 0 <= self.other_load < 1 or not 0 <= self.contention_collision < 1:
-            raise MacConfigError("request-grant MAC: other_load and contention_collision must be in [0, 1)")
-
-    @classmethod
-    def docsis11(cls, **kw) -> MacParams:
-        """DOCSIS 1.1/2.0: requests of at most 255 minislots, whole frames (no fragmentation); the
-        3 ms MAP advance the Atov-Kennedy ACK-path tests were validated with (not part of the fit)."""
-        return cls(**{"max_request_minislots": 255, "fragmentation": False, "map_advance": 0.003, **kw})
-
-    @classmethod
-    def docsis30(cls, **kw) -> MacParams:
-        """DOCSIS 3.0 continuous concatenation and fragmentation: requests in bytes, large grants."""
-        return cls(**{"max_request_minislots": 65535 // 16, "fragmentation": True, **kw})
-
-    @property
-    def max_request_bytes(self) -> int:
-        cap = self.max_request_minislots * self.minislot_bytes
-        return min(cap, self.max_grant_bytes) if self.max_grant_bytes else cap
 
 
 class UpstreamChannel:
@@ -466,6 +410,26 @@ class CableModem:
             if nbytes > 0:
                 self.requests_piggyback += 1
                 self._send_request(nbytes, t)
+
+    # -- what DOCSIS-PIE in front of the CM reads (hfcprov.sim.aqm.link.PieCm) ------------------
+    def has_room(self, size: int) -> bool:
+        return self.limit is None or self.charged + size + self.buffer_overhead <= self.limit
+
+    def aqm_bytes(self) -> int:
+        """The queue without the DOCSIS MAC framing (what RFC 8034's byte_length counts)."""
+        return self.qbytes - len(self.queue) * self.channel.p.frame_overhead
+
+    def aqm_delay(self) -> float:
+        """DOCSIS-PIE's delay estimate from the CM's rate and MSR tokens (bytes the tokens cover at the
+        channel rate)."""
+        from hfcprov.queue.pie import qdelay_estimate
+
+        nbytes = self.aqm_bytes()
+        if self.rate is None:
+            return nbytes * 8.0 / self.channel.p.channel_rate
+        now = self.engine.now
+        tokens = min(self.burst, self.tokens + max(0.0, now - self.t_tokens) * self.rate)
+        return qdelay_estimate(nbytes, self.rate * 8.0, self.channel.p.channel_rate, max(0.0, tokens))
 
     @property
     def utilisation(self) -> float:

@@ -2,7 +2,7 @@
 ``links.REVERSE_LINKS["docsis"]``.
 
 The MAC model itself (channel, scheduler, cable modem) is ``hfcprov.sim.mac``; this
-module turns a scenario's ``mac_params`` mapping into ``MacParams`` and a ``CableModem``
+module turns a scenario's ``mac_params`` mapping into ``MacParams`` (``hfcprov.queue.grant``) and a ``CableModem``
 on its own channel, with saturating neighbours when asked.
 """
 
@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import random
 
-from hfcprov.sim.mac import CableModem, MacConfigError, MacParams, UpstreamChannel
+from hfcprov.queue.grant import MacConfigError, MacParams
+from hfcprov.queue.profile import ModemProfile, parse_profile
+from hfcprov.sim.mac import CableModem, UpstreamChannel
 from hfcprov.sim.packet import DATA, Packet
 
 _CM_KEYS = ("buffer_overhead", "buffer_block", "modems", "cms")  # the CMs', not the channel's
@@ -103,16 +105,39 @@ class ModemGroup:
             cm.measure_from = t
 
 
-def make_link(engine, scenario, sink, loss):
-    """``links.LINKS["docsis"]`` factory: the scenario's service flow as one CM on a request-grant channel
-    (``Scenario.mac_params``; None: the calibrated set).
+def scenario_profile(scenario) -> ModemProfile:
+    """The modem profile a ``mac: docsis`` scenario runs: ``Scenario.profile``; without one, the
+    calibrated ``docsis2.0`` when ``mac_params`` (that model's parameters) are given, else the default."""
+    if scenario.profile is None and scenario.mac_params:
+        return parse_profile("docsis2.0")
+    return parse_profile(scenario.profile)
 
-    ``mac_params.modems`` adds that many other CMs with the same service flow, each kept
-    saturated (``cms``, several CMs carrying the flows, is for the ACK path only).
+
+def make_link(engine, scenario, sink, loss):
+    """``links.LINKS["docsis"]`` factory: the scenario's service flow as one CM on a request-grant upstream.
+
+    The profile decides the model (``scenario_profile``): ``docsis2.0`` is the calibrated 2011 model
+    (``hfcprov.sim.mac``; ``Scenario.mac_params`` adjust it: None, the calibrated set;
+    ``mac_params.modems`` adds that many saturating CMs with the same service flow, ``cms`` is for the
+    ACK path only); the DOCSIS 3.0 and 3.1 profiles run the MULPI-timed model (``hfcprov.sim.mulpi``).
     """
+    profile = scenario_profile(scenario)
+    if profile.model == "mulpi":
+        if scenario.mac_params:
+            raise MacConfigError(f"mac_params: {', '.join(sorted(scenario.mac_params))} are the calibrated "
+                                 f"docsis2.0 model's; profile {profile.name} takes its overrides in the "
+                                 "profile (e.g. docsis3.1:map_interval=1ms)")
+        from hfcprov.sim.mulpi import make_flow
+
+        return make_flow(engine, profile, sink=sink, delay=scenario.rtt / 2.0, buffer=scenario.buffer,
+                         rate=scenario.rate, burst=scenario.burst, peak=scenario.peak, loss=loss,
+                         seed=scenario.seed)
     if int((scenario.mac_params or {}).get("cms", 1)) != 1:
         raise MacConfigError("mac_params: cms (flows spread over CMs) is for reverse_mac_params only")
-    return _modem(engine, scenario, sink, loss, scenario.mac_params, None,
+    given = scenario.mac_params
+    if profile.congestion and not (given or {}).get("other_load"):
+        given = {**(given or {}), "other_load": profile.congestion}
+    return _modem(engine, scenario, sink, loss, given, None,
                   buffer=scenario.buffer, rate=scenario.rate, burst=scenario.burst, name="cm0", stream="mac")
 
 

@@ -56,6 +56,7 @@ class ProbeSource:
         "interval",
         "link",
         "loaded",
+        "loaded_at",
         "n_idle",
         "n_loaded",
         "net",
@@ -73,6 +74,7 @@ class ProbeSource:
         self.sent_loaded: list = []
         self.idle: list = []
         self.loaded: list = []
+        self.loaded_at: list = []  # send time of each loaded RTT: the loaded probes as a series
         self.n_idle = self.n_loaded = 0
         self.net = net
         self.until = until
@@ -94,8 +96,11 @@ class ProbeSource:
     def receive(self, pkt) -> None:
         rtt = self.engine.now - pkt.ts
         filed = self.sent_loaded[pkt.seq]
-        if filed is not None:
-            (self.loaded if filed else self.idle).append(rtt)
+        if filed:
+            self.loaded.append(rtt)
+            self.loaded_at.append(pkt.ts)
+        elif filed is not None:
+            self.idle.append(rtt)
 
 
 class ProbeEcho:
@@ -259,6 +264,8 @@ class Network:
             # a probe still in flight at the end is not lost; count only those old enough to be answered
             idle = LatencyStats.of(self.probe.idle, sent=max(len(self.probe.idle), self.probe.n_idle - 1))
             loaded = LatencyStats.of(self.probe.loaded, sent=max(len(self.probe.loaded), self.probe.n_loaded - 1))
+            if sc.sample_interval:  # with the other series: every RTT under load, for percentiles and CDFs
+                self.series["rtt_loaded"] = list(zip(self.probe.loaded_at, self.probe.loaded))
         events = self.engine.events
         queue_area = b.wait_byte_sum
         if hasattr(b, "wait_beyond"):  # the token-bucket link books each wait on arrival
@@ -279,6 +286,8 @@ class Network:
             "retransmissions": sum(s.retransmissions for s in self.senders),
             "scenario": sc.name,
         }
+        if hasattr(b, "mac_stats"):  # the MULPI-timed request-grant CM (issue 28)
+            extra["mac"] = b.mac_stats()
         far = [i for i, spec in enumerate(sc.flows) if spec.rtt is not None and spec.rtt > sc.rtt]
         if far and total:  # flows to a farther server: the share of the goodput they got
             extra["far_share"] = sum(flows[i].goodput_bps for i in far) / sum(f.goodput_bps for f in flows)

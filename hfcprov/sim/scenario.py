@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, fields
 
 from hfcprov.errors import HfcprovError
 from hfcprov.model import DEFAULT_DOCSIS_VERSION, DEFAULT_MAX_TRAFFIC_BURST, BufferRejected
-from hfcprov.sim.aqm.select import aqm_keys
+from hfcprov.queue.pie import AqmConfigError
+from hfcprov.queue.select import DURATION_KEYS, aqm_keys, parse_params
 from hfcprov.sim.codecs import CODECS
 from hfcprov.sim.hystart import HYSTART
 from hfcprov.units import as_written, parse_bytes, parse_duration, parse_link_rate, parse_rate, parse_rtt
@@ -136,7 +137,11 @@ class Scenario:
     reverse_buffer: int | None = None  # bytes
     reverse_channel: float = 1e9  # bits/s
     mac: str = "tokenbucket"  # tokenbucket | docsis (request-grant, issue 7)
-    # mac: docsis parameters: hfcprov.sim.mac.MacParams fields plus preset (docsis11 | docsis30),
+    # mac: docsis: the modem profile (hfcprov.queue.profile: docsis3.1, docsis3.0-4ch, docsis2.0, ...,
+    # with overrides: "docsis3.1:map_interval=1ms"); None: docsis2.0 (the calibrated 2011 model) when
+    # mac_params are given (they are that model's), else the default profile (docsis3.1)
+    profile: str | None = None
+    # mac: docsis parameters: hfcprov.queue.grant.MacParams fields plus preset (docsis11 | docsis30),
     # modems (saturating neighbours), buffer_overhead, buffer_block; None: MacParams() (calibrated)
     mac_params: dict | None = None
     reverse_mac: str = "tokenbucket"  # docsis: ACKs go up through a request-grant CM (downstream data)
@@ -243,7 +248,7 @@ def _loss_fraction(value) -> float:
 # a loss model's keys are a fraction and a packet count, not the link's rate and burst bytes
 _LOSS_PARSERS = {"rate": _loss_fraction, "burst": float}
 _NESTED = {"tcp": TcpOptions, "data_loss": LossSpec, "ack_loss": LossSpec, "voice": VoiceSpec}
-# quantities inside mac_params / reverse_mac_params (hfcprov.sim.mac.MacParams and the CM's keys)
+# quantities inside mac_params / reverse_mac_params (hfcprov.queue.grant.MacParams and the CM's keys)
 _MAC_PARSERS = {
     "channel_rate": parse_rate, "map_interval": parse_duration, "map_advance": parse_duration,
     "propagation": parse_duration, "minislot_bytes": parse_bytes, "max_grant_bytes": parse_bytes,
@@ -271,7 +276,9 @@ def _convert(cls, d: dict, source: str, prefix: str, written: bool = False) -> d
     for key, value in d.items():
         where = f"{source}: {prefix}{key}"
         if key not in known:
-            raise ScenarioError(f"{where}: unknown key (known: {', '.join(sorted(known))})")
+            from hfcprov.suggest import did_you_mean
+
+            raise ScenarioError(f"{where}: unknown key (known: {', '.join(sorted(known))}){did_you_mean(key, known)}")
         try:
             out[key] = _value(cls, key, value, where, written)
         except ScenarioError:
@@ -398,11 +405,8 @@ def _mac_params(value, where: str, written: bool = False) -> dict | None:
 def _aqm_params(value, aqm: str, source: str, written: bool) -> dict:
     """``aqm_params`` parsed for its discipline when the scenario is read, so a bad value names the
     file (and, written by a person, ``latency_target: 10`` is refused like ``rtt: 40``)."""
-    from hfcprov.sim.aqm.pie import AqmConfigError
-    from hfcprov.sim.aqm.select import _DURATIONS, parse_params
-
     if written and isinstance(value, dict):
-        value = {k: as_written(v) if k in _DURATIONS and v is not None else v for k, v in value.items()}
+        value = {k: as_written(v) if k in DURATION_KEYS and v is not None else v for k, v in value.items()}
     try:
         return parse_params(value, aqm)
     except AqmConfigError as err:

@@ -165,3 +165,12 @@ def _boot_records(tftp_server: str | None, boot_state: int) -> list[tuple[str, s
         records += [(oids.CONFIG_TFTP_TYPE, INTEGER, 1 if addr.version == 4 else 2),
                     (oids.CONFIG_TFTP, HEX, addr.packed.hex())]
     return records
+
+
+def live_uptime(text: str, elapsed: float = 0.0) -> str:
+    """``text`` (.snmprec) with sysUpTime.0 counting from the agent's start, ``elapsed`` seconds in
+    (snmpsim's ``numeric`` variation, 100 ticks a second): an agent started at each boot then
+    reports a sysUpTime that restarts, as a rebooted modem's does."""
+    line = f"{oids.SYS_UPTIME}|{TIMETICKS}:numeric|rate=100,offset={max(0, int(elapsed * 100))}"
+    kept = [ln for ln in text.splitlines() if ln and not ln.startswith(f"{oids.SYS_UPTIME}|")]
+    return _insert_sorted("\n".join(kept) + "\n", line)

@@ -200,6 +200,12 @@ class BaseClient:
 
     timeout: float
     retries: int
+    # the local address requests leave from (a dual-homed lab host's management side); None: the kernel's
+    # choice. Used for targets of its family only.
+    source: str | None = None
+
+    def _source_for(self, family_v6: bool, any_address: str) -> str:
+        return self.source if self.source and (":" in self.source) == family_v6 else any_address
 
     async def _get(self, host: str, port: int, oid_list: list[str]) -> list[tuple[str, object]]:
         raise NotImplementedError
@@ -352,6 +358,8 @@ class PysnmpClient(BaseClient):
         if target is None:
             try:
                 target = await UdpTransportTarget.create(key, timeout=self.timeout, retries=self.retries)
+                if self.source and (":" in self.source) == (":" in host):
+                    target.set_local_address((self.source, 0))
             except PySnmpError as err:  # bad host name
                 raise SnmpError(f"{host}:{port}: {err}") from None
             self._targets[key] = target

@@ -124,11 +124,16 @@ async def cmts_modems(host: str, port: int, credentials: Credentials, timeout: f
                       retries: int = 1) -> list[CmtsModem]:
     client = SnmpClient(credentials, timeout=timeout, retries=retries)
     try:
-        _, t = await client.fetch(host, port, [], [oids.CMTS_CM_MAC, oids.CMTS_CM_IP, oids.CMTS_CM_STATUS,
-                                                   oids.REG_MAC, oids.REG_IPV4, oids.REG_IPV6, oids.REG_STATUS],
-                                   max_repetitions=25)
+        return await read_cmts_modems(client, host, port)
     finally:
         client.close()
+
+
+async def read_cmts_modems(client, host: str, port: int) -> list[CmtsModem]:
+    """The modems a CMTS lists (docsIfCmtsCmStatusTable and the DOCS-IF3 registration table, by MAC)."""
+    _, t = await client.fetch(host, port, [], [oids.CMTS_CM_MAC, oids.CMTS_CM_IP, oids.CMTS_CM_STATUS,
+                                               oids.REG_MAC, oids.REG_IPV4, oids.REG_IPV6, oids.REG_STATUS],
+                               max_repetitions=25)
     modems: dict[str, CmtsModem] = {}
     for index, mac in t[oids.CMTS_CM_MAC].items():
         if not isinstance(mac, bytes) or len(mac) != 6:

@@ -155,7 +155,7 @@ class V2cClient(BaseClient):
         loop = asyncio.get_running_loop()
         sock = socket.socket(family, socket.SOCK_DGRAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)  # bursts of answers
-        sock.bind((any_addr, 0))
+        sock.bind((self._source_for(family == socket.AF_INET6, any_addr), 0))
         transport, _ = await loop.create_datagram_endpoint(lambda: _Protocol(self._pending, self.typed), sock=sock)
         return transport
 

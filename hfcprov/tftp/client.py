@@ -4,7 +4,8 @@ Each modem is one UDP socket (its own TID) that sends an RRQ, follows the
 server's TID, acknowledges DATA (once per window with ``windowsize``, RFC 7440)
 and on timeout resends its last datagram, at most ``retries`` times in a row.
 ``fetch`` is the single-file form. It counts the retransmissions each fetch
-needed: in a boot storm every one is a modem that stayed offline longer.
+needed (in a boot storm every one is a modem that stayed offline longer) and the
+DATA it received twice (what a server's retransmission rules cost the network).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Fetch:
     error: str | None = None  # None when data is complete
     error_code: int | None = None  # the server's TFTP error code, if it sent one
     retransmits: int = 0
+    duplicates: int = 0  # DATA datagrams received for a block already held
     started: float = 0.0
     finished: float = 0.0
 
@@ -49,6 +51,7 @@ class _Session:
         "blksize",
         "chunks",
         "deadline",
+        "duplicate_acks",
         "expected",
         "fetch",
         "in_window",
@@ -61,8 +64,9 @@ class _Session:
         "windowsize",
     )
 
-    def __init__(self, fetch: Fetch, sock, server):
+    def __init__(self, fetch: Fetch, sock, server, duplicate_acks: bool = False):
         self.fetch = fetch
+        self.duplicate_acks = duplicate_acks
         self.sock = sock
         self.server = server
         self.tid = None
@@ -78,12 +82,14 @@ class _Session:
 
 
 def fetch_many(host: str, port: int, requests: list, *, timeout: float = 1.0, retries: int = 5,
-               mode: str = "octet", interval: float = 0.0, bind: str = "", deadline: float | None = None
-               ) -> list[Fetch]:
+               mode: str = "octet", interval: float = 0.0, bind: str = "", deadline: float | None = None,
+               duplicate_acks: bool = False) -> list[Fetch]:
     """Download every request concurrently; ``requests`` are file names or ``(filename, options)`` pairs.
 
     ``interval``: seconds between the starts of two downloads (0: a burst, all RRQs back to back).
     ``timeout``: client retransmission timeout; ``retries``: consecutive timeouts before giving up.
+    ``duplicate_acks``: send every ACK twice, as a path that duplicates datagrams would (a server
+    must not answer the copy: the count of DATA received twice is in ``Fetch.duplicates``).
     Returns one ``Fetch`` per request, in order; failures are reported in ``Fetch.error``, not raised.
     """
     server = _server_address(host.strip("[]"), port)
@@ -101,7 +107,7 @@ def fetch_many(host: str, port: int, requests: list, *, timeout: float = 1.0, re
                 break
             while pending and now >= next_start:
                 f = pending.pop()
-                s = _open(f, server, bind, mode, now, timeout)
+                s = _open(f, server, bind, mode, now, timeout, duplicate_acks)
                 if s is None:
                     continue
                 sessions[s.sock.fileno()] = s
@@ -154,7 +160,7 @@ def _server_address(host: str, port: int) -> tuple[str, int]:
     return info[0][4][0], port
 
 
-def _open(f: Fetch, server, bind, mode, now, timeout) -> _Session | None:
+def _open(f: Fetch, server, bind, mode, now, timeout, duplicate_acks=False) -> _Session | None:
     f.started = now
     try:
         sock = socket.socket(socket.AF_INET6 if ":" in server[0] else socket.AF_INET, socket.SOCK_DGRAM)
@@ -164,7 +170,7 @@ def _open(f: Fetch, server, bind, mode, now, timeout) -> _Session | None:
         f.error = f"no socket: {err.strerror}"
         f.finished = now
         return None
-    s = _Session(f, sock, server)
+    s = _Session(f, sock, server, duplicate_acks)
     s.last_sent = P.encode_rrq(f.filename, f.options, mode=mode)
     _send(s, s.last_sent)
     s.deadline = now + timeout
@@ -176,6 +182,13 @@ def _send(s: _Session, datagram: bytes) -> None:
         s.sock.sendto(datagram, (s.server[0], s.tid or s.server[1]))
     except OSError:
         pass  # buffer full or ICMP from earlier: the retransmission timer covers it
+
+
+def _ack(s: _Session, block: int) -> None:
+    s.last_sent = P.encode_ack(block)
+    _send(s, s.last_sent)
+    if s.duplicate_acks:
+        _send(s, s.last_sent)
 
 
 def _close(s: _Session, sel, sessions) -> int:
@@ -204,27 +217,28 @@ def _on_readable(s: _Session, timeout: float) -> bool:
             continue  # not our server's TID
         if len(datagram) < 4:
             continue
-        opcode = (datagram[0] << 8) | datagram[1]
-        if opcode == 5:
-            # Decoded here: tftpy's ERR decoder logs every error at ERROR level.
-            f.error_code = (datagram[2] << 8) | datagram[3]
-            msg = datagram[4:].split(b"\0", 1)[0].decode("ascii", "replace")
-            f.error = f"TFTP error {f.error_code}: {msg}".rstrip(": ")
+        opcode, block = P.HEADER.unpack_from(datagram)
+        if opcode == P.ERROR:
+            err = P.parse(datagram)
+            f.error_code = err.code
+            f.error = f"TFTP error {err.code}: {err.message}".rstrip(": ")
             return True
         if s.tid is None:
             s.tid = addr[1]
-        if opcode == 6:
+        if opcode == P.OACK:
             if s.expected != 1:
                 continue
-            acked = {k.lower(): v for k, v in P.parse(datagram).options.items()}
-            s.blksize = int(acked.get("blksize", P.DEFAULT_BLKSIZE))
-            s.windowsize = int(acked.get("windowsize", 1))
-            s.last_sent = P.encode_ack(0)
-            _send(s, s.last_sent)
+            try:
+                acked = {k.lower(): v for k, v in P.parse(datagram).options.items()}
+                s.blksize = int(acked.get("blksize", P.DEFAULT_BLKSIZE))
+                s.windowsize = int(acked.get("windowsize", 1))
+            except (P.TftpProtocolError, ValueError) as err:
+                f.error = f"bad OACK from the server: {err}"
+                return True
+            _ack(s, 0)
             s.tries = 0
             s.deadline = time.monotonic() + timeout
-        elif opcode == 3:
-            block = (datagram[2] << 8) | datagram[3]
+        elif opcode == P.DATA:
             payload = datagram[4:]
             if block == s.expected & 0xFFFF:
                 s.chunks.append(payload)
@@ -235,15 +249,16 @@ def _on_readable(s: _Session, timeout: float) -> bool:
                 final = len(payload) < s.blksize
                 if final or s.in_window >= s.windowsize:
                     s.in_window = 0
-                    s.last_sent = P.encode_ack(s.expected - 1)
-                    _send(s, s.last_sent)
+                    _ack(s, s.expected - 1)
                 if final:
                     f.data = b"".join(s.chunks)
                     return True
-            elif s.nacked != s.expected:
-                # A gap or a duplicate: acknowledge what we have once, so the server resumes there.
-                s.nacked = s.expected
-                s.in_window = 0
-                s.last_sent = P.encode_ack(s.expected - 1)
-                _send(s, s.last_sent)
+            else:
+                if ((s.expected - 1 - block) & 0xFFFF) < 0x8000:  # at or before the last block held
+                    f.duplicates += 1
+                if s.nacked != s.expected:
+                    # A gap or a duplicate: acknowledge what we have once, so the server resumes there.
+                    s.nacked = s.expected
+                    s.in_window = 0
+                    _ack(s, s.expected - 1)
     return False

@@ -33,6 +33,12 @@ The YAML file that configures it::
     filename: "{mac}.cm"         # key=filename: requested names, as `hfcprov build --pattern`
     ip_column: ip                # key=ip: the inventory column holding each modem's address
     secret_file: cmts.key        # CMTS MIC shared secret; optional, never logged
+    secret_map: secrets.yaml     # or one secret per CMTS: the map names each CMTS's secret file, the
+    cmts_column: cmts            # inventory's cmts column each modem's CMTS (secret_file: rows without one)
+    leases: kea-leases4.csv      # Kea memfile lease file(s) (a path or a list: v4 and v6), or
+    kea_socket: /run/kea/kea4-ctrl-socket  # Kea's control socket (lease API: the lease_cmds hook)
+    lease_bound: true            # serve a modem's file only to the address holding its lease (default
+                                 # when a lease source is given); key=ip then finds the modem by the lease
     timestamp: true              # insert TLV 19
     modem_address: true          # insert TLV 20 (IPv4 client) or TLV 59 (IPv6 client)
     processes: 2                 # build worker processes, niced below the server (default: one per core, at most 4;
@@ -40,6 +46,12 @@ The YAML file that configures it::
     niceness: 10                 # how far below the server the workers run (0..19; default 10)
 
 Edits to the inventory or to a template are picked up (checked at most once a second).
+
+Lease-bound files: with a lease source, a request is served only when the requester's address
+holds an active lease of the modem the file is for (``hfcprov.boot.leases``); anything else is
+refused (a TFTP access violation, and a log line naming the requester, the file and why), so
+knowing another modem's file name is not enough to fetch its tier. With ``key: ip`` the modem is
+the one whose lease the requester holds, no inventory column needed.
 """
 
 from __future__ import annotations
@@ -54,20 +66,21 @@ import threading
 import time
 from pathlib import Path
 
-import yaml
-
+from hfcprov.boot.leases import LeaseSource, lease_source
+from hfcprov.boot.tod import RFC868_OFFSET, rfc868_time  # noqa: F401 - RFC868_OFFSET: the name tests import here
 from hfcprov.errors import HfcprovError
-from hfcprov.tftp.provider import MISS, Provider, chain
+from hfcprov.tftp.provider import MISS, Provider, RequestRefused, chain
 from hfcprov.tftp.workers import WorkerPool
+from hfcprov.tiers.naming import DEFAULT_PATTERN, FileNameError, config_file_name
+from hfcprov.tiers.secrets import SecretMap, SecretMapError
+from hfcprov.yamlfile import read_yaml
 
-# RFC 868 time (seconds since 1900-01-01), which is what DOCSIS TLV 19 carries.
-RFC868_OFFSET = 2_208_988_800
 TFTP_TIMESTAMP = 19
 TFTP_MODEM_ADDRESS = 20
 TFTP_MODEM_ADDRESS_V6 = 59  # MULPI: the IPv6 form of TLV 20
 
-KEYS = ("inventory", "templates", "key", "filename", "ip_column", "secret_file", "timestamp", "modem_address",
-        "processes", "niceness")
+KEYS = ("inventory", "templates", "key", "filename", "ip_column", "secret_file", "secret_map", "cmts_column",
+        "leases", "kea_socket", "lease_bound", "timestamp", "modem_address", "processes", "niceness")
 MAX_SHARED = 50_000  # distinct rendered configs kept; past that the cache starts over
 # Build workers run this much below the server. In a storm the loop serves every modem's transfer in
 # flight, a build only the modems waiting for its file: builds take what the loop leaves, on every core.
@@ -81,27 +94,38 @@ class DynamicConfigError(HfcprovError):
 
 
 def tftp_timestamp(now: float | None = None) -> int:
-    """TLV 19 value for ``now`` (Unix seconds): RFC 868 seconds, modulo 2**32."""
-    return (int(time.time() if now is None else now) + RFC868_OFFSET) & 0xFFFFFFFF
+    """TLV 19 value for ``now`` (Unix seconds): RFC 868 seconds, modulo 2**32 (the Time of Day count)."""
+    return rfc868_time(now)
 
 
 class ConfigFileBuilder(Provider):
     """The dynamic provider (``hfcprov.tftp.provider.Provider``): ``request`` answers from memory
     (the bytes, a future of a build in progress, or a miss) and hands anything that reads a file
-    to a thread of its own; ``builder(filename, client_ip) -> bytes | None`` waits for the file."""
+    to a thread of its own; ``builder(filename, client_ip) -> bytes | None`` waits for the file.
+
+    ``secrets``: one CMTS shared secret per CMTS (``tiers.secrets.SecretMap``; ``secret`` is the
+    default). ``leases``: a ``boot.leases.LeaseSource``; with ``lease_bound`` (the default when
+    given) a file goes only to the address holding its modem's lease, anything else is refused
+    (``RequestRefused``); with ``key="ip"`` the modem is found by the requester's lease."""
 
     def __init__(self, inventory: str | Path, templates: str | Path | None = None, *, key: str = "filename",
-                 filename: str = "{mac}.cm", ip_column: str = "ip", secret: bytes | None = None,
+                 filename: str = DEFAULT_PATTERN, ip_column: str = "ip", secret: bytes | None = None,
                  timestamp: bool = True, modem_address: bool = True, processes: int | None = None,
-                 niceness: int | None = None):
+                 niceness: int | None = None, secrets: SecretMap | None = None, leases: LeaseSource | None = None,
+                 lease_bound: bool | None = None):
         if key not in ("filename", "ip"):
             raise DynamicConfigError(f"key must be 'filename' or 'ip', not {key!r}")
+        if lease_bound and leases is None:
+            raise DynamicConfigError("lease_bound needs a lease source (leases: or kea_socket:)")
         self.inventory = Path(inventory)
         self.templates = Path(templates) if templates is not None else None
         self.key = key
         self.pattern = filename
         self.ip_column = ip_column
-        self._secret = secret
+        secrets = secrets if secrets is not None else SecretMap()
+        self._secrets = secrets.with_default(secret) if secret is not None else secrets
+        self.leases = leases
+        self.lease_bound = leases is not None if lease_bound is None else bool(lease_bound)
         self.timestamp = timestamp
         self.modem_address = modem_address
         self._lock = threading.Lock()
@@ -132,6 +156,11 @@ class ConfigFileBuilder(Provider):
         # A bad inventory is reported at start, not at the first modem; the server says it is serving
         # once every worker has compiled every tier's template.
         concurrent.futures.wait(self._reload(force=True), timeout=60)
+
+    @property
+    def signs(self) -> bool:
+        """Whether files get a CMTS MIC (a shared secret, or a map of them, was given)."""
+        return bool(self._secrets)
 
     def __repr__(self):  # the secret stays out of any log or traceback
         return f"ConfigFileBuilder({str(self.inventory)!r}, key={self.key!r})"
@@ -189,9 +218,11 @@ class ConfigFileBuilder(Provider):
                 self._reload()
             elif time.monotonic() - self._checked >= 1.0:
                 return None  # the files are due a check
-            row = self._rows.get(client_ip if self.key == "ip" else filename)
-            if row is None and self.key == "filename":
-                row = self._rows.get(filename.lower())
+            if self.lease_bound and not may_block and not self.leases.fresh():
+                return None  # the lease source is read (or asked) on a thread
+            row = self._find(filename, client_ip, may_block)
+            if row is _RECHECK:
+                return None  # a refusal is decided on the lease file as it is now: read on a thread
             if row is None:
                 return _resolved(None)
             built = self._stamped(row, may_block)
@@ -214,6 +245,40 @@ class ConfigFileBuilder(Provider):
 
         built.add_done_callback(stamp)
         return out
+
+    def _find(self, filename: str, client_ip: str, may_block: bool = True):
+        """The inventory row the request is for (None: no such modem), or ``RequestRefused`` when a
+        lease-bound file is asked for by an address that does not hold its modem's lease. A refusal is
+        checked again on the source as it is now (``_RECHECK`` when that must wait for a thread)."""
+        if self.key == "ip" and self.leases is not None:  # the modem is the one whose lease the requester holds
+            lease = self._lease(client_ip, None, may_block)
+            if lease is _RECHECK:
+                return _RECHECK
+            if lease is None or lease.mac is None:
+                raise RequestRefused(f"lease-bound: {client_ip} holds no active lease ({self.leases.describe()})")
+            return self._rows.get(lease.mac)
+        row = self._rows.get(client_ip if self.key == "ip" else filename)
+        if row is None and self.key == "filename":
+            row = self._rows.get(filename.lower())
+        if row is not None and self.lease_bound:
+            lease = self._lease(client_ip, row["mac"], may_block)
+            if lease is _RECHECK:
+                return _RECHECK
+            if lease is None:
+                raise RequestRefused(f"lease-bound: {client_ip} holds no active lease, and the file is modem "
+                                     f"{row['mac']}'s ({self.leases.describe()})")
+            if lease.mac != row["mac"]:
+                raise RequestRefused(f"lease-bound: the file is modem {row['mac']}'s, but {client_ip}'s lease is "
+                                     f"modem {lease.mac or 'unknown'}'s ({self.leases.describe()})")
+        return row
+
+    def _lease(self, client_ip: str, mac: str | None, may_block: bool):
+        lease = self.leases.lookup(client_ip)
+        if lease is not None and lease.mac is not None and (mac is None or lease.mac == mac):
+            return lease
+        if not may_block:
+            return _RECHECK
+        return self.leases.lookup(client_ip, current=True)
 
     def _stamp_for(self, built: StampedFile, client_ip: str) -> bytes:
         return built.build(tftp_timestamp() if self.timestamp else None, client_ip if self.modem_address else None)
@@ -280,7 +345,12 @@ class ConfigFileBuilder(Provider):
         return pending
 
     def _build(self, key: tuple, path: Path, row: dict, pending: concurrent.futures.Future) -> None:
-        args = (str(path), row, self._secret, self.timestamp, self.modem_address)
+        try:
+            secret = self._secrets.secret_for(row)
+        except SecretMapError as err:  # a CMTS the map does not name: that modem's error, never an unsigned file
+            self._built(key, row["mac"], pending, None, err)
+            return
+        args = (str(path), row, secret, self.timestamp, self.modem_address)
         if not self.processes:
             try:
                 self._built(key, row["mac"], pending, _prepare(*args), None)
@@ -317,7 +387,7 @@ class ConfigFileBuilder(Provider):
             from hfcprov.tiers.templates import template_reads
 
             self._reads[path] = template_reads(path)
-        return _build_key(self._generation, path, self._reads[path], row)
+        return _build_key(self._generation, path, self._reads[path], row, self._secrets.cmts_of(row))
 
     def _reload(self, force: bool = False) -> list[concurrent.futures.Future]:
         """Re-read the inventory and templates if they changed (checked at most once a second).
@@ -376,7 +446,7 @@ class ConfigFileBuilder(Provider):
                             preloads += _worker_pool(self.processes, self.niceness).broadcast(_preload, str(path))
                         except RuntimeError:
                             pass  # a broken pool: the next build starts a fresh one and compiles then
-            keys[row["mac"]] = _build_key(generation, path, reads[path], row)
+            keys[row["mac"]] = _build_key(generation, path, reads[path], row, self._secrets.cmts_of(row))
         return templates, reads, keys, preloads
 
     def _index(self) -> dict[str, dict]:
@@ -384,6 +454,9 @@ class ConfigFileBuilder(Provider):
 
         rows = {}
         for n, row in enumerate(load_inventory(self.inventory), 1):
+            if self.key == "ip" and self.leases is not None:
+                rows[row["mac"]] = row  # found through the requester's lease
+                continue
             if self.key == "ip":
                 if not row.get(self.ip_column):
                     continue  # a modem without a fixed address can only be found by file name
@@ -394,10 +467,9 @@ class ConfigFileBuilder(Provider):
                                              f"{row[self.ip_column]!r} is not an IP address") from None
             else:
                 try:
-                    name = self.pattern.format_map(row)
-                except KeyError as err:
-                    raise DynamicConfigError(f"file pattern {self.pattern!r} names {{{err.args[0]}}}, "
-                                             f"which row {n} ({row['mac']}) does not have") from None
+                    name = config_file_name(self.pattern, row)  # the rule of `build --pattern` and `dhcp export`
+                except FileNameError as err:
+                    raise DynamicConfigError(f"row {n} ({row['mac']}): {err}") from None
             rows[name] = row
         return rows
 
@@ -460,18 +532,21 @@ class StampedFile:
         return self.v4.fill(values)
 
 
+_RECHECK = object()  # a lease-bound refusal to confirm on the lease source as it is now, off the loop
+
+
 def _resolved(value) -> concurrent.futures.Future:
     f = concurrent.futures.Future()
     f.set_result(value)
     return f
 
 
-def _build_key(generation: int, path: Path, names: frozenset | None, row: dict) -> tuple:
+def _build_key(generation: int, path: Path, names: frozenset | None, row: dict, cmts: str | None = None) -> tuple:
     """Rows equal on the variables the template reads (``names``; None: cannot tell, so all of them)
-    render the same text: they share one build. None counts as not given (render_text's rule);
-    repr keeps 2 and "2" apart."""
+    and on their CMTS (whose secret signs the file) render the same text: they share one build.
+    None counts as not given (render_text's rule); repr keeps 2 and "2" apart."""
     items = row.items() if names is None else ((k, row.get(k)) for k in names)
-    return (generation, str(path), tuple(sorted((k, repr(v)) for k, v in items if v is not None)))
+    return (generation, str(path), tuple(sorted((k, repr(v)) for k, v in items if v is not None)), cmts)
 
 
 def _preload(template: str) -> None:
@@ -559,14 +634,7 @@ def load_dynamic(path: str | Path) -> ConfigFileBuilder:
     from hfcprov.config import read_secret
 
     path = Path(path)
-    try:
-        spec = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise DynamicConfigError(f"{path}: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise DynamicConfigError(f"{path}{where}: not valid YAML: {getattr(err, 'problem', err)}") from None
+    spec = read_yaml(path, DynamicConfigError, "dynamic files config")
     if not isinstance(spec, dict):
         raise DynamicConfigError(f"{path}: expected a mapping with at least 'inventory'")
     unknown = sorted(set(spec) - set(KEYS))
@@ -581,14 +649,23 @@ def load_dynamic(path: str | Path) -> ConfigFileBuilder:
 
     secret = read_secret(rel(spec["secret_file"])) if spec.get("secret_file") else None
     processes = _processes(path, spec.get("processes"))  # names the file itself
+    lease_files = spec.get("leases")
+    if isinstance(lease_files, (str, Path)):
+        lease_files = [lease_files]
+    if lease_files is not None and (not isinstance(lease_files, list) or not lease_files):
+        raise DynamicConfigError(f"{path}: leases must be a lease file or a list of them")
     try:
+        secrets = SecretMap.load(rel(spec.get("secret_map")), secret, str(spec.get("cmts_column", "cmts")))
+        leases = lease_source([rel(f) for f in lease_files or ()], rel(spec.get("kea_socket")))
+        lease_bound = spec.get("lease_bound")
         return ConfigFileBuilder(rel(spec["inventory"]), rel(spec.get("templates")), key=spec.get("key", "filename"),
-                                 filename=str(spec.get("filename", "{mac}.cm")),
-                                 ip_column=str(spec.get("ip_column", "ip")), secret=secret,
+                                 filename=str(spec.get("filename", DEFAULT_PATTERN)),
+                                 ip_column=str(spec.get("ip_column", "ip")), secrets=secrets,
                                  timestamp=bool(spec.get("timestamp", True)),
                                  modem_address=bool(spec.get("modem_address", True)),
-                                 processes=processes, niceness=_niceness(path, spec.get("niceness")))
-    except DynamicConfigError as err:
+                                 processes=processes, niceness=_niceness(path, spec.get("niceness")),
+                                 leases=leases, lease_bound=None if lease_bound is None else bool(lease_bound))
+    except HfcprovError as err:
         raise DynamicConfigError(f"{path}: {err}") from None
 
 

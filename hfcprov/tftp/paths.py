@@ -26,27 +26,39 @@ def resolve_in_root(root: Path, filename: str) -> Path:
 
     Raises ``AccessViolation`` for names that leave the root. The file need not exist.
     """
+    return Path(locate_in_root(root, filename)[0])
+
+
+def locate_in_root(root: Path, filename: str) -> tuple[str, os.stat_result | None]:
+    """``resolve_in_root`` as a string, with the file's status (None: no such file), in as few
+    system calls as the name allows: a name in the root itself (what modems ask for) costs one
+    ``lstat``, which both rules out a symlink out of the root and is the file's status."""
     if not filename or "\0" in filename:
         raise AccessViolation(f"bad file name {filename!r}")
     name = filename.replace("\\", "/")
+    root_text = str(root)
     if name.startswith("/"):
-        root_prefix = str(root).rstrip("/") + "/"
+        root_prefix = root_text.rstrip("/") + "/"
         if name.startswith(root_prefix):
             name = name[len(root_prefix):]
         else:
             raise AccessViolation(f"absolute path {filename!r} is outside the root")
-    if any(part == ".." for part in name.split("/")):
+    if ".." in name.split("/"):
         raise AccessViolation(f"'..' in {filename!r}")
     if name and "/" not in name and name != ".":
-        # A name in the root itself (what modems ask for): it can only leave the root through a
-        # symlink, which one lstat tells, instead of realpath's lstat of every folder above it.
-        candidate = root / name
+        # It can only leave the root through a symlink, which one lstat tells, instead of
+        # realpath's lstat of every folder above it.
+        candidate = os.path.join(root_text, name)
         try:
-            if not stat.S_ISLNK(os.lstat(candidate).st_mode):
-                return candidate
+            st = os.lstat(candidate)
         except OSError:
-            return candidate  # no such file: it is nowhere but here
-    candidate = Path(os.path.realpath(root / name))
-    if candidate != root and root not in candidate.parents:
+            return candidate, None  # no such file: it is nowhere but here
+        if not stat.S_ISLNK(st.st_mode):
+            return candidate, st
+    candidate = os.path.realpath(os.path.join(root_text, name))
+    if candidate != root_text and not candidate.startswith(root_text.rstrip("/") + "/"):
         raise AccessViolation(f"{filename!r} resolves outside the root")
-    return candidate
+    try:
+        return candidate, os.stat(candidate)
+    except OSError:
+        return candidate, None

@@ -9,6 +9,9 @@ block. It answers with:
   it waits, and a resent RRQ joins the same wait;
 - ``None`` (``MISS``): no such file.
 
+A provider that will not serve this requester raises ``RequestRefused`` (or fails the future
+with it): the modem gets an access violation, the log the requester, file and reason.
+
 ``attach_loop(call_soon)`` hands the provider the loop's ``call_soon``, so it can complete its
 futures in the loop's thread; ``close()`` is called when the server that made the provider
 stops. ``hfcprov.tftp.dynamic.ConfigFileBuilder`` is a provider; ``as_provider`` wraps a plain
@@ -20,7 +23,16 @@ from __future__ import annotations
 import concurrent.futures
 from collections.abc import Callable
 
+from hfcprov.errors import HfcprovError
+
 MISS = None
+
+
+class RequestRefused(HfcprovError):
+    """A provider will not give this file to this requester (e.g. it does not hold the modem's lease).
+
+    Raised by ``request`` or set on its future: the server answers a TFTP access violation and logs
+    the requester, the file and this message (``"result": "refused"``)."""
 
 
 class Provider:

@@ -1,4 +1,4 @@
-"""Read-only TFTP server for modem boot storms, on tftpy's packets with its own event loop.
+"""Read-only TFTP server for modem boot storms: one event loop over the wire format of ``protocol``.
 
 Why not ``tftpy.TftpServer``: its ``select()`` loop dies past ~1,000 open sessions,
 it crashes at session end on a dynamic file object without ``.name``, it runs the
@@ -7,8 +7,13 @@ ignores the client's ``timeout`` option, has no ``windowsize`` and leaves the
 listening socket at the default receive buffer, which overflows when a whole node
 reboots. Here:
 
-- one ``selectors`` loop (epoll) in one thread owns every socket: no fd ceiling
-  but RLIMIT_NOFILE, no lock around the per-transfer state;
+- one epoll loop in one thread owns every socket: no fd ceiling but RLIMIT_NOFILE, no
+  lock around the per-transfer state. What a storm costs is the loop's CPU per transfer
+  (the clients share the same cores), so the per-datagram path is kept short: an ACK is
+  read, decoded from its 4-byte header and answered without a packet object; a transfer's
+  timer is re-armed only when it fires (its deadline only moves later); a finished
+  transfer's socket, already bound and registered, is kept for the next one (``connect``
+  to the new client, drain what the old one left) instead of being closed and reopened;
 - the listening socket gets a large SO_RCVBUF (SO_RCVBUFFORCE as root) so a burst
   of RRQs waits in the kernel instead of being dropped;
 - dynamic files come from a provider (``hfcprov.tftp.provider``: one interface, asked from
@@ -22,14 +27,14 @@ reboots. Here:
 
 from __future__ import annotations
 
+import bisect
 import collections
 import concurrent.futures
-import functools
 import heapq
 import itertools
 import os
 import resource
-import selectors
+import select
 import socket
 import stat
 import threading
@@ -40,8 +45,8 @@ from typing import IO
 
 from hfcprov.errors import HfcprovError
 from hfcprov.tftp import protocol as P
-from hfcprov.tftp.paths import AccessViolation, resolve_in_root
-from hfcprov.tftp.provider import Provider, as_provider, normalise
+from hfcprov.tftp.paths import AccessViolation, locate_in_root
+from hfcprov.tftp.provider import Provider, RequestRefused, as_provider, normalise
 from hfcprov.tftp.transfer import Transfer
 from hfcprov.tftp.translog import Summary, TransferLog
 
@@ -50,7 +55,14 @@ DynamicProvider = Provider | Callable[[str, str], "bytes | None"]
 
 DEFAULT_RCVBUF = 16 << 20  # a 2,000-modem burst of RRQs is ~2,000 skbs of ~1 KiB truesize each
 MAX_STATIC_BYTES = 256 << 20
-_E = P.TftpErrors
+LOG_FLUSH_EVERY = 0.05  # seconds a transfer's log line may wait in the buffer
+MAX_IDLE_SOCKETS = 4096  # finished transfers' sockets kept for the next ones (one fd each)
+_E = P.ErrorCode
+_ACK, _ERROR = P.ACK, P.ERROR
+_HEADER = P.HEADER.unpack_from
+_EPOLLIN = select.EPOLLIN
+_REQUEST_READ = 4096  # an RRQ is at most 512 bytes (RFC 2347); a longer one is cut and refused as malformed
+_ACK_READ = 1024  # bytes read from a transfer's socket: an ACK is 4, an ERROR at most ~520 (recv allocates this much)
 
 
 class TftpServerError(HfcprovError):
@@ -100,7 +112,8 @@ class TftpServer:
         self.workers = workers
         self.log = TransferLog(log, interval=summary_interval)
         self._sock: socket.socket | None = None
-        self._sel: selectors.BaseSelector | None = None
+        self._epoll: select.epoll | None = None
+        self._idle: dict[int, socket.socket] = {}  # by fd: finished transfers' sockets, bound and registered
         self._thread: threading.Thread | None = None
         self._wake_r = self._wake_w = None
         self._calls = collections.deque()  # call_soon's callables (finished builds among them), run by the loop
@@ -109,9 +122,11 @@ class TftpServer:
         self._signalled = False  # a wake-up for _calls is on its way: later ones need not send one
         self._transfers: dict[int, Transfer] = {}  # by socket fd
         self._clients: set = set()  # (ip, port) with a transfer or a build in progress
-        self._timers: list = []  # heap of (deadline, seq, fd)
+        self._timers: list = []  # heap of (deadline, seq, transfer); at most one entry per live transfer
+        self._waiting_builds = 0  # modems whose dynamic file is being built
+        self.durations = TransferTimes()  # completed transfers' durations, for the metrics endpoint
         self._seq = itertools.count()
-        self._static_cache: dict[Path, tuple] = {}
+        self._static_cache: dict[str, tuple] = {}  # path -> ((inode, size, mtime), bytes)
         self._stopping = False
         self._stop_now = False
         self._ready = threading.Event()
@@ -139,6 +154,11 @@ class TftpServer:
     def active(self) -> int:
         """Transfers in flight (including dynamic files being built)."""
         return len(self._clients)
+
+    @property
+    def waiting_builds(self) -> int:
+        """Modems waiting for their dynamic file to be built (the build queue as the loop sees it)."""
+        return self._waiting_builds
 
     def start(self) -> TftpServer:
         """Bind, start the loop thread and return once listening (``.port`` is then the bound port)."""
@@ -207,9 +227,9 @@ class TftpServer:
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
-        self._sel = selectors.DefaultSelector()
-        self._sel.register(self._sock, selectors.EVENT_READ, None)
-        self._sel.register(self._wake_r, selectors.EVENT_READ, None)
+        self._epoll = select.epoll()
+        self._epoll.register(self._sock.fileno(), _EPOLLIN)
+        self._epoll.register(self._wake_r.fileno(), _EPOLLIN)
 
     @property
     def rcvbuf_effective(self) -> int:
@@ -236,62 +256,95 @@ class TftpServer:
             self._exited.set()
 
     def _loop(self) -> None:
-        sel, listen, wake_r = self._sel, self._sock, self._wake_r
+        poll, transfers, idle = self._epoll.poll, self._transfers, self._idle
+        listen_fd, wake_fd = self._sock.fileno(), self._wake_r.fileno()
+        calls, timers, log = self._calls, self._timers, self.log
+        monotonic = time.monotonic
         while True:
             if self._stopping:
-                if listen is not None:
-                    sel.unregister(listen)
-                    listen.close()
-                    listen = self._sock = None
+                if listen_fd >= 0:
+                    self._epoll.unregister(listen_fd)
+                    self._sock.close()
+                    self._sock = None
+                    listen_fd = -1
                 if self._stop_now:
-                    for t in list(self._transfers.values()):
+                    for t in list(transfers.values()):
                         self._finish(t, "aborted")
                     break
                 if not self._clients:
                     break
-            wait = self._next_timeout()
-            for key, _ in sel.select(wait):
-                obj = key.fileobj
-                if obj is listen:
-                    self._on_requests()
-                elif obj is wake_r:
+            if timers and not timers[0][2].done:  # the usual case, without a call
+                wait = max(0.0, timers[0][0] - monotonic())
+            else:
+                wait = self._next_timeout()
+            if log.dirty and (wait is None or wait > LOG_FLUSH_EVERY):
+                wait = LOG_FLUSH_EVERY  # buffered log lines reach the file within this
+            try:
+                events = poll(-1 if wait is None else wait)
+            except InterruptedError:
+                continue
+            now = monotonic()
+            for fd, _ in events:
+                t = transfers.get(fd)
+                if t is not None:  # a transfer's datagram: the per-ACK path, inline
+                    # One datagram per readiness: a client has one ACK in flight per window, and
+                    # epoll is level-triggered, so a second one waiting is read on the next turn
+                    # instead of paying an empty read (and its exception) after every ACK.
                     try:
-                        wake_r.recv(4096)
+                        datagram = t.sock.recv(_ACK_READ)
+                    except OSError:  # nothing after all, or ICMP port unreachable: the timer decides
+                        continue
+                    if len(datagram) < 4:
+                        continue
+                    opcode, number = _HEADER(datagram)
+                    if opcode == _ACK:
+                        if t.on_ack(number, now) is not None:
+                            self._finish(t, "ok")
+                    elif opcode == _ERROR:
+                        self._finish(t, "client-error")
+                elif fd == listen_fd:
+                    self._on_requests()
+                elif fd == wake_fd:
+                    try:
+                        self._wake_r.recv(4096)
                     except BlockingIOError:
                         pass
-                else:
-                    t = self._transfers.get(key.fd)
-                    if t is not None:
-                        self._on_transfer_readable(t)
+                elif fd in idle:
+                    _drain(idle[fd])  # a late datagram from a finished transfer's client
             self._signalled = False  # cleared before draining: anything appended later wakes us again
-            self._run_calls()
-            self._expire_timers()
-            self.log.tick()
-            self.log.flush()
+            if calls:
+                self._run_calls()
+            if timers and timers[0][0] <= now:
+                self._expire_timers(monotonic())
+            if now >= log.summary_at:
+                log.write_summary()
+            elif log.dirty and now - log.flushed >= LOG_FLUSH_EVERY:
+                log.flush()  # not once per turn: one write per turn was one system call per transfer
 
     def _next_timeout(self) -> float | None:
         timers = self._timers
         while timers:
-            deadline, _, fd = timers[0]
-            t = self._transfers.get(fd)
-            if t is None or t.deadline != deadline:
-                heapq.heappop(timers)  # stale: the transfer moved on or ended
+            deadline, _, t = timers[0]
+            if t.done:
+                heapq.heappop(timers)  # stale: the transfer ended
                 continue
             return max(0.0, deadline - time.monotonic())
-        return None if not self.log._since_summary else self.log.interval
+        due = self.log.summary_at
+        return None if due == float("inf") else max(0.0, due - time.monotonic())
 
     def _arm(self, t: Transfer) -> None:
-        heapq.heappush(self._timers, (t.deadline, next(self._seq), t.fd))
+        heapq.heappush(self._timers, (t.deadline, next(self._seq), t))
 
-    def _expire_timers(self) -> None:
-        now = time.monotonic()
-        timers = self._timers
+    def _expire_timers(self, now: float) -> None:
+        timers, retries = self._timers, self.retries
         while timers and timers[0][0] <= now:
-            deadline, _, fd = heapq.heappop(timers)
-            t = self._transfers.get(fd)
-            if t is None or t.deadline != deadline:
+            _, _, t = heapq.heappop(timers)
+            if t.done:
                 continue
-            result = t.on_timeout(now, self.retries)
+            if t.deadline > now:  # the transfer moved on since this entry was armed: arm it anew
+                self._arm(t)
+                continue
+            result = t.on_timeout(now, retries)
             if result is not None:
                 self._finish(t, result)
             else:
@@ -305,7 +358,7 @@ class TftpServer:
             if calls:  # builds finished meanwhile: their modems asked first, and the storm's intake
                 self._run_calls()  # is when the loop has time to start their transfers
             try:
-                datagram, client = sock.recvfrom(65536)
+                datagram, client = sock.recvfrom(_REQUEST_READ)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError:
@@ -322,36 +375,36 @@ class TftpServer:
         except P.TftpProtocolError as err:
             self._refuse(client, "?", _E.IllegalTftpOp, "malformed request", "bad-request", now, detail=str(err))
             return
-        if pkt.opcode == 2:
+        if pkt.opcode == P.WRQ:
             self._refuse(client, pkt.filename, _E.AccessViolation, "read-only server: write refused",
                          "refused-write", now)
             return
-        if pkt.opcode != 1:
+        if pkt.opcode != P.RRQ:
             return  # a stray ACK/DATA to port 69: not a request, no answer (RFC 1350 TIDs)
         if client in self._clients:
             return  # the client resent its RRQ; the transfer in progress answers it
-        mode = (pkt.mode or "").lower()
+        mode = pkt.mode
         if mode not in ("octet", "netascii"):
             self._refuse(client, pkt.filename, _E.IllegalTftpOp, f"mode {mode!r} not supported", "bad-request", now)
             return
         filename = pkt.filename
         try:
-            path = resolve_in_root(self.root, filename)
+            path, st = locate_in_root(self.root, filename)
         except AccessViolation as err:
             self._refuse(client, filename, _E.AccessViolation, "access violation", "access-violation", now,
                          detail=str(err))
             return
-        data = self._read_static(path)
+        data = self._read_static(path, st) if st is not None else None
         if data is None and self.provider is not None:
             # asked from the loop, never blocking: the bytes, a future, or a miss
             try:
                 got = self.provider.request(filename, client_ip(client))
             except Exception as err:  # noqa: BLE001 - a provider's bug answers that modem only
-                self._refuse(client, filename, _E.NotDefined, "cannot build config file", "generate-error", now,
-                             detail=_describe(err))
+                self._provider_failed(client, filename, err, now)
                 return
             if isinstance(got, concurrent.futures.Future):
                 self._clients.add(client)  # its resent RRQs join this wait
+                self._waiting_builds += 1
                 got.add_done_callback(lambda f, c=client, p=pkt, t0=now: self._built(f, c, p, t0))
                 return
             data = got
@@ -360,11 +413,8 @@ class TftpServer:
             return
         self._begin(client, pkt, data, now)
 
-    def _read_static(self, path: Path) -> bytes | None:
-        try:
-            st = path.stat()
-        except OSError:
-            return None
+    def _read_static(self, path: str, st: os.stat_result) -> bytes | None:
+        """The file's bytes (from the cache while its inode, size and mtime are unchanged)."""
         if not stat.S_ISREG(st.st_mode):
             return None
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
@@ -374,7 +424,7 @@ class TftpServer:
         if st.st_size > MAX_STATIC_BYTES:
             return None
         try:
-            data = path.read_bytes()
+            data = _read_file(path, st.st_size)
         except OSError:
             return None
         if len(self._static_cache) > 10000:
@@ -395,6 +445,7 @@ class TftpServer:
                 self.log.error(f"dynamic provider callback failed: {_describe(err)}")
 
     def _on_built(self, client, pkt, t0, fut) -> None:
+        self._waiting_builds -= 1
         if self._calls_closed or (self._stopping and self._stop_now):  # nothing more is sent
             self._clients.discard(client)
             return
@@ -404,8 +455,7 @@ class TftpServer:
             data = None
         except Exception as err:  # noqa: BLE001 - any provider failure answers that client only
             self._clients.discard(client)
-            self._refuse(client, pkt.filename, _E.NotDefined, "cannot build config file", "generate-error", t0,
-                         detail=_describe(err))
+            self._provider_failed(client, pkt.filename, err, t0)
             return
         self._clients.discard(client)
         if data is None:
@@ -413,72 +463,85 @@ class TftpServer:
             return
         self._begin(client, pkt, data, t0)
 
+    def _provider_failed(self, client, filename, err: Exception, t0: float) -> None:
+        if isinstance(err, RequestRefused):  # not for this requester: the log says who, which file and why
+            self._refuse(client, filename, _E.AccessViolation, "access denied", "refused", t0, detail=str(err))
+        else:
+            self._refuse(client, filename, _E.NotDefined, "cannot build config file", "generate-error", t0,
+                         detail=_describe(err))
+
     def _begin(self, client, pkt, data: bytes, t0: float) -> None:
-        if (pkt.mode or "").lower() == "netascii":
+        if pkt.mode == "netascii":
             data = P.netascii(data)
-        opts = P.negotiate(pkt.options or {}, len(data), timeout=self.timeout, max_blksize=self.max_blksize,
+        opts = P.negotiate(pkt.options, len(data), timeout=self.timeout, max_blksize=self.max_blksize,
                            max_windowsize=self.max_windowsize)
+        sock = self._transfer_socket(client)
+        if sock is None:
+            return
+        t = Transfer(client, pkt.filename, data, opts, t0, sock.send)
+        t.sock, t.fd = sock, sock.fileno()
+        self._transfers[t.fd] = t
+        self._clients.add(client)
+        t.begin(time.monotonic())
+        self._arm(t)
+
+    def _transfer_socket(self, client) -> socket.socket | None:
+        """A socket of its own (its TID) connected to ``client``: a finished transfer's, or a new one.
+        None when there is none to be had (the client retries its RRQ)."""
+        idle = self._idle
+        while idle:
+            _, sock = idle.popitem()  # the most recently finished: its buffers are warm
+            try:
+                sock.connect(client)  # from now on the kernel drops datagrams from any other TID
+            except OSError:
+                self._close_socket(sock)
+                continue
+            _drain(sock)  # what the previous client sent before the connect
+            return sock
         try:
             sock = socket.socket(self._family, socket.SOCK_DGRAM)
         except OSError as err:  # EMFILE/ENFILE: the client will retry its RRQ
             self.summary.dropped += 1
             self.log.error(f"no socket for a new transfer: {err.strerror}", client=_client_text(client))
-            return
+            return None
         try:
             sock.setblocking(False)
             sock.bind((self._local_ip, 0))
             sock.connect(client)  # the kernel drops datagrams from any other TID for us
+            self._epoll.register(sock.fileno(), _EPOLLIN)
         except OSError as err:
             sock.close()
-            self._refuse(client, pkt.filename, _E.NotDefined, "server error", "error", t0, detail=str(err))
-            return
-        t = Transfer(client, pkt.filename, data, opts, t0, functools.partial(_send_on, sock))
-        t.sock, t.fd = sock, sock.fileno()
-        self._transfers[t.fd] = t
-        self._clients.add(client)
-        self._sel.register(sock, selectors.EVENT_READ, None)
-        t.begin(time.monotonic())
-        self._arm(t)
+            self.summary.dropped += 1
+            self.log.error(f"no socket for a new transfer: {err.strerror or err}", client=_client_text(client))
+            return None
+        return sock
+
+    def _close_socket(self, sock: socket.socket) -> None:
+        try:
+            self._epoll.unregister(sock.fileno())
+        except (OSError, ValueError):
+            pass
+        sock.close()
 
     # -- a transfer in progress ---------------------------------------------------------------
 
-    def _on_transfer_readable(self, t: Transfer) -> None:
-        for _ in range(64):
-            try:
-                datagram = t.sock.recv(65536)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:  # e.g. ICMP port unreachable: the client is gone; let the timer decide
-                return
-            if len(datagram) < 4:
-                continue
-            opcode = (datagram[0] << 8) | datagram[1]
-            if opcode == 4:
-                before = t.deadline
-                result = t.on_ack((datagram[2] << 8) | datagram[3], time.monotonic())  # no packet object
-                if result is not None:
-                    self._finish(t, result)
-                    return
-                if t.deadline != before:
-                    self._arm(t)
-            elif opcode == 5:
-                self._finish(t, "client-error")
-                return
+    # -- a transfer ends ----------------------------------------------------------------------
 
     def _finish(self, t: Transfer, result: str) -> None:
+        t.done = True
         self._transfers.pop(t.fd, None)
+        sock = t.sock
+        if len(self._idle) < MAX_IDLE_SOCKETS and not self._stopping:
+            self._idle[t.fd] = sock  # stays registered: a late datagram from this client is drained
+        else:
+            self._close_socket(sock)
+        now = time.monotonic()
+        duration = now - t.started
+        if result == "ok":
+            self.durations.add(duration)
         try:
-            self._sel.unregister(t.sock)
-        except (KeyError, ValueError):
-            pass
-        t.sock.close()
-        delivered = t.delivered
-        try:
-            self.log.transfer({
-                "time": round(time.time(), 3), "client": _client_text(t.client), "file": t.filename,
-                "bytes": delivered, "size": len(t.data), "duration": round(time.monotonic() - t.started, 6),
-                "retries": t.retries, "result": result, "blksize": t.blksize, "windowsize": t.windowsize,
-            })
+            self.log.transfer_done(_client_text(t.client), t.filename, t.delivered, len(t.data), duration,
+                                   t.retries, result, t.blksize, t.windowsize)
         finally:  # `active` falls only once the transfer is counted: a caller waiting for idle sees it
             self._clients.discard(t.client)
 
@@ -506,12 +569,13 @@ class TftpServer:
                 self.provider.close()
         for t in list(self._transfers.values()):
             self._finish(t, "aborted")
-        for s in (self._sock, self._wake_r, self._wake_w):
+        for s in (self._sock, self._wake_r, self._wake_w, *self._idle.values()):
             if s is not None:
                 s.close()
+        self._idle.clear()
         self._sock = self._wake_w = self._wake_r = None
-        if self._sel is not None:
-            self._sel.close()
+        if self._epoll is not None:
+            self._epoll.close()
         self.log.write_summary()
         self.log.close()
 
@@ -526,18 +590,60 @@ def client_ip(client) -> str:
 
 
 def _client_text(client) -> str:
-    ip = client_ip(client)
-    return f"[{ip}]:{client[1]}" if ":" in ip else f"{ip}:{client[1]}"
+    ip = client[0]
+    if ":" in ip:
+        ip = client_ip(client)
+        if ":" in ip:
+            return f"[{ip}]:{client[1]}"
+    return f"{ip}:{client[1]}"
 
 
-def _send_on(sock: socket.socket, datagram: bytes) -> None:
-    """A transfer's ``send``: one datagram on its connected socket."""
+def _read_file(path: str, size: int) -> bytes:
+    """The whole file in the fewest system calls (open, read, close: every modem's file is its own,
+    so a storm reads one per transfer)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        sock.send(datagram)
-    except (BlockingIOError, InterruptedError):
-        pass  # the socket buffer is full: the timer resends
-    except OSError:
-        pass  # ICMP errors from an earlier datagram; the timer decides
+        chunks, want = [], size + 1  # one byte more: a file that grew since its stat is read whole
+        while True:
+            chunk = os.read(fd, want)
+            chunks.append(chunk)
+            if len(chunk) < want:
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            want = 1 << 16
+    finally:
+        os.close(fd)
+
+
+def _drain(sock: socket.socket) -> None:
+    """Read and drop whatever waits on ``sock``."""
+    while True:
+        try:
+            sock.recv(65536)
+        except OSError:  # BlockingIOError when empty, or an ICMP error from the previous client
+            return
+
+
+class TransferTimes:
+    """Completed transfers' durations as cumulative histogram buckets (the Prometheus form), kept in
+    the loop at the cost of one bisect per transfer; read by the metrics endpoint from another thread."""
+
+    BOUNDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+    def __init__(self):
+        self.counts = [0] * (len(self.BOUNDS) + 1)  # the last one: above every bound
+        self.total = 0.0
+
+    def add(self, seconds: float) -> None:
+        self.counts[bisect.bisect_left(self.BOUNDS, seconds)] += 1
+        self.total += seconds
+
+    def buckets(self) -> list[tuple[str, int]]:
+        """(upper bound, count of transfers at most that long) pairs ending with ``+Inf``."""
+        out, running = [], 0
+        for bound, n in zip((*(str(b) for b in self.BOUNDS), "+Inf"), list(self.counts)):
+            running += n
+            out.append((bound, running))
+        return out
 
 
 def _describe(err: BaseException) -> str:

@@ -2,8 +2,10 @@
 
 The server's loop owns the sockets and the timer heap; a ``Transfer`` owns the protocol:
 what to send when it starts, on an ACK, on a timeout, and when it is over. It sends through
-the ``send(datagram)`` callable it was given and keeps its own ``deadline`` (the loop re-arms
-its timer when the deadline moved). Tests drive it with a list as ``send`` and a fake clock.
+the ``send(datagram)`` callable it was given (a connected socket's ``send``: an ``OSError``
+ends that window, whose blocks the timer resends) and keeps its own ``deadline`` (the loop
+re-arms its timer when the deadline moved). Tests drive it with a list as ``send`` and a fake
+clock. DATA is built here, per block sent, from the wire declaration's header (``P.HEADER``).
 
 Block numbers are absolute inside (``base``, ``next``, ``last`` start at 1) and wrap at
 65,536 on the wire only, so files past 32 MiB at blksize 512 roll over cleanly.
@@ -16,13 +18,15 @@ from collections.abc import Callable
 from hfcprov.tftp import protocol as P
 
 OK, UNCONFIRMED, TIMEOUT = "ok", "unconfirmed", "timeout"
+_DATA_HEADER = P.HEADER.pack
+_DATA = P.DATA
 
 
 class Transfer:
     """One RRQ being served: the data, the negotiated options and the window position."""
 
-    __slots__ = ("base", "blksize", "client", "data", "deadline", "fd", "filename", "last", "next", "oack",
-                 "retries", "send", "sock", "started", "timeout", "tries", "windowsize")
+    __slots__ = ("base", "blksize", "client", "data", "deadline", "done", "fd", "filename", "last", "next", "oack",
+                 "resent_to", "retries", "send", "sock", "started", "timeout", "tries", "windowsize")
 
     def __init__(self, client, filename: str, data: bytes, opts: P.Options, now: float,
                  send: Callable[[bytes], None]):
@@ -42,11 +46,9 @@ class Transfer:
         self.deadline = 0.0
         self.tries = 0  # consecutive timeouts
         self.retries = 0  # retransmitted datagrams, for the log
+        self.resent_to = 0  # blocks below this were sent again by the last resend (a window or a timeout)
         self.started = now
-
-    def block(self, n: int) -> bytes:
-        off = (n - 1) * self.blksize
-        return P.encode_data(n, self.data[off:off + self.blksize])
+        self.done = False  # set by the loop when the transfer ends (its timer entry is then stale)
 
     @property
     def delivered(self) -> int:
@@ -56,14 +58,21 @@ class Transfer:
     def begin(self, now: float) -> None:
         """Send the OACK (when options were negotiated) or the first window."""
         if self.oack is not None:
-            self.send(self.oack)
+            self._send_oack()
         else:
             self._send_window()
         self.deadline = now + self.timeout
 
     def on_ack(self, wire_block: int, now: float) -> str | None:
         """An ACK arrived: ``OK`` when the transfer is complete, else None (the deadline moves
-        only when the ACK brought progress)."""
+        only when the ACK brought progress; it only ever moves later, so the loop's timer may
+        re-arm lazily).
+
+        A duplicate ACK never sends anything (the sorcerer's apprentice would double every
+        block). An ACK inside the window is RFC 7440's report of a gap: the blocks after it are
+        sent again, once. ACKs that follow for blocks that resend already covers are the
+        client's answers to the first copies, still on their way: they slide the window
+        instead of starting another resend, so a late or repeated ACK costs no DATA twice."""
         if self.next == 1:  # OACK sent: only ACK 0 starts the data
             if wire_block != 0:
                 return None
@@ -82,8 +91,11 @@ class Transfer:
         self.tries = 0
         if self.base > self.last:
             return OK
-        # RFC 7440: an ACK inside the window means the client lost the rest; resume after it.
-        self.next = self.base
+        if acked < self.next - 1 and self.base >= self.resent_to:
+            # RFC 7440: an ACK inside the window means the client lost the rest; resume after it.
+            self.resent_to = self.next
+            self.retries += self.next - self.base
+            self.next = self.base
         self._send_window()
         self.deadline = now + self.timeout
         return None
@@ -97,20 +109,32 @@ class Transfer:
         if self.tries > max_tries:
             return UNCONFIRMED if self.next > self.last else TIMEOUT
         if self.oack is not None and self.base == 1 and self.next == 1:
-            self.send(self.oack)
+            self._send_oack()
             self.retries += 1
         else:
+            self.resent_to = self.next
             self.next = self.base
             self.retries += self._send_window()
         self.deadline = now + self.timeout
         return None
 
+    def _send_oack(self) -> None:
+        try:
+            self.send(self.oack)
+        except OSError:
+            pass  # as for DATA: the timer resends it
+
     def _send_window(self) -> int:
-        sent = 0
+        # The per-block path of every transfer: the DATA datagram is built inline (no call per block).
+        first = n = self.next
         end = min(self.base + self.windowsize, self.last + 1)
-        send = self.send
-        while self.next < end:
-            send(self.block(self.next))
-            self.next += 1
-            sent += 1
-        return sent
+        send, data, size = self.send, self.data, self.blksize
+        try:
+            while n < end:
+                off = (n - 1) * size
+                send(_DATA_HEADER(_DATA, n & 0xFFFF) + data[off:off + size])
+                n += 1
+        except OSError:  # socket buffer full, or an ICMP error from an earlier datagram: the timer resends
+            n += 1  # the block counts as sent: a copy on its way or not, the timer covers it
+        self.next = n
+        return n - first

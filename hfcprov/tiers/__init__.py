@@ -1,4 +1,4 @@
-"""Tier templates, modem inventories, bulk builds and the Buffer Control advisor.
+"""Tier templates, modem inventories and bulk builds (the sizing policy they call is ``hfcprov.queue``).
 
 ``load_inventory``, ``template_for`` and ``render_tree`` are the names other packages
 (the TFTP server's dynamic files) code against.

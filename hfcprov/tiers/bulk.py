@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Callable
 
 from hfcprov import __version__
-from hfcprov.tiers.inventory import InventoryRow, check_row, read_rows
+from hfcprov.tiers.inventory import InventoryRow, check_row, read_inventory
+from hfcprov.tiers.naming import DEFAULT_PATTERN, config_file_name
+from hfcprov.tiers.secrets import SecretMap
 from hfcprov.tiers.templates import (
     SHIPPED,
     SUFFIX,
@@ -68,8 +70,11 @@ class BuildSummary:
     built: int = 0
     unchanged: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (where, message)
+    # what a modem or CMTS would refuse in a built file (config.lint) and odd fields: (where, message)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     stopped: bool = False  # keep_going=False stopped at a bad row: rows after it were not built
+    unsigned: int = 0  # files (built or unchanged) without a CMTS MIC: no secret for their CMTS
 
     @property
     def not_built(self) -> int:
@@ -79,7 +84,9 @@ class BuildSummary:
     def as_dict(self) -> dict:
         return {"out": str(self.out), "total": self.total, "built": self.built, "unchanged": self.unchanged,
                 "failed": [{"row": where, "error": message} for where, message in self.failed],
-                "not_built": self.not_built, "stopped": self.stopped, "seconds": round(self.seconds, 3),
+                "warnings": [{"row": where, "warning": message} for where, message in self.warnings],
+                "not_built": self.not_built, "stopped": self.stopped, "unsigned": self.unsigned,
+                "seconds": round(self.seconds, 3),
                 "manifest": str(self.out / MANIFEST_JSON)}
 
     @property
@@ -125,15 +132,17 @@ def write_manifest(out: Path, entries: list[Entry]) -> None:
 
 _WORKER: dict = {}
 # Rendered text -> file bytes, per worker: modems of one tier with the same overrides render the same text
-# (the mac is rarely in it), and parse + encode is most of a file's work. Same secret for the whole build.
-_built: dict[str, bytes] = {}
+# (the mac is rarely in it), and parse + encode is most of a file's work. Keyed by the CMTS too: its secret
+# signs the file.
+_built: dict[tuple, bytes] = {}
 MAX_BUILT = 512
 
 
-def _init_worker(secret: bytes | None, out: str) -> None:
-    _built.clear()  # built with another build's secret
-    _WORKER["secret"] = secret
-    _WORKER["out"] = Path(out)
+def _init_worker(secrets: SecretMap, out: str, lint_strict: bool = False) -> None:
+    _built.clear()  # built with another build's secrets
+    _WORKER["secrets"] = secrets
+    _WORKER["out"] = str(out)
+    _WORKER["lint_strict"] = lint_strict
 
 
 @dataclass
@@ -144,40 +153,48 @@ class _Task:
     file: str
     inputs: str
     previous: Entry | None
+    cmts: str | None = None  # whose secret signs the file (None: the default secret)
 
 
-def _run(task: _Task) -> tuple[str, Entry | None, str | None]:
-    """('built'|'unchanged'|'failed', entry, error message)."""
-    from hfcprov.config import encode_text
+def _run(task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
+    """('built'|'unchanged'|'failed', entry, error message, warnings)."""
+    from hfcprov.config.lint import encode_checked
 
-    out: Path = _WORKER["out"]
-    target = out / task.file
+    target = os.path.join(_WORKER["out"], task.file)  # a string: thousands of rows, no pathlib per row
     prev = task.previous
     if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
-        return "unchanged", prev, None
+        return "unchanged", prev, None, []
     try:
         text = render_text(task.template, task.variables)
-        data = _built.get(text)
-        if data is None:
-            data = encode_text(text, _WORKER["secret"], source=rendered_name(task.template, task.variables))
+        built = _built.get((task.cmts, text))
+        if built is None:
+            secret = _WORKER["secrets"].secret_for(task.variables)
+            # what a modem or CMTS would refuse (config.lint): a warning, or with lint_strict the row fails
+            built = encode_checked(text, rendered_name(task.template, task.variables), secret)
             if len(_built) >= MAX_BUILT:
                 _built.clear()
-            _built[text] = data
+            _built[(task.cmts, text)] = built
+        data, problems = built
+        if problems and _WORKER.get("lint_strict"):
+            return "failed", None, f"{task.where}: {problems[0]} (--strict)", []
     except HfcprovError as err:
-        return "failed", None, f"{task.where}: {err}"
-    tier = str(task.variables.get("tier", Path(task.template).name.removesuffix(SUFFIX)))
+        return "failed", None, f"{task.where}: {err}", []
+    tier = str(task.variables["tier"] if "tier" in task.variables else
+               os.path.basename(task.template).removesuffix(SUFFIX))
     digest = hashlib.sha256(data).hexdigest()
     if not (prev is not None and prev.sha256 == digest and _same_file(target, prev)):
         # no fsync per file (~5 ms each): build() syncs once before the manifest names the files
         atomic_write(target, data, durable=False)
-    return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None
+    return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None, \
+        [f"{task.where}: {p}" for p in problems]
 
 
-def _same_file(path: Path, entry: Entry) -> bool:
+def _same_file(path: str | Path, entry: Entry) -> bool:
     try:
-        if path.stat().st_size != entry.size:
+        if os.stat(path).st_size != entry.size:
             return False
-        return hashlib.sha256(path.read_bytes()).hexdigest() == entry.sha256
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest() == entry.sha256
     except OSError:
         return False
 
@@ -191,28 +208,44 @@ def build(
     template: str | Path | None = None,
     secret: bytes | None = None,
     jobs: int = 1,
-    pattern: str = "{mac}.cm",
+    pattern: str = DEFAULT_PATTERN,
     strict: bool = False,
     progress: Callable[[int, int], None] | None = None,
     keep_going: bool = True,
+    secrets: SecretMap | None = None,
+    lint_strict: bool = False,
 ) -> BuildSummary:
     """Build every row of ``inventory`` into ``out``.
 
     ``template``: one template file for every row, or a folder of ``<tier>.j2`` files chosen by each
-    row's ``tier`` (default: the shipped ``templates/``).
+    row's ``tier`` (added to the shipped ``templates/``, the default). ``secret``: the CMTS shared secret
+    of every file; ``secrets``: one per CMTS (``tiers.secrets.SecretMap``, the inventory names each row's
+    CMTS), with ``secret`` (or its own default) for rows that name none. ``summary.unsigned`` counts files
+    without a CMTS MIC. What a modem or CMTS would refuse in a file (``config.lint``) is in
+    ``summary.warnings``; ``lint_strict``: such a row fails instead.
+
+    Durability: files are written to temporary names and renamed, without a flush each; one ``os.sync``
+    before the manifest is written puts them on disk, so a manifest never names a file that is not.
     """
+    if secrets is None:
+        secrets = SecretMap({}, secret)
+    elif secret is not None and secrets.default is None:
+        secrets = secrets.with_default(secret)
     started = time.perf_counter()
-    rows = read_rows(inventory)  # a bad inventory leaves no output folder behind
+    table = read_inventory(inventory)  # a bad inventory leaves no output folder behind
+    if not _one_template(template):
+        table.require("tier", why="to choose each row's template (or give one template for every row)")
+    rows = table.rows
     out = ensure_folder(out)
     summary = BuildSummary(out=out, total=len(rows))
     previous = read_manifest(out)
-    secret_fp = secret_fingerprint(secret)
+    fingerprints: dict = {}  # CMTS -> the fingerprint of its secret, computed once (it is slow on purpose)
     tasks, claimed = [], {}
     digests: dict[str, str] = {}  # template path -> template_digest
     chosen: dict = {}  # tier -> template path
     for row in rows:
         try:
-            tasks.append(_plan(row, template, pattern, previous, secret_fp, digests, chosen, claimed))
+            tasks.append(_plan(row, template, pattern, previous, secrets, fingerprints, digests, chosen, claimed))
         except HfcprovError as err:
             summary.failed.append((row.where, str(err) if str(err).startswith(row.where) else f"{row.where}: {err}"))
 
@@ -223,8 +256,10 @@ def build(
     if progress:
         progress(done, summary.total)
     try:
-        for status, entry, error in _execute(tasks, secret, out, jobs):
+        unsigned = {task.file for task in tasks if fingerprints[task.cmts] == "none"}
+        for status, entry, error, warnings in _execute(tasks, secrets, out, jobs, lint_strict):
             done += 1
+            summary.warnings += [(w.split(": ", 1)[0], w) for w in warnings]
             if status == "failed":
                 summary.failed.append((error.split(": ", 1)[0], error))
                 if not keep_going:
@@ -232,6 +267,7 @@ def build(
                     break
             else:
                 entries[entry.file] = entry
+                summary.unsigned += entry.file in unsigned
                 summary.built += status == "built"
                 summary.unchanged += status == "unchanged"
             if progress:
@@ -255,8 +291,11 @@ def build(
     return summary
 
 
-def _plan(row: InventoryRow, template, pattern, previous, secret_fp, digests, chosen, claimed) -> _Task:
+def _plan(row: InventoryRow, template, pattern, previous, secrets, fingerprints, digests, chosen, claimed) -> _Task:
     variables = check_row(row)
+    cmts = secrets.cmts_of(variables)
+    if cmts not in fingerprints:
+        fingerprints[cmts] = secret_fingerprint(secrets.secret_for(variables))
     tier = variables.get("tier")
     path = chosen.get(tier)  # same tier, same file: looked up once per build
     if path is None:
@@ -264,52 +303,60 @@ def _plan(row: InventoryRow, template, pattern, previous, secret_fp, digests, ch
     key = str(path)
     if key not in digests:
         digests[key] = template_digest(path)
-    try:
-        name = pattern.format_map(variables)
-    except KeyError as err:
-        raise BuildError(f"file pattern {pattern!r} names {{{err.args[0]}}}, which this row does not have") from None
-    except (ValueError, IndexError) as err:
-        raise BuildError(f"bad file pattern {pattern!r}: {err}") from None
-    if not name or "/" in name or name.startswith(".") or name in (MANIFEST_JSON, MANIFEST_CSV):
+    name = config_file_name(pattern, variables, flat=True)  # the name TFTP serves and DHCP hands out
+    if name in (MANIFEST_JSON, MANIFEST_CSV):
         raise BuildError(f"file name {name!r} from pattern {pattern!r} is not a plain file name in the output folder")
     if name in claimed:
         raise BuildError(f"{name} is already built from {claimed[name]} (duplicate mac?)")
     claimed[name] = row.where
-    return _Task(row.where, variables, key, name, input_hash(digests[key], variables, secret_fp), previous.get(name))
+    return _Task(row.where, variables, key, name, input_hash(digests[key], variables, fingerprints[cmts]),
+                 previous.get(name), cmts)
+
+
+def _one_template(template) -> bool:
+    """Whether ``template`` names one template for every row (a file or a shipped tier), not a folder."""
+    return template is not None and not Path(template).is_dir()
 
 
 def template_for(row: dict, template: str | Path | None = None) -> Path:
     """The template file for one inventory row (its checked variables): ``template`` itself when it is a file
-    or a shipped tier name, else ``<tier>.j2`` from the folder ``template`` (default: the shipped ``templates/``).
+    or a shipped tier name, else ``<tier>.j2`` from the folder ``template`` or, when it has none, from the
+    shipped ``templates/`` (a site folder adds tiers to the shipped ones and may replace one; default: shipped).
 
     The one tier -> template rule of the bulk build and of the TFTP server's dynamic files."""
     if template is not None and Path(template).is_file():
         return locate(template)
-    folder = Path(template) if template is not None else SHIPPED
-    if template is not None and not folder.is_dir():
+    if _one_template(template):
         return locate(template)  # a shipped tier name, or a one-line "no template" error
     tier = row.get("tier")
     if not tier:
         raise BuildError("no tier, and no single --template was given")
-    path = folder / f"{tier}{SUFFIX}"
-    if not path.is_file() or str(tier).startswith("_"):
-        tiers = ", ".join(sorted(p.stem for p in folder.glob("*" + SUFFIX) if not p.name.startswith("_")))
-        raise TemplateError(f"no template for tier {tier!r} in {folder} (tiers: {tiers})")
-    return path.resolve()
+    folders = [Path(template), SHIPPED] if template is not None else [SHIPPED]
+    if not str(tier).startswith("_"):
+        for folder in folders:
+            path = folder / f"{tier}{SUFFIX}"
+            if path.is_file():
+                return path.resolve()
+    tiers = ", ".join(sorted({p.stem for folder in folders for p in folder.glob("*" + SUFFIX)
+                              if not p.name.startswith("_")}))
+    where = " or ".join(str(f) for f in folders)
+    from hfcprov.suggest import did_you_mean
+
+    raise TemplateError(f"no template for tier {tier!r} in {where} (tiers: {tiers}){did_you_mean(str(tier), tiers.split(', '))}")
 
 
 _template_for = template_for  # the name the TFTP server's dynamic files first imported
 
 
-def _execute(tasks: list[_Task], secret, out: Path, jobs: int):
+def _execute(tasks: list[_Task], secrets: SecretMap, out: Path, jobs: int, lint_strict: bool = False):
     if jobs <= 1 or len(tasks) < 2:
-        _init_worker(secret, str(out))
+        _init_worker(secrets, str(out), lint_strict)
         for task in tasks:
             yield _run(task)
         return
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     chunk = max(1, min(256, len(tasks) // (jobs * 8)))
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(secret, str(out))) as pool:
+    with ctx.Pool(jobs, initializer=_init_worker, initargs=(secrets, str(out), lint_strict)) as pool:
         yield from pool.imap_unordered(_run, tasks, chunksize=chunk)
 
 

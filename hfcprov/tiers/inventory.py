@@ -35,8 +35,49 @@ class InventoryRow:
     problem: str | None = None  # found while reading (e.g. more cells than columns); reported by check_row
 
 
-def read_rows(path: str | Path) -> list[InventoryRow]:
-    """The raw rows of an inventory, each with where it came from; the format is chosen by content."""
+@dataclass(frozen=True)
+class Inventory:
+    """An inventory as read: its rows, and the columns it has (a CSV's header; for YAML/JSON every key
+    an entry or the ``defaults:`` uses), so a misspelt column is found once, not once per row."""
+
+    path: Path
+    columns: tuple[str, ...]
+    rows: list[InventoryRow]
+
+    def require(self, *names: str, why: str) -> None:
+        """``InventoryError`` in one line unless one of ``names`` is a column: the column wanted, the
+        columns found and the one that looks like a misspelling of it (``teir`` for ``tier``)."""
+        if any(n in self.columns for n in names) or not self.rows:
+            return
+        wanted = " or ".join(repr(n) for n in names)
+        raise InventoryError(f"{self.path}: no {wanted} column {why} (columns found: "
+                             f"{', '.join(self.columns) or 'none'}){misspelt(names, self.columns)}")
+
+    def checked(self) -> list[dict]:
+        """Every row as template variables, each with at least ``mac``; the first bad row raises."""
+        rows = []
+        seen: dict[str, str] = {}
+        for raw in self.rows:
+            row = check_row(raw)
+            if row["mac"] in seen:
+                raise InventoryError(f"{raw.where}: mac {row['mac']} already on {seen[row['mac']]}")
+            seen[row["mac"]] = raw.where
+            rows.append(row)
+        return rows
+
+
+def misspelt(wanted, columns) -> str:
+    """``"; is 'teir' meant to be 'tier'?"`` when a column found looks like a misspelling of one wanted."""
+    from hfcprov.suggest import close_names
+
+    for name in wanted:
+        for column in close_names(name, columns, n=1):
+            return f"; is {column!r} meant to be {name!r}?"
+    return ""
+
+
+def read_inventory(path: str | Path) -> Inventory:
+    """An inventory's rows (each with where it came from) and columns; the format is chosen by content."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -45,8 +86,16 @@ def read_rows(path: str | Path) -> list[InventoryRow]:
     except UnicodeDecodeError as err:
         raise InventoryError(f"{path}: not a text file (byte {err.start})") from None
     if _looks_like_csv(path, text):
-        return _csv_rows(path, text)
-    return _structured_rows(path, text)
+        header, rows = _csv_rows(path, text)
+    else:
+        rows = _structured_rows(path, text)
+        header = list(dict.fromkeys(k for r in rows for k in r.fields))
+    return Inventory(path, tuple(str(h) for h in header), rows)
+
+
+def read_rows(path: str | Path) -> list[InventoryRow]:
+    """The raw rows of an inventory, each with where it came from; the format is chosen by content."""
+    return read_inventory(path).rows
 
 
 def check_row(row: InventoryRow) -> dict:
@@ -73,15 +122,7 @@ def check_row(row: InventoryRow) -> dict:
 
 def load_inventory(path: str | Path) -> list[dict]:
     """Every row of a CSV or YAML/JSON inventory as a dict with at least ``mac`` (12 hex digits)."""
-    rows = []
-    seen: dict[str, str] = {}
-    for raw in read_rows(path):
-        row = check_row(raw)
-        if row["mac"] in seen:
-            raise InventoryError(f"{raw.where}: mac {row['mac']} already on {seen[row['mac']]}")
-        seen[row["mac"]] = raw.where
-        rows.append(row)
-    return rows
+    return read_inventory(path).checked()
 
 
 def _looks_like_csv(path: Path, text: str) -> bool:
@@ -94,7 +135,7 @@ def _looks_like_csv(path: Path, text: str) -> bool:
     return "," in first and not first.lstrip().startswith(("-", "{", "[", "#")) and ":" not in first.split(",")[0]
 
 
-def _csv_rows(path: Path, text: str) -> list[InventoryRow]:
+def _csv_rows(path: Path, text: str) -> tuple[list[str], list[InventoryRow]]:
     lines = [line for line in text.splitlines(keepends=True)]
     # Comment lines (#...) are allowed but still count for line numbers.
     reader = csv.reader(io.StringIO("".join(line if not line.lstrip().startswith("#") else "\n" for line in lines)))
@@ -107,7 +148,8 @@ def _csv_rows(path: Path, text: str) -> list[InventoryRow]:
         if header is None:
             header = [cell.strip() for cell in record]
             if "mac" not in header:
-                raise InventoryError(f"{path} line {lineno}: header has no 'mac' column (got {', '.join(header)})")
+                raise InventoryError(f"{path} line {lineno}: header has no 'mac' column (columns found: "
+                                     f"{', '.join(header)}){misspelt(['mac'], header)}")
             dupes = {h for h in header if header.count(h) > 1}
             if dupes:
                 raise InventoryError(f"{path} line {lineno}: column {sorted(dupes)[0]!r} appears twice")
@@ -120,7 +162,7 @@ def _csv_rows(path: Path, text: str) -> list[InventoryRow]:
         rows.append(InventoryRow(where, fields))
     if header is None:
         raise InventoryError(f"{path}: empty inventory")
-    return rows
+    return header, rows
 
 
 def _structured_rows(path: Path, text: str) -> list[InventoryRow]:

@@ -7,7 +7,9 @@ what an engineer writes into the integers the TLVs hold:
     {{ buffer|bytes }}      64K, 64KiB, 65536    -> 65536
     {{ latency|us }}        10ms                 -> 10000 (microseconds, e.g. MaxLatency)
     {{ mac|mac_colon }}     001122aabbcc         -> 00:11:22:aa:bb:cc
-    {{ advise_buffer(rate, rtt) }}               -> TargetBuffer bytes from the buffer advisor
+    {{ advise_buffer(rate, rtt) }}               -> TargetBuffer bytes by the sizing policy
+    {{ advise_buffer(rate, rtt, flows, '150ms', congestion_control='cubic', aqm='docsis-pie', mac='docsis',
+                     profile='docsis3.1') }}
 
 Templates are looked up next to the requested file first, then in the shipped
 ``templates/`` folder (``hfcprov.shipped``), so a site template can ``{% include "_common.j2" %}``.
@@ -26,9 +28,17 @@ from pathlib import Path
 import jinja2
 import jinja2.meta
 
-from hfcprov.tiers.advisor import G114_ONE_WAY_BUDGET, advise_target
 from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
+from hfcprov.queue.inputs import (
+    DEFAULT_CONGESTION_CONTROL,
+    DEFAULT_PROFILE,
+    DEFAULT_UPSTREAM_MODEL,
+    G114_ONE_WAY_BUDGET,
+    SizingInputs,
+    aqm_latency_target,
+)
+from hfcprov.queue.sizing import size_buffer
 from hfcprov.shipped import shipped_dir
 from hfcprov.units import parse_bytes, parse_duration, parse_rate, parse_rtt
 
@@ -52,8 +62,17 @@ def us(value) -> int:
     return round(parse_duration(value) * 1e6)
 
 
-def advise_buffer(rate, rtt, flows=1, latency_budget=G114_ONE_WAY_BUDGET) -> int:
-    return advise_target(parse_rate(rate), parse_rtt(rtt), int(flows), parse_duration(latency_budget))
+def advise_buffer(rate, rtt, flows=1, latency_budget=G114_ONE_WAY_BUDGET, congestion_control=None, aqm=None,
+                  mac=None, profile=None) -> int:
+    """TargetBuffer bytes by the sizing policy (``hfcprov.queue.sizing.size_buffer``), the answer
+    ``buffer advise`` gives for the same tier: ``aqm`` is none, docsis-pie, lld (DOCSIS-PIE at its
+    10 ms default), a latency target (``20ms``), or None / modem (what the profile's modem runs);
+    ``mac`` docsis or tokenbucket; ``profile`` the modem profile (``docsis3.1``, ``docsis3.0-4ch``, ...).
+    None: the one set of defaults (``hfcprov.queue.inputs``)."""
+    tier = SizingInputs(parse_rate(rate), parse_rtt(rtt), int(flows),
+                        congestion_control or DEFAULT_CONGESTION_CONTROL, mac or DEFAULT_UPSTREAM_MODEL,
+                        aqm_latency_target(aqm), parse_duration(latency_budget), profile or DEFAULT_PROFILE)
+    return size_buffer(tier).target
 
 
 @functools.lru_cache(maxsize=16)
@@ -80,11 +99,11 @@ def _remembered(fn):
     cached = functools.lru_cache(maxsize=4096, typed=True)(fn)
 
     @functools.wraps(fn)
-    def remembered(*args):
+    def remembered(*args, **kwargs):
         try:
-            return cached(*args)
+            return cached(*args, **kwargs)
         except TypeError:  # unhashable: fn says what it makes of it
-            return fn(*args)
+            return fn(*args, **kwargs)
 
     return remembered
 

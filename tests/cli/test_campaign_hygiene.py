@@ -11,10 +11,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.support import wait_exited, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")]
 
@@ -45,14 +46,6 @@ def children(pid: int) -> set[int]:
     return found
 
 
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 def running_points(db: Path) -> int:
     try:
         con = sqlite3.connect(db, timeout=30)
@@ -69,14 +62,17 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen, Path, Path]:
     spec.write_text(SPEC)
     proc = subprocess.Popen(WITH_SIGINT + [*HFCPROV, "campaign", "run", "hygiene.yaml", "-d", "h.db"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if db.exists() and running_points(db) == 2 and len(children(proc.pid)) >= 2:
-            return proc, spec, db
+
+    def two_running() -> bool:
         assert proc.poll() is None, proc.communicate()
-        time.sleep(0.1)
-    proc.kill()
-    pytest.fail("the campaign never had two points running")
+        return db.exists() and running_points(db) == 2 and len(children(proc.pid)) >= 2
+
+    try:  # nothing announces it: the database's rows and the runner's children are the signs
+        wait_for(two_running, timeout=120, what="the campaign to have two points running")
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, spec, db
 
 
 def status(tmp_path, *args):
@@ -100,10 +96,7 @@ def test_kill_9_leaves_no_worker_and_status_says_interrupted(tmp_path):
 
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(alive(w) for w in workers):
-            time.sleep(0.1)
-        assert not [w for w in workers if alive(w)], "pool workers outlived the killed runner"
+        assert wait_exited(workers, timeout=30) == [], "pool workers outlived the killed runner"
     finally:
         for pid in [proc.pid, *workers]:  # only what this test started
             try:

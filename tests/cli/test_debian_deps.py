@@ -11,25 +11,16 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 
 import pytest
 
-from tests.support import DEPS_SCRIPT
+from tests.support import DEPS_SCRIPT, wait_exited
 
 FAKE_APT = """#!/bin/bash
 [ "$1" = install ] || exit 0
 setsid "$FAKE_DAEMON" 300 >/dev/null 2>&1 < /dev/null &
 echo $! > "$FAKE_PIDFILE"
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the script installs packages: needs root")
@@ -50,10 +41,7 @@ def test_stops_only_what_its_install_started(tmp_path):
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
         started = int((tmp_path / "pid").read_text())
-        deadline = time.monotonic() + 5
-        while alive(started) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not alive(started), "the daemon the install started is still running"
+        assert wait_exited([started], timeout=30) == [], "the daemon the install started is still running"
         assert f"(pid {started}, started by this install)" in r.stderr
         assert foreign.poll() is None, "a daemon that ran before the install was stopped"
     finally:

@@ -62,7 +62,7 @@ def test_library_error_exits_1_with_message(extra_command, capsys):
 def test_help_documents_the_exit_statuses_and_global_options():
     out = run("--help").stdout
     assert "Exit status:" in out
-    for code in ("0 ", "1 ", "2 ", "3 ", "130 "):
+    for code in ("0 ", "1 ", "2 ", "3 ", "4 ", "130 "):
         assert f"\n    {code}" in out
     assert "-q, --quiet" in out and "-v, --verbose" in out
 

@@ -161,7 +161,15 @@ def sample_values(spec: Spec) -> list:
 def trees(max_tlvs: int = 8):
     tops = [tlv_of(s) for code, s in sorted(ROOT.children.items()) if code not in SKIP_TOP]
     return st.lists(st.one_of(*tops, unknown_tlv(ROOT)), max_size=max_tlvs).map(
-        lambda tlvs: ConfigTree(tlvs=merge_cvc(tlvs)))
+        lambda tlvs: ConfigTree(tlvs=merge_cvc([without_extended_mic(t) for t in tlvs])))
+
+
+def without_extended_mic(t: Tlv) -> Tlv:
+    """A top-level TLV 43 without an Extended CMTS MIC setting (43.6): with a secret the encoder computes
+    it (its digest is not the drawn one), which test_extended_mic covers; here it would only be noise."""
+    if t.code == 43 and t.compound and any(c.code == 6 for c in t.children):
+        return Tlv(43, None, [c for c in t.children if c.code != 6])
+    return t
 
 
 def merge_cvc(tlvs: list[Tlv]) -> list[Tlv]:

@@ -92,6 +92,19 @@ PEER_TEXT = f"""Main
 	SnmpMibObject 1.3.6.1.2.1.69.1.2.1.2.1 IPAddress 10.0.0.1;
 	SnmpMibObject 1.3.6.1.2.1.69.1.3.8.0 Integer 1;
 	SnmpMibObject 1.3.6.1.2.1.69.1.2.1.5.1 HexString 0x0102ff;
+	SnmpMibObject 1.3.6.1.2.1.1.6.0 String "{"l" * 150}";
+	SnmpWriteControl .1.3.6.1 1;
+	SnmpV3TrapReceiver
+	{{
+		SnmpV3TrapRxIP 10.0.0.2;
+		SnmpV3TrapRxFilterOID .1.3.6.1;
+	}}
+	SNMPv3AccessViewConfiguration
+	{{
+		SNMPv3AccessViewName "view";
+		SNMPv3AccessViewSubtree .1.3.6;
+		SNMPv3AccessViewType 1;
+	}}
 	SNMPv1v2cCoexistenceConfig
 	{{
 		SNMPv1v2cCommunityName "public";
@@ -131,6 +144,27 @@ def test_encodes_like_the_c_tool_and_the_c_tool_reads_our_text(tmp_path):
     assert again.read_bytes() == ours
     shown = subprocess.run([tool, "-d", theirs], check=True, capture_output=True, text=True, timeout=60).stdout
     assert parse_text(shown) == parse_text(PEER_TEXT)
+
+
+def test_varbinds_of_128_bytes_and_more_have_the_c_tools_length_form():
+    from hfcprov.config.ber import decode_varbind, encode_varbind
+
+    short, long = VarBind(OID, "OctetString", b"s" * 100), VarBind(OID, "OctetString", b"l" * 150)
+    assert encode_varbind(short)[:2] == bytes((0x30, 112))
+    raw = encode_varbind(long)
+    assert raw[:4] == bytes((0x30, 0x82, 0x00, 163)) and raw[4 + 10:4 + 13] == bytes((0x04, 0x81, 150))
+    assert decode_varbind(raw) == long
+    der = bytes((0x30, 0x81, 163)) + raw[4:]  # what a DER encoder writes: read, and kept as written
+    assert decode_varbind(der) == long
+    tree = decode(encode(parse_text(f'Main {{ SnmpMibObject {OID} String "{"l" * 150}"; }}')))
+    assert tree.tlvs[0].value == long
+
+
+def test_c_tool_text_writes_oids_with_the_leading_dot_its_grammar_wants():
+    tree = parse_text("Main { SnmpWriteControl 1.3.6.1 1; SnmpV3TrapReceiver { SnmpV3TrapRxFilterOID 1.3.6.1; } }")
+    text = render_text(tree, c_tool=True)
+    assert "SnmpWriteControl .1.3.6.1 1;" in text and "SnmpV3TrapRxFilterOID .1.3.6.1;" in text
+    assert parse_text(text) == tree
 
 
 def test_bytes_as_a_string_and_cvcs_by_file_name(tmp_path):

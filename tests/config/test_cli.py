@@ -100,7 +100,7 @@ def test_diff_is_semantic_by_tlv_path(tmp_path):
     b.write_text(render_text(read_config(EXAMPLE)).replace("TargetBuffer 4096;", "TargetBuffer 8192;")
                  .replace("\tMaxCPE 4;\n", ""))
     r = run("diff", a, b)
-    assert r.returncode == 1
+    assert r.returncode == 4  # found different: not 1, the status of an error
     assert r.stdout.splitlines() == ["- 18 MaxCPE 4", "~ 24[1].35.2 TargetBuffer: 4096 -> 8192"]
     assert run("diff", a, EXAMPLE).returncode == 0
 
@@ -191,7 +191,7 @@ def test_verify_and_diff_json_for_scripts(tmp_path, secret):
     other = tmp_path / "other.cfg"
     other.write_text(render_text(read_config(EXAMPLE)).replace("\tMaxCPE 4;\n", ""))
     r = run("diff", good, other, "--json")
-    assert r.returncode == 1
+    assert r.returncode == 4
     assert json.loads(r.stdout) == {"a": str(good), "b": str(other), "same": False, "differences": ["- 18 MaxCPE 4"]}
     r = run("diff", good, EXAMPLE, "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["same"] is True

@@ -1,5 +1,6 @@
 """encode_text remembers top-level statements: it must give what encode(parse_text()) gives, bytes or error."""
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +33,7 @@ def forget():
 
 @SETTINGS
 @given(trees(), st.one_of(st.none(), st.binary(min_size=1, max_size=16)), st.sampled_from(["\t", "  ", ""]))
+@pytest.mark.slow
 def test_rendered_trees_encode_as_parse_then_encode(tree, secret, indent):
     text = render_text(tree, indent=indent)
     want = reference(text, secret)
@@ -71,6 +73,7 @@ def edited_texts(draw):
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edited_texts())
+@pytest.mark.slow
 def test_edited_texts_give_the_same_bytes_or_the_same_error(text):
     want = reference(text)
     assert remembered(text) == want

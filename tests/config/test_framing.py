@@ -200,6 +200,19 @@ def test_prepared_file_fill_equals_encoding_the_stamped_tree(tree, secret, holes
         assert decode(raw).find("19")[0].value == stamp ^ 1
 
 
+@SETTINGS
+@given(trees(), st.sampled_from([None, SECRET]), st.sampled_from([None, b"\x11" * 16]))
+def test_assemble_of_the_standard_trailer_is_prepare_and_fill(tree, secret, decoded):
+    from hfcprov.config.framing import assemble
+
+    try:
+        items = content_items(tree.tlvs)
+    except ConfigError:
+        return
+    assert assemble(items, secret, decoded_cmts_mic=decoded) == \
+        prepare(items, secret, decoded_cmts_mic=decoded).fill()
+
+
 def test_prepared_file_places_holes_where_set_top_would_and_refuses_others():
     tree = parse_text("Main { TftpTimestamp 5; NetworkAccess 1; TftpTimestamp 6; MaxCPE 3; }")
     prepared = prepare(content_items(tree.tlvs), SECRET, holes=(20, 19))

@@ -1,5 +1,6 @@
 """Round trips over trees drawn from the whole dictionary, and a fuzz of the decoder."""
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,7 @@ def encodable(tree, secret=None):
 
 @SETTINGS
 @given(trees(), st.one_of(st.none(), st.binary(min_size=1, max_size=64)))
+@pytest.mark.slow
 def test_decode_encode_gives_the_tree_back(tree, secret):
     data = encodable(tree, secret)
     back = decode(data, secret)
@@ -62,7 +64,7 @@ def test_assemble_without_digests_differs_only_in_zeroed_mics(tree, secret):
     """digests=False (the TFTP server frames once and writes both MICs per request): the same file
     with zeros where the MICs go."""
     from hfcprov.config import content_items
-    from hfcprov.config.codec import assemble
+    from hfcprov.config.framing import assemble
 
     full = encodable(tree, secret)
     items = content_items(tree.tlvs)
@@ -88,6 +90,7 @@ def test_text_yaml_json_forms_round_trip(tree):
     assert parse_json(render_json(decoded)) == tree
 
 
+@pytest.mark.slow
 def test_every_dictionary_entry_round_trips():
     """Each of the 1,542 paths, inside its parents, so no entry is left to chance."""
     failures, checked = [], 0
@@ -133,6 +136,7 @@ def test_fuzz_random_bytes_raise_only_config_errors(blob):
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trees(), st.data())
+@pytest.mark.slow
 def test_fuzz_mutated_files_raise_only_config_errors(tree, data):
     try:
         blob = bytearray(encode(tree, b"k"))
@@ -158,6 +162,7 @@ def test_fuzz_mutated_files_raise_only_config_errors(tree, data):
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200))
+@pytest.mark.slow
 def test_fuzz_text_raises_only_config_errors(text):
     for parse in (parse_text, parse_yaml, parse_json):
         try:

@@ -35,6 +35,7 @@ def in_ns(lab, node, *argv, timeout=60):
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+@pytest.mark.slow
 def test_emu_up_ipv6_boots_over_ipv6_with_tlv59_and_the_audit_reaches_it(lab_factory, tmp_path):
     root, dyn = dynamic_site(tmp_path)
     up = subprocess.run([sys.executable, "-m", "hfcprov", "emu", "up", "--ipv6", "--docsis-version", "3.0",

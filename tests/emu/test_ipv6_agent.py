@@ -22,6 +22,7 @@ def test_udp6_table_lists_an_ipv6_socket_by_its_address():
         assert ("::1", port) in {(u.address, u.port) for u in udp_sockets("/proc/net/udp6")}
 
 
+@pytest.mark.slow
 def test_snmpsim_agent_answers_on_an_ipv6_endpoint(tmp_path):
     with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
         s.bind(("::1", 0))

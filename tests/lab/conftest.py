@@ -21,11 +21,13 @@ def textbook_result(point, source: str = "sim") -> RunResult:
     bdp = point.upstream_rate * point.rtt / 8
     share = min(1.0, 0.75 + 0.25 * point.buffer / bdp) if bdp else 1.0
     queue = point.buffer * 8 / point.upstream_rate
+    loaded = [point.rtt + queue * f for f in (0.5, 0.8, 1.0)] * 10
     return RunResult(source=source, duration=10.0, goodput_bps=point.upstream_rate * share * 0.95,
                      shaped_rate_bps=point.upstream_rate,
                      latency_idle=LatencyStats.of([point.rtt] * 20),
-                     latency_loaded=LatencyStats.of([point.rtt + queue * f for f in (0.5, 0.8, 1.0)] * 10),
-                     series={"queue_bytes": [(0.0, 0.0), (1.0, float(point.buffer))]})
+                     latency_loaded=LatencyStats.of(loaded),
+                     series={"queue_bytes": [(0.0, 0.0), (1.0, float(point.buffer))],
+                             "rtt_loaded": [(2.0 + 0.1 * i, v) for i, v in enumerate(loaded)]})
 
 
 @pytest.fixture

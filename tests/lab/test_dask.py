@@ -23,6 +23,7 @@ SPEC = """
 """
 
 
+@pytest.mark.slow
 def test_dask_cluster_matches_a_local_run(tmp_path):
     camp = load_campaign(write(tmp_path, SPEC))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,

@@ -25,27 +25,43 @@ def test_every_grid_example_in_the_reference_parses():
     assert len(camp.points()) == math.prod(per_axis) * 3
 
 
+def _nested(path: str, value):
+    """``target.snmp.version`` -> {"target": {"kind": "sim", "snmp": {"version": value}}} (``[]``: a list item)."""
+    node = value
+    for part in reversed(path.split(".")):
+        node = [node] if part.endswith("[]") else node
+        node = {part.removesuffix("[]"): node}
+    if "target" in node and isinstance(node["target"], dict):
+        node["target"].setdefault("kind", "sim")
+    return node
+
+
 def test_every_documented_key_is_one_the_parser_accepts():
+    import yaml
+
     text = reference_markdown()
-    sections = {"": text.split("## Top level")[1].split("## `grid`")[0],
-                "traffic": text.split("## `traffic`")[1].split("## `target`")[0],
-                "target": text.split("## `target`")[1].split("## What each run")[0]}
-    for section, body in sections.items():
-        keys = [line.split("`")[1].split(".")[-1] for line in body.splitlines() if line.startswith("| `")]
-        assert keys
-        for key in keys:
-            if key in ("target", "grid", "traffic"):
-                continue
-            doc = f"{key}: null" if not section else f"{section}: {{kind: sim, {key}: null}}" \
-                if section == "target" else f"{section}: {{{key}: null}}"
-            try:
-                parse_campaign(f"grid: {{upstream_rate: 1M, buffer: 16KiB}}\n{doc}\n")
-            except Exception as err:  # noqa: BLE001 - only an unknown-key error is wrong here
-                assert "unknown key" not in str(err), (section, key)
-        # and nothing the parser takes is missing from the reference
+    keys = [line.split("`")[1] for line in text.split("## What each run")[0].splitlines()
+            if line.startswith("| `") and not line.startswith("| `grid.")]
+    assert "target.snmp.version" in keys and "target.probe.namespace" in keys and "target.modems[].mac" in keys
+    for key in keys:
+        if key in ("target", "grid", "traffic"):
+            continue
+        doc = yaml.safe_dump(_nested(key, "x" if key.endswith("[].mac") else None), default_flow_style=True)
         try:
-            parse_campaign("grid: {upstream_rate: 1M, buffer: 16KiB}\n" +
-                           (f"{section}: {{bogus_key: 1}}\n" if section else "bogus_key: 1\n"))
+            parse_campaign(f"grid: {{upstream_rate: 1M, buffer: 16KiB}}\n{doc}\n")
+        except Exception as err:  # noqa: BLE001 - only an unknown-key error is wrong here
+            assert "unknown key" not in str(err), key
+    # and nothing the parser takes is missing from the reference, section by section
+    sections = {}
+    for key in keys:
+        head, _, leaf = key.rpartition(".")
+        sections.setdefault(head, set()).add(leaf)
+    for section, documented in sections.items():
+        bogus = _nested(f"{section}.bogus_key", 1) if section else {"bogus_key": 1}
+        try:
+            parse_campaign("grid: {upstream_rate: 1M, buffer: 16KiB}\n" + yaml.safe_dump(bogus))
         except Exception as err:  # noqa: BLE001
             known = str(err).split("known: ")[1].rstrip(")").split(", ")
-            assert sorted(known) == sorted(keys), section
+            assert sorted(known) == sorted(documented), section
+        else:
+            raise AssertionError(f"{section}.bogus_key was accepted")

@@ -46,7 +46,7 @@ def test_an_axis_declared_with_a_choice_rejects_others_with_file_line_and_path()
 
 def test_mac_axis_runs_both_models_and_the_rows_name_them(tmp_path):
     camp = load_campaign(write(tmp_path, """
-        grid: {upstream_rate: 2M, buffer: 16KiB, rtt: 40ms, mac: [tokenbucket, docsis]}
+        grid: {upstream_rate: 2M, buffer: 16KiB, rtt: 40ms, mac: [tokenbucket, docsis], profile: docsis2.0}
         traffic: {duration: 8s, warmup: 2s}
     """))
     assert [p.mac for p in camp.points()] == ["tokenbucket", "docsis"]
@@ -54,7 +54,7 @@ def test_mac_axis_runs_both_models_and_the_rows_name_them(tmp_path):
         run_campaign(camp, store, jobs=1)
         rows = store.rows()
     models = {r["mac"]: r["model"] for r in rows}
-    assert models == {"tokenbucket": "sim: token bucket", "docsis": "sim: DOCSIS request-grant MAC"}
+    assert models == {"tokenbucket": "sim: token bucket", "docsis": "sim: DOCSIS request-grant MAC (docsis2.0)"}
     # the request-grant MAC costs throughput the token bucket does not (White et al. Fig. 4 vs a pure shaper)
     good = {r["mac"]: r["goodput_bps"] for r in rows}
     assert good["docsis"] < good["tokenbucket"]

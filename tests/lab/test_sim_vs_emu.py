@@ -28,6 +28,7 @@ def _bench():
 # 10 s windows: -2.7% Reno, -4.5% CUBIC) and the faults it guards against cost 15-20%
 @pytest.mark.parametrize(("rate", "buffer", "rtt", "goodput_tol"),
                          [(2e6, 65536, 0.04, 0.05), (10e6, 16384, 0.1, 0.08)])
+@pytest.mark.slow
 def test_points_agree_within_the_issue_targets(rate, buffer, rtt, goodput_tol):
     require_root("network namespaces and tc")
     from hfcprov.emu import topology
@@ -39,7 +40,7 @@ def test_points_agree_within_the_issue_targets(rate, buffer, rtt, goodput_tol):
             emu = b.emulate(lab, rate, buffer, 1, cc, duration=8.0, warmup=3.0, adaptive=5.0)
             sim = b.simulate(rate, buffer, rtt, 1, cc, 8.0, emu.extra["warmup_used"])
             err = b.errors(emu, sim)
-            assert abs(err["goodput"]) < goodput_tol, (cc, err)
+            assert abs(err["goodput"]) < goodput_tol, (cc, err, emu.extra.get("timekeeping"))  # the plant's account too
             assert abs(err["lat_p99"]) < b.LATENCY_TARGET, (cc, err)
             assert abs(err["idle_rtt"]) < b.LATENCY_TARGET, (cc, err)
             assert emu.goodput_bps <= rate * 1448 / 1514 * 1.002  # the probe's bound holds here too

@@ -40,6 +40,20 @@ def test_repetitions_get_their_own_points_and_seeds(tmp_path):
     ("grid: {upstream_rate: 1M, buffer: 16K}\ntraffic:\n  duration: 0\n", ":3: traffic.duration", "greater than 0"),
     ("grid: {upstream_rate: 1M, buffer: 16K, congestion_control: vegas}\n", "congestion_control", "vegas"),
     ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget: {kind: modem}\n", "target.modems", "at least one modem"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget:\n  snmp: {version: 3, user: u}\n", ":3: target.snmp.auth_key",
+     "needs an auth key"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget:\n  snmp: {version: 3, community: c, user: u, auth_key: k}\n",
+     ":3: target.snmp.community", "SNMPv3 has no community"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget:\n  snmp: {version: 3, auth_key: k}\n", "target.snmp.user",
+     "needs a user"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget:\n  snmp: {user: u}\n", "target.snmp.user", "set version: 3"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget:\n  snmp: {version: 1}\n", "target.snmp.version",
+     "unknown SNMP version"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget:\n  snmp: {version: 3, user: u, auth_key: k, auth_protocol: SHA1}\n",
+     "target.snmp.auth_protocol", "unknown auth protocol 'SHA1'"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget:\n  probe: {srv: x}\n", "target.probe.srv", "unknown key"),
+    ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget:\n  tftp: {port: sixty-nine}\n", "target.tftp.port",
+     "whole number"),
     ("grid: {upstream_rate: 1M, buffer: 16K}\ntarget: {kind: emu}\n", "template", "needs a tier template"),
     ("grid: {upstream_rate: 1M, buffer: 16K}\nrepetitions: 0\n", ":2: repetitions", "whole number >= 1"),
     ("grid: {upstream_rate: 1M, buffer: [16K, 16KiB]}\n", "grid.buffer[1]", "appears twice"),
@@ -76,11 +90,13 @@ def test_fingerprint_ignores_description_but_not_grid():
 def test_secrets_stay_out_of_the_record(tmp_path):
     tpl = write(tmp_path, "Main { }\n", "tier.j2")
     camp = parse_campaign(
-        f"template: {tpl}\ntarget:\n  kind: modem\n  secret: hunter2\n  modems: [{{mac: '00:11:22:33:44:55'}}]\n"
-        "  snmp: {community: public, write_community: s3cret}\ngrid: {upstream_rate: 1M, buffer: 16K}\n")
+        f"template: {tpl}\ntarget:\n  kind: modem\n  secret: hunter2\n  modems: [{{mac: '00:11:22:33:44:55', ip: 10.0.0.2}}]\n"
+        "  snmp: {community: public, write_community: s3cret}\n  tftp: {root: /srv/tftp}\n  probe: {server: 10.0.1.1}\n"
+        "  cmts: {address: 10.0.0.1, snmp: {version: 3, user: u, auth_key: authkey99, priv_key: privkey99}}\n"
+        "grid: {upstream_rate: 1M, buffer: 16K}\n")
     rec = str(camp.to_record())
-    assert "hunter2" not in rec and "s3cret" not in rec
-    assert camp.target.secret == "hunter2"
+    assert "hunter2" not in rec and "s3cret" not in rec and "authkey99" not in rec and "privkey99" not in rec
+    assert camp.target.secret == "hunter2" and camp.target.cmts.snmp.auth_key == "authkey99"
 
 
 rates = st.lists(st.integers(min_value=1000, max_value=10**9), min_size=1, max_size=4, unique=True)
@@ -122,3 +138,36 @@ def test_a_key_keeps_values_the_display_rounds_apart():
     assert len(set(keys)) == 6
     assert any("us=1 Mb/s" in k and "rtt=40 ms" in k for k in keys)  # round values keep their display form
     assert any("rtt=1.001 s" in k and "us=1000001 b/s" in k for k in keys)
+
+
+def _modem(tmp_path, extra: str = "", modem: str = "{mac: '00:11:22:33:44:55', ip: 10.0.0.2}") -> str:
+    tpl = write(tmp_path, "Main { }\n", "tier.j2")
+    return (f"template: {tpl}\ngrid: {{upstream_rate: 1M, buffer: 16K}}\ntarget:\n  kind: modem\n"
+            f"  modems: [{modem}]\n  tftp: {{root: {tmp_path}}}\n  probe: {{server: 10.0.1.1}}\n{extra}")
+
+
+def test_a_modem_campaign_needs_every_role(tmp_path):
+    for text, where, what in [
+        (_modem(tmp_path).replace(f"  tftp: {{root: {tmp_path}}}\n", ""), "target.tftp", "give root"),
+        (_modem(tmp_path).replace("  probe: {server: 10.0.1.1}\n", ""), "target.probe.server", "answers the probe"),
+        (_modem(tmp_path, modem="{mac: '00:11:22:33:44:55'}"), "target.modems[0]", "target.cmts to find it"),
+        (_modem(tmp_path, "  cmts: {snmp: {port: 1161}}\n"), "target.cmts.address", "address is needed"),
+        (_modem(tmp_path).replace("root: ", "filename: '{serial}.cm', root: "), "target.tftp.filename", "{serial}"),
+    ]:
+        with pytest.raises(CampaignError) as info:
+            parse_campaign(text, source="c.yaml")
+        assert where in str(info.value) and what in str(info.value), str(info.value)
+
+
+def test_snmpv3_is_kept_never_turned_into_v2c(tmp_path):
+    camp = parse_campaign(_modem(tmp_path, "  snmp: {version: 3, user: lab, auth_protocol: sha256, auth_key: env:A,\n"
+                                           "         priv_protocol: aes256, key_file: keys/lab.v3, namespace: mgmt}\n"
+                                           "  cmts: 10.0.0.1\n"), source=str(tmp_path / "c.yaml"))
+    snmp = camp.target.snmp
+    assert (snmp.version, snmp.user, snmp.auth_protocol, snmp.priv_protocol) == ("3", "lab", "SHA256", "AES256")
+    assert snmp.key_file == str(tmp_path / "keys" / "lab.v3") and snmp.namespace == "mgmt"
+    # the CMTS takes the modem's SNMP unless its own section says otherwise
+    assert camp.target.cmts.address == "10.0.0.1" and camp.target.cmts.snmp == snmp
+    camp = parse_campaign(_modem(tmp_path, "  snmp: {version: 3, user: lab, auth_key: env:A}\n"
+                                           "  cmts: {address: 10.0.0.1, snmp: {version: 2c, community: env:C}}\n"))
+    assert camp.target.cmts.snmp.version == "2c" and camp.target.snmp.version == "3"

@@ -123,3 +123,39 @@ def test_eta_ignores_the_time_a_campaign_was_stopped():
     db.row_factory = sqlite3.Row
     rows = db.execute("SELECT 5.0, 12.0 UNION ALL SELECT 0.0, 10.0").fetchall()
     assert busy_seconds(rows) == 12.0
+
+
+def test_a_store_older_than_a_metric_takes_new_runs(tmp_path, small_spec):
+    # issue 27 added latency_loaded_p90: a store written before it must still --resume and report
+    from tests.lab.conftest import textbook_result
+
+    path = tmp_path / "old.db"
+    with Store(path) as store:
+        store.begin(load_campaign(small_spec), resume=False)
+        first = store.pending()[0]
+        store.finish(first, [textbook_result(first)])
+        store.db.execute("ALTER TABLE run DROP COLUMN latency_loaded_p90")
+    with Store(path, create=False) as old:
+        assert old.rows()[0]["latency_loaded_p90"] is None  # read as absent
+    with Store(path) as store:
+        store.begin(load_campaign(small_spec), resume=True)
+        p = store.pending()[0]
+        store.finish(p, [textbook_result(p)])
+        rows = {r["idx"]: r for r in store.rows()}
+        assert rows[p.index]["latency_loaded_p90"] == pytest.approx(textbook_result(p).latency_loaded.p90)
+        run = rows[p.index]["run_id"]
+        assert store.series_values(run, "rtt_loaded") == [v for _, v in textbook_result(p).series["rtt_loaded"]]
+
+
+def test_the_simulator_keeps_every_rtt_under_load_for_the_cdf():
+    from hfcprov.lab.backends import sim_scenario
+    from hfcprov.lab.spec import parse_campaign
+    from hfcprov.sim import run
+
+    camp = parse_campaign("grid: {upstream_rate: 2M, buffer: 32K}\ntraffic: {duration: 4s, warmup: 1s}\n")
+    r = run(sim_scenario(camp, camp.points()[0]))
+    samples = [v for _, v in r.series["rtt_loaded"]]
+    assert len(samples) == r.latency_loaded.count > 20
+    from hfcprov.results import LatencyStats
+
+    assert LatencyStats.of(samples).p90 == r.latency_loaded.p90

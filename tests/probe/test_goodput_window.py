@@ -31,6 +31,7 @@ def test_window_waits_for_every_sender_to_leave_recovery():
 
 
 @pytest.mark.root
+@pytest.mark.slow
 def test_goodput_never_exceeds_what_the_shaped_link_carries():
     """Issue 16's case: 2 Mb/s, 256 KiB, Reno, 3 s warm-up read 1.98-2.1 Mb/s on a link that carries
     at most 2 Mb/s x 1448/1514 = 1.913 Mb/s of TCP payload (1514-byte frames, 1448 bytes of payload)."""

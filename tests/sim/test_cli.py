@@ -19,6 +19,7 @@ def hfcprov(*args, cwd=None):
                           cwd=cwd or REPO, timeout=120)
 
 
+@pytest.mark.slow
 def test_run_example_prints_a_table_and_writes_json_and_png(tmp_path):
     out, png = tmp_path / "r.json", tmp_path / "q.png"
     p = hfcprov("sim", "run", "examples/sim-upstream.yaml", "--set", "duration=8s", "--set", "warmup=3s",
@@ -31,11 +32,17 @@ def test_run_example_prints_a_table_and_writes_json_and_png(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_json_output_matches_the_library(tmp_path):
+@pytest.mark.slow
+def test_json_output_has_the_tables_names_and_units(tmp_path):
+    # issue 27: --json had other names than the table (goodput_bps, nested latency_loaded.p50)
     p = hfcprov("sim", "run", "examples/sim-cohen-loss.yaml", "--json")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
-    assert d["flows"][0]["bytes_delivered"] == 3_000_000 and "series" not in d
+    assert d["flows"][0]["bytes"] == 3_000_000 and "series" not in d
+    table = hfcprov("sim", "run", "examples/sim-cohen-loss.yaml").stdout.split("\n\n")
+    assert table[0].split("\n")[0].split() == list(d["flows"][0])
+    assert table[1].split("\n")[0].split() == list(d["summary"])
+    assert f"{d['summary']['goodput_mbps']:.4g}" in table[1]
 
 
 @pytest.mark.parametrize("args,message", [
@@ -59,6 +66,7 @@ def test_bad_yaml_names_the_line(tmp_path):
     assert p.returncode == 1 and f"{f}:" in p.stderr and "not valid YAML" in p.stderr
 
 
+@pytest.mark.slow
 def test_sweep_writes_csv_with_one_row_per_point(tmp_path):
     f = tmp_path / "sweep.yaml"
     f.write_text("base: {rate: 2M, buffer: 64KiB, rtt: 40ms, duration: 6s, warmup: 2s, probe_rate: 5}\n"
@@ -72,6 +80,7 @@ def test_sweep_writes_csv_with_one_row_per_point(tmp_path):
     assert float(rows[2]["rtt_loaded_p50_ms"]) > 3 * float(rows[0]["rtt_loaded_p50_ms"])
 
 
+@pytest.mark.slow
 def test_run_from_a_binary_config_file_uses_its_upstream_service_flow(tmp_path):
     config = pytest.importorskip("hfcprov.config", reason="config codec (issue 1) not in this tree")
     tree = config.parse_text(
@@ -82,10 +91,11 @@ def test_run_from_a_binary_config_file_uses_its_upstream_service_flow(tmp_path):
     cm.write_bytes(config.encode(tree))
     p = hfcprov("sim", "run", "--config", str(cm), "--set", "duration=12s", "--json")
     assert p.returncode == 0, p.stderr
-    d = json.loads(p.stdout)
-    assert d["shaped_rate_bps"] == 2e6 and 0.85 < d["utilization"] < 1.0
-    # 16 KiB at 2 Mb/s adds up to 65 ms to the 40 ms default RTT
-    assert 0.07 < d["latency_loaded"]["p50"] < 0.11 and d["latency_idle"]["p50"] == pytest.approx(0.04, abs=0.002)
+    d = json.loads(p.stdout)["summary"]
+    assert 0.85 < d["utilization"] < 1.0 and 0.85 * 2 < d["goodput_mbps"] < 2.0
+    # 16 KiB at 2 Mb/s adds up to 65 ms to the 40 ms default RTT (PIE on a 3.1 modem: less); idle, the request-grant
+    # loop (the default profile's MAC) adds about 5 ms: a packet waits for a request opportunity and a grant
+    assert 55 < d["rtt_loaded_p50_ms"] < 115 and 42 < d["rtt_idle_p50_ms"] < 48  # DOCSIS-PIE (3.1) holds it lower
     # no Buffer Control: the modem's default queue (hfcprov.model), and the CLI says so
     p = hfcprov("sim", "run", "--config", str(cm), "--flow", "2", "--set", "duration=7s", "--json")
     assert p.returncode == 0, p.stderr

@@ -31,6 +31,7 @@ def test_issue_15_scenario_cubic_fills_the_link_without_a_timeout():
 
 
 @pytest.mark.parametrize("rate,buffer,rtt", [(2e6, 262144, 0.04), (2e6, 65536, 0.04), (50e6, 65536, 0.02)])
+@pytest.mark.slow
 def test_cubic_with_sack_is_within_a_few_percent_of_cubic_with_newreno_recovery(rate, buffer, rtt):
     sc = Scenario(rate=rate, buffer=buffer, rtt=rtt, duration=20, warmup=5, sample_interval=None,
                   tcp=TcpOptions(variant="cubic"))

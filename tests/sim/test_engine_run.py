@@ -56,6 +56,7 @@ plans = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 40), st.integers(0,
 
 @settings(max_examples=200, deadline=None)
 @given(plans)
+@pytest.mark.slow
 def test_lines_run_in_the_order_of_one_heap(plan):
     def play(use_lines):
         eng = Engine()

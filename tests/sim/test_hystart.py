@@ -19,6 +19,7 @@ def _slow_start(rate, buffer, rtt, hystart="auto", hs=None, duration=4.0):
 
 
 @pytest.mark.parametrize("rate,buffer,rtt", [(10e6, 1 << 20, 0.1), (2e6, 262144, 0.04), (100e6, 1 << 20, 0.05)])
+@pytest.mark.slow
 def test_linux_hystart_leaves_slow_start_before_a_large_buffer_overflows(rate, buffer, rtt):
     _, plain = _slow_start(rate, buffer, rtt, "off")
     net, hs = _slow_start(rate, buffer, rtt)

@@ -33,8 +33,8 @@ def test_white_latency_under_load_is_buffer_over_rate(kib):
 
 def test_single_flow_utilization_rises_with_buffer_as_the_bdp_rule_predicts():
     # 10 Mb/s, 100 ms: BDP = 125 KB. Compare with the analytic Reno sawtooth model of the
-    # buffer advisor (hfcprov.tiers.advisor), within 0.05 of utilization.
-    from hfcprov.tiers.advisor import reno_utilization
+    # buffer advisor (hfcprov.queue.predict), within 0.05 of utilization.
+    from hfcprov.queue.predict import reno_utilization
 
     utils = []
     for buf in (8192, 16384, 32768, 65536, 131072, 262144):
@@ -106,7 +106,7 @@ def test_cohen_ack_loss_is_survivable_with_the_papers_tunings():
 
 def test_cohen_fig9_socket_buffer_above_cm_buffer_times_out_in_slow_start_and_the_rule_avoids_it():
     # Section V: 25 Mb/s HFC downstream into a CM with a 10 KB buffer, 10 Mb/s 10Base-T to the PC.
-    from hfcprov.tiers.socketbuf import socket_buffer_limit
+    from hfcprov.queue.socketbuf import socket_buffer_limit
 
     rule = socket_buffer_limit(10 * 1024, 25e6, 10e6)
 

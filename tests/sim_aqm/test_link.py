@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hfcprov.sim.aqm.dualq import CE, ECT1
+from hfcprov.queue.ecn import CE, ECT1
 from hfcprov.sim.aqm.link import DualQueueLink, PieLink
 from hfcprov.sim.engine import Engine
 from hfcprov.sim.packet import DATA, Packet

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hfcprov.sim.aqm.dualq import CE, ECT1
+from hfcprov.queue.ecn import CE, ECT1
 from hfcprov.sim.aqm.ecn import attach
 from hfcprov.sim.cc import congestion_control
 from hfcprov.sim.packet import ACK, DATA, Packet

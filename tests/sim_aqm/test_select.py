@@ -8,8 +8,8 @@ from hfcprov.config.forms import parse_text
 from hfcprov.model import aggregate_service_flows, modem_settings, service_flows
 from hfcprov.sim import Network, Scenario, ScenarioError, run
 from hfcprov.sim.aqm.link import DualQueueLink, PieLink
-from hfcprov.sim.aqm.pie import AqmConfigError
-from hfcprov.sim.aqm.select import aqm_keys, aqm_overrides, asf_keys, parse_params
+from hfcprov.queue.pie import AqmConfigError
+from hfcprov.queue.select import aqm_keys, aqm_overrides, asf_keys, parse_params
 from hfcprov.sim.link import Link
 from hfcprov.sim.scenario import flow_keys
 
@@ -141,7 +141,7 @@ def test_segment_trains_are_off_behind_an_aqm_hop():
 
 
 def test_sim_run_config_simulates_an_aggregate_service_flow_as_the_dual_queue(tmp_path):
-    from hfcprov.cli.sim_cmd import scenario_from_config
+    from hfcprov.sim.fromconfig import scenario_from_config
     from hfcprov.config import encode
 
     cm = tmp_path / "lld.cm"
@@ -187,8 +187,9 @@ def test_sim_run_config_takes_the_modems_docsis_version(tmp_path):
     cfg.write_text("Main { UsServiceFlow { UsServiceFlowRef 1; MaxRateSustained 2000000; } }")
     got = {}
     for extra in ((), ("--docsis-version", "3.0"), ("--docsis-version", "3.1")):
+        out = tmp_path / "result.json"  # the full result; --json prints the table's figures only
         p = subprocess.run([sys.executable, "-m", "hfcprov", "sim", "run", "--config", str(cfg), "--set", "duration=3s",
-                            "--set", "warmup=1s", "--json", *extra], check=False, capture_output=True, text=True)
+                            "--set", "warmup=1s", "--out", str(out), *extra], check=False, capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
-        got[extra[1:]] = (json.loads(p.stdout)["extra"].get("aqm") or {}).get("aqm", "none")
+        got[extra[1:]] = (json.loads(out.read_text())["extra"].get("aqm") or {}).get("aqm", "none")
     assert got == {(): "docsis-pie", ("3.0",): "none", ("3.1",): "docsis-pie"}

@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 from hfcprov.sim.engine import Engine
-from hfcprov.sim.mac import CableModem, MacParams, UpstreamChannel
+from hfcprov.queue.grant import MacParams
+from hfcprov.sim.mac import CableModem, UpstreamChannel
 from hfcprov.sim.packet import DATA, Packet
 
 

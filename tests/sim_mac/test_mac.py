@@ -6,7 +6,8 @@ import pytest
 
 from hfcprov.sim.engine import Engine
 from hfcprov.sim.link import Link
-from hfcprov.sim.mac import MacConfigError, MacParams, UpstreamChannel
+from hfcprov.queue.grant import MacConfigError, MacParams
+from hfcprov.sim.mac import UpstreamChannel
 
 from .harness import Sink, cbr, mbps, run_cms
 

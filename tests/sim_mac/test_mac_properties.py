@@ -3,7 +3,7 @@
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from hfcprov.sim.mac import MacParams
+from hfcprov.queue.grant import MacParams
 
 from .harness import run_cms
 

@@ -5,7 +5,7 @@ import statistics
 import pytest
 
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run
-from hfcprov.sim.mac import MacConfigError, MacParams
+from hfcprov.queue.grant import MacConfigError, MacParams
 from hfcprov.sim.scenario import ScenarioError
 
 from .harness import bench_module
@@ -15,7 +15,8 @@ WHITE_2011_POINTS, white_scenario = white.WHITE_2011_POINTS, white.white_scenari
 
 
 def with_mac(sc, **params):
-    return sc.replace(mac="docsis", mac_params=params)
+    """The calibrated (docsis2.0) request-grant MAC with ``params`` changed."""
+    return sc.replace(mac="docsis", profile="docsis2.0", mac_params=params)
 
 
 def test_tcp_flow_shares_the_channel_with_greedy_neighbours():

@@ -10,7 +10,7 @@ def call_mos(rate, kib, rtt=0.04, docsis=True, seeds=(1, 2)):
     for seed in seeds:
         sc = Scenario(rate=rate, buffer=kib * 1024, rtt=rtt, duration=30, warmup=5, seed=seed,
                       sample_interval=None, tcp=TcpOptions(variant="newreno"), voice=VoiceSpec(),
-                      mac="docsis" if docsis else "tokenbucket")
+                      mac="docsis" if docsis else "tokenbucket", profile="docsis2.0" if docsis else None)
         r = run(sc)
         out.append(r)
     return statistics.mean(r.mos for r in out), out

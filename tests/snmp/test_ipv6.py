@@ -37,6 +37,7 @@ def cmts(tmp_path_factory):
         yield port
 
 
+@pytest.mark.slow
 def test_cmts_modems_reads_ipv6_and_the_registration_table(cmts, tmp_path):
     res = hfcprov("snmp", "cmts-modems", f"127.0.0.1:{cmts}", "--format", "json")
     assert res.returncode == 0, res.stderr

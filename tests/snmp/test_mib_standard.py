@@ -53,6 +53,7 @@ def test_no_dirs_and_no_standard_imports_nothing():
     assert r.returncode == 0, r.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_config_mib_dir_also_resolves_the_standard_modules(tmp_path):
     """`config encode --mib-dir` goes through load_mib_dirs: the vendor's names and the standard modules'."""
     vendor = tmp_path / "mibs"

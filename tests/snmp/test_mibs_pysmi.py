@@ -130,6 +130,7 @@ def test_load_dirs_adds_the_operators_names(tmp_path, cache):
      "bar OBJECT-TYPE SYNTAX INTEGER MAX-ACCESS read-only STATUS current DESCRIPTION \"\" ::= { ifType 1 }\nEND\n"),
      "imports ifType from IF-MIB, which hfcprov's compact copy lacks (add the full IF-MIB with --mib-dir)"),
 ])
+@pytest.mark.slow
 def test_a_broken_file_is_named_in_one_line(tmp_path, cache, text, expected):
     bad = tmp_path / "bad"
     bad.mkdir()

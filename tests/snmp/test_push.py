@@ -59,9 +59,9 @@ def _rows(stdout: str) -> dict:
 
 def test_reset_inventory_paced_reports_each_modem(fleet):
     res = hfcprov("snmp", "reset", "--inventory", fleet["inventory"], "--community-file", fleet["rw"],
-                  "--concurrency", "2", "--rate", "4", "--wait-online", "--poll-interval", "0.1s",
+                  "--concurrency", "2", "--per-second", "4", "--wait-online", "--poll-interval", "0.1s",
                   "--down-grace", "3s", "--online-timeout", "10s", "--format", "json", *FAST)
-    assert res.returncode == 2, res.stderr  # the read-only and the dead modem were not reset
+    assert res.returncode == 3, res.stderr  # failed rows: the read-only and the dead modem were not reset
     rows = _rows(res.stdout)
     macs = fleet["macs"]
     for n in range(3):
@@ -116,7 +116,7 @@ def test_upgrade_watches_each_modem_to_the_end(fleet, tmp_path):
                                                  for n in ("cm0", "readonly", "dead")))
     bad = hfcprov("snmp", "upgrade", "--inventory", inv, "--server", "10.1.0.9", "--file", "missing.bin",
                   "--community-file", fleet["rw"], "--poll-interval", "0.1s", "--format", "json", *FAST)
-    assert bad.returncode == 2
+    assert bad.returncode == 3
     rows = _rows(bad.stdout)
     assert rows[fleet["macs"]["cm0"]]["status"] == "failed"
     assert rows[fleet["macs"]["cm0"]]["oper_status"] == "failed(4)"
@@ -159,7 +159,7 @@ def test_get_walk_set_by_name_on_snmpd(fleet):
     assert if_mib.stdout.startswith("IF-MIB::ifHCInOctets.1 = Counter64: ")
     assert 'IF-MIB::ifName.1 = STRING: "lo"' in if_mib.stdout
     missing = hfcprov("snmp", "get", f"127.0.0.1:{port}", "docsDevServerConfigFile.7", *FAST)
-    assert missing.returncode == 2
+    assert missing.returncode == 3  # a failed row, not bad usage
     assert "No Such Instance currently exists at this OID" in missing.stdout
 
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from hfcprov.tftp import protocol as P
+from tests.support import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -57,11 +58,9 @@ def oack_options(payload: bytes) -> dict:
     return {parts[i].decode(): parts[i + 1].decode() for i in range(0, len(parts), 2)}
 
 
-def wait_idle(server, timeout: float = 5.0) -> None:
+def wait_idle(server, timeout: float = 30.0) -> None:
     """Wait until the server has no transfer in flight (a client is done before the server logs)."""
-    deadline = time.monotonic() + timeout
-    while server.active and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for(lambda: not server.active, timeout, "the TFTP server to finish its transfers")
 
 
 @contextlib.contextmanager

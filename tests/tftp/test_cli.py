@@ -7,11 +7,10 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from hfcprov.tftp import fetch
-from tests.support import free_udp_port
+from tests.support import free_udp_port, wait_for
 
 from .helpers import RawClient
 
@@ -38,7 +37,7 @@ def test_serve_sigterm_finishes_in_flight_transfer(root, tmp_path):
         c.rrq("two.cm")
         assert c.recv()[:2] == (3, 1)
         proc.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
+        wait_for(lambda: not _bound(port), 30, "the server to close its listening port")  # it is stopping
         assert proc.poll() is None  # still serving our transfer
         for block in (1, 2, 3):
             c.ack(block)
@@ -53,6 +52,18 @@ def test_serve_sigterm_finishes_in_flight_transfer(root, tmp_path):
     transfers = [r for r in lines if r["event"] == "transfer"]
     assert [r["result"] for r in transfers] == ["ok", "ok", "ok"]
     assert lines[-1]["event"] == "summary" and lines[-1]["ok"] == 3
+
+
+def _bound(port: int) -> bool:
+    """Does a socket hold UDP 127.0.0.1:``port``? (ours, without SO_REUSEADDR, cannot bind it then)"""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
 
 
 def test_bad_dynamic_file_is_one_line_and_exit_1(root, tmp_path):
@@ -95,9 +106,8 @@ def test_warm_logs_when_every_dynamic_file_is_rendered(root, tmp_path):
     proc, _ = _serve("--root", str(root), "--log", str(log), "--warm",
                         "--dynamic", str(REPO / "examples/tftp-dynamic.yaml"))
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and '"event":"warm"' not in (log.read_text() if log.exists() else ""):
-            time.sleep(0.2)
+        # the warm-up's line in the server's own log is the event (nothing else reports it)
+        wait_for(lambda: log.exists() and '"event":"warm"' in log.read_text(), 120, "the warm-up's log line")
         (warm,) = [json.loads(x) for x in log.read_text().splitlines() if '"event":"warm"' in x]
         inventory_rows = sum(1 for line in (REPO / "examples/inventory.csv").read_text().splitlines()
                              if line and not line.startswith(("#", "mac,")))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import socket
+import threading
 import time
 
 import pytest
@@ -47,14 +48,22 @@ def tiers(tmp_path):
 
 @pytest.fixture
 def slow_builds(monkeypatch):
-    """Every parse + encode takes SLOW seconds longer, as on a loaded box with big configs."""
+    """Every parse + encode takes SLOW seconds longer, as on a loaded box with big configs.
+
+    Returns (started, gate): ``started`` is set as a build begins; a build waits for ``gate``
+    (open unless a test closes it) before its SLOW seconds."""
     real = dynamic._prepare
+    started, gate = threading.Event(), threading.Event()
+    gate.set()
 
     def slow(*args):
-        time.sleep(SLOW)
+        started.set()
+        gate.wait(60)
+        time.sleep(SLOW)  # the build's cost, simulated (what the burst is about): not a synchronisation
         return real(*args)
 
     monkeypatch.setattr(dynamic, "_prepare", slow)
+    return started, gate
 
 
 def test_cold_burst_of_300_modems_all_complete_with_slow_builds(tiers, slow_builds):
@@ -127,12 +136,15 @@ def test_resent_rrq_while_building_joins_the_pending_build(tiers, slow_builds):
     inv.write_text(f"mac,tier\n{_mac(1)},res-50x5\n")
     log = io.StringIO()
     builder = ConfigFileBuilder(inv, tiers, processes=0)
+    started, gate = slow_builds
+    gate.clear()  # the build waits until the modem has resent
     with TftpServer(tiers.parent / "root", dynamic=builder, log=log) as srv:
         c = RawClient(srv.port)
         try:
             c.rrq(_name(1))
-            time.sleep(SLOW / 3)
+            assert started.wait(30)  # its build is running
             c.rrq(_name(1))  # same port, same file: the retransmission of a modem tired of waiting
+            gate.set()
             opcode, block, payload, _ = c.recv()
             assert (opcode, block) == (3, 1) and len(payload) < 512
             first_tid = c.tid

@@ -20,6 +20,7 @@ from hfcprov.tftp.dynamic import (
 from hfcprov.tftp.protocol import TftpErrors
 from hfcprov.tftp.provider import MISS, Provider
 from hfcprov.tiers import load_inventory, render_tree
+from tests.support import wait_for
 
 from .helpers import records, shipped_tiers, wait_idle
 
@@ -116,8 +117,10 @@ def test_inventory_edit_is_picked_up(site):
         inv = site / "inventory.csv"
         inv.write_text(inv.read_text() + "00:10:95:00:00:0a,res-300x20,,\n")
         os.utime(inv, (time.time() + 5, time.time() + 5))
-        time.sleep(1.1)  # the builder looks at the inventory at most once a second
-        assert decode(fetch("127.0.0.1", srv.port, "00109500000a.cm")).find("20")
+        # the builder looks at the inventory at most once a second: the server's answer is the event
+        (f,) = wait_for(lambda: [g for g in fetch_many("127.0.0.1", srv.port, ["00109500000a.cm"]) if g.ok], 30,
+                        "the server to serve the modem added to the inventory")
+        assert decode(f.data).find("20")
 
 
 def test_dynamic_burst_all_complete(site):
@@ -256,20 +259,23 @@ def test_server_asks_the_provider_from_its_loop(tmp_path, mode):
 def test_a_plain_callable_runs_on_a_thread_and_may_block(tmp_path):
     import threading
 
-    seen = []
+    seen, release = [], threading.Event()
 
     def slow(filename, client_ip):
         seen.append(threading.current_thread().name)
-        time.sleep(0.3)
+        release.wait(60)  # blocks until the static file has come
         return io.BytesIO(b"x" * 700) if filename == "slow.cm" else None
 
     (tmp_path / "static.cm").write_bytes(b"s" * 10)
     with TftpServer(tmp_path, dynamic=slow) as srv:
-        t0 = time.monotonic()
-        got = fetch_many("127.0.0.1", srv.port, [("slow.cm", {}), ("static.cm", {})])
-        assert [f.ok for f in got] == [True, True]
-        assert got[1].finished - t0 < 0.25  # the static file did not wait for the slow build
-        assert got[0].data == b"x" * 700
+        got = {}
+        t = threading.Thread(target=lambda: got.update(slow=fetch_many("127.0.0.1", srv.port, ["slow.cm"])[0]))
+        t.start()
+        static = fetch("127.0.0.1", srv.port, "static.cm")  # answered while the slow build still blocks
+        assert static == b"s" * 10 and t.is_alive()
+        release.set()
+        t.join(60)
+        assert got["slow"].ok and got["slow"].data == b"x" * 700
     assert seen and all(name.startswith("tftp-build") for name in seen)
 
 
@@ -351,22 +357,28 @@ def test_a_slow_inventory_reload_does_not_hold_up_the_loops_requests(site, monke
 
     builder = load_dynamic(site / "dyn.yaml")
     real_index = builder._index
+    reading, finish = threading.Event(), threading.Event()
 
     def slow_index():
-        time.sleep(3)
+        reading.set()
+        finish.wait(60)  # the re-read lasts until the test has had its answer
         return real_index()
 
     monkeypatch.setattr(builder, "_index", slow_index)
     builder._stamp = None  # the files "changed": the next reload re-reads them
     reload = threading.Thread(target=builder._reload, kwargs={"force": True})
     reload.start()
-    time.sleep(0.3)  # the reload is reading the inventory now
+    assert reading.wait(30)  # the reload is reading the inventory now
     builder._checked = time.monotonic()  # a request that got past the once-a-second check
-    t0 = time.monotonic()
-    answer = builder.submit_nowait("001095000002.cm", "127.0.0.22")  # not built yet: a build is started
-    waited = time.monotonic() - t0
+    answers = []
+    ask = threading.Thread(target=lambda: answers.append(builder.submit_nowait("001095000002.cm", "127.0.0.22")))
+    ask.start()  # not built yet: a build is started
+    ask.join(30)
+    answered = not ask.is_alive()  # while the reload still reads: it did not wait for its lock
+    finish.set()
     reload.join()
-    assert answer is not None and waited < 1.0, waited
+    ask.join()
+    assert answered and answers[0] is not None
 
 
 def test_a_bad_processes_value_names_the_file_once(site):

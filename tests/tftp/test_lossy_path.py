@@ -70,6 +70,7 @@ print(json.dumps(res))
 """
 
 
+@pytest.mark.slow
 def test_every_transfer_completes_through_5_percent_loss(lossy_pair, root, tmp_path):
     ns_s, ns_c, server_ip, iptables = lossy_pair
     tftp = require_tool("tftp", "tftp-hpa")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import io
 import threading
-import time
 
 import pytest
 import tftpy
 
 from hfcprov.tftp import TftpServer, fetch, fetch_many
 from hfcprov.tftp.protocol import TftpErrors
+from tests.support import wait_for
 
 from .conftest import SIZES
 from .helpers import RawClient, oack_options, records, wait_idle
@@ -90,17 +90,17 @@ def test_netascii_mode_converts_line_ends(server):
 
 def test_vanished_client_does_not_block_others(root):
     log = io.StringIO()
-    with TftpServer(root, log=log, timeout=0.3, retries=2) as srv:
+    with TftpServer(root, log=log, timeout=1.0, retries=1) as srv:
         ghost = RawClient(srv.port)
         ghost.rrq("big.bin")
         assert ghost.recv()[0] == 3  # got DATA 1, then disappears without an ACK
         ghost.close()
-        t0 = time.monotonic()
         got = fetch_many("127.0.0.1", srv.port, ["gold.cm"] * 20 + ["big.bin"])
-        assert all(f.ok for f in got) and time.monotonic() - t0 < 2.0
+        assert all(f.ok for f in got)
         wait_idle(srv)
     results = [r["result"] for r in records(log.getvalue())]
-    assert results.count("timeout") == 1 and results.count("ok") == 21
+    # the others were all served while the ghost's transfer waited out its timeouts (2 s)
+    assert results == ["ok"] * 21 + ["timeout"]
 
 
 def test_resent_final_block_then_unconfirmed(root):
@@ -152,7 +152,7 @@ def test_graceful_stop_finishes_in_flight_transfer(root):
     assert c.recv()[:2] == (3, 1)
     stopper = threading.Thread(target=srv.stop)
     stopper.start()
-    time.sleep(0.2)
+    wait_for(lambda: srv.stopping, 30, "the stop to be asked for")
     assert stopper.is_alive()  # waits for our transfer
     c.ack(1)
     assert c.recv()[:2] == (3, 2)
@@ -205,8 +205,7 @@ def test_a_build_finished_during_a_burst_starts_before_the_next_request(tmp_path
     try:
         modems = [RawClient(srv.port) for _ in range(3)]
         for modem, name in zip(modems, ("a.cm", "b.cm", "c.cm")):
-            modem.rrq(name)
-        time.sleep(0.05)  # all three queued on the listening socket
+            modem.rrq(name)  # queued on the listening socket as sendto returns (loopback delivers in the call)
         srv._on_requests()
         assert order == ["a.cm", "built", "b.cm", "c.cm"]
         for modem in modems:

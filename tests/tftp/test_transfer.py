@@ -92,3 +92,55 @@ def test_a_lossy_client_gets_every_byte_in_order(size, windowsize, blksize, loss
             assert result == OK
             break
     assert bytes(got) == data
+
+
+def test_a_send_that_fails_ends_the_window_and_the_timer_resends_it():
+    sent: list[bytes] = []
+
+    def send(datagram):  # the socket buffer is full from the second block on
+        if len(sent) >= 1:
+            raise BlockingIOError
+        sent.append(datagram)
+
+    t = Transfer(("192.0.2.7", 1234), "f.cm", bytes(7000), P.Options(windowsize=4), 0.0, send)
+    t.begin(0.0)  # no exception reaches the loop
+    assert _blocks(sent) == [1]
+    sent.clear()
+    t.send = sent.append  # room again
+    assert t.on_timeout(1.0, max_tries=3) is None
+    assert _blocks(sent) == [1, 2, 3, 4] and t.retries == 4
+
+
+def test_acks_for_blocks_a_resend_covers_slide_the_window_instead_of_resending_again():
+    t, sent = _make(windowsize=4)
+    t.begin(0.0)
+    assert _blocks(sent) == [1, 2, 3, 4]
+    sent.clear()
+    assert t.on_ack(1, 0.1) is None  # RFC 7440 gap report: 2..4 resent once, and 5 fills the window
+    assert _blocks(sent) == [2, 3, 4, 5] and t.retries == 3
+    sent.clear()
+    # The client's ACKs of the first copies of 2 and 3 arrive after the resend: no second resend,
+    # only the window slides to new blocks.
+    assert t.on_ack(2, 0.2) is None and _blocks(sent) == [6]
+    assert t.on_ack(3, 0.3) is None and _blocks(sent) == [6, 7]
+    assert t.retries == 3
+    sent.clear()
+    assert t.on_ack(7, 0.4) is None and _blocks(sent) == [8, 9, 10, 11]  # the whole window: as usual
+    sent.clear()
+    assert t.on_ack(9, 0.5) is None and _blocks(sent) == [10, 11, 12, 13]  # a new gap is resent again
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 20), min_size=1, max_size=60), st.integers(1, 8))
+def test_no_ack_sequence_sends_a_block_more_than_twice_between_timeouts(acks, windowsize):
+    """Whatever ACKs arrive (duplicates, stale, out of order), the ACK rules alone send a block at
+    most twice: once, and once more for a gap report."""
+    t, sent = _make(size=20 * 512 + 100, windowsize=windowsize)
+    t.begin(0.0)
+    for a in acks:
+        if t.on_ack(a, 0.1) is not None:
+            break
+    counts = {}
+    for b in _blocks(sent):
+        counts[b] = counts.get(b, 0) + 1
+    assert max(counts.values()) <= 2

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-import time
 
 import pytest
 
@@ -48,9 +47,17 @@ def _one_way():
     return _OneWay()
 
 
-def _sleep(seconds):
-    time.sleep(seconds)
-    return seconds
+def _held(path):
+    """A build that waits for the test's word: it tells the test its worker's pid over the UNIX socket
+    ``path``, then returns 1 once the test answers (or fails when the test goes away)."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(path)
+        s.sendall(str(os.getpid()).encode())
+        if s.recv(1) != b"1":
+            raise RuntimeError("the test did not release this build")
+    return 1
 
 
 @pytest.fixture
@@ -76,26 +83,39 @@ def test_broadcast_reaches_every_worker_and_they_run_niced(pool):
 
 
 def test_deliver_completes_futures_in_the_callers_loop(pool):
-    calls, ran_in = [], []
+    calls, ran_in, handed = [], [], threading.Event()
 
     def call_soon(fn):
         calls.append(fn)
+        handed.set()
 
     f = pool.submit(_echo, 7, deliver=call_soon)
     f.add_done_callback(lambda _: ran_in.append(threading.current_thread()))
-    deadline = time.monotonic() + 10
-    while not calls and time.monotonic() < deadline:
-        time.sleep(0.01)
+    assert handed.wait(30)
     assert not f.done()  # handed over, not completed by the pool's reader
     for fn in calls:
         fn()
     assert f.result(0) == 7 and ran_in == [threading.current_thread()]
 
 
-def test_a_worker_that_dies_fails_its_builds_and_breaks_the_pool(pool):
-    (pid, _), _ = [f.result(10) for f in pool.broadcast(_pid_and_nice)]
-    held = [pool.submit(_sleep, 1) for _ in range(4)]  # two per worker
+def test_a_worker_that_dies_fails_its_builds_and_breaks_the_pool(pool, tmp_path):
+    import socket
+
+    (pid, _), (other, _) = [f.result(10) for f in pool.broadcast(_pid_and_nice)]
+    gate = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    gate.bind(str(tmp_path / "gate"))
+    gate.listen(8)
+    gate.settimeout(60)
+    held = [pool.submit(_held, str(tmp_path / "gate")) for _ in range(4)]  # two per worker: none can finish
     os.kill(pid, signal.SIGKILL)
+    released = 0
+    with gate:
+        while released < 2:  # the other worker's two builds, one after the other, each when it asks
+            conn, _ = gate.accept()
+            with conn:  # the killed worker's may come too, or say nothing: it died mid-build
+                if conn.recv(16) == str(other).encode():
+                    conn.sendall(b"1")
+                    released += 1
     failed, done = [], []
     for f in held:
         try:

@@ -218,8 +218,21 @@ def test_one_shipped_tier_for_rows_without_tier(tmp_path):
     up, down = flows_by_dir((tmp_path / "out" / "000000000001.cm").read_bytes(), None)
     assert up[0].max_sustained_rate == 15e6 and down[0].max_sustained_rate == 300e6
     assert read_manifest(tmp_path / "out")["000000000001.cm"].tier == "res-300x20"
-    s = build(inv, tmp_path / "out2")
-    assert "no tier" in s.failed[0][1]
+
+
+def test_a_missing_tier_column_is_one_error_naming_the_columns_and_leaves_no_folder(tmp_path):
+    # issue 27: `teir` gave one "no tier" error per row (10,000 lines for a node) and made the folder
+    rows = "".join(f"0000000000{i:02x},res-50x5\n" for i in range(1, 40))
+    inv = write(tmp_path / "m.csv", "mac,teir\n" + rows)
+    with pytest.raises(InventoryError) as err:
+        build(inv, tmp_path / "out")
+    message = str(err.value)
+    assert "\n" not in message and "no 'tier' column" in message
+    assert "columns found: mac, teir" in message and "'teir' meant to be 'tier'" in message
+    assert not (tmp_path / "out").exists()
+    yaml_inv = write(tmp_path / "m.yaml", "- {mac: '000000000001', ipaddr: 10.0.0.1}\n")
+    with pytest.raises(InventoryError, match=r"no 'tier' column .*columns found: mac, ipaddr\)$"):
+        build(yaml_inv, tmp_path / "out")
 
 
 def test_an_interrupted_build_keeps_what_it_built(tmp_path):
@@ -242,8 +255,14 @@ def test_template_for_picks_the_tier_file_and_names_the_tiers_it_has(tmp_path):
     assert template_for({"tier": "res-100x10"}, "res-50x5") == SHIPPED / "res-50x5.j2"  # one template for all
     (tmp_path / "gold.j2").write_text("Main { NetworkAccess 1; }\n")
     assert template_for({"tier": "gold"}, tmp_path) == (tmp_path / "gold.j2").resolve()
-    with pytest.raises(TemplateError, match=r"no template for tier 'silver' in .* \(tiers: gold\)"):
+    with pytest.raises(TemplateError, match=r"no template for tier 'silver' in .* \(tiers: .*gold.*res-50x5"):
         template_for({"tier": "silver"}, tmp_path)
+    # issue 27: a site folder adds tiers to the shipped ones instead of hiding them, and may replace one
+    assert template_for({"tier": "res-50x5"}, tmp_path) == SHIPPED / "res-50x5.j2"
+    (tmp_path / "res-50x5.j2").write_text("Main { NetworkAccess 0; }\n")
+    assert template_for({"tier": "res-50x5"}, tmp_path) == (tmp_path / "res-50x5.j2").resolve()
+    with pytest.raises(TemplateError, match=r"did you mean res-50x5\?"):
+        template_for({"tier": "res-50x6"}, tmp_path)
     with pytest.raises(BuildError, match="no tier"):
         template_for({"mac": "001122334455"})
     assert _template_for is template_for  # the older private name still works

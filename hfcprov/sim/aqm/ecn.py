@@ -16,7 +16,7 @@ into them, so swapping an entry reroutes that flow's packets.
 
 from __future__ import annotations
 
-from hfcprov.sim.aqm.dualq import CE, ECT1
+from hfcprov.queue.ecn import CE, ECT1
 from hfcprov.sim.packet import DATA
 
 

@@ -1,5 +1,8 @@
 """Simulator hops with an AQM: the service flow's shaper and buffer with DOCSIS-PIE or the dual queue.
 
+The algorithms are ``hfcprov.queue``'s (pure queue objects, no clock); this module is the
+simulator's glue that puts them on a link in virtual time.
+
 Both keep the ``Link`` surface (``send``/``receive``, ``waiting_bytes``, the
 counters, ``measure_from``; see ``hfcprov.sim``), so the rest of the simulator
 does not know which queue it talks to.
@@ -21,16 +24,10 @@ from __future__ import annotations
 import random
 from heapq import heappush
 
-from hfcprov.sim.aqm.dualq import (
-    CE,
-    DROPPED,
-    DSCP_NQB,
-    LOW_LATENCY_MARKED,
-    SANCTIONED,
-    DualQParams,
-    DualQueue,
-)
-from hfcprov.sim.aqm.pie import AqmConfigError, DocsisPie, PieParams, qdelay_estimate
+from hfcprov.queue.dualq import DROPPED, LOW_LATENCY_MARKED, SANCTIONED, DualQParams, DualQueue
+from hfcprov.queue.ecn import CE, DSCP_NQB
+from hfcprov.queue.pie import AqmConfigError, DocsisPie, PieParams, qdelay_estimate
+from hfcprov.queue.select import dualq_params, parse_params, pie_params
 from hfcprov.sim.link import Link
 from hfcprov.sim.packet import PROBE
 
@@ -216,7 +213,6 @@ def _seed_rng(sc) -> random.Random:
 
 
 def _params(sc, name: str):
-    from hfcprov.sim.aqm.select import dualq_params, parse_params, pie_params
     from hfcprov.sim.scenario import ScenarioError
 
     try:
@@ -236,7 +232,7 @@ def make_pie_link(engine, sc, sink, loss) -> PieLink:
 
 def make_dualq_link(engine, sc, sink, loss) -> DualQueueLink:
     """``links.QUEUES["lld"]``: the shaped flow as a Low Latency aggregate service flow
-    (``sc.buffer`` is the classic queue; ``aqm_params``: see ``hfcprov.sim.aqm.select``)."""
+    (``sc.buffer`` is the classic queue; ``aqm_params``: see ``hfcprov.queue.select``)."""
     params, ll_buffer, ll_rate, nqb = _params(sc, "lld")
     return DualQueueLink(engine, sink, capacity=sc.channel or sc.peak or sc.rate, rate=sc.rate,
                          delay=sc.rtt / 2.0, burst=sc.burst, peak=sc.peak, overhead=sc.overhead, loss=loss,
@@ -249,9 +245,11 @@ class PieCm:
     RFC 8034 was written for, its queue drained by grants rather than at a fixed rate.
 
     The queue delay is estimated as the CM does, from its configured rate and the MSR
-    bucket's tokens (the bytes the tokens cover at the channel rate), never from the
-    departures. Grants drain the queue between arrivals, so the 16 ms updates run on a
-    timer. Everything but ``send`` is the wrapped ``CableModem``'s.
+    bucket's tokens (the bytes the tokens cover at the peak or channel rate), never from the
+    departures: the CM's ``aqm_delay()`` (and ``aqm_bytes()``, ``has_room(size)``), which both
+    request-grant models (``hfcprov.sim.mac``, ``hfcprov.sim.mulpi``) give. Grants drain the
+    queue between arrivals, so the 16 ms updates run on a timer. Everything but ``send`` is the
+    wrapped CM's.
     """
 
     def __init__(self, cm, params: PieParams | None = None, rng: random.Random | None = None) -> None:
@@ -273,30 +271,15 @@ class PieCm:
         return {"aqm": "docsis-pie", "early_drops": self.pie.early_drops, "drop_prob": self.pie.drop_prob,
                 "latency_target": self.pie.p.latency_target, "on": "request-grant CM"}
 
-    def data_bytes(self) -> int:
-        """The queue without the DOCSIS MAC framing (what RFC 8034's byte_length counts)."""
-        cm = self.cm
-        return cm.qbytes - len(cm.queue) * cm.channel.p.frame_overhead
-
-    def qdelay(self) -> float:
-        cm = self.cm
-        nbytes = self.data_bytes()
-        if cm.rate is None:
-            return nbytes * 8.0 / cm.channel.p.channel_rate
-        now = cm.engine.now
-        tokens = min(cm.burst, cm.tokens + max(0.0, now - cm.t_tokens) * cm.rate)
-        return qdelay_estimate(nbytes, cm.rate * 8.0, cm.channel.p.channel_rate, max(0.0, tokens))
-
     def _tick(self, _=None) -> None:
         pie = self.pie
-        pie.update(self.qdelay())
+        pie.update(self.cm.aqm_delay())
         pie.next_update += pie.p.interval
         self.cm.engine.at(pie.next_update, self._tick)
 
     def send(self, pkt) -> bool:
         cm = self.cm
-        room = cm.limit is None or cm.charged + pkt.size + cm.buffer_overhead <= cm.limit
-        if room and self.pie.drop_early(pkt.size, self.data_bytes()):
+        if cm.has_room(pkt.size) and self.pie.drop_early(pkt.size, cm.aqm_bytes()):
             cm.dropped += 1
             return False
         return cm.send(pkt)

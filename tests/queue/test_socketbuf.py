@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hfcprov.tiers.socketbuf import SocketBufferError, socket_buffer_limit
+from hfcprov.queue.socketbuf import SocketBufferError, socket_buffer_limit
 
 
 def test_papers_case_gives_19_kb():

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hfcprov.sim.aqm.pie import (
+from hfcprov.queue.pie import (
     IN_BURST,
     IN_BURST_PROTECTING,
     NO_BURST,

@@ -9,21 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hfcprov.sim.aqm.dualq import (
-    CE,
+from hfcprov.queue.dualq import (
     CLASSIC,
-    ECT0,
-    ECT1,
     LOW_LATENCY,
     LOW_LATENCY_MARKED,
-    NOT_ECT,
     SANCTIONED,
     DualQParams,
     DualQueue,
     ramp_thresholds,
 )
-from hfcprov.sim.aqm.pie import AqmConfigError
-from hfcprov.sim.aqm.qprotect import QueueProtection, flow_hash
+from hfcprov.queue.ecn import CE, ECT0, ECT1, NOT_ECT
+from hfcprov.queue.pie import AqmConfigError
+from hfcprov.queue.qprotect import QueueProtection, flow_hash
 
 
 def test_classification_ect1_ce_and_the_nqb_dscp_go_low_latency():

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hfcprov.sim.aqm.pie import AqmConfigError
+from hfcprov.queue.pie import AqmConfigError
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ traffic: ECT(1) or CE, or a DSCP MULPI's default classifier sends there).
   left after the low-latency queue's share; drop probability p' squared.
 - Scheduling: weighted deficit round robin, the low-latency queue getting
   ``weight``/256 (default 230) of the rate while both have data; work-conserving.
-- Queue protection (``hfcprov.sim.aqm.qprotect``) sanctions packets of flows that
+- Queue protection (``hfcprov.queue.qprotect``) sanctions packets of flows that
   build the low-latency queue, into the classic queue.
 
 ``DualQueue`` is a pure queue discipline: ``enqueue(item, size, now, flow, ecn,
@@ -30,11 +30,9 @@ import random
 from collections import deque
 from dataclasses import dataclass, field
 
-from hfcprov.sim.aqm.pie import AqmConfigError, DocsisPie, PieParams
-from hfcprov.sim.aqm.qprotect import QProtectParams, QueueProtection, flow_hash
-
-NOT_ECT, ECT1, ECT0, CE = 0, 1, 2, 3  # the IP header's two ECN bits
-DSCP_NQB = 45  # MULPI's default low-latency classifier also takes Non-Queue-Building traffic
+from hfcprov.queue.ecn import CE, DSCP_NQB, ECT1, NOT_ECT
+from hfcprov.queue.pie import AqmConfigError, DocsisPie, PieParams
+from hfcprov.queue.qprotect import QProtectParams, QueueProtection, flow_hash
 
 # enqueue outcomes
 DROPPED, CLASSIC, LOW_LATENCY, LOW_LATENCY_MARKED, SANCTIONED = 0, 1, 2, 3, 4

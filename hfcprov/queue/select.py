@@ -1,6 +1,9 @@
-"""Which AQM a service flow runs, and its parameters: from ``hfcprov.model`` to scenario keys.
+"""Which AQM a service flow runs, and its parameters: the selection rule from ``hfcprov.model``.
 
-The queue disciplines the simulator knows (``hfcprov.sim.links.QUEUES``):
+The answer is a pair of keys, ``{"aqm": ..., "aqm_params": ...}``, that the simulator's
+scenario (``hfcprov.sim.links.QUEUES`` builds the queue from them) and the emulator's
+packet stage (``hfcprov.emu.aqmstage``) both read; the algorithms are ``pie`` and ``dualq``.
+The disciplines:
 
 - ``none``: drop-tail (a DOCSIS 3.0 modem; AQM switched off by 24.40.1 or TLV 76),
 - ``docsis-pie``: DOCSIS-PIE, on by default on every DOCSIS 3.1 upstream service flow
@@ -24,14 +27,15 @@ import dataclasses
 
 from hfcprov.errors import HfcprovError
 from hfcprov.model import DEFAULT_DOCSIS_VERSION, upstream_aqm
-from hfcprov.sim.aqm.dualq import DualQParams
-from hfcprov.sim.aqm.pie import AqmConfigError, PieParams
-from hfcprov.sim.aqm.qprotect import QProtectParams
+from hfcprov.queue.dualq import DualQParams
+from hfcprov.queue.pie import AqmConfigError, PieParams
+from hfcprov.queue.qprotect import QProtectParams
 from hfcprov.units import parse_bytes, parse_duration, parse_rate
 
 AQMS = ("none", "docsis-pie", "lld")
 
-_DURATIONS = {"latency_target", "interval", "max_burst", "burst_reset_timeout", "latency_low", "latency_high",
+# parameters given as a duration (``latency_target: 20ms``): a scenario file refuses a bare number for them
+DURATION_KEYS = {"latency_target", "interval", "max_burst", "burst_reset_timeout", "latency_low", "latency_high",
               "iaqm_max_th", "qp_latency_threshold", "qp_score_threshold"}
 _BYTES = {"mean_pkt", "min_pkt", "max_frame", "quantum", "ll_buffer"}
 _RATES = {"ll_rate"}
@@ -92,7 +96,7 @@ def parse_params(value, aqm: str) -> dict | None:
         try:
             if v is None:
                 out[k] = None
-            elif k in _DURATIONS:
+            elif k in DURATION_KEYS:
                 out[k] = parse_duration(v)
             elif k in _BYTES:
                 out[k] = parse_bytes(v)

@@ -1,0 +1,448 @@
+"""The request-grant upstream as MULPI times it: DOCSIS 3.0 bonded SC-QAM and DOCSIS 3.1 OFDMA.
+
+One cable modem's service flow on an upstream whose channel set, MAP interval and timing come
+from a modem profile (``hfcprov.queue.profile.ModemProfile``: the frame, minislots, the MAP's
+lead, the request's trip, the CM's burst preparation). Every MAP interval:
+
+1. the CMTS builds the MAP ``map_lead`` before the interval starts: other modems' load leaves it
+   ``free`` minislots (the congestion level, varying MAP to MAP); each aggregate's token bucket
+   (Max Sustained Rate up to the Max Traffic Burst, Peak Rate up to ``peak_token_interval`` of it)
+   and its flows' request backlogs decide the grant, in whole minislots, placed as one block at a
+   random place in the MAP; granted bytes leave the buckets and the backlog (what a grant does not
+   use goes back into the bucket once it has passed);
+2. the CM learns the grant ``cm_map_processing`` before the interval: at the grant's first frame
+   less the burst preparation time it sends a request for what it holds beyond what it asked
+   before (piggybacked), and takes the bytes the grant carries from its queue (continuous
+   concatenation and fragmentation: the grant is filled byte for byte); a packet reaches the CMTS
+   ``delivery_delay`` after the start of the frame that carries its last byte. A flow without a
+   grant in a MAP may send a contention request at a random frame of it (lost to another modem's
+   with ``contention_collision``);
+3. the CM asks for at most what its own token bucket allows (Max Sustained Rate up to the Max
+   Traffic Burst since the last request; the peak rate over the time since the last request), as
+   CableLabs' docsis-ns3 does.
+
+So the upstream is not work-conserving: a flow running at its rate keeps a request-grant loop's
+worth of data (``ModemProfile.loop_delay`` x the rate) in the CM's buffer, and a Max Traffic
+Burst of less than a few MAPs' worth of the rate caps the flow below it
+(``ModemProfile.burst_rate_cap``).
+
+The CM's buffer counts DOCSIS MAC frames (the IP packet, 18 bytes of Ethernet header and CRC and
+the MAC header); the rate limiter counts the Ethernet frame (MULPI C.2.2.7.2): the CMTS, which
+sees requests in MAC-frame bytes, grants at the rate x (frame + MAC header) / frame for
+``mean_frame``-byte frames.
+
+Extending it (Low Latency DOCSIS, Proactive Grant Service): an ``Aggregate`` owns the token
+bucket and a list of ``CmFlow``s (each its own queue, requests and grants); ``Upstream._map``
+asks each aggregate's ``allocate`` how to split the minislots the bucket allows among its flows'
+backlogs (one flow: all of it). A low-latency flow is a second ``CmFlow`` of the aggregate
+(classified by ECN/DSCP before it), PGS a per-flow ``guaranteed`` grant laid into the MAP before
+the best-effort ones, and ``allocate`` the scheduling weight between the two (MULPI 7.7.3.2).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+
+from hfcprov.queue.grant import ETHERNET_OVERHEAD
+from hfcprov.queue.profile import ModemProfile
+from hfcprov.sim.loss import NoLoss
+
+HIST_BIN = 1e-5  # s: the upstream latency histogram's bin (10 us)
+
+
+class LatencyHistogram:
+    """Per-packet upstream latency (CM queue in -> CMTS out) in 10 us bins: mean, p50, p99 without
+    keeping every sample."""
+
+    __slots__ = ("bins", "n", "total")
+
+    def __init__(self) -> None:
+        self.bins: dict[int, int] = {}
+        self.n = 0
+        self.total = 0.0
+
+    def add(self, seconds: float) -> None:
+        k = int(seconds / HIST_BIN)
+        bins = self.bins
+        bins[k] = bins.get(k, 0) + 1
+        self.n += 1
+        self.total += seconds
+
+    def quantile(self, q: float) -> float | None:
+        if not self.n:
+            return None
+        want = q * self.n
+        acc = 0
+        for k in sorted(self.bins):
+            acc += self.bins[k]
+            if acc >= want:
+                return (k + 0.5) * HIST_BIN
+        return None
+
+    def stats(self) -> dict:
+        return {"mean": self.total / self.n if self.n else None, "p50": self.quantile(0.5),
+                "p99": self.quantile(0.99), "packets": self.n}
+
+
+class Upstream:
+    """The CMTS's upstream scheduler for one channel set: a MAP every ``actual_map_interval``."""
+
+    def __init__(self, engine, profile: ModemProfile, rng: random.Random | None = None) -> None:
+        self.engine = engine
+        self.p = profile
+        self.rng = rng or random.Random(0)
+        self.frame = profile.frame
+        self.interval = profile.actual_map_interval
+        self.frames = profile.frames_per_map
+        self.per_frame = profile.minislots_per_frame
+        self.per_map = profile.minislots_per_map
+        self.slot = profile.minislot_bytes
+        self.lead = profile.map_lead
+        self.aggregates: list[Aggregate] = []
+        self.maps = 0
+        self.granted = 0  # bytes granted to our flows
+        free = profile.capacity * (1 - profile.congestion) * self.interval / 8
+        self.free_bytes = round(free) if profile.congestion else None
+        self.free_spread = int(profile.variation / 100 * free) if profile.congestion else 0
+        # the first MAP interval the CMTS can still build a MAP for
+        self.alloc_start = self.interval
+        while self.alloc_start - self.lead < 0:
+            self.alloc_start += self.interval
+        engine.at(self.alloc_start - self.lead, self._map)
+
+    def add(self, aggregate: Aggregate) -> None:
+        self.aggregates.append(aggregate)
+
+    def free_minislots(self) -> int:
+        """Minislots of this MAP other modems leave (all of them without congestion)."""
+        if self.free_bytes is None:
+            return self.per_map
+        room = self.free_bytes
+        if self.free_spread:
+            room += self.rng.randrange(-self.free_spread, self.free_spread)
+        return max(0, min(self.per_map, round(room / self.slot)))
+
+    def _map(self, _=None) -> None:
+        eng, rng = self.engine, self.rng
+        alloc = self.alloc_start
+        self.maps += 1
+        free = self.free_minislots()
+        cm_sees = alloc - self.p.cm_map_processing  # the MAP reaches the CM
+        for agg in self.aggregates:
+            grants = agg.allocate(eng.now, free, self.slot)
+            total = sum(g for _, g in grants)
+            free -= total
+            start = rng.randrange(self.per_map - total + 1) if total else 0
+            for flow, minislots in grants:
+                if minislots:
+                    nbytes = minislots * self.slot
+                    self.granted += nbytes
+                    first_frame = start // self.per_frame
+                    flow.granted(cm_sees, alloc, start, minislots, nbytes,
+                                 alloc + first_frame * self.frame)
+                    start += minislots
+            granted = {f for f, g in grants if g}
+            for flow in agg.flows:  # a flow this MAP does not grant may contend at a random frame of it
+                if flow not in granted:
+                    flow.contention_opportunity(alloc + rng.randrange(self.frames) * self.frame)
+        self.alloc_start = alloc + self.interval
+        eng.at(eng.now + self.interval, self._map)
+
+
+class Aggregate:
+    """The CMTS's view of a (aggregate) service flow: its token bucket and its flows' request backlogs.
+
+    ``rate``/``peak`` in b/s as provisioned; the bucket runs at them x (frame + MAC header) / frame
+    over granted MAC-frame bytes. ``rate=None``: not rate limited.
+    """
+
+    def __init__(self, upstream: Upstream, rate: float | None, burst: int, peak: float | None) -> None:
+        p = upstream.p
+        self.upstream = upstream
+        pay = (p.mean_frame + p.mac_header) / p.mean_frame
+        self.rate = rate * pay / 8 if rate else None  # bytes/s of MAC frames
+        self.peak = peak * pay / 8 if peak else None
+        self.burst = burst
+        self.peak_burst = self.peak * p.peak_token_interval if self.peak else 0.0
+        self.tokens = float(burst)
+        self.ptokens = 0.0
+        self.t_last = None
+        self.refunds: deque = deque()  # (time, bytes) of unused grants, back in the bucket once passed
+        self.flows: list[CmFlow] = []
+        upstream.add(self)
+
+    def _bucket(self, now: float) -> float:
+        """Refill the buckets for the time since the last MAP; the bytes they allow now (0: none)."""
+        if self.rate is None:
+            return float(1 << 40)
+        elapsed = self.upstream.interval if self.t_last is None else now - self.t_last
+        self.t_last = now
+        refunds = self.refunds
+        while refunds and refunds[0][0] <= now:
+            self.tokens += refunds.popleft()[1]
+        self.tokens = min(self.burst, self.tokens + elapsed * self.rate)
+        if self.peak is not None:
+            self.ptokens = min(self.peak_burst, self.ptokens + elapsed * self.peak)
+        if self.tokens <= 0:
+            return 0.0
+        return min(self.tokens, self.ptokens) if self.peak is not None else self.tokens
+
+    def allocate(self, now: float, free: int, slot: int) -> list:
+        """``[(flow, minislots)]`` for this MAP within ``free`` minislots and the bucket. One flow takes
+        all the bucket allows of its backlog; LLD's scheduling weight between two flows goes here."""
+        allowed = self._bucket(now)
+        grants = []
+        if allowed <= 0 or free <= 0:
+            return grants
+        cap = min(free, -(-int(allowed) // slot) if allowed < (1 << 40) else free)
+        for flow in self.flows:
+            if flow.backlog <= 0 or cap <= 0:
+                continue
+            g = min(cap, -(-flow.backlog // slot))
+            grants.append((flow, g))
+            cap -= g
+            nbytes = g * slot
+            flow.backlog = max(0, flow.backlog - nbytes)
+            if self.rate is not None:
+                self.tokens = max(0.0, self.tokens - nbytes)
+                if self.peak is not None:
+                    self.ptokens = max(0.0, self.ptokens - nbytes)
+        return grants
+
+    def refund(self, when: float, nbytes: int) -> None:
+        if nbytes > 0 and self.rate is not None:
+            self.refunds.append((when, nbytes))
+
+
+class CmFlow:
+    """One upstream service flow in the CM: its queue, requests and grants; the simulator's ``Link``."""
+
+    __slots__ = (
+        "accepted", "aggregate", "backlog", "burst", "bytes_sent", "charged", "collisions", "opportunities",
+        "delay", "delivery", "dropped", "engine", "frame", "frame_overhead", "grants", "head_sent", "hist",
+        "line", "limit", "loss", "lost", "measure_from", "measured", "name", "pending_removal", "peak",
+        "per_frame", "prep", "qbytes", "queue", "rate", "req_pipeline", "requests_contention",
+        "requests_piggyback", "rng", "sink", "slot", "t_last", "t_tokens", "tokens", "upstream", "wait_byte_sum",
+        "wait_sum",
+    )
+
+    def __init__(self, aggregate: Aggregate, sink=None, *, delay: float = 0.0, buffer: int | None = None,
+                 loss=None, rng: random.Random | None = None, name: str = "") -> None:
+        up = aggregate.upstream
+        p = up.p
+        self.aggregate = aggregate
+        self.upstream = up
+        self.engine = up.engine
+        self.sink = sink
+        self.name = name
+        self.delay = delay  # CMTS -> far end
+        self.limit = buffer
+        self.loss = None if loss is None or isinstance(loss, NoLoss) else loss
+        self.rng = rng or up.rng
+        self.frame = up.frame
+        self.per_frame = up.per_frame
+        self.slot = up.slot
+        self.prep = p.burst_preparation
+        self.delivery = p.delivery_delay
+        self.frame_overhead = ETHERNET_OVERHEAD + p.mac_header  # bytes a packet takes as a MAC frame
+        # the CM's own request shaper (bytes/s of MAC frames, as the CMTS's)
+        self.rate = aggregate.rate
+        self.peak = aggregate.peak
+        self.burst = aggregate.burst
+        self.tokens = float(aggregate.burst)
+        self.t_tokens = 0.0
+        self.queue: deque = deque()  # (pkt, frame bytes, arrival time)
+        self.qbytes = 0  # MAC-frame bytes queued (the buffer's count), the head's sent part included
+        self.charged = 0
+        self.head_sent = 0  # bytes of the head frame already sent as fragments
+        self.backlog = 0  # bytes the CMTS holds requests for (the scheduler's copy)
+        self.req_pipeline = 0  # bytes requested and not yet granted (the CM's copy)
+        self.pending_removal: deque = deque()  # (time the MAP reaches the CM, bytes it granted)
+        self.grants: deque = deque()  # (time the MAP reaches the CM, prep time, bytes) not yet prepared
+        # the contention opportunities known and not used (times, sorted): the MAPs the CMTS has built ahead
+        # (a MAP is built map_lead before it starts, so two can be pending)
+        self.opportunities: deque = deque()
+        self.accepted = self.dropped = self.lost = 0
+        self.measured = 0
+        self.wait_sum = 0.0
+        self.wait_byte_sum = 0.0
+        self.measure_from = 0.0
+        self.t_last = 0.0
+        self.bytes_sent = 0
+        self.requests_contention = self.requests_piggyback = self.collisions = 0
+        self.line: deque = deque()  # deliveries, in order (hfcprov.sim.engine.Engine.queue)
+        self.hist = LatencyHistogram()
+        aggregate.flows.append(self)
+
+    # -- Link interface -----------------------------------------------------------------------------------------
+    def waiting_bytes(self) -> int:
+        return self.qbytes
+
+    def has_room(self, size: int) -> bool:
+        return self.limit is None or self.qbytes + size + self.frame_overhead <= self.limit
+
+    def send(self, pkt) -> bool:
+        frame = pkt.size + self.frame_overhead
+        if self.limit is not None and self.qbytes + frame > self.limit:
+            self.dropped += 1
+            return False
+        now = self.engine.now
+        self._integrate(now)
+        self.queue.append((pkt, frame, now))
+        self.qbytes += frame
+        self.accepted += 1
+        chances = self.opportunities
+        while chances and chances[0] <= now:
+            chances.popleft()
+        if chances:  # the first known opportunity still to come: use it
+            self.engine.at(chances.popleft(), self._request, None)
+        return True
+
+    receive = send
+
+    def _integrate(self, now: float) -> None:
+        if now > self.t_last:
+            if now >= self.measure_from:
+                self.wait_byte_sum += self.qbytes * (now - max(self.t_last, self.measure_from))
+            self.t_last = now
+
+    # -- requests -------------------------------------------------------------------------------------------
+    def _shape(self, want: int) -> int:
+        """The CM's request shaper: at most the Max Sustained Rate's tokens (up to the burst) and
+        the peak rate over the time since the last request."""
+        if self.rate is None:
+            return want
+        now = self.engine.now
+        elapsed = now - self.t_tokens
+        self.t_tokens = now
+        self.tokens = min(self.burst, self.tokens + elapsed * self.rate)
+        shaped = min(want, int(self.tokens))
+        if self.peak is not None:
+            shaped = min(shaped, int(elapsed * self.peak))
+        self.tokens = max(0.0, self.tokens - shaped)
+        return shaped
+
+    def _request(self, next_grant: int = 0) -> None:
+        """Ask for what the CM holds beyond its outstanding requests and the next grant it knows of."""
+        now = self.engine.now
+        removal = self.pending_removal
+        while removal and removal[0][0] <= now:
+            self.req_pipeline = max(0, self.req_pipeline - removal.popleft()[1])
+        if next_grant is None:  # a contention opportunity: the next known grant, if any
+            next_grant = 0
+            for seen, prep, nbytes in self.grants:
+                if seen <= now:
+                    next_grant = nbytes
+                    break
+            p = self.upstream.p
+            if p.contention_collision and self.rng.random() < p.contention_collision:
+                self.collisions += 1
+                return
+            piggyback = False
+        else:
+            piggyback = True
+        want = self.qbytes - self.head_sent - self.req_pipeline - next_grant
+        if want <= 0:
+            return
+        shaped = self._shape(want)
+        if shaped <= 0:
+            return
+        self.req_pipeline += shaped
+        if piggyback:
+            self.requests_piggyback += 1
+        else:
+            self.requests_contention += 1
+        self.engine.at(now + self.upstream.p.request_delay, self._request_arrives, shaped)
+
+    def _request_arrives(self, nbytes: int) -> None:
+        self.backlog += nbytes
+
+    def contention_opportunity(self, when: float) -> None:
+        """This MAP's contention frame for the flow: used if it holds data nothing asks for then (or
+        when such data arrives before it)."""
+        if self.qbytes - self.head_sent > self.req_pipeline:
+            self.engine.at(when, self._request, None)
+        else:
+            self.opportunities.append(when)
+
+    # -- grants ---------------------------------------------------------------------------------------------
+    def granted(self, cm_sees: float, alloc: float, start: int, minislots: int, nbytes: int,
+                first_frame_at: float) -> None:
+        """The CMTS put a grant of ``minislots`` from minislot ``start`` of the MAP starting at ``alloc``."""
+        prep_at = first_frame_at - self.prep
+        self.pending_removal.append((cm_sees, nbytes))
+        self.grants.append((cm_sees, prep_at, nbytes))
+        self.engine.at(prep_at, self._burst, (alloc, start, minislots, nbytes))
+
+    def _burst(self, arg) -> None:
+        """Burst preparation: piggyback a request, then fill the grant from the queue and schedule what it
+        carries to reach the CMTS frame by frame."""
+        alloc, start, minislots, nbytes = arg
+        self.grants.popleft()
+        self._request(nbytes)
+        now = self.engine.now
+        self._integrate(now)
+        q = self.queue
+        slot, per_frame, frame = self.slot, self.per_frame, self.frame
+        deliver_base = alloc + self.delivery
+        used = 0
+        first = alloc + (start // per_frame) * frame  # the grant's first frame
+        measure_from = self.measure_from
+        eng, line, sink = self.engine, self.line, self.sink
+        loss, hist, delay = self.loss, self.hist, self.delay
+        while q and used < nbytes:
+            pkt, fsize, arrived = q[0]
+            left = fsize - self.head_sent
+            if used + left > nbytes:  # a fragment: the rest goes in a later grant
+                self.head_sent += nbytes - used
+                used = nbytes
+                break
+            used += left
+            q.popleft()
+            self.head_sent = 0
+            self.qbytes -= fsize
+            self.bytes_sent += fsize
+            last_slot = start + -(-used // slot) - 1
+            at = deliver_base + (last_slot // per_frame) * frame
+            if arrived >= measure_from:
+                self.measured += 1
+                self.wait_sum += first - arrived
+                hist.add(at - arrived)
+            if loss is not None and loss.lost():
+                self.lost += 1
+                continue
+            eng.queue(line, at + delay, sink.receive, pkt)
+        if used < nbytes:
+            self.aggregate.refund(alloc + ((start + minislots - 1) // per_frame) * frame, nbytes - used)
+
+    def aqm_bytes(self) -> int:
+        """The queue as DOCSIS-PIE counts it: Ethernet frames, without the DOCSIS MAC header."""
+        return self.qbytes - self.head_sent - len(self.queue) * (self.frame_overhead - ETHERNET_OVERHEAD)
+
+    def aqm_delay(self) -> float:
+        """DOCSIS-PIE's queue delay estimate (MULPI Annex M, qdelaySingle): the bytes the request shaper's
+        tokens cover leave at the peak rate, the rest at the sustained rate."""
+        from hfcprov.queue.pie import qdelay_estimate
+
+        nbytes = self.aqm_bytes()
+        if self.rate is None:
+            return nbytes * 8.0 / self.upstream.p.capacity
+        now = self.engine.now
+        tokens = min(self.burst, self.tokens + max(0.0, now - self.t_tokens) * self.rate)
+        peak = self.peak * 8.0 if self.peak else self.upstream.p.capacity
+        return qdelay_estimate(nbytes, self.rate * 8.0, peak, tokens)
+
+    def mac_stats(self) -> dict:
+        """What ``RunResult.extra["mac"]`` reports: the upstream latency (s) and the requests."""
+        return {"upstream_latency": self.hist.stats(), "requests_piggyback": self.requests_piggyback,
+                "requests_contention": self.requests_contention, "collisions": self.collisions,
+                "maps": self.upstream.maps}
+
+
+def make_flow(engine, profile: ModemProfile, *, sink, delay: float, buffer: int | None, rate: float | None,
+              burst: int, peak: float | None, loss, seed) -> CmFlow:
+    """One CM with one service flow on its own upstream (the scenario's), seeded from ``seed``."""
+    upstream = Upstream(engine, profile, random.Random(f"mulpi-{seed}"))
+    aggregate = Aggregate(upstream, rate, burst, peak)
+    return CmFlow(aggregate, sink, delay=delay, buffer=buffer, loss=loss, name="cm0")
