@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hfcprov.emu import netns, shaping, topology  # noqa: E402
 from hfcprov.emu.offload import offloads_off  # noqa: E402
 from hfcprov.emu.measure import measure  # noqa: E402
+from hfcprov.probe import DEFAULT_PORT  # noqa: E402
 from hfcprov.probe.run import ProbeSpec  # noqa: E402
 from hfcprov.results import RunResult  # noqa: E402
 from hfcprov.sim import FlowSpec, LossSpec, Scenario, TcpOptions, run  # noqa: E402
@@ -196,11 +197,13 @@ def emulate_near_far(lab, rate, buffer, cc, window, warmup):
     """One kernel flow to each server at once, each measured by its own probe (same start, same window):
     ``(near, far)`` RunResults."""
     lab.apply([shaping.plan(tier_flow(rate, buffer))])
-    responder = lab.spawn("far", [sys.executable, "-m", "hfcprov.probe.responder", "--port", "5201"])
-    near_resp = lab.spawn("srv", [sys.executable, "-m", "hfcprov.probe.responder", "--port", "5201"])
+    port = str(DEFAULT_PORT)  # where the probe connects
+    responder = lab.spawn("far", [sys.executable, "-m", "hfcprov.probe.responder", "--port", port])
+    near_resp = lab.spawn("srv", [sys.executable, "-m", "hfcprov.probe.responder", "--port", port])
     try:
         deadline = time.monotonic() + 10
-        while any(":1451 " not in netns.run(["cat", "/proc/net/tcp"], ns=lab.ns(n)) for n in ("far", "srv")):
+        listening = f":{DEFAULT_PORT:04X} "  # /proc/net/tcp's local port, in hex
+        while any(listening not in netns.run(["cat", "/proc/net/tcp"], ns=lab.ns(n)) for n in ("far", "srv")):
             if time.monotonic() > deadline:
                 raise SystemExit("probe responders did not start")
             time.sleep(0.05)
