@@ -219,6 +219,11 @@ class LinuxCubic(Cubic):
             self.cnt = cwnd // (target - cwnd) if target > cwnd else 100 * cwnd
             if self.last_max == 0 and self.cnt > 20:
                 self.cnt = 20  # "increase cwnd 5% per RTT" until the first loss
+        self._friendly_cap(cwnd)
+
+    def _friendly_cap(self, cwnd: int) -> None:
+        """The whole-segment Reno-friendly estimate (grown one segment per ``cwnd * FRIENDLY / 8``
+        segments acked) caps ``cnt`` where it is ahead; ``cnt`` at least 2."""
         step = (cwnd * self.FRIENDLY) >> 3
         while self.ack_cnt > step:
             self.ack_cnt -= step
@@ -307,16 +312,7 @@ class Ns3Cubic(LinuxCubic):
         self.cnt = cwnd // (target - cwnd) if target > cwnd else 100 * cwnd
         if self.last_max == 0 and self.cnt > 20:
             self.cnt = 20  # ns-3's CntClamp
-        step = (cwnd * self.FRIENDLY) >> 3
-        while self.ack_cnt > step:
-            self.ack_cnt -= step
-            self.tcp_cwnd += 1
-        if self.tcp_cwnd > cwnd:
-            cap = cwnd // (self.tcp_cwnd - cwnd)
-            if self.cnt > cap:
-                self.cnt = cap
-        if self.cnt < 2:
-            self.cnt = 2
+        self._friendly_cap(cwnd)
 
     def on_ack(self, s, acked: int, rtt: float | None) -> None:
         mss = s.mss
