@@ -22,7 +22,7 @@ segment / 200 ms, minimum RTO 1 s, ns-3's TcpClassicRecovery (cwnd = ssthresh, p
 with SACK). ns-3 opens the connection with a handshake, so hfcprov's flow starts one
 RTT later; goodput is application bytes received over the whole run in both.
 
-Where the RFCs leave a choice, hfcprov is set to ns-3 3.44's (``NS3_CHOICES``, TcpOptions
+Where the RFCs leave a choice, hfcprov is set to ns-3 3.44's (``hfcprov.sim.hosts.NS3``, TcpOptions
 fields; read off ns-3's cwnd/ssthresh/state traces, see docs/sim.md):
 - ``limited_transmit``: with SACK, ns-3 sends new data whenever BytesInFlight (pipe) < cwnd,
   also on the duplicate ACKs before fast retransmit (RFC 6675 section 5 step 3); its
@@ -38,6 +38,7 @@ fields; read off ns-3's cwnd/ssthresh/state traces, see docs/sim.md):
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -46,13 +47,13 @@ import sys
 import time
 from pathlib import Path
 
-NS3_PYTHON = "/work/ns3-venv/bin/python"
+NS3_PYTHON = os.environ.get("HFCPROV_NS3_PYTHON", "/work/ns3-venv/bin/python")
+if not Path(NS3_PYTHON).exists() and importlib.util.find_spec("ns") is not None:
+    NS3_PYTHON = sys.executable  # `pip install '.[ns3]'` put ns-3 in this venv
 GRID = [(rate, buf, rtt) for rate in (2e6, 5e6, 10e6) for buf in (16384, 65536, 262144) for rtt in (0.04, 0.1)]
 SPEED_POINT = (10e6, 65536, 0.04)
 MSS = 1460
 RECOVERY = "sack"  # or "newreno" (--recovery): loss recovery on both sides
-# ns-3 3.44's choices where the RFCs leave room (module docstring); limited_transmit follows RECOVERY
-NS3_CHOICES = {"ssthresh_from": "pipe", "integer_cwnd": True, "grow_on_recovery_exit": True}
 SAMPLE = 0.01  # s between queue samples (loaded latency: mean, p50, p99)
 # issue 15's grid: 2 and 10 Mb/s; 16, 64, 256 KiB; 40 and 100 ms; 1 and 10 flows; Reno(+SACK) and CUBIC
 ISSUE15_GRID = [(rate, buf, rtt, flows, variant) for variant in ("newreno", "cubic") for flows in (1, 10)
@@ -157,6 +158,81 @@ def ns3_worker(points: list, duration: float, sack: bool, warmup: float | None =
     return out
 
 
+def ns3_paths_worker(cases: list[dict]) -> list[dict]:
+    """Plant loss and near/far pairs: per case ``rate, buf, rtt, variant, loss, far_rtt, seed, duration,
+    warmup``. The sender's device is the bottleneck (drop-tail ``buf``, one-way delay rtt/2); a router
+    behind it reaches the near server at once and the far one over (far_rtt - rtt)/2 more, each way, on
+    100 Gb/s links. Random loss: a RateErrorModel (packets) on both ends of the bottleneck, data and ACKs.
+    Each flow's goodput counts the bytes its sink received from ``warmup`` to ``duration``."""
+    from ns import ns
+
+    cfg = ns.Config.SetDefault
+    ns3_tcp_defaults(ns, sack=True, min_rto=1.0)
+    cfg("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
+    cfg("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
+    out = []
+    for c in cases:
+        ns.RngSeedManager.SetSeed(1)
+        ns.RngSeedManager.SetRun(c["seed"])
+        socket = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}[c["variant"]]
+        cfg("ns3::TcpL4Protocol::SocketType", ns.StringValue(socket))
+        far = c.get("far_rtt")
+        nodes = ns.NodeContainer()
+        nodes.Create(4 if far else 2)  # sender, router (or the one server), near server, far server
+        p2p = ns.PointToPointHelper()
+        p2p.SetDeviceAttribute("DataRate", ns.StringValue(f"{int(c['rate'])}bps"))
+        p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(c["rtt"] / 2)))
+        p2p.SetQueue("ns3::DropTailQueue", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{c['buf']}B")))
+        bottleneck = p2p.Install(nodes.Get(0), nodes.Get(1))
+        ns.InternetStackHelper().Install(nodes)
+        addr = ns.Ipv4AddressHelper()
+        addr.SetBase(ns.Ipv4Address("10.1.1.0"), ns.Ipv4Mask("255.255.255.0"))
+        ifs = addr.Assign(bottleneck)
+        ns.TrafficControlHelper().Uninstall(bottleneck)
+        if c["loss"]:
+            for k in (0, 1):
+                em = ns.CreateObject[ns.RateErrorModel]()
+                em.SetAttribute("ErrorRate", ns.DoubleValue(c["loss"]))
+                em.SetAttribute("ErrorUnit", ns.StringValue("ERROR_UNIT_PACKET"))
+                bottleneck.Get(k).SetAttribute("ReceiveErrorModel", ns.PointerValue(em))
+        servers = [(nodes.Get(1), ifs.GetAddress(1))]
+        if far:
+            fast = ns.PointToPointHelper()
+            fast.SetDeviceAttribute("DataRate", ns.StringValue("100Gbps"))
+            fast.SetQueue("ns3::DropTailQueue", "MaxSize", ns.QueueSizeValue(ns.QueueSize("100000p")))
+            servers = []
+            for k, extra in ((2, 0.0), (3, (far - c["rtt"]) / 2)):
+                fast.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(extra)))
+                dev = fast.Install(nodes.Get(1), nodes.Get(k))
+                addr.SetBase(ns.Ipv4Address(f"10.1.{k}.0"), ns.Ipv4Mask("255.255.255.0"))
+                servers.append((nodes.Get(k), addr.Assign(dev).GetAddress(1)))
+            ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+        sinks = []
+        for node, ip in servers:
+            sink = ns.PacketSinkHelper("ns3::TcpSocketFactory",
+                                       ns.InetSocketAddress(ns.Ipv4Address.GetAny(), 9).ConvertTo())
+            app = sink.Install(node)
+            app.Start(ns.Seconds(0))
+            sinks.append(app)
+            bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ip, 9).ConvertTo())
+            bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+            bulk.Install(nodes.Get(0)).Start(ns.Seconds(c.get("starts", [0.0, 0.0])[len(sinks) - 1]))
+
+        def rx():
+            return [ns.DynamicCast[ns.PacketSink](a.Get(0)).GetTotalRx() for a in sinks]
+
+        t0 = time.process_time()
+        ns.Simulator.Stop(ns.Seconds(c["warmup"]))
+        ns.Simulator.Run()
+        before = rx()
+        ns.Simulator.Stop(ns.Seconds(c["duration"] - c["warmup"]))
+        ns.Simulator.Run()
+        span = c["duration"] - c["warmup"]
+        out.append({"flows": [(b - a) * 8 / span for a, b in zip(before, rx())], "cpu_s": time.process_time() - t0})
+        ns.Simulator.Destroy()
+    return out
+
+
 def normalise(point) -> tuple:
     """(rate, buffer, rtt) or (rate, buffer, rtt, flows, variant) -> the five."""
     return tuple(point) + (1, "newreno")[len(point) - 3:] if len(point) < 5 else tuple(point)
@@ -180,17 +256,112 @@ def run_ns3(python: str, points: list, duration: float, warmup: float | None = N
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def run_ns3_paths(python: str, cases: list[dict]) -> list[dict]:
+    proc = subprocess.run([python, __file__, "--ns3-worker", json.dumps({"paths": cases})],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"ns-3 worker failed: {proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 # -- hfcprov side --------------------------------------------------------------------
 def scenario(rate: float, buf: int, rtt: float, duration: float, seed: int = 1, flows: int = 1,
              variant: str = "newreno", sample: float | None = None):
     from hfcprov.sim import FlowSpec, Scenario, TcpOptions
+    from hfcprov.sim.hosts import NS3  # ns-3 3.44's choices where the RFCs leave room (module docstring)
 
     growth = {"newreno": RECOVERY, "cubic": "cubic"}[variant]
     return Scenario(rate=rate, buffer=buf, rtt=rtt, burst=1 << 30, overhead=2, channel=rate,
                     reverse_channel=rate, flows=[FlowSpec(start=rtt) for _ in range(flows)], duration=duration,
                     sample_interval=sample, seed=seed, start_jitter=0.0,
                     tcp=TcpOptions(variant=growth, recovery=RECOVERY, mss=MSS, initial_window=10, min_rto=1.0,
-                                   limited_transmit=RECOVERY == "sack", **NS3_CHOICES))
+                                   **{**NS3, "limited_transmit": RECOVERY == "sack"}))
+
+
+def run_hfc_paths(cases: list[dict]) -> list[dict]:
+    """The hfcprov side of ``ns3_paths_worker``'s cases: the same path, hosts and window."""
+    from hfcprov.sim import FlowSpec, LossSpec, run
+
+    out = []
+    for c in cases:
+        sc = scenario(c["rate"], c["buf"], c["rtt"], c["duration"], seed=c["seed"], variant=c["variant"])
+        far = c.get("far_rtt")
+        starts = c.get("starts", [0.0, 0.0])  # + the handshake's round trip, which ns-3 makes and hfcprov skips
+        flows = [FlowSpec(start=starts[0] + c["rtt"])] + ([FlowSpec(start=starts[1] + far, rtt=far)] if far else [])
+        plant = LossSpec("bernoulli", c["loss"]) if c["loss"] else LossSpec()
+        r = run(sc.replace(flows=flows, warmup=c["warmup"], data_loss=plant, ack_loss=plant))
+        out.append({"flows": [f.goodput_bps for f in r.flows], "cpu_s": r.extra["cpu_s"]})
+    return out
+
+
+def loss_table(args, have_ns3: bool) -> None:
+    """Plant loss against ns-3, the ns-3-matched hosts: goodput per case, min/median/max over seeds."""
+    if not have_ns3:
+        print("loss table: ns-3 is not installed (see above)")
+        return
+    losses = [float(x.rstrip("%")) / 100 for x in args.losses.split(",")]
+    cases = [{"rate": 50e6, "buf": 262144, "rtt": 0.02, "variant": v, "loss": p, "far_rtt": None, "seed": k + 1,
+              "duration": args.loss_duration, "warmup": 10.0}
+             for p in losses for v in ("newreno", "cubic") for k in range(args.seeds)]
+    hfc, ref = run_hfc_paths(cases), run_ns3_paths(args.ns3_python, cases)
+    print(f"\n5. plant loss against ns-3 3.44 (50 Mb/s, 256 KiB, 20 ms, one flow, random loss on data and ACKs; "
+          f"{args.loss_duration:g} s, goodput from 10 s; seeds 1..{args.seeds} on each side)")
+    print(f"{'loss':>6} {'tcp':<8} | {'hfcprov min / median / max':>27} | {'ns-3 min / median / max':>27} | "
+          f"{'median diff':>11}")
+    worst = 0.0
+    for p in losses:
+        for v in ("newreno", "cubic"):
+            idx = [i for i, c in enumerate(cases) if c["loss"] == p and c["variant"] == v]
+            h = sorted(hfc[i]["flows"][0] / 1e6 for i in idx)
+            n = sorted(ref[i]["flows"][0] / 1e6 for i in idx)
+            d = statistics.median(h) / statistics.median(n) - 1
+            worst = max(worst, abs(d))
+            print(f"{p * 100:5g}% {v:<8} | {h[0]:8.2f} {statistics.median(h):8.2f} {h[-1]:8.2f} | "
+                  f"{n[0]:8.2f} {statistics.median(n):8.2f} {n[-1]:8.2f} | {d * 100:+10.1f}%")
+    print(f"worst median difference {worst * 100:.1f}%; CPU hfcprov {sum(h['cpu_s'] for h in hfc):.1f} s, "
+          f"ns-3 {sum(n['cpu_s'] for n in ref):.1f} s")
+
+
+def near_far_table(args, have_ns3: bool) -> None:
+    """Two flows behind one bottleneck to a near and a far server: each flow's goodput and the ratio."""
+    if not have_ns3:
+        print("near/far table: ns-3 is not installed (see above)")
+        return
+    import random
+
+    # two drop-tail flows lock into phase patterns a small start offset changes (Floyd and Jacobson's
+    # phase effects): each seed starts them up to 100 ms apart, the same on both sides, and the table
+    # gives the median over seeds
+    groups = [(rate, buf, v) for rate in (10e6, 50e6) for buf in (65536, 262144) for v in ("newreno", "cubic")]
+    cases = []
+    for rate, buf, v in groups:
+        for k in range(args.seeds):
+            rng = random.Random(k + 1)
+            cases.append({"rate": rate, "buf": buf, "rtt": 0.02, "variant": v, "loss": 0.0, "far_rtt": 0.08,
+                          "seed": k + 1, "starts": [rng.uniform(0, 0.1), rng.uniform(0, 0.1)],
+                          "duration": args.loss_duration, "warmup": 10.0})
+    hfc, ref = run_hfc_paths(cases), run_ns3_paths(args.ns3_python, cases)
+    print(f"\n6. near (20 ms) and far (80 ms) server behind one bottleneck, one flow each, against ns-3 3.44 "
+          f"({args.loss_duration:g} s, goodput from 10 s; {args.seeds} seeds: starts up to 100 ms apart; "
+          "median goodput and near/far ratio [min-max])")
+    print(f"{'rate':>5} {'buf':>5} {'tcp':<8} | {'hfcprov near / far':>19} {'ratio':>17} | "
+          f"{'ns-3 near / far':>16} {'ratio':>17} | {'ratio diff':>10}")
+    worst = 0.0
+    for rate, buf, v in groups:
+        idx = [i for i, c in enumerate(cases) if (c["rate"], c["buf"], c["variant"]) == (rate, buf, v)]
+
+        def cols(res):
+            near = statistics.median(res[i]["flows"][0] for i in idx) / 1e6
+            far = statistics.median(res[i]["flows"][1] for i in idx) / 1e6
+            ratios = sorted(res[i]["flows"][0] / res[i]["flows"][1] for i in idx)
+            return f"{near:7.2f} / {far:6.2f}  {statistics.median(ratios):5.2f} [{ratios[0]:.2f}-{ratios[-1]:.2f}]", \
+                statistics.median(ratios)
+
+        (th, rh), (tn, rn) = cols(hfc), cols(ref)
+        worst = max(worst, abs(rh / rn - 1))
+        print(f"{rate / 1e6:4g}M {buf // 1024:4d}K {v:<8} | {th:>37} | {tn:>34} | {(rh / rn - 1) * 100:+9.1f}%")
+    print(f"worst ratio difference {worst * 100:.1f}%; CPU hfcprov {sum(h['cpu_s'] for h in hfc):.1f} s, "
+          f"ns-3 {sum(n['cpu_s'] for n in ref):.1f} s")
 
 
 def run_hfc(points: list, duration: float, warmup: float | None = None) -> list[dict]:
@@ -270,12 +441,20 @@ def main() -> None:
     ap.add_argument("--grid-duration", type=float, default=40.0)
     ap.add_argument("--grid-warmup", type=float, default=10.0, help="latency samples start here")
     ap.add_argument("--grid-only", action="store_true", help="skip tables 1-3")
+    ap.add_argument("--loss", action="store_true", help="only table 5: plant loss 0.01-1%% at 50 Mb/s, 20 ms")
+    ap.add_argument("--near-far", action="store_true", help="only table 6: a near (20 ms) and a far (80 ms) server")
+    ap.add_argument("--losses", default="0.01%,0.1%,1%")
+    ap.add_argument("--seeds", type=int, default=5, help="tables 5 and 6: runs per case on each side")
+    ap.add_argument("--loss-duration", type=float, default=70.0, help="tables 5 and 6: simulated seconds")
     ap.add_argument("--recovery", choices=("sack", "newreno"), default=RECOVERY,
                     help="NewReno window growth with SACK (ns-3 default) or RFC 6582 recovery")
     args = ap.parse_args()
     RECOVERY = args.recovery
     if args.ns3_worker:
         spec = json.loads(args.ns3_worker)
+        if "paths" in spec:
+            print(json.dumps(ns3_paths_worker(spec["paths"])))
+            return
         print(json.dumps(ns3_worker([tuple(p) for p in spec["points"]], spec["duration"], spec["sack"],
                                     spec.get("warmup"))))
         return
@@ -287,6 +466,12 @@ def main() -> None:
 
     if args.grid_only:
         grid15(args, have_ns3)
+        return
+    if args.loss or args.near_far:
+        if args.loss:
+            loss_table(args, have_ns3)
+        if args.near_far:
+            near_far_table(args, have_ns3)
         return
     # 1. speed on one scenario
     hfc_runs = [run_hfc([SPEED_POINT], args.duration)[0] for _ in range(args.repeat)]

@@ -5,10 +5,12 @@
 
 Runs, in one process and deterministically (every scenario seeded):
 
-- ``mixed``: 16 scenarios across the simulator's parts: every example scenario file
+- ``mixed``: 22 scenarios across the simulator's parts: every example scenario file
   (``examples/sim-*.yaml``: DOCSIS-PIE, LLD with Prague and queue protection, the request-grant
   MAC with a voice call, the CMTS downstream, Cohen's losses), Reno/NewReno/SACK/CUBIC/FAST/
-  Prague with plant loss and TSO, DOCSIS-PIE in front of the request-grant CM, a config file's
+  Prague with plant loss and TSO, DOCSIS-PIE in front of the request-grant CM, the Linux-matched
+  hosts under plant loss (RACK-TLP, PRR, Linux's CUBIC), a near and a far server with path
+  jitter, a config file's
   flow (``examples/buffer-control.cfg`` on a DOCSIS 3.0 and a 3.1 modem) and the upload
   experiment a campaign point and ``buffer advise --model sim`` run;
 - ``grid``: the hfcprov side of ``bench/sim.py``'s grids (18 agreement cases and issue 15's 48, 10 s each);
@@ -51,6 +53,7 @@ def result_hash(result) -> str:
 def mixed_scenarios() -> list[tuple[str, object]]:
     from hfcprov.sim import FlowSpec, LossSpec, Scenario, TcpOptions
     from hfcprov.sim.fromconfig import scenario_from_config
+    from hfcprov.sim.hosts import LINUX
     from hfcprov.sim.sweep import load_scenario
     from hfcprov.sim.upload import tier_flow, upload_scenario
 
@@ -68,6 +71,14 @@ def mixed_scenarios() -> list[tuple[str, object]]:
     out.append(("pie-docsis-mac", Scenario(rate=10e6, buffer=131072, rtt=0.04, duration=12.0, warmup=3.0,
                                            mac="docsis", aqm="docsis-pie", aqm_params={"latency_target": 0.015},
                                            tcp=TcpOptions(variant="cubic"), probe_rate=10, seed=4)))
+    for variant in ("sack", "cubic"):  # the Linux-matched hosts under plant loss: RACK-TLP, PRR, Linux's CUBIC
+        out.append((f"linux-loss-{variant}", Scenario(rate=50e6, buffer=262144, rtt=0.02, duration=12.0, warmup=2.0,
+                                                      data_loss=LossSpec("bernoulli", 0.002),
+                                                      ack_loss=LossSpec("bernoulli", 0.002), overhead=14,
+                                                      tcp=TcpOptions(variant=variant, **LINUX), probe_rate=10, seed=6)))
+    out.append(("near-far-jitter", Scenario(rate=10e6, buffer=65536, rtt=0.02, duration=12.0, warmup=2.0, jitter=0.0005,
+                                            flows=[FlowSpec(), FlowSpec(rtt=0.08)], tcp=TcpOptions(variant="cubic"),
+                                            probe_rate=10, seed=7)))
     cfg = ROOT / "examples" / "buffer-control.cfg"
     for version in ("3.0", "3.1"):
         out.append((f"config-{version}", scenario_from_config(cfg, None, ["duration=10s"], version)))

@@ -33,35 +33,50 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
+import signal
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hfcprov.emu import shaping, topology  # noqa: E402
+from hfcprov.emu import netns, shaping, topology  # noqa: E402
+from hfcprov.emu.offload import offloads_off  # noqa: E402
 from hfcprov.emu.measure import measure  # noqa: E402
+from hfcprov.probe import DEFAULT_PORT  # noqa: E402
 from hfcprov.probe.run import ProbeSpec  # noqa: E402
 from hfcprov.results import RunResult  # noqa: E402
-from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run  # noqa: E402
-from hfcprov.sim.mac import CALIBRATED_TCP  # noqa: E402
+from hfcprov.sim import FlowSpec, LossSpec, Scenario, TcpOptions, run  # noqa: E402
+from hfcprov.sim.hosts import LINUX  # noqa: E402
 from hfcprov.sim.upload import tier_flow  # noqa: E402
 from hfcprov.units import format_bytes, format_duration, format_rate, parse_bytes, parse_duration, parse_rate  # noqa: E402
 
 # How Linux frames a segment on the emulated link: htb counts the 14-byte Ethernet header;
 # timestamps make the TCP header 32 bytes, so 1500 - 52 = 1448 bytes of payload.
 LINUX_FRAMING = {"overhead": 14}
-# Linux's timers: hfcprov.sim.mac.CALIBRATED_TCP (200 ms minimum RTO kept above srtt, 40 ms delayed ACK);
-# Linux grows the window by the segments an ACK covers (tcp_slow_start, tcp_cong_avoid_ai), not per ACK:
-# with delayed ACKs a per-ACK Reno climbs half as fast (10 Mb/s, 16 KiB, 100 ms: -15% goodput); Linux's
-# CUBIC grows >= 5% per RTT until its first loss (10 Mb/s, 256 KiB, 40 ms after a HyStart exit: mean -11%)
-LINUX_TCP = {"mss": 1448, "header_bytes": 52, **CALIBRATED_TCP, "count_acked": True, "cubic_linux_floor": True}
+# The Linux-matched hosts (hfcprov.sim.hosts.LINUX): Linux's timers (200 ms minimum RTO kept above srtt,
+# 40 ms delayed ACK); window growth per segment acked (tcp_slow_start, tcp_cong_avoid_ai), not per ACK: with
+# delayed ACKs a per-ACK Reno climbs half as fast (10 Mb/s, 16 KiB, 100 ms: -15% goodput); CUBIC in the
+# kernel's integer arithmetic, which grows >= 5% per RTT until its first loss (10 Mb/s, 256 KiB, 40 ms after a
+# HyStart exit: mean -11% without) and trails RFC 9438 under frequent losses (50 Mb/s, 20 ms, 1%: +13%
+# without); RACK-TLP loss detection with PRR
+LINUX_TCP = dict(LINUX)
 # the kernel's reno is NewReno with SACK; the simulator's "sack" is that
 SIM_VARIANT = {"reno": "sack", "cubic": "cubic"}
 # Both sides model the same modem (hfcprov.model.upstream_aqm): a DOCSIS 3.0 one, drop-tail for these
 # flows without 24.40 (htb + bfifo on the emulator), the queue White et al.'s figures are about
 DOCSIS_VERSION = "3.0"
+# The emulated path's timing noise (its userspace delay line releases a packet up to a few tenths of a ms
+# late: idle RTT p50 20.3-20.5 ms on a 20 ms line), as the simulator's jitter: without it two drop-tail
+# flows lock into phase in the simulator and not on the bed (near/far pairs: docs/sim.md)
+JITTER = 0.0005
 IDLE = 1.0  # s of probes before any load
 PROBE_RATE = 10.0  # probes/s
 
@@ -88,8 +103,9 @@ def window_for(rate, buffer, rtt, flows, cc, duration: float, cycles: float, lon
     return round(max(duration, min(longest, cycles * sawtooth_period(rate, buffer, rtt, flows, cc))), 1)
 
 
-def case_name(rate, buffer, rtt, flows, cc) -> str:
-    return f"{format_rate(rate)}/{format_bytes(buffer)}/{format_duration(rtt)}/{flows}x{cc}".replace(" ", "")
+def case_name(rate, buffer, rtt, flows, cc, loss=0.0) -> str:
+    name = f"{format_rate(rate)}/{format_bytes(buffer)}/{format_duration(rtt)}/{flows}x{cc}".replace(" ", "")
+    return f"{name}/loss{loss * 100:g}%" if loss else name
 
 
 def emulate(lab, rate, buffer, flows, cc, duration, warmup, adaptive):
@@ -98,13 +114,16 @@ def emulate(lab, rate, buffer, flows, cc, duration, warmup, adaptive):
                                   probe="icmp", rate=PROBE_RATE, adaptive_warmup=adaptive))
 
 
-def simulate(rate, buffer, rtt, flows, cc, duration, warmup_used, seed=1, trace=False):
+def simulate(rate, buffer, rtt, flows, cc, duration, warmup_used, seed=1, trace=False, loss=0.0):
+    """The simulator's side; ``loss``: random loss on both directions, as the emulated plant drops
+    every packet the CMTS forwards (data and ACKs) with that probability."""
+    plant = {"data_loss": LossSpec("bernoulli", loss), "ack_loss": LossSpec("bernoulli", loss)} if loss else {}
     sc = Scenario.from_service_flow(
         tier_flow(rate, buffer), rtt=rtt, flows=[FlowSpec(start=IDLE) for _ in range(flows)],
         tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
         duration=IDLE + warmup_used + duration, warmup=IDLE + warmup_used, seed=seed,
-        sample_interval=0.05 if trace else None, docsis_version=DOCSIS_VERSION,
-        **LINUX_FRAMING)
+        sample_interval=0.05 if trace else None, docsis_version=DOCSIS_VERSION, jitter=JITTER,
+        **plant, **LINUX_FRAMING)
     return run(sc)
 
 
@@ -123,6 +142,149 @@ def write_trace(path: Path, emu, sim, rate: float, measured_from: float) -> None
     lines += [f"sim,{t:.3f},{(q * 8 / rate + base) * 1e3:.2f}" for t, q in sim.series.get("queue_bytes", [])]
     path.write_text("\n".join(lines) + "\n")
     print(f"  trace: {path} (the measured window starts at {measured_from:.1f} s)")
+
+
+# -- a near and a far server behind one tier ----------------------------------------------------------
+FAR_ADDR = ("10.10.4.1", "10.10.4.2")  # the CMTS's side and the far server, on their own link
+FAR_DEV = "dlfar"  # the far stretch's delay line, a TUN device in the CMTS namespace
+
+
+def add_far_server(lab, extra_one_way: float) -> int:
+    """A second server beside the lab's: its own namespace (``<lab>-far``) on a link from the CMTS; every
+    packet to or from it crosses a userspace delay line in the CMTS namespace (``extra_one_way`` each way,
+    on top of the lab's own delay). Returns the delay line's pid; ``remove_far_server`` undoes it."""
+    cmts, far = lab.ns("cmts"), lab.ns("far")
+    netns.add(far)
+    netns.run(["ip", "-n", cmts, "link", "add", "far", "type", "veth", "peer", "name", "net0", "netns", far])
+    for ns, dev, addr in ((cmts, "far", FAR_ADDR[0]), (far, "net0", FAR_ADDR[1])):
+        netns.run(["ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev])
+        netns.run(["ip", "-n", ns, "link", "set", dev, "up"])
+        offloads_off(ns, dev)
+    netns.run(["ip", "-n", far, "route", "add", "default", "via", FAR_ADDR[0]])
+    netns.run(["sysctl", "-q", "-w", "net.ipv4.tcp_no_metrics_save=1", "net.ipv6.conf.all.disable_ipv6=1"], ns=far)
+    netns.run(["ip", "tuntap", "add", "dev", FAR_DEV, "mode", "tun"], ns=cmts)
+    netns.run(["ip", "link", "set", FAR_DEV, "up", "txqueuelen", "10000"], ns=cmts)
+    netns.run(["sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+               f"net.ipv4.conf.{FAR_DEV}.rp_filter=0", f"net.ipv4.conf.{FAR_DEV}.accept_local=1"], ns=cmts)
+    netns.run(["ip", "route", "add", "default", "dev", FAR_DEV, "table", "101"], ns=cmts)
+    netns.run(["ip", "rule", "add", "pref", "100", "iif", "far", "lookup", "101"], ns=cmts)
+    netns.run(["ip", "rule", "add", "pref", "101", "iif", "rf", "to", f"{FAR_ADDR[1]}/32", "lookup", "101"], ns=cmts)
+    pid = lab.spawn("cmts", [sys.executable, "-m", "hfcprov.emu.delayline", "--dev", FAR_DEV,
+                             "--delay", repr(extra_one_way)])
+    deadline = time.monotonic() + 10
+    while "NO-CARRIER" in netns.run(["ip", "link", "show", FAR_DEV], ns=cmts):
+        if time.monotonic() > deadline:
+            raise SystemExit("the far server's delay line did not start")
+        time.sleep(0.02)
+    return pid
+
+
+def remove_far_server(lab, pid: int) -> None:
+    _stop(pid)
+    subprocess.run(["ip", "netns", "del", lab.ns("far")], check=False, capture_output=True)
+
+
+def _stop(pid: int) -> None:
+    """End a helper this bench started (by its pid) and reap it."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def emulate_near_far(lab, rate, buffer, cc, window, warmup):
+    """One kernel flow to each server at once, each measured by its own probe (same start, same window):
+    ``(near, far)`` RunResults."""
+    lab.apply([shaping.plan(tier_flow(rate, buffer))])
+    port = str(DEFAULT_PORT)  # where the probe connects
+    responder = lab.spawn("far", [sys.executable, "-m", "hfcprov.probe.responder", "--port", port])
+    near_resp = lab.spawn("srv", [sys.executable, "-m", "hfcprov.probe.responder", "--port", port])
+    try:
+        deadline = time.monotonic() + 10
+        listening = f":{DEFAULT_PORT:04X} "  # /proc/net/tcp's local port, in hex
+        while any(listening not in netns.run(["cat", "/proc/net/tcp"], ns=lab.ns(n)) for n in ("far", "srv")):
+            if time.monotonic() > deadline:
+                raise SystemExit("probe responders did not start")
+            time.sleep(0.05)
+        with tempfile.TemporaryDirectory(prefix="hfemu-nf-") as tmp:
+            procs = []
+            for name, target in (("near", topology.ADDR["srv"]), ("far", FAR_ADDR[1])):
+                spec = ProbeSpec(target=target, flows=1, duration=window, warmup=warmup, idle=IDLE, cc=cc,
+                                 probe="icmp", rate=PROBE_RATE, adaptive_warmup=0.0, source="emu",
+                                 shaped_rate_bps=rate)
+                out = Path(tmp) / f"{name}.json"
+                argv = ["ip", "netns", "exec", lab.ns("cpe"), sys.executable, "-m", "hfcprov.probe.worker",
+                        json.dumps(asdict(spec)), str(out)]
+                procs.append((subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True),
+                              out))
+            results = []
+            for proc, out in procs:
+                _, err = proc.communicate(timeout=IDLE + warmup + window + 60)
+                if proc.returncode != 0 or not out.exists():
+                    raise SystemExit(f"probe failed: {err.strip().splitlines()[-1:] or 'no output'}")
+                results.append(RunResult.from_dict(json.loads(out.read_text())))
+            return tuple(results)
+    finally:
+        _stop(responder)
+        _stop(near_resp)
+
+
+def simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=1):
+    sc = Scenario.from_service_flow(
+        tier_flow(rate, buffer), rtt=near, flows=[FlowSpec(start=IDLE), FlowSpec(start=IDLE, rtt=far)],
+        tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
+        duration=IDLE + warmup + window, warmup=IDLE + warmup, seed=seed, sample_interval=None,
+        docsis_version=DOCSIS_VERSION, jitter=JITTER, **LINUX_FRAMING)
+    return run(sc)
+
+
+def near_far_main(args, rates, buffers, ccs) -> int:
+    """``--near-far NEAR,FAR``: the kernel and the simulator with one flow to each server."""
+    near, far = (parse_duration(x) for x in args.near_far.split(","))
+    window, warmup = parse_duration(args.duration), parse_duration(args.warmup)
+    lab = topology.up(rtt=near, prefix="hfemu-sve", docsis_version=DOCSIS_VERSION)
+    pid = None
+    rows = []
+    try:
+        pid = add_far_server(lab, (far - near) / 2)
+        for rate, buffer, cc in itertools.product(rates, buffers, ccs):
+            kernel, loads = [], []
+            for _ in range(args.runs):
+                n_res, f_res = emulate_near_far(lab, rate, buffer, cc, window, warmup)
+                kernel.append((n_res.goodput_bps, f_res.goodput_bps))
+                loads.append(os.getloadavg()[0])
+                print(f"{case_name(rate, buffer, near, 1, cc)}+far{format_duration(far).replace(' ', '')}  emu near "
+                      f"{n_res.goodput_bps / 1e6:7.2f} far {f_res.goodput_bps / 1e6:7.2f} Mb/s  ratio "
+                      f"{n_res.goodput_bps / f_res.goodput_bps:5.2f}  idle {n_res.latency_idle.p50 * 1e3:.1f} / "
+                      f"{f_res.latency_idle.p50 * 1e3:.1f} ms  load {loads[-1]:.1f}", flush=True)
+            sims = []
+            for k in range(args.sim_seeds or args.runs):
+                r = simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=k + 1)
+                sims.append((r.flows[0].goodput_bps, r.flows[1].goodput_bps))
+            rows.append((rate, buffer, cc, kernel, sims, loads))
+    finally:
+        if pid is not None:
+            remove_far_server(lab, pid)
+        lab.down()
+    print(f"\nnear ({format_duration(near)}) and far ({format_duration(far)}) server, one flow each, "
+          f"{args.runs} runs (kernel) / seeds (simulator); goodput Mb/s and near/far ratio, median "
+          "[min-max]")
+    print(f"{'case':<24}{'kernel near / far':>20}{'ratio':>19}{'sim near / far':>18}{'ratio':>19}"
+          f"{'ratio err':>10}{'load':>10}")
+    for rate, buffer, cc, kernel, sims, loads in rows:
+        def pair(v):
+            return (f"{statistics.median(a for a, _ in v) / 1e6:.2f} / "
+                    f"{statistics.median(b for _, b in v) / 1e6:.2f}")
+
+        def ratio(v):
+            rs = sorted(a / b for a, b in v)
+            return statistics.median(rs), f"{statistics.median(rs):.2f} [{rs[0]:.2f}-{rs[-1]:.2f}]"
+
+        (rk, tk), (rs, ts) = ratio(kernel), ratio(sims)
+        print(f"{f'{format_rate(rate)}/{format_bytes(buffer)}/{cc}'.replace(' ', ''):<24}{pair(kernel):>20}{tk:>19}"
+              f"{pair(sims):>18}{ts:>19}{rs / rk - 1:>+10.1%}{f'{min(loads):.1f}-{max(loads):.1f}':>10}")
+    return 0
 
 
 FIGURES = (  # name, how to read it, tolerance
@@ -162,7 +324,27 @@ def summary(errs: dict) -> list[str]:
     return lines
 
 
+def _loss(text: str) -> float:
+    """A loss fraction (0.001) or percentage (0.1%)."""
+    text = text.strip()
+    return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+
+
+def _median_result(results: list) -> RunResult:
+    """One run standing for several: each figure of ``FIGURES`` is the median over the runs."""
+    if len(results) == 1:
+        return results[0]
+    mid = RunResult.from_dict(results[0].to_dict(series=False))
+    mid.goodput_bps = statistics.median(r.goodput_bps for r in results)
+    for part in ("latency_loaded", "latency_idle"):
+        for stat in ("mean", "p50", "p99"):
+            vals = [getattr(getattr(r, part), stat) for r in results if getattr(getattr(r, part), stat) is not None]
+            setattr(getattr(mid, part), stat, statistics.median(vals) if vals else None)
+    return mid
+
+
 def main() -> int:
+    global JITTER
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rates", default="2M,10M")
     ap.add_argument("--buffers", default="16KiB,64KiB,256KiB")
@@ -180,6 +362,18 @@ def main() -> int:
     ap.add_argument("--json", help="write every case's figures (emu and sim RunResults) here")
     ap.add_argument("--sim-from", metavar="FILE", help="no emulator: compare the simulator with the kernel figures "
                                                        "a --json run saved in FILE (its cases and windows)")
+    ap.add_argument("--losses", default="0", help="random loss per direction on the plant, e.g. 0.01%%,0.1%%,1%% "
+                                                   "(the emulator drops in the CMTS's forward path, both ways)")
+    ap.add_argument("--runs", type=int, default=1, help="kernel runs per case (and simulator seeds 1..n); "
+                                                        "the error compares medians")
+    ap.add_argument("--sim-tcp", action="append", default=[], metavar="KEY=VALUE",
+                    help="change the simulated hosts' TcpOptions (repeatable), e.g. recovery=sack to compare "
+                         "with RFC 6675 recovery")
+    ap.add_argument("--sim-jitter", default=None, help=f"the simulated path's timing noise (default {JITTER * 1e3:g}ms)")
+    ap.add_argument("--sim-seeds", type=int, default=0, help="simulator runs per case (seeds 1..n; default: as "
+                                                              "many as kernel runs)")
+    ap.add_argument("--near-far", metavar="NEAR,FAR", help="instead of the grid: one flow to a near and one to a "
+                    "far server (base RTTs, e.g. 20ms,80ms) for each rate, buffer and cc")
     ap.add_argument("--trace", metavar="CASE", help="write CASE's delay traces (emu probes, sim queue) as CSV, "
                                                      "e.g. 2Mb/s/64KiB/40ms/1xcubic")
     args = ap.parse_args()
@@ -192,51 +386,91 @@ def main() -> int:
     ccs = args.cc.split(",")
     duration, warmup, adaptive, longest = (parse_duration(args.duration), parse_duration(args.warmup),
                                            parse_duration(args.adaptive), parse_duration(args.max_window))
+    if args.sim_jitter is not None:
+        JITTER = parse_duration(args.sim_jitter)
+    for item in args.sim_tcp:  # the simulated hosts for this run (hfcprov.sim.hosts.LINUX by default)
+        key, _, value = item.partition("=")
+        LINUX_TCP[key.strip()] = yaml.safe_load(value)
+    if args.near_far:
+        return near_far_main(args, rates, buffers, ccs)
+    losses = [_loss(x) for x in args.losses.split(",")]
     saved = json.loads(Path(args.sim_from).read_text()) if args.sim_from else None
     out: dict = {}
     errs: dict = {}
+    spreads: dict = {}
     print(f"{'case':<28}{'':>5}{'goodput':>10}{'lat mean':>10}{'lat p50':>10}{'lat p99':>10}{'idle':>9}"
-          f"{'retx':>6}{'warm':>6}{'window':>7}")
+          f"{'retx':>6}{'warm':>6}{'window':>7}{'load':>6}")
     misses = 0
     started = time.monotonic()
-    for rtt in rtts:
-        cases = [(case_name(rate, buffer, rtt, n, cc), rate, buffer, n, cc)
+    for rtt, loss in itertools.product(rtts, losses):
+        cases = [(case_name(rate, buffer, rtt, n, cc, loss), rate, buffer, n, cc)
                  for rate, buffer, n, cc in itertools.product(rates, buffers, flows, ccs)]
         if saved is not None:
             cases = [c for c in cases if c[0] in saved]
             if not cases:
                 continue
-        lab = None if saved is not None else topology.up(rtt=rtt, prefix="hfemu-sve", docsis_version=DOCSIS_VERSION)
+        lab = None if saved is not None else topology.up(rtt=rtt, loss=loss, prefix="hfemu-sve",
+                                                          docsis_version=DOCSIS_VERSION)
         try:
             for name, rate, buffer, n, cc in cases:
                 if saved is not None:
                     row = saved[name]
-                    emu, used, window = RunResult.from_dict(row["emu"]), row["warmup_used"], row["window"]
+                    window = row["window"]
+                    kernel = [(RunResult.from_dict(k["emu"]), k["warmup_used"], k.get("load"))
+                              for k in row.get("runs") or [row]]
                 else:
                     window = window_for(rate, buffer, rtt, n, cc, duration, args.cycles, longest)
-                    emu = emulate(lab, rate, buffer, n, cc, window, warmup, adaptive)
-                    used = emu.extra.get("warmup_used", warmup)
-                    row = {"emu": emu.to_dict(series=False), "warmup_used": used, "window": window}
-                print(_row(name, emu, _retx(emu), "emu") + f"{used:>6.1f}{window:>7.0f}", flush=True)
-                if not args.linux_only:
-                    sim = simulate(rate, buffer, rtt, n, cc, window, used, trace=args.trace == name)
-                    err = errors(emu, sim)
-                    row.update(sim=sim.to_dict(series=False), error=err)
-                    errs[name] = err
+                    kernel = []
+                    for _ in range(args.runs):
+                        emu = emulate(lab, rate, buffer, n, cc, window, warmup, adaptive)
+                        kernel.append((emu, emu.extra.get("warmup_used", warmup), os.getloadavg()[0]))
+                    row = {"emu": kernel[0][0].to_dict(series=False), "warmup_used": kernel[0][1], "window": window}
+                    if args.runs > 1:
+                        row["runs"] = [{"emu": e.to_dict(series=False), "warmup_used": u, "load": ld}
+                                       for e, u, ld in kernel]
+                for emu, used, load in kernel:
+                    print(_row(name, emu, _retx(emu), "emu") + f"{used:>6.1f}{window:>7.0f}"
+                          + (f"{load:>6.1f}" if load is not None else ""), flush=True)
+                if args.linux_only:
+                    out[name] = row
+                    continue
+                seeds = args.sim_seeds or len(kernel)
+                sims = [simulate(rate, buffer, rtt, n, cc, window, kernel[k % len(kernel)][1], seed=k + 1,
+                                 trace=args.trace == name, loss=loss) for k in range(seeds)]
+                for sim in sims:
                     print(_row("", sim, _retx(sim), "sim"))
-                    if args.trace == name:
-                        write_trace(Path(f"{name.replace('/', '_')}.trace.csv"), emu, sim, rate, IDLE + used)
-                    flags = []
-                    for fname, _get, tol in FIGURES:
-                        e = err[fname]
-                        flags.append(f"{'' if e is None else f'{e:+.1%}':>{10 if fname != 'idle_rtt' else 9}}"
-                                     + ("*" if e is not None and abs(e) > tol else " "))
-                        misses += e is not None and abs(e) > tol
-                    print(f"{'':<28}{'err':>5}" + "".join(flags).replace("* ", "*").rstrip(), flush=True)
+                emu_mid, sim_mid = _median_result([e for e, _, _ in kernel]), _median_result(sims)
+                err = errors(emu_mid, sim_mid)
+                row.update(sim=sims[0].to_dict(series=False), error=err)
+                if len(sims) > 1 or len(kernel) > 1:
+                    row["sim_runs"] = [r.to_dict(series=False) for r in sims]
+                    spreads[name] = ([e.goodput_bps for e, _, _ in kernel], [r.goodput_bps for r in sims],
+                                     [ld for _, _, ld in kernel if ld is not None])
+                errs[name] = err
+                if args.trace == name:
+                    write_trace(Path(f"{name.replace('/', '_')}.trace.csv"), kernel[0][0], sims[0], rate,
+                                IDLE + kernel[0][1])
+                flags = []
+                for fname, _get, tol in FIGURES:
+                    e = err[fname]
+                    flags.append(f"{'' if e is None else f'{e:+.1%}':>{10 if fname != 'idle_rtt' else 9}}"
+                                 + ("*" if e is not None and abs(e) > tol else " "))
+                    misses += e is not None and abs(e) > tol
+                print(f"{'':<28}{'err' if len(sims) == 1 else 'e(m)':>5}" + "".join(flags).replace("* ", "*").rstrip(),
+                      flush=True)
                 out[name] = row
         finally:
             if lab is not None:
                 lab.down()
+    if spreads:
+        print("\ngoodput, Mb/s, min / median / max (kernel runs one after another; simulator seeds 1..n), "
+              "load average (1 min) over the kernel runs")
+        print(f"{'case':<40}{'kernel':>22}{'simulator':>22}{'median err':>12}{'load':>12}")
+        for name, (k, sm, ld) in spreads.items():
+            def mmm(v):
+                return f"{min(v) / 1e6:.2f} / {statistics.median(v) / 1e6:.2f} / {max(v) / 1e6:.2f}"
+            print(f"{name:<40}{mmm(k):>22}{mmm(sm):>22}{statistics.median(sm) / statistics.median(k) - 1:>+12.1%}"
+                  f"{(f'{min(ld):.1f}-{max(ld):.1f}' if ld else '-'):>12}")
     print(f"\n{len(out)} cases in {time.monotonic() - started:.0f} s; targets: goodput within "
           f"{GOODPUT_TARGET:.0%}, latency within {LATENCY_TARGET:.0%}; * marks a miss ({misses} figures missed)")
     if errs:

@@ -102,7 +102,7 @@ def sim_scenario(campaign: Campaign, point: Point, flow: ServiceFlow | None = No
                            congestion_control=point.congestion_control, mac=point.mac, loss=point.loss,
                            aqm=point.aqm, probe_interval=t.probe_interval, duration=t.duration,
                            warmup=t.warmup, seed=point.seed, name=point.key, profile=point.profile,
-                           queue=point_queue(campaign, point, tree))
+                           queue=point_queue(campaign, point, tree), far_rtt=point.far_rtt)
 
 
 def environment(campaign: Campaign) -> dict:

@@ -191,6 +191,13 @@ class Point:
                         "aggregate service flow, TLV 70: the template rendered with aqm lld, or the shipped "
                         "lld-100x10 without a template; needs a DOCSIS 3.1 profile)", example="[none, docsis-pie, lld]",
                     missing="none")
+    far_rtt: float | None = axis(parse_rtt, None, "REAL", "far server RTT", "far",
+                                 lambda v: format_duration(v) if v else "-",
+                                 lambda v: f"far server {format_duration(v)}" if v else "one server",
+                                 doc="base RTT of a second, farther server behind the same tier: flows 2, 4, ... "
+                                     "go there, the others to the near one at rtt (which the probes measure); "
+                                     "the run's far_share is their share of the goodput. Simulator only",
+                                 example="[200ms, 300ms]", unit="s")
     rep: int = 0  # repetition, 0-based
     seed: int = 1
 
@@ -281,6 +288,7 @@ METRICS = (
     Metric("packet_loss", "REAL", "packet loss", lambda r: r.packet_loss),
     Metric("mos", "REAL", "VoIP MOS", lambda r: r.mos),
     Metric("model", "TEXT", "model behind the figures", lambda r: r.extra.get("model")),
+    Metric("far_share", "REAL", "far server's share of goodput", lambda r: r.extra.get("far_share")),
 )
 METRIC_NAMES = tuple(m.name for m in METRICS)
 

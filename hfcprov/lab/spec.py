@@ -27,6 +27,7 @@ The file (see ``examples/buffer-sweep.yaml``, ``emu-campaign.yaml``, ``lab-campa
       loss: 0                          # plant loss: 0.01 or 1%
       mac: tokenbucket                 # simulator link model: tokenbucket | docsis (request-grant MAC)
       aqm: none                        # upstream queue: none (drop-tail) | docsis-pie | lld | file (as the config says)
+      far_rtt: 80ms                    # sim: a second server; flows 2, 4, ... go there (default: one server)
     traffic: {duration: 30s, warmup: 5s, probe_interval: 100ms, voip: false}
     repetitions: 3
     simulate: true                     # emu/modem: also predict every point with the simulator
@@ -295,6 +296,7 @@ class _Reader:
             template = str(p)
         if target.kind != "sim" and template is None:
             self.fail(["template"], f"a {target.kind} campaign needs a tier template to build configs from")
+        self.far_server(grid, target)
         simulate = top.get("simulate", True)
         if not isinstance(simulate, bool):
             self.fail(["simulate"], "expected true or false")
@@ -470,6 +472,21 @@ class _Reader:
                 values.append(v)
             out[key] = tuple(values)
         return out
+
+    def far_server(self, grid: dict, target: Target) -> None:
+        """``far_rtt``: a second server the simulator can place, beyond the near one (a point with one
+        flow has none there: flows 2, 4, ... go to it)."""
+        far = [v for v in grid["far_rtt"] if v is not None]
+        if not far:
+            return
+        if target.kind != "sim":
+            self.fail(["grid", "far_rtt"], f"a second server is simulated only (the {target.kind} target has one "
+                                           "server); run it with target: sim")
+        for v in far:
+            for rtt in grid["rtt"]:
+                if v <= rtt:
+                    self.fail(["grid", "far_rtt"], f"{v * 1e3:g} ms is not beyond rtt {rtt * 1e3:g} ms "
+                                                   "(the near server's)")
 
     def traffic(self, value) -> Traffic:
         t = self.mapping(value, ["traffic"], _keys(Traffic))

@@ -34,7 +34,7 @@ from hfcprov.lab.schema import (
 from hfcprov.lab.spec import Campaign, CampaignError
 from hfcprov.results import RunResult
 
-SCHEMA_VERSION = 2  # 2: the mac axis, the run's model column
+SCHEMA_VERSION = 3  # 2: the mac axis, the run's model column; 3: the profile and far_rtt axes, far_share
 
 SCHEMA_TEMPLATE = """
 CREATE TABLE IF NOT EXISTS campaign (

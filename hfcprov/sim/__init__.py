@@ -41,10 +41,11 @@ loss: ``NoLoss``, ``Bernoulli(rate, rng)``, ``GilbertElliott(rate, burst, rng)``
 
 cc.CongestionControl (window growth only; recovery is recovery.*, the RTO tcp.TcpSender's)
     ``on_ack(sender, acked_segments, rtt_or_None)``, ``ssthresh(sender) -> bytes``,
-    ``on_recovery_exit(sender)``, ``on_timeout(sender)``; reads/writes ``sender.cwnd``
+    ``on_recovery_exit(sender)``, ``on_timeout(sender)``, ``ecn`` (class flag) with
+    ``on_ce(sender, marked)`` for ECN-capable (L4S) controls; reads/writes ``sender.cwnd``
     (bytes), reads ``ssthresh``, ``mss``, ``srtt``, ``min_rtt``, ``engine.now``,
     ``flight_bytes()``. Register in ``cc.CONGESTION_CONTROLS[name] = "module:Class"``
-    (``cubic`` -> hfcprov.sim.tcp_cubic:Cubic, ``fast`` -> hfcprov.sim.tcp_fast:Fast are
+    (``cubic`` -> hfcprov.sim.tcp_cubic:cubic, ``fast`` -> hfcprov.sim.tcp_fast:Fast are
     pre-registered); ``Scenario.tcp.variant = name`` or per flow ``FlowSpec.variant``.
 
 recovery.Reno / NewReno / Sack (``TcpOptions.recovery``, registry ``recovery.RECOVERIES``)

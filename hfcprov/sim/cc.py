@@ -14,6 +14,10 @@ Interface (all sizes in bytes, ``s`` is the ``TcpSender``; read ``s.cwnd``,
 - ``ssthresh(s) -> float``: the new ssthresh on entering fast recovery or on RTO.
 - ``on_recovery_exit(s)``: recovery ended (full ACK); default sets cwnd = ssthresh.
 - ``on_timeout(s)``: after an RTO has set ``ssthresh`` and ``cwnd = loss window``.
+- ``ecn`` (class flag) and ``on_ce(s, marked)``: a congestion control with ``ecn = True`` sends
+  its data ECN-capable (ECT(1)) and is told, before each ACK is processed, how many more of its
+  segments arrived CE-marked (``hfcprov.sim.aqm.ecn`` wires it; L4S Prague uses it). The default
+  ignores marks: a control without ECN never receives any, since its data leave Not-ECT.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from hfcprov.sim.registry import resolve
 
 class CongestionControl:
     name = "base"
+    ecn = False  # True: ECT(1) data, CE marks echoed to on_ce (hfcprov.sim.aqm.ecn)
 
     def __init__(self, options=None) -> None:
         self.options = options
@@ -38,6 +43,9 @@ class CongestionControl:
 
     def on_timeout(self, s) -> None:
         pass
+
+    def on_ce(self, s, marked: int) -> None:
+        """``marked`` more of this flow's segments arrived CE-marked (``ecn = True`` controls only)."""
 
 
 class Reno(CongestionControl):
@@ -91,7 +99,7 @@ CONGESTION_CONTROLS: dict[str, object] = {
     "reno": Reno,
     "newreno": Reno,  # NewReno differs in recovery, not in window growth
     "sack": Reno,
-    "cubic": "hfcprov.sim.tcp_cubic:Cubic",
+    "cubic": "hfcprov.sim.tcp_cubic:cubic",  # Cubic, LinuxCubic or Ns3Cubic: TcpOptions.cubic_arithmetic
     "fast": "hfcprov.sim.tcp_fast:Fast",
     "prague": "hfcprov.sim.tcp_prague:Prague",  # L4S: reacts to ECN marks (issue 20)
     "unresponsive": "hfcprov.sim.tcp_prague:Unresponsive",  # ECT(1), ignores congestion (issue 20)

@@ -265,3 +265,54 @@ class Link:
         """Byte-seconds that packets queued now will still wait after ``t`` (counted in
         ``wait_byte_sum`` on arrival): subtract them to integrate the queue up to ``t`` only."""
         return sum(wire * (start - t) for start, wire in self.waiting if start > t)
+
+
+class Propagation:
+    """A hop that only delays: the stretch of path one flow has beyond the shared one (a farther
+    server). Constant delay keeps the order, so its packets wait on a line (``Engine.queue``):
+    one event per packet, whatever the count in flight. ``deliver`` is what the packet meets next
+    (a link's ``receive``/``send`` or an endpoint's ``receive``); trains pass whole."""
+
+    __slots__ = ("delay", "deliver", "engine", "line")
+
+    def __init__(self, engine, delay: float, deliver) -> None:
+        self.engine = engine
+        self.delay = delay
+        self.deliver = deliver
+        self.line: deque = deque()
+
+    def send(self, pkt) -> bool:
+        engine = self.engine
+        engine.queue(self.line, engine.now + self.delay, self.deliver, pkt)
+        return True
+
+    receive = send_train = send
+
+
+class Jitter:
+    """Random timing noise on a path without reordering: each packet leaves ``[0, span)`` later than
+    it came (uniform, from ``rng``), but never before the packet ahead of it. Hosts and a userspace
+    delay line release packets this way; a deterministic simulator without it lets two drop-tail
+    flows lock into phase (Floyd and Jacobson 1992), so who loses at an overflow is decided by the
+    RTTs modulo a packet's service time rather than by chance."""
+
+    __slots__ = ("deliver", "engine", "last", "line", "rng", "span")
+
+    def __init__(self, engine, span: float, rng, deliver) -> None:
+        self.engine = engine
+        self.span = span
+        self.rng = rng
+        self.deliver = deliver
+        self.line: deque = deque()
+        self.last = 0.0
+
+    def send(self, pkt) -> bool:
+        engine = self.engine
+        t = engine.now + self.rng.random() * self.span
+        if t < self.last:  # noqa: PLR1730
+            t = self.last
+        self.last = t
+        engine.queue(self.line, t, self.deliver, pkt)
+        return True
+
+    receive = send_train = send

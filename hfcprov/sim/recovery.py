@@ -16,13 +16,18 @@ sequence space, the RTO and the window; one ``Recovery`` per sender, chosen by
   A retransmission is deemed lost again once data sent after it is SACKed (Linux);
   the RTO deems every unSACKed segment lost and resends no SACKed one (5.1).
 
-No strategy does Proportional Rate Reduction (RFC 6937); nor does the sender.
+- ``Prr``: RFC 6675 detection; what leaves in recovery is Proportional Rate Reduction
+  (RFC 9937, the standard PRR that obsoletes RFC 6937).
+- ``Rack``: RACK-TLP loss detection (RFC 8985) with PRR, as Linux runs it: a segment is lost
+  once a later-sent one is delivered (after a reordering window, 0 once ``dupthresh`` are
+  SACKed), and a tail loss probe 2 srtt after the last ACK instead of waiting for the RTO.
 
 Interface (``s`` the sender; segments are indices, windows bytes):
 
 - class flags read on the hot path: ``sack`` (wants the ACKs' SACK blocks),
   ``inflate`` (cwnd += MSS per duplicate ACK in recovery), ``uses_pipe`` (in
-  recovery, ``send`` decides what leaves); attributes ``lost_n`` (segments deemed
+  recovery, ``send`` decides what leaves), ``tlp`` (the sender, a ``tcp.ProbingSender``, asks
+  ``pto`` when it arms its timer and calls ``on_probe`` when a probe is due); attributes ``lost_n`` (segments deemed
   lost, not yet resent: the sender lets ``send`` resend them first) and ``holding``
   (scoreboard state to forget on a cumulative ACK: ``on_advance``);
 - ``should_enter(s, ack)``: enter fast recovery now? ``enter(s)``: resend the first
@@ -39,6 +44,7 @@ Interface (``s`` the sender; segments are indices, windows bytes):
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from heapq import heappop, heappush
 
@@ -56,6 +62,7 @@ class Reno:
     sack = False
     inflate = True
     uses_pipe = False
+    tlp = False
     lost_n = 0
     holding = False
 
@@ -214,11 +221,8 @@ class Sack(Reno):
             mark, holes = sb.mark_from_top(s.dupthresh, lost_mark if lost_mark > una else una)
             if mark is not None and mark > lost_mark:
                 # RFC 6675 IsLost for the unSACKed segments below the new mark (each passes here once)
-                for ga, gb in holes:
-                    for i in range(ga, gb):
-                        if i not in state:
-                            state[i] = LOST
-                            self.lost_n += 1
+                if holes:
+                    self._lose(holes)
                 self.lost_mark = mark
             q = self.rtx_q
             if q:
@@ -234,6 +238,15 @@ class Sack(Reno):
         elif not (sb.count or state):
             self.holding = False
         return new
+
+    def _lose(self, holes) -> None:
+        """The unSACKed segments of ``holes`` (ranges) not already booked are deemed lost."""
+        state = self.state
+        for ga, gb in holes:
+            for i in range(ga, gb):
+                if i not in state:
+                    state[i] = LOST
+                    self.lost_n += 1
 
     def _arrived(self, a: int, b: int) -> None:
         """Segments ``[a, b)`` were SACKed: those deemed lost or resent arrived after all. (Only
@@ -338,8 +351,218 @@ class Sack(Reno):
         self.holding = bool(self.sb.count or state)
 
 
+class Prr(Sack):
+    """RFC 6675's scoreboard and loss detection; what leaves in recovery is Proportional Rate
+    Reduction (RFC 9937, which obsoletes RFC 6937; Linux's tcp_cwnd_reduction since 3.2).
+
+    Instead of dropping cwnd to ssthresh at once (and sending nothing until pipe falls below
+    it), every ACK in recovery lets out data in proportion to what it delivered, so the flight
+    shrinks smoothly to ssthresh over the recovery round trip (PRR's proportional part) and,
+    once pipe is below ssthresh, grows back towards it no faster than slow start (the
+    reduction bound: SSRB on an ACK that advances snd.una without indicating a further loss,
+    CRB otherwise). Counted in segments: ``recover_fs`` the flight at the start (RecoverFS:
+    outstanding minus SACKed), ``prr_delivered`` the segments delivered since, ``prr_out`` the
+    segments sent since. Recovery ends with cwnd = ssthresh (the congestion control's exit).
+    """
+
+    name = "prr"
+
+    def __init__(self, opts) -> None:
+        super().__init__(opts)
+        self.recover_fs = 1
+        self.prr_delivered = self.prr_out = 0
+        self.mark = 0  # una + SACKed at the last ACK PRR has counted (DeliveredData is its increase)
+        self.una_seen = 0
+        self.lost_seen = 0  # lost_n after the last send: more now means a further loss was indicated
+        self.before = 0  # una + SACKed before the latest SACK was recorded (the ACK that starts recovery)
+        self.fresh = False  # recovery has just started: its first ACK's delivered data is counted
+
+    def on_sack(self, s, blocks) -> int:
+        if not s.in_rec:
+            self.before = s.una + self.sb.count
+        return Sack.on_sack(self, s, blocks)
+
+    def enter(self, s) -> None:
+        """The ACK that starts recovery counts as delivered data; the first send is the
+        retransmission of the first hole (RFC 6675 step 4.1: deemed lost if not yet)."""
+        if not self.holding:
+            self._wake(s.una)
+        before = self.before
+        self.recover_fs = max(s.nxt - before, 1)
+        self.prr_delivered = self.prr_out = 0
+        self.mark = before
+        self.una_seen = s.una
+        if s.una not in self.state:
+            self.state[s.una] = LOST
+            self.lost_n += 1
+        self.lost_seen = self.lost_n
+        self.fresh = True
+
+    def send(self, s) -> None:
+        if not s.in_rec:
+            Sack.send(self, s)  # after an RTO: segments deemed lost go out under pipe in slow start
+            return
+        mss = s.mss
+        una = s.una
+        now = una + self.sb.count
+        delivered = now - self.mark
+        self.mark = now
+        pipe = s.nxt - una - self.sb.count - self.lost_n
+        if delivered > 0 or self.fresh:
+            self.fresh = False
+            self.prr_delivered += delivered
+            ssthresh = s.ssthresh / mss
+            if pipe > ssthresh:  # proportional: ssthresh/RecoverFS of what was delivered
+                sndcnt = math.ceil(self.prr_delivered * ssthresh / self.recover_fs - 1e-9) - self.prr_out
+            else:
+                limit = self.prr_delivered - self.prr_out  # CRB
+                if una > self.una_seen and self.lost_n <= self.lost_seen:  # a safe ACK: SSRB
+                    limit = max(limit, delivered) + 1
+                sndcnt = min(int(ssthresh) - pipe, limit)
+            if sndcnt < 0:
+                sndcnt = 0
+            if self.prr_out == 0 and sndcnt == 0:
+                sndcnt = 1  # the fast retransmit goes out whatever the arithmetic says
+            s.cwnd = float((pipe + sndcnt) * mss)
+        self.una_seen = una
+        Sack.send(self, s)
+        self.prr_out += (s.nxt - s.una - self.sb.count - self.lost_n) - pipe
+        self.lost_seen = self.lost_n
+
+
+class Rack(Prr):
+    """RACK-TLP loss detection (RFC 8985), with PRR in recovery: what Linux runs (tcp_recovery 1,
+    tcp_early_retrans 3, since 4.18).
+
+    RACK deems a segment lost once a segment sent after it has been delivered and a reordering
+    window has passed: the window is 0 in recovery or once ``dupthresh`` segments are SACKed
+    (RFC 8985 6.2, no reordering seen), else a quarter of the minimum RTT (at most srtt), served by
+    a timer. The simulated paths deliver in the order they send, so "sent after" is "above in
+    sequence" for first transmissions (every hole below the highest SACKed segment) and, for a
+    retransmission, "new data sent after it SACKed" (the lost-retransmission rule Sack keeps).
+    Recovery starts once anything is deemed lost, not on a count of duplicate ACKs.
+
+    The tail loss probe (RFC 8985 7): with data outstanding, not in recovery and nothing SACKed,
+    the sender's timer fires after PTO = 2 srtt (+ 200 ms for a delayed ACK when one segment is
+    out; at most the RTO) and sends one new segment, or resends the last one, whatever cwnd says;
+    the RTO is then armed again. The probe's ACK lets RACK find a loss at the tail without the
+    RTO. A loss the resent probe alone repaired (its ACK goes past the probe) reduces cwnd to
+    ssthresh, as Linux's tcp_process_tlp_ack does without a DSACK; the simulated receiver sends
+    no DSACK, so a probe resent needlessly is counted as a repair too.
+    """
+
+    name = "rack"
+    tlp = True
+    WC_DELACK = 0.2  # s: RFC 8985's worst-case delayed-ACK timer (WCDelAckT), when one segment is out
+
+    def __init__(self, opts) -> None:
+        super().__init__(opts)
+        self.reo_at = None  # the armed reordering timer's time
+        self.tlp_end = None  # snd.nxt when the probe went out; None: no probe outstanding
+        self.tlp_retrans = False
+        self.probes = 0
+
+    def should_enter(self, s, ack: int) -> bool:
+        return self.lost_n > 0 and ack > s.recover  # RACK deemed something lost (Linux tcp_time_to_recover)
+
+    def on_sack(self, s, blocks) -> int:
+        new = Prr.on_sack(self, s, blocks)
+        if new:
+            if s.in_rec or self.sb.count >= s.dupthresh:
+                self._deem_lost_below_top(s)
+            elif self.reo_at is None and s.min_rtt is not None:
+                # fewer than dupthresh SACKed: every hole below them is lost once a reordering window passes
+                reo_wnd = s.min_rtt / 4.0
+                if s.srtt is not None and reo_wnd > s.srtt:
+                    reo_wnd = s.srtt
+                self.reo_at = t = s.engine.now + reo_wnd
+                s.engine.at(t, self._reorder_timeout, s)
+        return new
+
+    def _deem_lost_below_top(self, s) -> None:
+        """RACK with no reordering window: every unSACKed segment below the highest SACKed one."""
+        floor = self.lost_mark if self.lost_mark > s.una else s.una
+        mark, holes = self.sb.mark_from_top(1, floor)
+        if mark is not None and mark > self.lost_mark:
+            if holes:
+                self._lose(holes)
+            self.lost_mark = mark
+
+    def _reorder_timeout(self, s) -> None:
+        if s.engine.now != self.reo_at:
+            return  # re-armed since
+        self.reo_at = None
+        if s.in_rec or s.done_at is not None or not self.sb.count:
+            return
+        self._deem_lost_below_top(s)
+        if self.lost_n:
+            s._fast_retransmit(s.una)
+
+    def enter(self, s) -> None:
+        self.tlp_end = None  # Linux: entering recovery ends a probe episode
+        self.reo_at = None
+        Prr.enter(self, s)
+
+    def on_timeout(self, s) -> None:
+        self.tlp_end = None
+        self.reo_at = None
+        Prr.on_timeout(self, s)
+
+    # -- the tail loss probe ----------------------------------------------------------
+    def pto(self, s) -> float | None:
+        """Seconds to the probe from now, or None when no probe is due (the sender's ``_arm``)."""
+        if (s.in_rec or self.tlp_end is not None or s.srtt is None or self.sb.count or self.lost_n
+                or s.una <= s.recover):
+            return None
+        return 2.0 * s.srtt + (self.WC_DELACK if s.nxt - s.una == 1 else 0.0)
+
+    def on_probe(self, s) -> None:
+        """The probe timer fired: one new segment if the window of the receiver allows, else the last
+        one again (unbooked: it is not deemed lost)."""
+        self.probes += 1
+        if s.nxt < s.avail and s.nxt < s.una + s.rwnd and s.nxt >= s.high:
+            self.tlp_retrans = False
+            s._tx(s.nxt)
+            s.nxt += 1
+        else:
+            self.tlp_retrans = True
+            s._retransmit(s.nxt - 1)
+        self.tlp_end = s.nxt
+        if not self.holding:
+            self._wake(s.una)  # on_advance now runs on every ACK, which watches the probe's
+
+    def on_advance(self, s, ack: int) -> None:
+        Prr.on_advance(self, s, ack)
+        end = self.tlp_end
+        if end is not None:
+            if not self.tlp_retrans and ack >= end:
+                self.tlp_end = None  # the new data the probe carried is acknowledged
+            elif self.tlp_retrans and ack > end:
+                # the resent segment was the one lost: a loss repaired without recovery (Linux: CWR)
+                self.tlp_end = None
+                if not s.in_rec:
+                    s.ssthresh = s.cc.ssthresh(s)
+                    s.cwnd = s.ssthresh
+            if self.tlp_end is None:
+                self.holding = bool(self.sb.count or self.state)
+            else:
+                self.holding = True
+
+
 # name -> class or "module:Class" (hfcprov.sim.registry)
-RECOVERIES: dict[str, object] = {"reno": Reno, "newreno": NewReno, "sack": Sack}
+RECOVERIES: dict[str, object] = {"reno": Reno, "newreno": NewReno, "sack": Sack, "prr": Prr, "rack": Rack}
+
+
+def wants_sack(name: str) -> bool:
+    """Whether the strategy ``name`` reads SACK blocks (so the receiver sends them)."""
+    if name not in RECOVERIES:
+        return False
+    return bool(resolve(RECOVERIES, name).sack)
+
+
+def sends_probes(name: str) -> bool:
+    """Whether the strategy ``name`` sends tail loss probes (the sender arms them: ``tcp.ProbingSender``)."""
+    return name in RECOVERIES and bool(resolve(RECOVERIES, name).tlp)
 
 
 def recovery(name: str, opts):

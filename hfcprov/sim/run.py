@@ -19,7 +19,7 @@ import time
 from hfcprov.results import FlowResult, LatencyStats, RunResult
 from hfcprov.sim.cc import congestion_control
 from hfcprov.sim.engine import Engine
-from hfcprov.sim.link import Link
+from hfcprov.sim.link import Jitter, Link, Propagation
 from hfcprov.sim.links import LINKS, QUEUES, REVERSE_LINKS
 from hfcprov.sim.links import build as build_links
 from hfcprov.sim.loss import make_loss
@@ -126,6 +126,7 @@ class Network:
         ack_rng = random.Random(rng.getrandbits(64))
         # start times and timer phases: what makes repetitions differ on a loss-free path
         phase_rng = random.Random(rng.getrandbits(64))
+        jitter_rng = random.Random(rng.getrandbits(64))  # drawn after the others: they do not move
         self.send_host = Host()
         self.recv_host = Host()
         data_loss = make_loss(sc.data_loss.model, sc.data_loss.rate, sc.data_loss.burst, data_rng)
@@ -134,6 +135,8 @@ class Network:
         self.entry = self.bottleneck
         if sc.access_rate:
             self.entry = Link(eng, self.bottleneck, capacity=sc.access_rate, overhead=sc.overhead, name="access")
+        if sc.jitter:  # timing noise before the bottleneck: no phase locking between flows
+            self.entry = Jitter(eng, sc.jitter, jitter_rng, getattr(self.entry, "receive", self.entry.send))
         # segment trains (TcpOptions.tso) only where every hop of the data is a plain FIFO Link
         trains = type(self.bottleneck) is Link and type(self.entry) is Link
         self.senders: list[TcpSender] = []
@@ -157,10 +160,18 @@ class Network:
             self.recv_host.add(r)
             s.phase = phase_rng.random() * opts.timer_granularity
             r.phase = phase_rng.random() * opts.delack_timeout
-            if getattr(cc, "ecn", False):  # an L4S sender: ECT(1) data, CE echoed (issue 20)
+            far = spec.rtt - sc.rtt if spec.rtt is not None else 0.0
+            if far > 0 and sc.direction == "upstream":  # the server is the receiver: ACKs leave through it
+                r.link = Propagation(eng, far / 2.0, r.link.send)
+            elif far > 0:  # a download: the server is the sender
+                s.link = Propagation(eng, far / 2.0, getattr(s.link, "receive", s.link.send))
+            if cc.ecn:  # an L4S sender: ECT(1) data, CE echoed (issue 20)
                 from hfcprov.sim.aqm.ecn import attach
 
                 attach(s, r, self.send_host.receivers, self.recv_host.receivers)
+            if far > 0:  # and what reaches the server's end crosses the same stretch (after the ECN wiring)
+                host = self.recv_host if sc.direction == "upstream" else self.send_host
+                host.receivers[i] = Propagation(eng, far / 2.0, host.receivers[i]).send
             start = spec.start + phase_rng.random() * sc.start_jitter
             eng.at(min(start, sc.duration), self._flow_start, s)
         self.probe = None
@@ -277,6 +288,9 @@ class Network:
         }
         if hasattr(b, "mac_stats"):  # the MULPI-timed request-grant CM (issue 28)
             extra["mac"] = b.mac_stats()
+        far = [i for i, spec in enumerate(sc.flows) if spec.rtt is not None and spec.rtt > sc.rtt]
+        if far and total:  # flows to a farther server: the share of the goodput they got
+            extra["far_share"] = sum(flows[i].goodput_bps for i in far) / sum(f.goodput_bps for f in flows)
         if hasattr(b, "aqm_stats"):  # DOCSIS-PIE / LLD hop (issue 20)
             extra["aqm"] = b.aqm_stats()
         mos = None
@@ -320,17 +334,24 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError(f"tcp.ssthresh_from: {sc.tcp.ssthresh_from!r} is not one of {', '.join(SSTHRESH_FROM)}")
     if sc.tcp.tso < 1:
         raise ScenarioError("tcp.tso: must be >= 1 segment per packet")
+    if sc.tcp.kernel_hz < 1:
+        raise ScenarioError("tcp.kernel_hz: must be >= 1 tick per second")
     if sc.tcp.delack_count < 1:
         raise ScenarioError("tcp.delack_count: must be >= 1")
     if sc.probe_rate < 0:
         raise ScenarioError("probe_rate: must be >= 0 probes per second")
     if sc.start_jitter < 0:
         raise ScenarioError("start_jitter: must be >= 0 s")
+    if sc.jitter < 0:
+        raise ScenarioError("jitter: must be >= 0 s")
     if sc.sample_interval is not None and sc.sample_interval <= 0:
         raise ScenarioError("sample_interval: must be > 0 (or null for no series)")
     for i, f in enumerate(sc.flows):
         if not 0 <= f.start < sc.duration:
             raise ScenarioError(f"flows[{i}].start: {f.start:g} s is not within the {sc.duration:g} s run")
+        if f.rtt is not None and f.rtt < sc.rtt - 1e-12:
+            raise ScenarioError(f"flows[{i}].rtt: {f.rtt * 1e3:g} ms is shorter than the path's rtt "
+                                f"{sc.rtt * 1e3:g} ms, which every flow crosses (set rtt to the nearest server's)")
     for name in ("data_loss", "ack_loss"):
         loss = getattr(sc, name)
         if not 0 <= loss.rate < 1:

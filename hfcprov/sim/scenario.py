@@ -64,6 +64,11 @@ class TcpOptions:
     # CUBIC grows at least 5% per RTT in congestion avoidance until its first loss, as Linux (bictcp_update
     # caps cnt at 20 while last_max_cwnd is 0, e.g. after a HyStart exit); off: the RFC 9438 curve from K = 0
     cubic_linux_floor: bool = False
+    # how CUBIC computes its window: rfc9438 (the exact curve); linux (tcp_cubic.c's integer arithmetic:
+    # whole segments, cnt recomputed at most every HZ/32 ticks, a whole-segment Reno-friendly estimate,
+    # the 5% floor); ns3 (ns-3's TcpCubic, a port of the same on an exact clock)
+    cubic_arithmetic: str = "rfc9438"
+    kernel_hz: int = 250  # the kernel's timer ticks per second (CONFIG_HZ; Debian's 250): the linux arithmetic's clock
     # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
     # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
     grow_on_recovery_exit: bool = False
@@ -123,6 +128,9 @@ class FlowSpec:
     start: float = 0.0  # s
     size: int | None = None  # bytes; None: long-lived (runs to the end)
     variant: str | None = None  # per-flow TCP variant; None: the scenario's
+    # s: this flow's base RTT (a farther server), >= the scenario's rtt; the difference is added half
+    # each way on the server's side of the bottleneck; None: the scenario's rtt
+    rtt: float | None = None
 
 
 @dataclass
@@ -166,6 +174,9 @@ class Scenario:
     seed: int = 1  # every random draw of a run comes from it: same seed, same result
     # s: each flow starts up to this much after its start (uniform, from the seed), as real runs do
     start_jitter: float = 0.01
+    # s: each data packet reaches the bottleneck up to this much later (uniform, never reordered): the
+    # timing noise of hosts and of the emulator's delay line; 0: a deterministic path
+    jitter: float = 0.0
     sample_interval: float | None = 0.1  # s between queue/cwnd samples; None: no series
     name: str = ""
 
@@ -236,7 +247,7 @@ _PARSERS = {
     "initial_rto": parse_duration, "delack_timeout": parse_duration, "start": parse_duration,
     "jitter_buffer": parse_duration, "tail": parse_duration,
     "duration": parse_duration, "warmup": parse_duration, "sample_interval": parse_duration,
-    "start_jitter": parse_duration, "interval": parse_duration,
+    "start_jitter": parse_duration, "interval": parse_duration, "jitter": parse_duration,
 }
 # Written by a person: a number is read as its text (hfcprov.units.as_written: a time needs its unit)
 # and the CLI's plausibility checks apply (an RTT over 10 s, a link rate under 1 kb/s).
@@ -271,6 +282,7 @@ _CHOICES = {
     "hystart": HYSTART,
     "delack_timer": ("auto", "exact", "tick"),
     "rto_rule": ("rfc6298", "linux"),
+    "cubic_arithmetic": ("rfc9438", "linux", "ns3"),
 }
 
 
@@ -322,6 +334,15 @@ def _value(cls, key, value, where, written=False):
                 raise ScenarioError(f"{where}.timer: {timer!r} is not one of {', '.join(TIMERS)}")
             value.setdefault("timer_granularity", f"{TIMERS[timer][0]!r}s")  # as text: read like the file's
             value.setdefault("min_rto", f"{TIMERS[timer][1]!r}s")
+        if key == "tcp" and "host" in value:  # a preset (hfcprov.sim.hosts): the keys given beside it win
+            from hfcprov.sim.hosts import HOSTS
+
+            value = dict(value)
+            host = value.pop("host")
+            if host not in HOSTS:
+                raise ScenarioError(f"{where}.host: {host!r} is not one of {', '.join(HOSTS)}")
+            value = {**{k: f"{v!r}s" if _PARSERS.get(k) is parse_duration else v  # read like the file's
+                        for k, v in HOSTS[host].items()}, **value}
         if key == "tcp" and value.get("super_fast_retransmit") is not None:
             value = dict(value)
             value["dupthresh"] = 1 if value.pop("super_fast_retransmit") else 3

@@ -23,7 +23,7 @@ import math
 
 from hfcprov.sim.packet import ACK, DATA, Train, make
 from hfcprov.sim.ranges import SegmentRanges
-from hfcprov.sim.recovery import recovery
+from hfcprov.sim.recovery import recovery, sends_probes, wants_sack
 
 _UNLIMITED = 1 << 60
 
@@ -73,6 +73,12 @@ class TcpSender:
         "tso",
         "una",
     )
+
+    def __new__(cls, engine, flow: int, link, opts, cc, size: int | None, on_done=None):
+        # a strategy that sends tail loss probes gets the sender that arms them (the others' timer stays as it was)
+        if cls is TcpSender and sends_probes(opts.recovery_mode):
+            cls = ProbingSender
+        return object.__new__(cls)
 
     def __init__(self, engine, flow: int, link, opts, cc, size: int | None, on_done=None) -> None:
         self.engine = engine
@@ -358,6 +364,42 @@ class TcpSender:
         self.try_send()
 
 
+class ProbingSender(TcpSender):
+    """A sender whose recovery strategy sends tail loss probes (``Recovery.tlp``: RACK-TLP): its timer
+    fires at the probe timeout when the strategy has one due (``pto``) and that comes before the RTO;
+    then the strategy sends the probe (``on_probe``) and the RTO is armed."""
+
+    __slots__ = ("probing",)
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self.probing = False  # the armed deadline is a probe's, not the RTO's
+
+    def _arm(self) -> None:
+        pto = self.rec.pto(self)
+        wait = self.rto * self.backoff
+        if wait > self.max_rto:  # noqa: PLR1730
+            wait = self.max_rto
+        self.probing = pto is not None and pto < wait
+        if not self.probing:
+            TcpSender._arm(self)
+            return
+        d = self.engine.now + pto  # (a probing host has a fine timer: Linux's, RACK-TLP's)
+        self.deadline = d
+        if self.timer_at is None or d < self.timer_at:
+            self.timer_at = d
+            self.engine.at(d, self._on_timer, d)
+
+    def _timeout(self) -> None:
+        if self.probing:  # the tail loss probe, not the RTO: send it, then arm the RTO
+            self.probing = False
+            self.deadline = None
+            self.rec.on_probe(self)
+            self._arm()
+            return
+        TcpSender._timeout(self)
+
+
 class TcpReceiver:
     __slots__ = (
         "delack",
@@ -401,7 +443,7 @@ class TcpReceiver:
         tick = opts.delack_timer == "tick" or (opts.delack_timer == "auto" and opts.timer_granularity > 0)
         self.delack_tick = self.delack_timeout if tick else 0.0
         self.phase = 0.0
-        self.sack = opts.recovery_mode == "sack"
+        self.sack = wants_sack(opts.recovery_mode)
         self.hdr = opts.header_bytes
 
     def receive(self, pkt) -> None:

@@ -54,7 +54,7 @@ def host_tcp(congestion_control: str | None, mac: str) -> TcpOptions:
 def upload_scenario(flow: ServiceFlow, *, rtt: float, flows: int = 1, congestion_control: str | None = "cubic",
                     mac: str = "docsis", loss: float = 0.0, aqm: str = "none", probe_interval: float = 0.1,
                     duration: float = 20.0, warmup: float = 5.0, seed: int = 1, name: str = "",
-                    profile: str | None = None, queue: dict | None = None) -> Scenario:
+                    profile: str | None = None, queue: dict | None = None, far_rtt: float | None = None) -> Scenario:
     """``flows`` bulk uploads through ``flow`` over ``rtt``, probed every ``probe_interval``, on the modem
     ``profile`` (None: the default; it decides the request-grant model and, with ``aqm: file``, the AQM
     rule the modem applies to the flow).
@@ -63,9 +63,11 @@ def upload_scenario(flow: ServiceFlow, *, rtt: float, flows: int = 1, congestion
     ``queue``: the scenario keys of the queue the modem gives the traffic, as a config file decides
     them (``hfcprov.sim.fromconfig.tree_queue``: an aggregate service flow's dual queue); None: the
     flow's own (``flow_keys``) under the ``aqm`` axis value (``aqm_overrides``).
+    ``far_rtt``: a second, farther server; flows 2, 4, ... (odd indices) go there.
     """
     modem = parse_profile(profile)
-    common = dict(rtt=rtt, flows=[FlowSpec() for _ in range(flows)], tcp=host_tcp(congestion_control, mac),
+    common = dict(rtt=rtt, flows=[FlowSpec(rtt=far_rtt if i % 2 else None) for i in range(flows)],
+                  tcp=host_tcp(congestion_control, mac),
                   data_loss=LossSpec(model="bernoulli", rate=loss) if loss else LossSpec(),
                   probe_rate=1.0 / probe_interval, mac=mac, profile=modem.name if mac == "docsis" else None,
                   duration=warmup + duration, warmup=warmup, seed=seed, name=name)

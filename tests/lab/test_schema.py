@@ -80,3 +80,37 @@ def test_a_store_from_before_the_mac_axis_still_reads(tmp_path):
         assert p.mac == "tokenbucket"
         (row,) = store.rows()
         assert row["mac"] == "tokenbucket" and row["model"] is None
+
+
+def test_far_rtt_sends_every_second_flow_to_a_farther_server(tmp_path):
+    from hfcprov.lab.backends import sim_scenario
+
+    camp = load_campaign(write(tmp_path, """
+        grid: {upstream_rate: 10M, buffer: 64KiB, rtt: 20ms, flows: 2, far_rtt: 80ms, congestion_control: reno}
+        traffic: {duration: 10s, warmup: 2s}
+    """))
+    (p,) = camp.points()
+    assert p.far_rtt == 0.08 and "far=80 ms" in p.key
+    assert [f.rtt for f in sim_scenario(camp, p).flows] == [None, 0.08]
+    with Store(tmp_path / "f.db") as store:
+        run_campaign(camp, store, jobs=1)
+        (row,) = store.rows()
+    assert 0.1 < row["far_share"] < 0.4  # Reno's share falls with its RTT
+    one = load_campaign(write(tmp_path, "grid: {upstream_rate: 10M, buffer: 64KiB}\n", name="one.yaml"))
+    assert one.points()[0].far_rtt is None and sim_scenario(one, one.points()[0]).flows[0].rtt is None
+
+
+@pytest.mark.parametrize("grid,message", [
+    ("rtt: 40ms, flows: 2, far_rtt: 40ms", r"grid.far_rtt: 40 ms is not beyond rtt 40 ms"),
+    ("flows: 2, far_rtt: 80", r"grid.far_rtt: .*needs its unit"),
+])
+def test_a_far_server_that_cannot_be_placed_is_refused(grid, message):
+    with pytest.raises(CampaignError, match=message):
+        parse_campaign(f"grid: {{upstream_rate: 1M, buffer: 16KiB, {grid}}}\n", source="c.yaml")
+
+
+def test_a_measured_campaign_refuses_a_far_server(tmp_path):
+    (tmp_path / "t.j2").write_text("")
+    with pytest.raises(CampaignError, match=r"grid.far_rtt: a second server is simulated only \(the emu target"):
+        parse_campaign("target: emu\ntemplate: t.j2\ngrid: {upstream_rate: 1M, buffer: 16KiB, flows: 2, "
+                       "far_rtt: 80ms}\n", source=str(tmp_path / "c.yaml"))

@@ -145,3 +145,18 @@ def test_docsis_pie_is_refused_on_the_cmts_downstream():
                              "aqm": "docsis-pie", "duration": "2s"})
     with pytest.raises(ScenarioError, match="aqm: docsis-pie runs in a modem's upstream"):
         run(sc)
+
+
+def test_a_host_preset_gives_the_stacks_options_and_the_keys_beside_it_win():
+    from hfcprov.sim.hosts import LINUX
+
+    sc = Scenario.from_dict({**BASE, "tcp": {"host": "linux", "variant": "cubic", "min_rto": "300ms"}},
+                            source="f.yaml", written=True)
+    assert (sc.tcp.recovery, sc.tcp.cubic_arithmetic, sc.tcp.count_acked, sc.tcp.mss) == ("rack", "linux", True, 1448)
+    assert sc.tcp.delack_timeout == LINUX["delack_timeout"] == 0.04 and sc.tcp.min_rto == 0.3
+    from hfcprov.sim.scenario import apply_overrides
+
+    over = Scenario.from_dict(apply_overrides(BASE, ["tcp.host=ns3"]), written=True)
+    assert (over.tcp.ssthresh_from, over.tcp.integer_cwnd) == ("pipe", True)
+    with pytest.raises(ScenarioError, match=r"f\.yaml: tcp\.host: 'bsd' is not one of linux, ns3"):
+        Scenario.from_dict({**BASE, "tcp": {"host": "bsd"}}, source="f.yaml")

@@ -32,7 +32,22 @@ class FakeSender:
 
 def test_registered_and_ecn_capable():
     assert congestion_control("prague").ecn and congestion_control("unresponsive").ecn
-    assert not getattr(congestion_control("cubic"), "ecn", False)
+    assert not congestion_control("cubic").ecn
+
+
+def test_every_congestion_control_declares_the_ecn_hook():
+    """ECN is part of the congestion-control interface (issue 24): a flag and on_ce on the base class,
+    so the network reads ``cc.ecn`` and the echo calls ``on_ce`` without looking for either."""
+    from hfcprov.sim.cc import CONGESTION_CONTROLS, CongestionControl
+
+    assert CongestionControl.ecn is False and callable(CongestionControl.on_ce)
+    for name in CONGESTION_CONTROLS:
+        cc = congestion_control(name)
+        assert isinstance(cc, CongestionControl) and isinstance(cc.ecn, bool)
+        if not cc.ecn:  # a classic control ignores marks (it never gets any: its data leave Not-ECT)
+            s = FakeSender()
+            cc.on_ce(s, 3)
+            assert s.cwnd == 100_000
 
 
 def test_one_cut_per_round_trip_by_alpha_over_two():
