@@ -321,6 +321,8 @@ def _value(cls, key, value, where, written=False):
     if cls is Scenario and key in _NESTED:
         if isinstance(value, _NESTED[key]):
             return value
+        if value is None and cls.__dataclass_fields__[key].default is None:
+            return None  # an optional part left out (pgs: none), as to_dict writes it
         if key.endswith("_loss") and isinstance(value, (int, float, str)) and not isinstance(value, bool):
             value = {"model": "bernoulli", "rate": value}  # "data_loss: 0.01" means Bernoulli 1%
         if key == "tcp" and isinstance(value, str):

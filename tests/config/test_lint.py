@@ -132,7 +132,8 @@ def _break(rule: str, tree: ConfigTree, facts: dict, draw) -> bool:
             return False
         tlvs.append(flow(24, new, asf=facts["asfs"][70][0]))  # a third member of a Low Latency aggregate
     elif rule == "iaqm-alone":  # a flow in no Low Latency aggregate asking for the Immediate AQM
-        tlvs.append(Tlv(24, None, [Tlv(1, new), Tlv(6, 7), Tlv(8, 10_000_000), Tlv(40, None, [Tlv(3, 2)])]))
+        tlvs.append(Tlv(24, None, [Tlv(1, new), Tlv(6, 7), Tlv(8, 10_000_000), Tlv(9, 100_000),  # a burst that
+                                   Tlv(40, None, [Tlv(3, 2)])]))  # does not cap the rate (burst-caps-rate)
     elif rule == "mesp-missing":
         tlvs.append(flow(25, new, mesp=255 if 255 not in facts["mesps"] else 254))
     elif rule == "rate-min-over-max":
@@ -294,6 +295,7 @@ def test_a_burst_that_caps_the_tier_is_a_warning_that_strict_leaves_a_warning(tm
     assert bad.returncode != 0 and "unknown modem profile" in bad.stderr and "Traceback" not in bad.stderr
     # verify --strict (the plant rules run) keeps it a warning; a one-file encode leaves it to lint (its imports)
     (tmp_path / "secret").write_text("s3cret\n")
+    (tmp_path / "secret").chmod(0o600)  # only the lint findings count here (an open secret file is warned about)
     encoded = subprocess.run([sys.executable, "-m", "hfcprov", "config", "encode", str(src), "--strict",
                               "--secret-file", str(tmp_path / "secret"), "-o", str(tmp_path / "tier.cm")],
                              capture_output=True, text=True)
