@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from hfcprov.mib import MIB_DIR, MibError, index, shipped_files, smi
+from hfcprov.mib import MibError, index, shipped_files, smi
 from hfcprov.mib.index import MibObject
 
 # pysmi reads these as the SMI's own definitions (JsonCodeGen.baseMibs)

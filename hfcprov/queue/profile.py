@@ -39,7 +39,7 @@ capacity (the CMTS stripes each grant over them). Units: seconds, bytes, bits/s.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 
 from hfcprov.errors import HfcprovError
 from hfcprov.queue.grant import MacParams

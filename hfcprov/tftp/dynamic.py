@@ -70,7 +70,7 @@ import time
 from pathlib import Path
 
 from hfcprov.boot.leases import LeaseSource, lease_source
-from hfcprov.boot.tod import RFC868_OFFSET, rfc868_time  # noqa: F401 - RFC868_OFFSET: the name tests import here
+from hfcprov.boot.tod import rfc868_time
 from hfcprov.errors import HfcprovError
 from hfcprov.tftp.provider import MISS, Provider, RequestRefused, chain
 from hfcprov.tftp.workers import WorkerPool
