@@ -34,7 +34,7 @@ def _demo(*args):
 def _stop(proc):
     proc.send_signal(signal.SIGINT)
     try:
-        proc.wait(timeout=30)
+        proc.wait(timeout=120)  # the agents stop in seconds; a contended run (scripts/contend 2) took over 30
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
