@@ -38,7 +38,7 @@ class MibObject:
 
 
 # a component of an instance suffix: a number, "a string" or 'a string' (backslash escapes)
-_COMPONENT = re.compile(r'\d+|"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
+_COMPONENT = re.compile(r'\d+|"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[A-Za-z][A-Za-z0-9-]*')  # label: an enum
 
 
 class MibIndex:
@@ -220,6 +220,12 @@ class MibIndex:
         for i, comp in enumerate(components):
             if comp.isdigit():
                 arcs.append(comp)
+                continue
+            if comp[0] not in "\"'":  # an enumerated index by its label (vacmAccessStatus...1.noAuthNoPriv)
+                value = {label: number for number, label in types[i][0].enums.items()}.get(comp) if aligned else None
+                if value is None:
+                    return None
+                arcs.append(str(value))
                 continue
             quote, text = comp[0], _unescape(comp[1:-1])
             data = text.encode("latin-1", "replace")

@@ -47,6 +47,16 @@ def test_names_are_read_back_as_net_snmp_writes_them():
     assert mib.name_of("1.3.6.1.2.1.92.1.1.3.1.4.1.97") == 'nlmConfigLogAdminStatus."a"'
 
 
+def test_an_enumerated_index_is_written_by_its_label():
+    # the C tool's corpus (docsis1_1_oss_v3coex.txt): group "rotesting", context "", USM (1), noAuthNoPriv (1)
+    rotesting = ".".join(str(b) for b in b"rotesting")
+    assert mib.resolve('vacmAccessStatus."rotesting"."".1.noAuthNoPriv') == \
+        mib.resolve('vacmAccessStatus."rotesting"."".1.1') == f"1.3.6.1.6.3.16.1.4.1.9.9.{rotesting}.0.1.1"
+    assert mib.resolve('vacmAccessStatus."rotesting"."".1.authPriv').endswith(".0.1.3")
+    assert mib.resolve('vacmAccessStatus."rotesting"."".1.nosuchLevel') is None  # no such label: no guess
+    assert mib.resolve("docsDevNmAccessStatus.noAuthNoPriv") is None  # a label where the index has no enum
+
+
 def test_a_double_quoted_string_on_an_implied_index_has_no_length():
     # the row's index is IMPLIED: "public" can only mean the bytes, as 'public' does
     assert mib.resolve('snmpCommunityName."public"') == mib.resolve("snmpCommunityName.'public'") == \
