@@ -10,8 +10,8 @@ import pytest
 
 from hfcprov.config import ConfigError, decode, encode, verify
 from hfcprov.tftp import TftpServer, fetch, fetch_many
+from hfcprov.boot.tod import RFC868_OFFSET
 from hfcprov.tftp.dynamic import (
-    RFC868_OFFSET,
     ConfigFileBuilder,
     DynamicConfigError,
     load_dynamic,
