@@ -635,7 +635,10 @@ def demo_agent(configs, listen, folder, mkdir):
             click.echo("try (exit status 4: drift found):")
             click.echo(f"  hfcprov snmp audit --inventory {folder / 'inventory.csv'} --configs {folder / 'configs'}")
             click.echo("Ctrl-C stops the agents", err=True)
-            signal.signal(signal.SIGTERM, lambda *_: stop.set())
+            # Ctrl-C and SIGTERM both stop it, also when started with SIGINT ignored (a shell's background
+            # job, a CI runner): the agents must not be left waiting for a KeyboardInterrupt that never comes
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, lambda *_: stop.set())
             try:
                 stop.wait()
             except KeyboardInterrupt:

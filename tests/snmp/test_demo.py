@@ -20,8 +20,10 @@ EXAMPLE = REPO / "examples" / "buffer-control.cfg"
 
 def _demo(*args):
     """The demo-agent process (we started it: we stop it) and its printed lines up to the audit command."""
+    # started with SIGINT ignored, as a shell's background job (or a CI runner) starts it: Ctrl-C must still stop it
     proc = subprocess.Popen([sys.executable, "-m", "hfcprov", "snmp", "demo-agent", *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     lines = []
     for line in proc.stdout:  # synchronise on what it prints, once its agents answer
         lines.append(line.rstrip("\n"))
@@ -34,7 +36,7 @@ def _demo(*args):
 def _stop(proc):
     proc.send_signal(signal.SIGINT)
     try:
-        proc.wait(timeout=120)  # the agents stop in seconds; a contended run (scripts/contend 2) took over 30
+        proc.wait(timeout=60)  # the agents stop in seconds
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
