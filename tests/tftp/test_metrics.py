@@ -83,7 +83,8 @@ def test_build_queue_and_in_flight_while_modems_wait(tmp_path):
         assert m[("hfcprov_tftp_build_queue", ())] == 2
         assert m[("hfcprov_tftp_transfers_in_flight", ())] == 2
         provider.release.set_result(None)
-        assert a.recv()[:2] == (3, 1)  # the built file flows: the queue has emptied
+        assert a.recv()[:2] == (3, 1)  # each built file flows: the queue has emptied
+        assert b.recv()[:2] == (3, 1)  # (the loop takes the two finished builds in turns, not at once)
         m = scrape(ep.url)
         assert m[("hfcprov_tftp_build_queue", ())] == 0
         assert m[("hfcprov_tftp_transfers_in_flight", ())] == 2  # both transfers under way, none acknowledged
