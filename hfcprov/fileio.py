@@ -1,4 +1,4 @@
-"""Atomic file output: a reader never sees a half-written file.
+"""Atomic file output: a reader never sees a half-written file; a user's text file read with one-line errors.
 
 No pathlib here: ``atomic_write`` is on the path of a per-file ``hfcprov config encode``, where
 importing pathlib costs ~4 ms of ~30; a target is spelled as ``str(Path(path))`` would spell it.
@@ -9,7 +9,20 @@ from __future__ import annotations
 import itertools
 import os
 
-from hfcprov.errors import OutputError
+from hfcprov.errors import HfcprovError, OutputError
+
+
+def read_user_text(path, error: type[HfcprovError] = HfcprovError, what: str = "file",
+                   encoding: str = "utf-8") -> str:
+    """The text of a file a user named, or ``error("PATH: cannot read <what>: ...")`` /
+    ``error("PATH: not a text file (byte N)")``: one line, never a traceback."""
+    try:
+        with open(path, encoding=encoding) as f:
+            return f.read()
+    except OSError as err:
+        raise error(f"{path}: cannot read {what}: {err.strerror}") from None
+    except UnicodeDecodeError as err:
+        raise error(f"{path}: not a text file (byte {err.start})") from None
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str, mode: int = 0o644, durable: bool = True):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hfcprov.errors import HfcprovError
+from hfcprov.fileio import read_user_text
 
 
 def read_yaml(path: str | Path, error: type[HfcprovError] = HfcprovError, what: str = "file"):
@@ -12,12 +13,7 @@ def read_yaml(path: str | Path, error: type[HfcprovError] = HfcprovError, what: 
     ``error("PATH: cannot read <what>: ...")`` for a user's mistake."""
     import yaml
 
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise error(f"{path}: cannot read {what}: {err.strerror}") from None
-    except UnicodeDecodeError as err:
-        raise error(f"{path}: not a text file (byte {err.start})") from None
+    text = read_user_text(path, error, what)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as err:

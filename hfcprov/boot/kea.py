@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from hfcprov.errors import HfcprovError
+from hfcprov.fileio import read_user_text
 
 BINARIES = {4: "kea-dhcp4", 6: "kea-dhcp6"}
 SERVICE = {4: "Dhcp4", 6: "Dhcp6"}
@@ -85,13 +86,7 @@ def strip_comments(text: str) -> str:
 def read_config(path: str | Path) -> dict:
     """A Kea config file as a dict (comments allowed; ``<?include?>`` is refused with a clear error)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise KeaError(f"{path}: cannot read Kea config: {err.strerror}") from None
-    except UnicodeDecodeError as err:
-        raise KeaError(f"{path}: not a text file (byte {err.start})") from None
-    return parse_config(text, str(path))
+    return parse_config(read_user_text(path, KeaError, "Kea config"), str(path))
 
 
 def parse_config(text: str, source: str = "<config>") -> dict:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
+from hfcprov.fileio import read_user_text
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -77,12 +78,7 @@ def misspelt(wanted, columns) -> str:
 def read_inventory(path: str | Path) -> Inventory:
     """An inventory's rows (each with where it came from) and columns; the format is chosen by content."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as err:
-        raise InventoryError(f"{path}: cannot read inventory: {err.strerror}") from None
-    except UnicodeDecodeError as err:
-        raise InventoryError(f"{path}: not a text file (byte {err.start})") from None
+    text = read_user_text(path, InventoryError, "inventory", encoding="utf-8-sig")
     if _looks_like_csv(path, text):
         header, rows = _csv_rows(path, text)
     else:
