@@ -34,7 +34,7 @@ delivered), and the upstream latency of every data packet from the CM's queue to
 the 95%-goodput buffer: the smallest size on a ladder keeping 95% of the best goodput any size
 reached. Targets: goodput within 5%, latency within 15%, the 95% buffer within one ladder step.
 
-Classic plus LL (table 3, ``--tables lld``): the upload's service flow is a Low Latency aggregate
+Classic plus LL (table 4, ``--tables lld``): the upload's service flow is a Low Latency aggregate
 (docsis-ns3's ``numServiceFlows=2``: its AMSR, peak and burst as above, a classic flow with the
 buffer and docsis-ns3's coupled DOCSIS-PIE at 10 ms, a low-latency flow), the uploads classic, and
 beside them the residential example's upstream game session (UDP, DSCP EF, 82 +- 20 payload bytes
@@ -538,7 +538,7 @@ LL_KEYS = (("goodput_bps", 0.05), ("ll_lat_mean", 0.15), ("ll_lat_p50", 0.15), (
 
 
 def table_lld(both: Both, cases: list[Case], seeds: int) -> list[dict]:
-    print(f"\n3. Classic plus LL (Low Latency aggregate), PGS off and on (median of {seeds} seeds; targets: goodput "
+    print(f"\n4. Classic plus LL (Low Latency aggregate), PGS off and on (median of {seeds} seeds; targets: goodput "
           "5%, latency 15%): the classic uploads' goodput; the game flow's (low-latency) and the classic packets' "
           "upstream latency, ms")
     print(f"{'case':<40} | {'goodput hfc':>11} {'ns3':>6} {'err':>6} | {'LL mean hfc':>11} {'ns3':>5} {'err':>6} | "
