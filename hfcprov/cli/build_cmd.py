@@ -7,7 +7,8 @@ import json
 import click
 
 from hfcprov.cli import build_files, shortcut
-from hfcprov.cli.options import DURATION, JOBS, JSON, MKDIR, RATE, RATES, RTT, RTTS, SECRET_FILE, SIZE, SIZES
+from hfcprov.cli.options import (DURATION, JOBS, JSON, MKDIR, OLD_DOCSIS_VERSION, RATE, RATES, RTT, RTTS, SECRET_FILE,
+                                  SIZE, SIZES)
 from hfcprov.units import format_bytes, format_duration, format_rate
 
 # --- build --------------------------------------------------------------------------------------------------------
@@ -119,8 +120,7 @@ def _tier_inputs(rate, rtt, flows, congestion_control, aqm, aqm_target, mac, pro
                    "(as the --profile's modem applies it) and its TargetBuffer beside the advice.")
 @click.option("--compare", "compare_file", type=click.Path(dir_okay=False),
               help="With --config: a second config file, shown side by side with the first (before / after).")
-@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default=None, hidden=True,
-              help="Old spelling: the profile of that DOCSIS version (docsis3.0-4ch, docsis3.1).")
+@OLD_DOCSIS_VERSION
 @JSON("the advice")
 def advise(rate, rtt, flows, latency_budget, profile, congestion_control, aqm, aqm_target, mac, burst, peak,
            min_buffer, model, duration, warmup, seeds, voice, jobs, config_file, compare_file, docsis_version, as_json):

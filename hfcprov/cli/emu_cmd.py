@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from hfcprov.cli.options import JSON, RTT
+from hfcprov.cli.options import JSON, OLD_DOCSIS_VERSION, RTT
 from hfcprov.emu.caps import LOSS_METHODS
 from hfcprov.units import format_bytes, format_duration, format_rate
 
@@ -34,8 +34,7 @@ def emu():
               help="The modem profile (default docsis3.1, as `sim run --config`): its DOCSIS version decides the AQM: "
               "3.1 runs DOCSIS-PIE on upstream flows unless 24.40.1 / TLV 76 disable it; 3.0 and 2.0 are drop-tail "
               "unless the file's 24.40 asks for AQM. (The emulated modem shapes with tc: no request-grant MAC.)")
-@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default=None, hidden=True,
-              help="Old spelling: the profile of that DOCSIS version.")
+@OLD_DOCSIS_VERSION
 @click.option("--ipv6", is_flag=True, help="The modem's management on IPv6 (fd00:10:2::2, CMTS fd00:10:2::1): it "
               "boots by TFTP over IPv6 (a dynamic file carries TLV 59) and answers SNMP there.")
 @click.option("--headend", is_flag=True, help="Boot as a cable modem: DHCP from Kea (reservations from the lab's "

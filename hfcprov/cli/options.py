@@ -94,3 +94,8 @@ JOBS = click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None,
 MKDIR = click.option("--mkdir", is_flag=True,
                      help="Create the output's folder if it does not exist (else a missing folder is an error: "
                           "a typo must not grow a new tree).")
+
+
+# the spelling before modem profiles: "3.0" / "3.1" name the profile of that DOCSIS version (queue.profile.parse_profile)
+OLD_DOCSIS_VERSION = click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default=None, hidden=True,
+                                  help="Old spelling: the profile of that DOCSIS version (docsis3.0-4ch, docsis3.1).")

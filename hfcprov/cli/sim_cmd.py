@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from hfcprov.cli.options import JOBS, JSON, MKDIR
+from hfcprov.cli.options import JOBS, JSON, MKDIR, OLD_DOCSIS_VERSION
 
 @click.group()
 def sim():
@@ -23,8 +23,7 @@ def sim():
               help="With --config: the modem profile (default docsis3.1): its request-grant MAC carries the upstream "
               "flow and its DOCSIS version decides the AQM (3.1 runs DOCSIS-PIE unless 24.40.1 / TLV 76 disable "
               "it; 3.0 and 2.0 are drop-tail unless the file's 24.40 asks), as `emu up --profile`.")
-@click.option("--docsis-version", type=click.Choice(["3.0", "3.1"]), default=None, hidden=True,
-              help="Old spelling: the profile of that DOCSIS version (docsis3.0-4ch, docsis3.1).")
+@OLD_DOCSIS_VERSION
 @click.option("--set", "assignments", multiple=True, metavar="KEY=VALUE",
               help="Override a scenario key, e.g. --set rtt=100ms --set tcp.variant=reno (repeatable).")
 @click.option("--compare", "compare_file", type=click.Path(dir_okay=False),
