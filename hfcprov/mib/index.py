@@ -150,7 +150,9 @@ class MibIndex:
         text = name.strip()
         if _is_numeric(text.lstrip(".")):
             return text.lstrip(".")
-        module, _, rest = text.rpartition("::")
+        name_part = re.split(r"[.'\"]", text, maxsplit=1)[0]  # "::" inside a quoted index is no module
+        module = name_part.rpartition("::")[0]
+        rest = text[len(module) + 2:] if module else text
         base, dot, suffix = rest.partition(".")
         obj = self.object(f"{module}::{base}" if module else base)
         if obj is None:

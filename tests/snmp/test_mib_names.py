@@ -111,6 +111,13 @@ def _index_arcs(column: str, draw) -> str | None:
     return ".".join(out)
 
 
+def test_a_quoted_index_holding_the_module_separator_is_no_module():
+    # found by the property below: "::" inside a quoted index was read as MODULE::name
+    oid = "1.3.6.1.6.3.18.1.1.1.8.58.58"
+    assert mib.name_of(oid) == "snmpCommunityStatus.'::'"
+    assert mib.resolve("snmpCommunityStatus.'::'") == mib.resolve('SNMP-COMMUNITY-MIB::snmpCommunityStatus."::"') == oid
+
+
 @given(st.sampled_from(ROWS), st.data())
 def test_any_index_reads_back_to_the_same_oid(column, data):
     oid = f"{mib.resolve(column)}.{_index_arcs(column, data.draw)}"
