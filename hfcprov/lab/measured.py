@@ -454,7 +454,7 @@ def _reset(host, port):
     from hfcprov.snmp import oids
 
     async def step(client):
-        await client.set(host, port, oids.RESET_NOW, "Integer", 1)  # TruthValue true(1)
+        await client.set(host, port, oids.RESET_NOW, "Integer", 1, once=True)  # TruthValue true(1), not resent
 
     return step
 

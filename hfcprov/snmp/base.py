@@ -91,14 +91,19 @@ class BaseClient:
                     oid_list: list[str]) -> list[tuple[str, object]]:
         raise NotImplementedError
 
-    async def set_many(self, host: str, port: int, var_binds: list[tuple[str, str, object]]) -> list:
+    async def set_many(self, host: str, port: int, var_binds: list[tuple[str, str, object]],
+                       once: bool = False) -> list:
+        """SET several objects in one PDU. ``once``: the request is sent once and its answer awaited
+        for all the tries' time, never resent: for a SET that acts (a reset, an upgrade) an agent
+        that answers late has already acted on the first copy, and would act on a second one."""
         raise NotImplementedError
 
-    async def set(self, host: str, port: int, oid: str, type_: str, value=UNSET) -> None:
-        """SET one object; ``type_`` is an SMI type name as in ``hfcprov.config.ber`` (e.g. "Integer")."""
+    async def set(self, host: str, port: int, oid: str, type_: str, value=UNSET, once: bool = False) -> None:
+        """SET one object; ``type_`` is an SMI type name as in ``hfcprov.config.ber`` (e.g. "Integer");
+        ``once`` as in ``set_many``."""
         if value is UNSET:
             raise TypeError("set() needs the value after its type name")
-        await self.set_many(host, port, [(oid, type_, value)])
+        await self.set_many(host, port, [(oid, type_, value)], once=once)
 
     async def get_var_binds(self, host: str, port: int, oid_list: list[str]) -> list[tuple[str, object]]:
         """GET as the agent answered: ``(oid, value)`` in its order (``snmp get`` prints them so)."""
@@ -245,7 +250,10 @@ class BaseClient:
                 continue
             _assign_heads(group, var_binds, out)
 
-    def _timeout_error(self, host: str, port: int) -> SnmpTimeout:
+    def _timeout_error(self, host: str, port: int, once: bool = False) -> SnmpTimeout:
+        if once:
+            return SnmpTimeout(f"{host}:{port}: no SNMP answer in {self.timeout * (self.retries + 1):g} s "
+                               "(sent once: a SET that acts is not resent)")
         return SnmpTimeout(f"{host}:{port}: no SNMP answer in {self.timeout:g} s x {self.retries + 1} tries")
 
     def close(self) -> None:

@@ -127,7 +127,7 @@ class PysnmpClient(BaseClient):
         self._engine.cache["mibViewController"] = _numeric_mib_view()
         self._auth = _auth_data(credentials)
         self._context = ContextData()
-        self._targets: dict[tuple[str, int], object] = {}
+        self._targets: dict[tuple[str, int, bool], object] = {}
         self._objects: dict[str, object] = {}
 
     def _object(self, oid: str):
@@ -143,15 +143,17 @@ class PysnmpClient(BaseClient):
                 self._objects[oid] = obj
         return obj
 
-    async def _target(self, host: str, port: int):
+    async def _target(self, host: str, port: int, once: bool = False):
+        """The transport target of one agent; ``once``: no resend, one wait as long as every try's."""
         from pysnmp.error import PySnmpError
         from pysnmp.hlapi.v3arch.asyncio import UdpTransportTarget
 
-        key = (host, port)
+        key = (host, port, once)
         target = self._targets.get(key)
         if target is None:
+            timeout, retries = (self.timeout * (self.retries + 1), 0) if once else (self.timeout, self.retries)
             try:
-                target = await UdpTransportTarget.create(key, timeout=self.timeout, retries=self.retries)
+                target = await UdpTransportTarget.create((host, port), timeout=timeout, retries=retries)
                 if self.source and (":" in self.source) == (":" in host):
                     target.set_local_address((self.source, 0))
             except PySnmpError as err:  # bad host name
@@ -159,12 +161,12 @@ class PysnmpClient(BaseClient):
             self._targets[key] = target
         return target
 
-    def _check(self, host, port, error_indication, error_status, error_index, var_binds):
+    def _check(self, host, port, error_indication, error_status, error_index, var_binds, once: bool = False):
         where = f"{host}:{port}"
         if error_indication:
             name = type(error_indication).__name__
             if name == "RequestTimedOut":
-                raise self._timeout_error(host, port)
+                raise self._timeout_error(host, port, once)
             if name in _AUTH_FAILURES:
                 raise SnmpAuthError(f"{where}: authentication failed ({error_indication})")
             raise SnmpError(f"{where}: {error_indication}")
@@ -195,8 +197,9 @@ class PysnmpClient(BaseClient):
         self._check(host, port, *result)
         return [(str(name), _vb_value(value, self.typed)) for name, value in result[3]]
 
-    async def set_many(self, host: str, port: int, var_binds: list[tuple[str, str, object]]) -> list:
-        """SET several objects in one PDU; ``(oid, type name, value)`` each."""
+    async def set_many(self, host: str, port: int, var_binds: list[tuple[str, str, object]],
+                       once: bool = False) -> list:
+        """SET several objects in one PDU; ``(oid, type name, value)`` each; ``once``: never resent."""
         from pysnmp.hlapi.v3arch.asyncio import ObjectIdentity, ObjectType, set_cmd
         from pysnmp.proto import rfc1902
 
@@ -205,12 +208,12 @@ class PysnmpClient(BaseClient):
                  "IpAddress": rfc1902.IpAddress, "ObjectIdentifier": rfc1902.ObjectName,
                  "Counter32": rfc1902.Counter32, "TimeTicks": rfc1902.TimeTicks, "Opaque": rfc1902.Opaque,
                  "Counter64": rfc1902.Counter64}
-        target = await self._target(host, port)
+        target = await self._target(host, port, once)
         view = self._engine.cache["mibViewController"]
         objs = [ObjectType(ObjectIdentity(oid), types[type_](value)).resolve_with_mib(view)
                 for oid, type_, value in var_binds]
         result = await set_cmd(self._engine, self._auth, target, self._context, *objs, lookupMib=False)
-        self._check(host, port, *result)
+        self._check(host, port, *result, once=once)
         return [(str(name), _vb_value(value, self.typed)) for name, value in result[3]]
 
     def close(self) -> None:

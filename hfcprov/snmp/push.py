@@ -130,7 +130,8 @@ async def reset_one(client, target: PushTarget, wait_online: bool = False, onlin
     result = PushResult(target.host, target.port, target.mac, "reset", ERROR, started=round(time.time(), 3))
     started = time.monotonic()
     try:
-        await client.set(target.host, target.port, oids.RESET_NOW, "Integer", 1)  # TruthValue true(1)
+        # TruthValue true(1), sent once: a modem that answers late has reset already (a resend resets it again)
+        await client.set(target.host, target.port, oids.RESET_NOW, "Integer", 1, once=True)
     except SnmpError as err:
         return _failure(result, err)
     if not wait_online:
@@ -220,12 +221,13 @@ async def upgrade_one(client, target: PushTarget, server: str, filename: str, up
     result = PushResult(target.host, target.port, target.mac, "upgrade", ERROR, started=round(time.time(), 3))
     started = time.monotonic()
     try:
-        await client.set_many(target.host, target.port, server_var_binds(server, filename, legacy))
+        await client.set_many(target.host, target.port, server_var_binds(server, filename, legacy), once=True)
     except SnmpError as err:
         if legacy or not _refuses_the_address_type(err) or ipaddress.ip_address(server.strip("[]")).version != 4:
             return _failure(result, err)
         try:  # a DOCSIS 1.1/2.0 modem: docsDevSwServer
-            await client.set_many(target.host, target.port, server_var_binds(server, filename, legacy=True))
+            await client.set_many(target.host, target.port, server_var_binds(server, filename, legacy=True),
+                                  once=True)
         except SnmpError as again:
             return _failure(result, again)
         result.legacy = True

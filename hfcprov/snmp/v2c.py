@@ -180,7 +180,7 @@ class V2cClient(BaseClient):
         return transport
 
     async def _request(self, host: str, port: int, pdu_type: int, oid_list: list[str], non_repeaters=0,
-                       max_repetitions=0, values=None) -> list[tuple[str, object]]:
+                       max_repetitions=0, values=None, once: bool = False) -> list[tuple[str, object]]:
         host = host.strip("[]")
         try:
             if ":" in host:
@@ -202,16 +202,18 @@ class V2cClient(BaseClient):
         copies = 0
         try:
             result = None
-            for _attempt in range(self.retries + 1):
+            # once: one copy, awaited as long as every try would have been (set_many)
+            tries, wait = (1, self.timeout * (self.retries + 1)) if once else (self.retries + 1, self.timeout)
+            for _attempt in range(tries):
                 transport.sendto(message, addr)
                 copies += 1
                 try:
-                    result = await asyncio.wait_for(asyncio.shield(waiting.future), self.timeout)
+                    result = await asyncio.wait_for(asyncio.shield(waiting.future), wait)
                     break
                 except TimeoutError:
                     continue
             if result is None:
-                result = await self._late_answer(waiting, copies, sent_at, host, port)
+                result = await self._late_answer(waiting, copies, sent_at, host, port, once)
         finally:
             self._pending.pop(request_id, None)
         status, index, var_binds, _community = result
@@ -222,17 +224,18 @@ class V2cClient(BaseClient):
             raise error(f"{host}:{port}: {name}{at}")
         return var_binds
 
-    async def _late_answer(self, waiting: _Waiting, copies: int, sent_at: float, host: str, port: int):
+    async def _late_answer(self, waiting: _Waiting, copies: int, sent_at: float, host: str, port: int,
+                           once: bool = False):
         """After the last try: a slow agent still answers, later. Wait ``patience`` for it; then for
         its answers to the other copies (each cost it as much: sending more now would only queue
         behind them), and remember how long it takes per var-bind (``BaseClient.varbind_budget``)."""
         loop = asyncio.get_running_loop()
         if self.patience <= 0:
-            raise self._timeout_error(host, port)
+            raise self._timeout_error(host, port, once)
         try:
             result = await asyncio.wait_for(asyncio.shield(waiting.future), self.patience)
         except TimeoutError:
-            raise self._timeout_error(host, port) from None
+            raise self._timeout_error(host, port, once) from None
         elapsed = loop.time() - sent_at
         deadline = loop.time() + self.patience
         while waiting.answers < copies and loop.time() < deadline:
@@ -250,16 +253,17 @@ class V2cClient(BaseClient):
     async def _bulk(self, host, port, non_repeaters, max_repetitions, oid_list):
         return await self._request(host, port, GETBULK, oid_list, non_repeaters, max_repetitions)
 
-    async def set_many(self, host: str, port: int, var_binds: list[tuple[str, str, object]]) -> list:
+    async def set_many(self, host: str, port: int, var_binds: list[tuple[str, str, object]],
+                       once: bool = False) -> list:
         """SET several objects in one PDU (the agent applies all or none); ``(oid, type name, value)``
-        each. Returns the agent's var-binds."""
+        each; ``once``: never resent (``BaseClient.set_many``). Returns the agent's var-binds."""
         encoded = []
         for oid, type_, value in var_binds:
             try:
                 encoded.append(encode_value(type_, value))
             except ConfigError as err:
                 raise SnmpError(f"{host}:{port}: {oid}: {err}") from None
-        return await self._request(host, port, SET, [vb[0] for vb in var_binds], values=encoded)
+        return await self._request(host, port, SET, [vb[0] for vb in var_binds], values=encoded, once=once)
 
     def close(self) -> None:
         for transport in (self._transport, self._transport6):

@@ -274,3 +274,70 @@ def test_reset_inventory_watched_from_the_cmts(fleet, tmp_path):
     rows = list(map(json.loads, res.stdout.splitlines()))
     assert [(r["status"], r["went_down"]) for r in rows] == [("ok", True)] * 3, rows
     assert all(r["seconds"] < 5 for r in rows)  # back when the CMTS said so, not after the down grace
+
+
+class _LateAgent:
+    """A v2c agent on a real UDP socket that acts on a request's first copy and answers it late (as a modem
+    busy rebooting does): it waits ``hold`` seconds for another copy, counting every one, then answers."""
+
+    def __init__(self, hold: float):
+        import threading
+
+        self.hold, self.copies = hold, 0
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        import time
+
+        from hfcprov.config.ber import read_tlv, tlv
+
+        self.sock.settimeout(60)
+        first, peer = self.sock.recvfrom(4096)
+        self.copies = 1
+        deadline = time.monotonic() + self.hold
+        while (left := deadline - time.monotonic()) > 0:  # another copy within hold, or none
+            self.sock.settimeout(left)
+            try:
+                self.sock.recvfrom(4096)
+                self.copies += 1
+            except TimeoutError:
+                break
+        _, msg, _ = read_tlv(first, 0)  # the answer: the same message as a GetResponse (0xa2)
+        _, _, pos = read_tlv(msg, 0)
+        _, _, pos = read_tlv(msg, pos)
+        _, pdu, _ = read_tlv(msg, pos)
+        self.sock.sendto(tlv(0x30, msg[:pos] + tlv(0xA2, pdu)), peer)
+
+    def close(self):
+        self.thread.join(timeout=30)
+        self.sock.close()
+
+
+@pytest.mark.parametrize("engine", ["hfcprov", "pysnmp"])
+def test_reset_is_sent_once_to_a_modem_that_answers_late(engine):
+    """A reset acts: an agent that answers after the client's timeout has reset already, and a resent SET
+    would reset it again (seen as 4 resets for 3 modems on a busy machine). The one copy is awaited as long
+    as every try would have been."""
+    from hfcprov.snmp.client import SnmpClient, run
+    from hfcprov.snmp.credentials import Credentials
+    from hfcprov.snmp.push import SENT, PushTarget, reset_one
+
+    agent = _LateAgent(hold=1.5)  # the 1 s timeout's resend would come at 1 s: inside the hold
+
+    async def reset():
+        client = SnmpClient(Credentials(version="2c", community="private"), timeout=1.0, retries=1, engine=engine)
+        try:
+            return await reset_one(client, PushTarget("127.0.0.1", agent.port))
+        finally:
+            client.close()
+
+    try:
+        result = run(reset())
+    finally:
+        agent.close()
+    assert agent.copies == 1
+    assert result.status == SENT, result
