@@ -59,6 +59,7 @@ class Reno(CongestionControl):
         super().__init__(options)
         self.whole_bytes = bool(getattr(options, "integer_cwnd", False))
         self.count_acked = bool(getattr(options, "count_acked", False))
+        self.halve_cwnd = getattr(options, "ssthresh_from", "flightsize") == "cwnd"
 
     def on_ack(self, s, acked: int, rtt: float | None) -> None:
         mss = s.mss
@@ -87,7 +88,10 @@ class Reno(CongestionControl):
         """Half of what the recovery strategy says is in flight (RFC 5681 eq. 4), but never above cwnd: a loss
         does not raise the window. With SACK, FlightSize counts what the receiver already holds, so a recovery
         entered as the last one ends (much SACKed above a hole) would otherwise set ssthresh above cwnd and,
-        chained, grow the window without bound (Linux halves cwnd; ns-3 the pipe)."""
+        chained, grow the window without bound (Linux halves cwnd; ns-3 the pipe). ``ssthresh_from: cwnd``:
+        half of cwnd, as Linux's tcp_reno_ssthresh and ns-3's TcpLinuxReno (and TcpDctcp at alpha 1)."""
+        if self.halve_cwnd:
+            return max(s.cwnd / 2.0, 2.0 * s.mss)
         half = s.flight_bytes() / 2.0
         if half > s.cwnd:  # noqa: PLR1730
             half = s.cwnd

@@ -29,7 +29,7 @@ class ScenarioError(HfcprovError):
 TIMERS = {"coarse": (0.5, 2.0), "200ms": (0.2, 0.8), "fine": (0.0, 0.2)}
 
 
-SSTHRESH_FROM = ("flightsize", "pipe")  # TcpOptions.ssthresh_from
+SSTHRESH_FROM = ("flightsize", "pipe", "cwnd")  # TcpOptions.ssthresh_from
 
 
 @dataclass
@@ -53,7 +53,8 @@ class TcpOptions:
     # default, as in the stacks the validation papers measured and the MAC calibration used
     limited_transmit: bool = False
     # what ssthresh halves on a loss: flightsize (RFC 5681 eq. 4, limited-transmit segments
-    # excluded) or pipe (with SACK: outstanding - SACKed - lost, as ns-3's BytesInFlight)
+    # excluded), pipe (with SACK: outstanding - SACKed - lost, as ns-3's BytesInFlight) or cwnd
+    # (Linux's tcp_reno_ssthresh, ns-3's TcpLinuxReno and TcpDctcp: max(cwnd / 2, 2 MSS))
     ssthresh_from: str = "flightsize"
     # cwnd in whole bytes: congestion avoidance adds int(MSS*MSS/cwnd) per ACK (ns-3, integer
     # stacks); off: the exact fraction, RFC 5681 eq. 3
@@ -72,6 +73,11 @@ class TcpOptions:
     # the ACK that ends fast recovery also grows cwnd from ssthresh (ns-3); off: RFC 5681
     # 3.2 step 6 and RFC 6582 set cwnd = ssthresh on it and nothing more
     grow_on_recovery_exit: bool = False
+    # after an RTO, an ACK below HighData at the RTO grows cwnd by every segment it covers and the
+    # one that passes it only by the segments beyond it (ns-3's CA_LOSS state: after a go-back over
+    # SACKed data cwnd stays at one segment, which a delayed ACK then holds); off: by the segments
+    # newly delivered (RFC 5681 3.1, Linux)
+    loss_exit_from_recover: bool = False
     # most segments per packet for new data (TSO at the sender, GRO at the receiver; Linux: 44, 64 KB),
     # sized as Linux's TSO autosizing (~1 ms of the pacing rate, >= 2); a drop-tail link serves a
     # train as back-to-back packets in one event; 1: off (always off with a MAC or an AQM)

@@ -45,10 +45,12 @@ class TcpSender:
         "gran",
         "hdr",
         "high",
+        "in_loss",
         "in_rec",
         "last_payload",
         "link",
         "lt",
+        "loss_exit",
         "lt_sent",
         "max_rto",
         "min_rto",
@@ -106,6 +108,8 @@ class TcpSender:
         self.lt = opts.limited_transmit
         self.lt_sent = 0  # segments limited transmit sent since the duplicate ACKs began
         self.exit_grows = opts.grow_on_recovery_exit
+        self.loss_exit = opts.loss_exit_from_recover
+        self.in_loss = False  # after an RTO, until HighData then is ACKed (loss_exit_from_recover only)
         self.srtt = None
         self.rttvar = 0.0
         self.gran = opts.timer_granularity
@@ -231,10 +235,15 @@ class TcpSender:
             new_sack = rec.on_sack(self, pkt.sack)
         una = self.una
         if ack > una:
+            acked = delivered = ack - una
             if rec.holding:
+                held = rec.sacked()
                 rec.on_advance(self, ack)
+                # segments SACKed before were delivered then: the window grows by what is newly
+                # delivered (Linux's acked_sacked), not again when the cumulative ACK passes them
+                # (after an RTO with SACK kept, one ACK may pass a whole window of them)
+                delivered -= held - rec.sacked()
             now = self.engine.now
-            acked = ack - una
             rtt = None
             if not pkt.retx:
                 rtt = now - pkt.ts
@@ -253,7 +262,14 @@ class TcpSender:
                         self.cc.on_ack(self, acked, rtt)
             else:
                 self.dupacks = self.lt_sent = 0
-                self.cc.on_ack(self, acked, rtt)
+                if self.in_loss:  # ns-3's CA_LOSS (loss_exit_from_recover)
+                    if ack > self.recover:
+                        self.in_loss = False
+                        delivered = ack - self.recover - 1
+                    else:
+                        delivered = acked
+                if delivered > 0:
+                    self.cc.on_ack(self, delivered, rtt)
                 if new_sack:  # RFC 6675 section 5: it SACKs new data, so it is also a duplicate ACK
                     self.dupacks = 1
             if ack >= self.total:
@@ -285,6 +301,7 @@ class TcpSender:
         if not self.rec.should_enter(self, ack):
             return False
         self.fast_retransmits += 1
+        self.in_loss = False
         self.ssthresh = self.cc.ssthresh(self)
         self.recover = self.nxt - 1
         self.in_rec = True
@@ -355,6 +372,7 @@ class TcpSender:
         self.ssthresh = self.cc.ssthresh(self)
         self.cwnd = float(self.mss)
         self.recover = self.high - 1
+        self.in_loss = self.loss_exit
         self.in_rec = False
         self.dupacks = self.lt_sent = 0
         self.backoff = min(self.backoff * 2, 64)

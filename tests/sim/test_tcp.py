@@ -253,3 +253,79 @@ def test_count_acked_grows_reno_by_segments_acked_as_linux():
     assert after(False, None) == 21 and after(True, None) == 22  # slow start
     assert after(True, 21 * 1460) == pytest.approx(21 + 1 / 21)  # one segment to ssthresh, the other in CA
     assert after(False, 10 * 1460) == pytest.approx(20 + 1 / 20) and after(True, 10 * 1460) == pytest.approx(20 + 2 / 20)
+
+
+class DropTwice(DropFirstSend):
+    """Loses the first transmission and the first retransmission of the chosen segments."""
+
+    def __init__(self, link, drop=()):
+        super().__init__(link, drop)
+        self.again = set(drop)
+
+    def send(self, pkt):
+        if pkt.kind == DATA and pkt.retx and pkt.seq in self.again:
+            self.again.discard(pkt.seq)
+            self.log.append((self.link.engine.now, pkt.seq, pkt.retx))
+            return True
+        return super().send(pkt)
+
+
+def after_rto(opts, drop=100):
+    """One flow whose segment ``drop`` and its fast retransmission are lost: recovery sends new data
+    (all SACKed) until the RTO. Returns the sender and its (timeouts, cwnd in segments, una) after each ACK."""
+    eng = Engine()
+    a, b = Host(), Host()
+    fwd = DropTwice(Link(eng, b, capacity=10e6, delay=0.02), {drop})
+    rev = Link(eng, a, capacity=1e9, delay=0.02)
+    s = TcpSender(eng, 0, fwd, opts, congestion_control(opts.variant, opts), 2_000_000)
+    r = TcpReceiver(eng, 0, rev, opts)
+    rows = []
+
+    def receive(pkt):
+        s.receive(pkt)
+        rows.append((s.timeouts, s.cwnd / s.mss, s.una))
+
+    a.add(s)
+    b.add(r)
+    rev.route[0] = receive
+    eng.at(0.0, s.start)
+    eng.run(30)
+    return s, rows
+
+
+def test_the_ack_after_an_rto_does_not_credit_segments_sacked_before_it():
+    # Linux counts a segment towards window growth once, when it is delivered (acked_sacked): the ACK of
+    # the RTO's retransmission passes ~900 segments SACKed during the failed recovery, but delivers one.
+    # Crediting them all again took cwnd from 1 segment to 59 (ssthresh 27.5 plus congestion avoidance)
+    # in one ACK: a window-sized burst into the buffer right after the timeout.
+    opts = TcpOptions(variant="sack", count_acked=True, detect_lost_retransmit=False, min_rto=1.0)
+    s, rows = after_rto(opts)
+    assert s.timeouts == 1
+    k = next(i for i, row in enumerate(rows) if row[0] == 1 and row[2] > 100)  # the ACK of the RTO's resend
+    assert rows[k][2] - rows[k - 1][2] > 30  # it passes the SACKed segments
+    assert rows[k - 1][1] == 1 and rows[k][1] == 2  # one MSS after the RTO, plus the one segment it delivered
+
+
+def test_loss_exit_from_recover_keeps_one_segment_after_the_rto_as_ns3():
+    # ns-3's CA_LOSS exit: the ACK passing the recovery point grows cwnd by the segments beyond it
+    # (none here), so one segment goes out and waits for the receiver's delayed ACK (docsis-ns3's 250 ms
+    # gaps after each timeout at 2 Mb/s).
+    opts = TcpOptions(variant="sack", count_acked=True, detect_lost_retransmit=False, min_rto=1.0,
+                      loss_exit_from_recover=True)
+    s, rows = after_rto(opts)
+    k = next(i for i, row in enumerate(rows) if row[0] == 1 and row[2] > 100)
+    assert s.timeouts == 1 and rows[k][2] - rows[k - 1][2] > 30
+    assert rows[k][1] == 1 and rows[k + 1][1] == 2  # the next ACK (the delayed one) is slow start's first
+
+
+def test_ssthresh_from_cwnd_halves_the_window_whatever_sack_flightsize_says():
+    # A recovery entered as the last one ends: much is SACKed above the hole, so FlightSize / 2 is above
+    # cwnd and the FlightSize rule (capped at cwnd) does not reduce the window at all; Linux's
+    # tcp_reno_ssthresh and ns-3's TcpLinuxReno (docsis-ns3's TcpDctcp at alpha 1) halve cwnd.
+    def ssthresh(rule):
+        opts = TcpOptions(variant="sack", ssthresh_from=rule)
+        s = TcpSender(Engine(), 0, None, opts, congestion_control("sack", opts), None)
+        s.cwnd, s.una, s.nxt = 20 * 1460.0, 0, 50  # 50 segments outstanding, cwnd 20
+        return s.cc.ssthresh(s) / 1460
+
+    assert ssthresh("flightsize") == 20 and ssthresh("cwnd") == 10
