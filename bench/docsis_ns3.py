@@ -19,8 +19,11 @@ CMTS's congestion model (other modems leave ``1 - congestion`` of the channel, v
 ``variation`` % MAP to MAP). The hosts are Linux-like Reno with SACK: docsis-ns3's residential
 example puts DCTCP on its TCP client node, so it is turned into Reno by its own attributes
 (``TcpDctcp::DctcpShiftG=0``: alpha stays 1 and every back-off halves; ``UseEct0``: the packets
-are classic), pacing off (as Linux without fq), 1448-byte segments with timestamps (1500-byte
-packets), 1 s minimum RTO, delayed ACKs every second segment / 200 ms, limited transmit, no PRR.
+are classic; ``DctcpShiftG`` is the gain g itself, so 0 holds alpha), pacing off (as Linux without
+fq), 1448-byte segments with timestamps (1500-byte packets), 1 s minimum RTO, delayed ACKs every
+second segment / 200 ms, limited transmit, no PRR; hfcprov's hosts are ``hfcprov.sim.hosts.DOCSIS_NS3``,
+the same stack option for option (TcpLinuxReno's growth by segments ACKed, ssthresh half of cwnd,
+ns-3's classic SACK recovery, no lost-retransmission detection, ns-3's exit from the loss state).
 docsis-ns3's scheduler inflates the rates by (MeanPacketSize + 10) / MeanPacketSize to pay for
 the MAC headers its requests count; MeanPacketSize is set to a 1518-byte frame, so both sides
 grant the rate MULPI C.2.2.7.2 defines (the Ethernet frame, not the MAC header). AQM: drop-tail
@@ -290,9 +293,9 @@ def hfc_scenario(case: Case, ds_delay: float):
     """The same scenario on hfcprov.sim: the ACK path's downstream delay (measured on the peer's run, the
     same on both sides and not under test) is added to the base RTT."""
     from hfcprov.sim import FlowSpec, Scenario, TcpOptions
+    from hfcprov.sim.hosts import DOCSIS_NS3
 
-    tcp = TcpOptions(variant="sack", mss=MSS, header_bytes=HEADERS, initial_window=10, min_rto=1.0,
-                     limited_transmit=False, delack_timeout=0.2)
+    tcp = TcpOptions(**DOCSIS_NS3)  # docsis-ns3's TCP uploads (module docstring)
     extra = {"aqm": "docsis-pie", "aqm_params": {"latency_target": 0.010}} if case.aqm != "none" else {}
     if case.lld:  # the game session: 110-byte NQB probes every 33 ms, which MULPI's classifier sends to the LL flow
         extra = {"aqm": "lld", "aqm_params": {"nqb_probes": True}, "probe_rate": 1 / 0.033, "probe_size": 110,

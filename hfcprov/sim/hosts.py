@@ -13,6 +13,13 @@ one as ``tcp: {host: linux}`` (the other ``tcp`` keys given beside it win).
 - ``ns3``: ns-3 3.44's choices (``bench/sim.py``): ssthresh halves pipe, an integer cwnd, the ACK
   that ends recovery also grows the window, new data on duplicate ACKs while pipe < cwnd, CUBIC in
   ns-3's port of the kernel's arithmetic.
+- ``docsis-ns3``: the TCP uploads of CableLabs' docsis-ns3 residential example (ns-3.41) as
+  ``bench/docsis_ns3.py`` sets them: its TcpDctcp with alpha held at 1 is Linux Reno (growth by the
+  segments each ACK covers, ssthresh half of cwnd), SACK with ns-3's classic recovery and limited
+  transmit, no detection of a lost retransmission (the RTO finds it) and ns-3's loss-state exit
+  (after an RTO the ACK that passes the recovery point grows nothing, so one segment waits for a
+  delayed ACK), 1448-byte segments with timestamps, 1 s minimum RTO, delayed ACKs every second
+  segment or 200 ms.
 """
 
 from __future__ import annotations
@@ -23,4 +30,7 @@ LINUX = {"mss": 1448, "header_bytes": 52, **CALIBRATED_TCP, "count_acked": True,
          "recovery": "rack"}
 NS3 = {"ssthresh_from": "pipe", "integer_cwnd": True, "grow_on_recovery_exit": True, "limited_transmit": True,
        "cubic_arithmetic": "ns3"}
-HOSTS = {"linux": LINUX, "ns3": NS3}
+DOCSIS_NS3 = {"variant": "sack", "mss": 1448, "header_bytes": 52, "initial_window": 10, "min_rto": 1.0,
+              "delack_timeout": 0.2, "limited_transmit": True, "count_acked": True, "ssthresh_from": "cwnd",
+              "grow_on_recovery_exit": True, "detect_lost_retransmit": False, "loss_exit_from_recover": True}
+HOSTS = {"linux": LINUX, "ns3": NS3, "docsis-ns3": DOCSIS_NS3}

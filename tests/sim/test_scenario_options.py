@@ -158,5 +158,8 @@ def test_a_host_preset_gives_the_stacks_options_and_the_keys_beside_it_win():
 
     over = Scenario.from_dict(apply_overrides(BASE, ["tcp.host=ns3"]), written=True)
     assert (over.tcp.ssthresh_from, over.tcp.integer_cwnd) == ("pipe", True)
-    with pytest.raises(ScenarioError, match=r"f\.yaml: tcp\.host: 'bsd' is not one of linux, ns3"):
+    with pytest.raises(ScenarioError, match=r"f\.yaml: tcp\.host: 'bsd' is not one of linux, ns3, docsis-ns3"):
         Scenario.from_dict({**BASE, "tcp": {"host": "bsd"}}, source="f.yaml")
+    ns = Scenario.from_dict({**BASE, "tcp": {"host": "docsis-ns3"}}, source="f.yaml", written=True).tcp
+    assert (ns.variant, ns.ssthresh_from, ns.count_acked, ns.loss_exit_from_recover, ns.min_rto) == \
+        ("sack", "cwnd", True, True, 1.0)
