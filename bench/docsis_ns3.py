@@ -372,7 +372,19 @@ class Both:
 
 def median_over_seeds(both: Both, base: Case, seeds: int) -> tuple[dict, dict]:
     pairs = both.run([replace(base, seed=s) for s in range(1, seeds + 1)])
-    return _median([p for p, _ in pairs]), _median([h for _, h in pairs])
+    peer = _median([p for p, _ in pairs])
+    if base.aqm != "none" and not base.lld:
+        peer["pie_idle"] = sum(pie_held_off(p, base) for p, _ in pairs)
+    return peer, _median([h for _, h in pairs])
+
+
+def pie_held_off(peer: dict, case: Case) -> bool:
+    """A docsis-ns3 DOCSIS-PIE run whose AQM sat idle through the measured window: fewer than one drop per
+    2 s while the mean latency is over twice the 10 ms target. That is MULPI Annex M's burst state machine
+    back in NO_BURST (its queue under the target for 1 s, e.g. a start-up ending in a long RTO stall), where
+    no packet is dropped early until the queue reaches a third of the buffer (83 ms of a 250 ms buffer),
+    which a single Reno flow's slow climb does not reach in the run (docs/calibration.md section 9)."""
+    return (peer.get("drops") or 0) < 0.5 * (case.duration - case.warmup) and (peer.get("lat_mean") or 0) > 0.020
 
 
 def _median(rows: list[dict]) -> dict:
@@ -586,6 +598,8 @@ def table_goodput(both: Both, cases: list[Case], seeds: int, title: str) -> list
         miss = [k.replace("_bps", "").replace("lat_", "") for k, lim in KEYS if e[k] > lim]
         if miss and (n.get("stall") or 0) > STALL:  # the known cause of a miss, named where it is seen
             miss.append(f"(ns3 stalled {n['stall']:.1f} s)")
+        if miss and n.get("pie_idle"):
+            miss.append(f"(ns3 PIE idle in {n['pie_idle']} of {seeds} seeds)")
         rows.append({"case": c, "peer": n, "hfc": h, "err": e, "miss": miss})
         ms = lambda x: f"{x * 1e3:.2f}" if x is not None else "-"  # noqa: E731
         print(f"{c.label:<34} | {h['goodput_bps'] / 1e6:16.2f} {n['goodput_bps'] / 1e6:7.2f} {e['goodput_bps']:6.1%} | "
@@ -602,8 +616,9 @@ def summary(rows: list[dict]) -> None:
     med = {k: statistics.median(r["err"][k] for r in rows) for k, _ in KEYS}
     worst = max(rows, key=lambda r: max(r["err"][k] / lim for k, lim in KEYS))
     stalled = sum(any(m.startswith("(ns3 stalled") for m in r["miss"]) for r in rows)
-    print(f"{inside} of {len(rows)} cases inside every target ({stalled} of the misses where docsis-ns3 stalled); "
-          "median error: "
+    idle = sum(any(m.startswith("(ns3 PIE idle") for m in r["miss"]) for r in rows)
+    print(f"{inside} of {len(rows)} cases inside every target ({stalled} of the misses where docsis-ns3 stalled"
+          + (f", {idle} where its PIE sat idle" if idle else "") + "); median error: "
           + ", ".join(f"{k.replace('_bps', '').replace('lat_', 'latency ')} {v:.1%}" for k, v in med.items()))
     print(f"worst case: {worst['case'].label}: " + ", ".join(
         f"{k.replace('_bps', '').replace('lat_', 'latency ')} {worst['err'][k]:.1%}" for k, _ in KEYS))
@@ -684,6 +699,67 @@ def fine(spec: str, step: int, jobs: int) -> None:
     print(" ".join(f"{b // 1024}K {med[b] / best:.0%}" for b in sizes))
 
 
+def pie_trace(binary: Path, rate: float, seed: int) -> None:
+    """Table 2's DOCSIS-PIE case at ``rate`` (seed ``seed``) with docsis-ns3's PIE traces: its per-update
+    queue-delay estimate (MULPI Annex M's qdelaySingle) and drop probability, and its drops. The estimates
+    are replayed through ``hfcprov.queue.pie.DocsisPie`` (each drop before an update entering the burst
+    state as drop_early does): where the probabilities agree, the controllers are the same and any
+    difference between the sides lies in what feeds them (the queue the hosts and the MAC make)."""
+    from hfcprov.queue.pie import IN_BURST, IN_BURST_PROTECTING, NO_BURST, DocsisPie, PieParams
+    from hfcprov.sim.run import Network
+
+    case = replace(next(c for c in pie_cases() if c.rate == rate and c.aqm == "docsis-pie"), seed=seed)
+    t0, t1 = _window(case)
+    with tempfile.TemporaryDirectory(prefix="hfcprov-docsis-ns3-") as tmp:
+        folder = Path(tmp)
+        cmd = ["nice", "-n", "10", str(binary), *peer_args(case), "--fileNameCmDrop=cmdrop.dat",
+               "--fileNameCalculatePState=pstate.dat"]
+        with open(folder / "stdout.txt", "w") as out:
+            subprocess.run(cmd, cwd=folder, stdout=out, stderr=subprocess.STDOUT, check=True)
+        states = [(float(p[0]), float(p[1]), float(p[6])) for p in (line.split() for line in open(folder / "pstate.dat"))]
+        drops = [float(line.split()[0]) for line in open(folder / "cmdrop.dat")]
+        peer = parse_peer(folder, case)
+        lat = sorted(float(p[1]) / 1e3 for p in (line.split() for line in open(folder / "latency-CM.dat"))
+                     if len(p) >= 6 and p[2] == CLIENT and p[5] == "6" and int(p[4]) >= 1000 and t0 <= float(p[0]) < t1)
+    pie = DocsisPie(PieParams(), case.buffer)
+    worst, d, glitches = 0.0, 0, 0
+    for t, q, prob in states:
+        while d < len(drops) and drops[d] < t:  # an early drop out of NO_BURST / IN_BURST starts the allowance
+            if pie.burst_state in (NO_BURST, IN_BURST):
+                pie.burst_state, pie.burst_allowance = IN_BURST_PROTECTING, pie.p.max_burst
+            d += 1
+        pie.update(q)
+        worst = max(worst, abs(pie.drop_prob - prob))
+        glitches += q > 1000  # a uint32 wrap of docsis-ns3's byte count (2^32 B at the rate: hours)
+    window = [s for s in states if t0 <= s[0] < t1 and s[1] < 1000]
+    print(f"{case.label} seed {seed}: docsis-ns3's {len(states)} PIE updates replayed through hfcprov's DocsisPie: "
+          f"largest drop-probability difference {worst:.2g}; estimates over 1000 s (a wrapped byte count in "
+          f"docsis-ns3): {glitches}")
+    run_net = Network(hfc_scenario(case, peer["ds_delay"]))
+    pie, eng, seen = run_net.bottleneck.pie, run_net.engine, []
+
+    def sample(_=None):  # just after each of hfcprov's updates: its estimate and probability
+        if t0 <= eng.now < t1:
+            seen.append((pie.qdelay, pie.drop_prob))
+        eng.at(pie.next_update + 1e-9, sample)
+
+    eng.at(pie.next_update + 1e-9, sample)
+    r = run_net.run()
+    hist = run_net.bottleneck.cm.hist
+    mine = [hist.quantile(q / 10) for q in range(1, 10)]
+    theirs = [lat[int(len(lat) * q / 10)] for q in range(1, 10)]
+    print(f"  in the window ({t0:g}-{t1:g} s):       {'docsis-ns3':>12} {'hfcprov':>9}")
+    print(f"  goodput Mb/s                 {peer['goodput_bps'] / 1e6:12.2f} {r.goodput_bps / 1e6:9.2f}")
+    print(f"  CM drops                     {sum(t0 <= x < t1 for x in drops):12d} {'-':>9} (hfcprov counts the run: "
+          f"{r.extra['queue_drops']}, {r.extra['timeouts']} RTOs)")
+    print(f"  PIE estimate mean ms         {statistics.fmean(s[1] for s in window) * 1e3:12.1f} "
+          f"{statistics.fmean(q for q, _ in seen) * 1e3:9.1f}")
+    print(f"  drop probability mean        {statistics.fmean(s[2] for s in window):12.4f} "
+          f"{statistics.fmean(p for _, p in seen):9.4f}")
+    print("  upstream latency deciles ms  " + " ".join(f"{x * 1e3:.0f}" for x in theirs) + "  |  hfcprov "
+          + " ".join(f"{x * 1e3:.0f}" for x in mine))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fine", metavar="RATE,RTT,FLOWS,MAP",
@@ -698,6 +774,8 @@ def main() -> None:
     ap.add_argument("--pie-cases", type=int, help="table 2: its first N cases only (2 Mb/s first)")
     ap.add_argument("--tiers", type=int, help="table 3: its first N tiers only (20 Mb/s first)")
     ap.add_argument("--peer-case", help=argparse.SUPPRESS)
+    ap.add_argument("--pie-trace", metavar="RATE,SEED",
+                    help="table 2's DOCSIS-PIE case: docsis-ns3's PIE updates replayed through hfcprov's controller")
     args = ap.parse_args()
     if args.fine:
         from hfcprov.units import parse_bytes
@@ -710,6 +788,12 @@ def main() -> None:
         return
     binary = peer_binary(Path(tree))
     cache = Cache(args.cache)
+    if args.pie_trace:
+        from hfcprov.units import parse_rate
+
+        rate_t, seed_t = args.pie_trace.split(",")
+        pie_trace(binary, parse_rate(rate_t), int(seed_t))
+        return
     if args.peer_case:
         case = Case(**json.loads(args.peer_case))
         print(json.dumps(run_peer(binary, case, cache)))
