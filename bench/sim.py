@@ -294,6 +294,33 @@ def run_hfc_paths(cases: list[dict]) -> list[dict]:
     return out
 
 
+def speed_rates(args, have_ns3: bool) -> None:
+    """Issue 28 item 7: CPU of the same one-flow scenario on both sides at each rate (median of --repeat;
+    ratios run by run). ns-3's import and JIT are not counted (one worker process per side and rate)."""
+    from hfcprov.units import parse_rate
+
+    print(f"speed by rate: one NewReno flow ({RECOVERY} recovery), 40 ms, one-BDP buffer, median of {args.repeat} "
+          "(CPU s of the run)")
+    print(f"{'rate':>8} {'sim s':>6} {'buffer':>8} | {'hfcprov':>8} {'ns-3':>8} {'ratio':>6} {'min-max':>11} | "
+          f"{'goodput hfc':>11} {'ns-3':>7}")
+    for text in args.speed_rates.split(","):
+        rate = parse_rate(text)
+        buf = max(65536, int(rate * 0.04 / 8))
+        duration = max(5.0, args.duration * 10e6 / rate)
+        point = (rate, buf, 0.04)
+        hfc = [run_hfc([point], duration)[0] for _ in range(args.repeat)]
+        ref = run_ns3(args.ns3_python, [point] * args.repeat, duration) if have_ns3 else []
+        h = statistics.median(r["cpu_s"] for r in hfc)
+        if ref:
+            n = statistics.median(r["cpu_s"] for r in ref)
+            pairs = sorted(b["cpu_s"] / a["cpu_s"] for a, b in zip(hfc, ref))
+            print(f"{rate / 1e6:7g}M {duration:6g} {buf // 1024:7d}K | {h:8.3f} {n:8.3f} {n / h:5.1f}x "
+                  f"{pairs[0]:5.1f}-{pairs[-1]:<5.1f} | {hfc[0]['goodput_bps'] / 1e6:11.2f} "
+                  f"{ref[0]['goodput_bps'] / 1e6:7.2f}", flush=True)
+        else:
+            print(f"{rate / 1e6:7g}M {duration:6g} {buf // 1024:7d}K | {h:8.3f} {'-':>8}", flush=True)
+
+
 def loss_table(args, have_ns3: bool) -> None:
     """Plant loss against ns-3, the ns-3-matched hosts: goodput per case, min/median/max over seeds."""
     if not have_ns3:
@@ -446,6 +473,10 @@ def main() -> None:
     ap.add_argument("--losses", default="0.01%,0.1%,1%")
     ap.add_argument("--seeds", type=int, default=5, help="tables 5 and 6: runs per case on each side")
     ap.add_argument("--loss-duration", type=float, default=70.0, help="tables 5 and 6: simulated seconds")
+    ap.add_argument("--speed-rates", metavar="RATES",
+                    help="only the speed table, at each of these rates (e.g. 10M,100M,1G): one NewReno flow, 40 ms, "
+                         "a buffer of one BDP (64 KiB at 10 Mb/s), the same packets at each rate (60 s at 10 Mb/s; "
+                         "at least 5 s)")
     ap.add_argument("--recovery", choices=("sack", "newreno"), default=RECOVERY,
                     help="NewReno window growth with SACK (ns-3 default) or RFC 6582 recovery")
     args = ap.parse_args()
@@ -466,6 +497,9 @@ def main() -> None:
 
     if args.grid_only:
         grid15(args, have_ns3)
+        return
+    if args.speed_rates:
+        speed_rates(args, have_ns3)
         return
     if args.loss or args.near_far:
         if args.loss:
