@@ -215,3 +215,29 @@ def test_pie_queue_holds_a_standing_queue_near_the_target():
     mean = sum(delays) / len(delays)
     assert 0.005 < mean < 0.030, mean
     assert q.early_drops > 0
+
+
+# docsis-ns3's own DOCSIS-PIE updates (its CalculatePState trace: estimate s, drop probability printed to
+# 4 places) in table 2's 2 Mb/s case, seed 1 (bench/docsis_ns3.py --pie-trace 2M,1), 12.448-12.912 s:
+# from the end of a burst allowance (probability exactly 0) through the climb to the next drop.
+NS3_UPDATES = [
+    (0.063494, 0.0), (0.045874, 0.0), (0.031648, 0.0), (0.014218, 0.0), (0.017366, 0.0), (0.018375, 0.0),
+    (0.012820, 0.0), (0.023525, 0.0), (0.028317, 0.0001), (0.025774, 0.0001), (0.028731, 0.0002),
+    (0.032760, 0.0007), (0.030789, 0.0007), (0.027713, 0.0006), (0.033650, 0.0012), (0.035462, 0.0026),
+    (0.033301, 0.0026), (0.042099, 0.0064), (0.037267, 0.0057), (0.032093, 0.0048), (0.045588, 0.0101),
+    (0.041940, 0.0096), (0.036917, 0.0088), (0.044570, 0.0123), (0.041304, 0.0121), (0.037807, 0.0112),
+    (0.052637, 0.0351), (0.047273, 0.0331), (0.054886, 0.0482), (0.051048, 0.0485),
+]
+
+
+def test_the_controller_gives_docsis_ns3s_probabilities_on_its_own_estimates():
+    # The control path (auto-tuned PI steps, the decay below LATENCY_LOW) against the reference's, on the
+    # reference's input: what is left between the two simulators then lies in the queues that feed them.
+    pie = DocsisPie()
+    pie.burst_state = IN_BURST_PROTECTING
+    pie.qdelay_old = NS3_UPDATES[0][0]
+    got = []
+    for qdelay, _ in NS3_UPDATES[1:]:
+        pie.update(qdelay)
+        got.append(pie.drop_prob)
+    assert got == pytest.approx([p for _, p in NS3_UPDATES[1:]], abs=6e-5)
