@@ -4,6 +4,7 @@
     HFCPROV_DOCSIS_NS3=/path/to/ns-3.41 nice -n 10 .venv/bin/python bench/docsis_ns3.py [--jobs 2]
         [--cache ~/.cache/hfcprov/docsis-ns3.json] [--seeds 3] [--tables goodput,buffer,pie,lld] [--quick]
         [--cases N] [--pie-cases N] [--tiers N]
+    HFCPROV_DOCSIS_NS3=... .venv/bin/python bench/docsis_ns3.py --pie-trace 2M,1   # PIE: docsis-ns3's replayed
 
 Skips (exit 0, one line) without ``HFCPROV_DOCSIS_NS3``: the path of an ns-3.41 tree with the
 docsis module built (``build/contrib/docsis/examples/ns3.41-residential-example-*``). Nothing of
