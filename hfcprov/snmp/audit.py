@@ -25,6 +25,7 @@ own timeout and output streams.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import time
 from collections import Counter
@@ -173,6 +174,7 @@ class ExpectedConfigs:
         self.folder = Path(folder) if folder else None
         self.secret = secret
         self._cache: dict[str, tuple[list[ServiceFlow], list[AggregateServiceFlow]] | HfcprovError] = {}
+        self._present: dict[str, bool] = {}  # has(): asked for every modem, the disk answers once per name
 
     def _read(self, name: str) -> tuple[list[ServiceFlow], list[AggregateServiceFlow]]:
         from hfcprov.config import read_config
@@ -197,7 +199,18 @@ class ExpectedConfigs:
         return self._read(name)[1]
 
     def has(self, name: str) -> bool:
-        return self.folder is not None and (self.folder / Path(name).name).is_file()
+        if self.folder is None:
+            return False
+        present = self._present.get(name)
+        if present is None:
+            present = self._present[name] = (self.folder / _file_name(name)).is_file()
+        return present
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_name(name: str) -> str:
+    """A config file's name without its folders (a modem may report a path): once per name, not per modem."""
+    return Path(name).name
 
 
 async def audit_modem(client: SnmpClient, target: AuditTarget, configs: ExpectedConfigs) -> ModemAudit:
@@ -296,13 +309,13 @@ def _check_state(result: ModemAudit, target: AuditTarget, scalars, configs: Expe
         result.status = OFFLINE
         result.message = f"docsIfCmStatusValue {result.cm_status or 'missing'}"
         return None
-    reported = Path(result.config_file).name if result.config_file else None
+    reported = _file_name(result.config_file) if result.config_file else None
     expected = target.config
     if target.guessed and expected and not configs.has(expected):
         expected = None  # the inventory names no file and there is no per-modem one: judge the file it reports
-    if expected and reported != Path(expected).name:
+    if expected and reported != _file_name(expected):
         result.status = WRONG_CONFIG
-        result.message = f"loaded {reported or '(none)'}, expected {Path(expected).name}"
+        result.message = f"loaded {reported or '(none)'}, expected {_file_name(expected)}"
         return None
     name = expected or reported
     result.expected_config = name
