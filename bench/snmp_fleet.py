@@ -134,8 +134,9 @@ def one_process(targets, configs, agent_cpu) -> dict:
     asyncio.run(audit_all(targets, Credentials(community="public"), ExpectedConfigs(configs),
                           on_result=lambda r: verdicts.__setitem__(r.mac, r.status), **OPTIONS))
     wall = time.perf_counter() - t0
-    return {"wall": wall, "cpu": cpu_self() - cpu0, "agent_cpu": agent_cpu() - agent0, "verdicts": verdicts,
-            "idle": 0.0, "sched_idle_rate": 0.0}
+    cpu = cpu_self() - cpu0
+    return {"wall": wall, "cpu": cpu, "workers_cpu": 0.0, "agent_cpu": agent_cpu() - agent0, "verdicts": verdicts,
+            "idle": 0.0, "sched_idle": 0.0}
 
 
 def _cluster(workers: int):
@@ -174,14 +175,15 @@ def on_dask(targets, configs, agent_cpu, workers: int, shard_size: int, store_pa
                    scheduler=cluster.scheduler_address, size=shard_size,
                    on_rows=lambda rows: verdicts.update((r["mac"], r["status"]) for r in rows))
         wall = time.perf_counter() - t0
-        cpu = cpu_self() - cpu0 + sum(client.run(_worker_cpu).values()) - before
+        workers_cpu = sum(client.run(_worker_cpu).values()) - before
+        cpu = cpu_self() - cpu0 + workers_cpu
         agent_cpu_s = agent_cpu() - agent0
         store.close()
     finally:
         client.close()
         cluster.close()
-    return {"wall": wall, "cpu": cpu, "agent_cpu": agent_cpu_s, "verdicts": verdicts, "idle": idle_rate * wall,
-            "sched_idle_rate": sched_idle_rate, "worker_code": sorted(code)}
+    return {"wall": wall, "cpu": cpu, "workers_cpu": workers_cpu, "agent_cpu": agent_cpu_s, "verdicts": verdicts,
+            "idle": idle_rate * wall, "sched_idle": sched_idle_rate * wall, "worker_code": sorted(code)}
 
 
 def contender_main(args) -> int:
@@ -280,8 +282,8 @@ def main() -> int:
     same = all(r["verdicts"] == first for rs in results.values() for r in rs)
     expect_drifted = sum(1 for i in range(args.modems) if i % 20 == 19)
     print(f"{'contender':26} {'modems':>7} {'modems/s':>9} {'min-max':>11} {'failed':>6} {'client CPU s':>12} "
-          f"{'ms/modem':>8} {'idle ms':>7} {'net of idle':>11} {'agents CPU s':>12} {'1M at rate':>10} "
-          f"{'1M, client-bound':>16}")
+          f"{'ms/modem':>8} {'in workers':>10} {'idle: workers':>13} {'idle: scheduler':>15} {'net of idle':>11} "
+          f"{'agents CPU s':>12} {'1M at rate':>10} {'1M, client-bound':>16}")
     n = len(targets)
     for (c, tag), runs in results.items():
         rates = [n / r["wall"] for r in runs]
@@ -289,6 +291,8 @@ def main() -> int:
         cpu = statistics.median(r["cpu"] for r in runs)
         per = 1000 * cpu / n
         idle = 1000 * statistics.median(r["idle"] for r in runs) / n
+        in_workers = 1000 * statistics.median(r["workers_cpu"] for r in runs) / n
+        sched_idle = 1000 * statistics.median(r["sched_idle"] for r in runs) / n
         net = 1000 * statistics.median(r["cpu"] - r["idle"] for r in runs) / n
         failed = max(sum(1 for s in r["verdicts"].values() if s not in (IN_SYNC, DRIFTED)) for r in runs)
         drifted = statistics.median(sum(1 for s in r["verdicts"].values() if s == DRIFTED) for r in runs)
@@ -297,16 +301,15 @@ def main() -> int:
         cores = args.workers if c == "dask" else 1
         client_bound = 1e6 * net / 1000 / cores / 3600
         print(f"{names[c] + tag:26} {n:7d} {rate:9.0f} {min(rates):5.0f}-{max(rates):<5.0f} {failed:6d} "
-              f"{cpu:12.1f} {per:8.3f} {idle:7.3f} {net:11.3f} {agent_cpu:12.1f} {million:9.2f}h {client_bound:15.2f}h")
+              f"{cpu:12.1f} {per:8.3f} {in_workers:10.3f} {idle:13.3f} {sched_idle:15.3f} {net:11.3f} "
+              f"{agent_cpu:12.1f} {million:9.2f}h {client_bound:15.2f}h")
         assert drifted == expect_drifted or failed, (c, tag, drifted, expect_drifted)
-    sched = [r["sched_idle_rate"] for (c, _tag), rs in results.items() if c == "dask" for r in rs]
     print(f"same verdicts in every run: {same}; goal: client CPU <= 1 ms per modem; ms/modem: the contender's "
-          f"process (with a LocalCluster's scheduler) plus its workers; idle ms: the Dask workers' idle CPU "
-          f"({IDLE_SAMPLE:g} s sampled before each run) x the run's time, per modem, subtracted in 'net of idle'"
-          + (f"; the scheduler's own idle CPU, {1000 * statistics.median(sched):.0f} ms/s, is not subtracted"
-             if sched else "")
-          + f"; 1M client-bound: the client's net CPU alone on {args.workers} worker cores (the agents here share "
-          f"this machine's {os.cpu_count()} cores)")
+          f"process (with a LocalCluster's scheduler) plus its workers ('in workers': the workers' part); idle: "
+          f"what the Dask workers and the scheduler's process use doing nothing ({IDLE_SAMPLE:g} s sampled before "
+          f"each run) x the run's time, per modem; net of idle: ms/modem minus the workers' idle only; 1M "
+          f"client-bound: the client's net CPU alone on {args.workers} worker cores (the agents here share this "
+          f"machine's {os.cpu_count()} cores)")
     return 0 if same else 1
 
 
