@@ -50,6 +50,8 @@ def run_cmd(scenario_file, config_file, flow_ref, profile, docsis_version, assig
         output_folder(path, mkdir)
     if scenario_file:
         sc = load_scenario(scenario_file, assignments)
+        for line in sc.upstream_findings():
+            click.echo(f"note: {scenario_file}: {line}", err=True)
     else:
         from hfcprov.sim.fromconfig import scenario_from_config
 

@@ -92,10 +92,9 @@ def _shipped_index() -> MibIndex:
 
 
 def _cache_dir():
-    from pathlib import Path
+    from hfcprov.cachedir import cache_root
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "hfcprov"
+    return cache_root()
 
 
 def resolve(name: str) -> str | None:

@@ -67,8 +67,9 @@ def sources(dirs=()) -> dict[str, MibSource]:
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "hfcprov" / "mibs"
+    from hfcprov.cachedir import cache_root as root
+
+    return root() / "mibs"
 
 
 def _digest(found: dict[str, MibSource]) -> str:

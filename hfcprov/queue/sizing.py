@@ -199,6 +199,12 @@ def flow_checks(flow, profile: str | None = None) -> list[tuple[str, str]]:
                             profile=profile or "docsis3.1", burst=flow.burst, peak=flow.peak_rate)
     except SizingError as err:
         return [("capacity", str(err))]
+    return upstream_checks(tier)
+
+
+def upstream_checks(tier: SizingInputs) -> list[tuple[str, str]]:
+    """``flow_checks`` of a tier already in hand (``sim run`` checks its scenario's upstream so): "capacity",
+    a rate beyond what the profile's upstream carries, or "burst", a Max Traffic Burst that caps the rate."""
     if tier.rate > carried_rate(tier):
         return [("capacity", f"{tier.modem.name}'s upstream carries {carried_rate(tier) / 1e6:.4g} Mb/s of frames: "
                              f"it cannot carry this {format_rate(tier.rate)} flow")]

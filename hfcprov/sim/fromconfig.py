@@ -54,18 +54,16 @@ def scenario_from_config(path: str | Path, flow_ref: int | None = None, assignme
     queues = ("none", "docsis-pie", "lld") if modem.model == "mulpi" else ("none", "docsis-pie")
     if d.get("direction", "upstream") == "upstream" and d.get("aqm", "none") in queues:
         d.update(mac=DEFAULT_UPSTREAM_MODEL, profile=modem.name)
-        if on_note is not None and DEFAULT_UPSTREAM_MODEL == "docsis":
-            cap = modem.burst_rate_cap(d["rate"], d["burst"], d.get("peak"))
-            if cap < 0.95 * d["rate"]:
-                on_note(f"{sf.name}: its Max Traffic Burst of {d['burst']} B caps it at about {cap / 1e6:.3g} Mb/s on "
-                        f"{modem.name}'s {modem.actual_map_interval * 1e3:.3g} ms MAPs, as on a real upstream "
-                        "(24.9 MaxTrafficBurst of two MAPs at the rate or more does not cap it)")
     if sf.buffer.target is None and not any(a.split("=", 1)[0].strip() == "buffer" for a in assignments):
         if on_note is not None:
             on_note(f"{sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "
                     "(hfcprov.model's rule; --set buffer=SIZE to choose another)")
     d = apply_overrides(d, list(assignments))
-    return Scenario.from_dict(d, source=f"{path} {where}".strip())
+    sc = Scenario.from_dict(d, source=f"{path} {where}".strip())
+    if on_note is not None:  # simulated as a real upstream carries it: say why it falls short
+        for line in sc.upstream_findings():
+            on_note(f"{sf.name}: {line}")
+    return sc
 
 
 def tree_queue(tree, flow_ref: int | None = None, docsis_version: str = DEFAULT_DOCSIS_VERSION,

@@ -215,6 +215,23 @@ class Scenario:
     def replace(self, **kw) -> Scenario:
         return dataclasses.replace(self, **kw)
 
+    def upstream_findings(self) -> list[str]:
+        """What this upstream provisions that its modem profile's request-grant MAC cannot carry, one line
+        each (``hfcprov.queue.sizing.upstream_checks``: a rate beyond the channel, a Max Traffic Burst that
+        caps the rate); the simulation shows it as a real upstream would, and the user should know why.
+        None to say for a token bucket or the calibrated 2011 MAC (``mac_params`` without a profile)."""
+        if self.direction != "upstream" or self.mac != "docsis" or (self.profile is None and self.mac_params):
+            return []
+        from hfcprov.queue.inputs import DEFAULT_PROFILE, SizingError, SizingInputs
+        from hfcprov.queue.sizing import upstream_checks
+
+        try:
+            tier = SizingInputs(self.rate, max(self.rtt, 1e-3), aqm_latency_target=None, mac="docsis",
+                                profile=self.profile or DEFAULT_PROFILE, burst=self.burst, peak=self.peak)
+        except SizingError:  # not a tier sizing takes (the simulator says what it makes of it)
+            return []
+        return [line for _, line in upstream_checks(tier)]
+
 
 def flow_keys(sf, docsis_version: str = DEFAULT_DOCSIS_VERSION) -> dict:
     """The scenario keys a ``hfcprov.model.ServiceFlow`` decides: the one mapping from a flow.

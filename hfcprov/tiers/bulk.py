@@ -145,8 +145,9 @@ def write_manifest(out: Path, entries: list[Entry], salt: bytes | None = None) -
     """manifest.json (every entry, and the salt of the secrets' fingerprints) and manifest.csv, each atomically."""
     entries = sorted(entries, key=lambda e: e.file)
     head = {"hfcprov": __version__} if salt is None else {"hfcprov": __version__, "salt": salt.hex()}
-    atomic_write(out / MANIFEST_JSON, json.dumps({**head, "entries": [dict(e.__dict__) for e in entries]},
-                                                 indent=0) + "\n")
+    # an entry per line, each by json's C encoder (indent= takes its pure-Python one: ~15 ms per 1,000 rows)
+    lines = ",\n".join(map(json.dumps, (e.__dict__ for e in entries)))
+    atomic_write(out / MANIFEST_JSON, json.dumps(head)[:-1] + f', "entries": [\n{lines}\n]}}\n')
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(MANIFEST_FIELDS)

@@ -102,3 +102,23 @@ def test_run_from_a_binary_config_file_uses_its_upstream_service_flow(tmp_path):
     assert "25[0] (ref 2) has no TargetBuffer" in p.stderr and "65536 bytes" in p.stderr and "--set buffer=" in p.stderr
     p = hfcprov("sim", "run", "--config", str(cm), "--flow", "2", "--set", "buffer=256KiB", "--set", "duration=8s")
     assert p.returncode == 0, p.stderr
+
+
+def test_run_says_when_the_upstream_cannot_carry_its_rate(tmp_path):
+    """A scenario's upstream on the request-grant MAC is simulated as a real one carries it: MULPI's default
+    3044 B burst caps a 600 Mb/s flow near 12 Mb/s, and a 1 Gb/s flow is beyond a 3.1 OFDMA channel beside
+    80% load. `sim run` says which and why (queue.sizing.upstream_checks, the rule config lint applies)."""
+    scenario = tmp_path / "up.yaml"
+    base = ("rate: 600M\nbuffer: 1MiB\nrtt: 20ms\nmac: docsis\nprofile: docsis3.1\nflows: [{start: 0s}]\n"
+            "duration: 2s\nwarmup: 1s\n")
+    scenario.write_text(base)
+    p = hfcprov("sim", "run", str(scenario), "--json")
+    assert p.returncode == 0, p.stderr
+    assert "MaxTrafficBurst 3044 B caps this 600 Mb/s flow at about 11.9 Mb/s" in p.stderr
+    assert json.loads(p.stdout)["summary"]["goodput_mbps"] < 12  # the simulation shows the cap it names
+    scenario.write_text(base + "burst: 400000\n")  # two MAPs at the rate: no cap, nothing said
+    p = hfcprov("sim", "run", str(scenario), "--json")
+    assert p.returncode == 0 and "MaxTrafficBurst" not in p.stderr, p.stderr
+    scenario.write_text(base.replace("600M", "1G").replace("docsis3.1", "docsis3.1:congestion=80%") + "burst: 1MB\n")
+    p = hfcprov("sim", "run", str(scenario), "--json")
+    assert p.returncode == 0 and "cannot carry this 1 Gb/s flow" in p.stderr, p.stderr

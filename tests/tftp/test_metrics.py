@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from hfcprov.tftp import TftpServer, fetch, fetch_many
 from hfcprov.tftp.metrics import MetricsEndpoint, MetricsError
 from hfcprov.tftp.provider import Provider
-from tests.support import free_udp_port
+from tests.support import free_udp_port, wait_for
 
 from .conftest import SIZES
 from .helpers import RawClient, abandoning
@@ -39,6 +39,8 @@ def test_counts_after_real_transfers(root):
         assert before[("hfcprov_tftp_transfer_duration_seconds_count", ())] == 0
         got = fetch_many("127.0.0.1", srv.port, ["gold.cm", "two.cm", "one.cm", "nope.cm", "../x"])
         assert [f.ok for f in got] == [True, True, True, False, False]
+        # a client is done at the last DATA; the server, at the final ACK it then gets: wait for that
+        wait_for(lambda: srv.summary.transfers == 5, 30, "the server to finish all five transfers")
         m = scrape(ep.url)
     assert m[("hfcprov_tftp_transfers_total", (("result", "ok"),))] == 3
     assert m[("hfcprov_tftp_transfers_total", (("result", "not-found"),))] == 1
