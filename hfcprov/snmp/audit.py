@@ -25,11 +25,12 @@ own timeout and output streams.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from hfcprov import mib
@@ -114,10 +115,17 @@ class ModemAudit:
         return self.message
 
     def as_dict(self) -> dict:
-        d = asdict(self)
-        d["drifts"] = [{**asdict(x), "text": str(x)} for x in self.drifts]
+        """Every field, the drifts as dicts with their text, and ``detail``: a stored or printed row.
+        Field by field: ``dataclasses.asdict`` deep-copies, a cost a plant-wide run pays per modem."""
+        d = {name: getattr(self, name) for name in _AUDIT_FIELDS}
+        d["drifts"] = [{"flow": x.flow, "field": x.field, "expected": x.expected, "actual": x.actual, "text": str(x)}
+                       for x in self.drifts]
+        d["buffer_sizes"] = dict(self.buffer_sizes)
         d["detail"] = self.detail
         return d
+
+
+_AUDIT_FIELDS = tuple(f.name for f in fields(ModemAudit))
 
 
 def _num(v) -> str:
@@ -166,6 +174,7 @@ class ExpectedConfigs:
         self.folder = Path(folder) if folder else None
         self.secret = secret
         self._cache: dict[str, tuple[list[ServiceFlow], list[AggregateServiceFlow]] | HfcprovError] = {}
+        self._present: dict[str, bool] = {}  # has(): asked for every modem, the disk answers once per name
 
     def _read(self, name: str) -> tuple[list[ServiceFlow], list[AggregateServiceFlow]]:
         from hfcprov.config import read_config
@@ -190,7 +199,18 @@ class ExpectedConfigs:
         return self._read(name)[1]
 
     def has(self, name: str) -> bool:
-        return self.folder is not None and (self.folder / Path(name).name).is_file()
+        if self.folder is None:
+            return False
+        present = self._present.get(name)
+        if present is None:
+            present = self._present[name] = (self.folder / _file_name(name)).is_file()
+        return present
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_name(name: str) -> str:
+    """A config file's name without its folders (a modem may report a path): once per name, not per modem."""
+    return Path(name).name
 
 
 async def audit_modem(client: SnmpClient, target: AuditTarget, configs: ExpectedConfigs) -> ModemAudit:
@@ -209,17 +229,17 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
         _boot_fields(result, scalars)
         name = _check_state(result, target, scalars, configs)
         if name is not None:
-            flows = list(tables[oids.SF_DIRECTION])
-            params = {f"{column}.{index}": value for column in _PARAM_COLUMNS
-                      for index, value in tables.get(column, {}).items()}
+            # the param-set columns as read: column -> row index (ifIndex.type.sfid) -> value
+            params = {column: dict(tables.get(column, ())) for column in _PARAM_COLUMNS}
             # a flow that is provisioned but not active has no active row: judge its provisioned one
-            inactive = [f for f in flows if all(params.get(o) is None
-                                                 for o in _param_oids([f], oids.PARAM_SET_ACTIVE))]
+            inactive = [f for f in tables[oids.SF_DIRECTION]
+                        if all(params[c].get(i) is None for c, i in _param_rows([f], oids.PARAM_SET_ACTIVE))]
             if inactive:
-                more = await client.get_many(target.host, target.port,
-                                             _param_oids(inactive, oids.PARAM_SET_PROVISIONED))
+                rows = _param_rows(inactive, oids.PARAM_SET_PROVISIONED)
+                more = await client.get_many(target.host, target.port, [f"{c}.{i}" for c, i in rows])
                 _check_values(more, {})
-                params.update(more)
+                for column, index in rows:
+                    params[column][index] = more.get(f"{column}.{index}")
             _compare_flows(result, name, tables, params, configs)
     except SnmpTimeout as err:
         result.status, result.message = UNREACHABLE, str(err)
@@ -237,12 +257,12 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
 def _check_values(scalars: dict, tables: dict) -> None:
     """``BadValue`` for the first value that does not fit its object's MIB syntax."""
     for oid, value in scalars.items():
-        bad = problem(oid, value)
+        bad = problem(oid, value, oid[:-2] if oid.endswith(".0") else oid)
         if bad:
             raise BadValue(bad)
     for column, rows in tables.items():
         for index, value in rows.items():
-            bad = problem(f"{column}.{index}", value)
+            bad = problem(f"{column}.{index}", value, column)
             if bad:
                 raise BadValue(bad)
 
@@ -289,13 +309,13 @@ def _check_state(result: ModemAudit, target: AuditTarget, scalars, configs: Expe
         result.status = OFFLINE
         result.message = f"docsIfCmStatusValue {result.cm_status or 'missing'}"
         return None
-    reported = Path(result.config_file).name if result.config_file else None
+    reported = _file_name(result.config_file) if result.config_file else None
     expected = target.config
     if target.guessed and expected and not configs.has(expected):
         expected = None  # the inventory names no file and there is no per-modem one: judge the file it reports
-    if expected and reported != Path(expected).name:
+    if expected and reported != _file_name(expected):
         result.status = WRONG_CONFIG
-        result.message = f"loaded {reported or '(none)'}, expected {Path(expected).name}"
+        result.message = f"loaded {reported or '(none)'}, expected {_file_name(expected)}"
         return None
     name = expected or reported
     result.expected_config = name
@@ -343,25 +363,20 @@ def _past_active_rows(column: str, index: str) -> bool:
     return column in _PARAM_COLUMNS and index.split(".")[-2:-1] != [str(oids.PARAM_SET_ACTIVE)]
 
 
-def _param_oids(flows: list[str], set_type: int) -> list[str]:
-    """Instance OIDs of one param-set row (active, provisioned) of each flow (index ifIndex.sfid)."""
+def _param_rows(flows: list[str], set_type: int) -> list[tuple[str, str]]:
+    """(column, row index) of one param-set row (active, provisioned) of each flow (index ifIndex.sfid)."""
     out = []
     for index in flows:
         if_index, _, sfid = index.rpartition(".")
-        out += [f"{column}.{if_index}.{set_type}.{sfid}" for column in oids.PARAM_SET.values()]
+        out += [(column, f"{if_index}.{set_type}.{sfid}") for column in _PARAM_COLUMNS]
     return out
 
 
-def _compare_flows(result: ModemAudit, name: str, tables, params: dict[str, object], configs) -> None:
+def _compare_flows(result: ModemAudit, name: str, tables, params: dict[str, dict[str, object]], configs) -> None:
+    """``params``: the param-set columns, column -> row index -> value (None: the modem has none)."""
     expected_flows = configs.flows(name)
-    by_column = {column: {} for column in oids.PARAM_SET.values()}
-    for oid, value in params.items():
-        if value is None:
-            continue
-        for column, rows in by_column.items():
-            if oid.startswith(column + "."):
-                rows[oid[len(column) + 1:]] = value
-                break
+    by_column = {column: {index: value for index, value in params.get(column, {}).items() if value is not None}
+                 for column in _PARAM_COLUMNS}
     sfids: dict[int, int] = {}  # position of a flow in the file -> the modem's SFID paired with it
     result.drifts = _drifts(expected_flows, {**tables, **by_column}, result, sfids)
     aggregates = configs.aggregates(name)

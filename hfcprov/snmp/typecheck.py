@@ -34,36 +34,61 @@ def shown(value) -> str:
     return f"INTEGER {value}"
 
 
-def problem(oid: str, value) -> str | None:
+def problem(oid: str, value, column: str | None = None) -> str | None:
     """None when ``value`` (as the client returns it: int, bytes, str for IpAddress/OID) fits the
     syntax of the object ``oid`` is an instance of; else one line naming the instance, what came
-    back and what the MIB says. An object no loaded MIB defines is not judged."""
+    back and what the MIB says. An object no loaded MIB defines is not judged. ``column``: the
+    object's OID when the caller knows it (a column it walked, a scalar's ``.0`` cut off), which
+    spares searching the index for it: the audit checks every value of every modem."""
     if value is None:
         return None  # absent (noSuchObject): the caller decides what a missing value means
-    obj = mib.index().object(oid)
+    idx = mib.index()
+    obj = idx.by_oid.get(column) if column else None
+    if obj is None:
+        obj = idx.object(oid)
     if obj is None or not obj.syntax:
         return None
-    info = smi.type_info(obj.syntax, mib.index().types)
-    name = mib.name_of(oid) or oid
+    info = _type_info(obj.syntax, idx.types)
     if info.base == smi.INTEGER:
         if not isinstance(value, int) or isinstance(value, bool):
-            return f"{name}: {shown(value)} where the MIB says {_WORDS[info.base]} ({obj.syntax})"
+            return f"{_name(oid)}: {shown(value)} where the MIB says {_WORDS[info.base]} ({obj.syntax})"
         if info.enums and value not in info.enums:
             labels = ", ".join(f"{label}({n})" for n, label in sorted(info.enums.items()))
-            return f"{name}: INTEGER {value} is none of {labels}"
+            return f"{_name(oid)}: INTEGER {value} is none of {labels}"
         lo, hi = _RANGES.get(obj.syntax, _RANGES.get(_tc_base(obj.syntax), (None, None)))
         if lo is not None and not lo <= value <= hi:
-            return f"{name}: INTEGER {value} is out of {obj.syntax}'s range {lo}..{hi}"
+            return f"{_name(oid)}: INTEGER {value} is out of {obj.syntax}'s range {lo}..{hi}"
         return None
     if info.base == smi.STRING:
         if not isinstance(value, bytes):
-            return f"{name}: {shown(value)} where the MIB says an OCTET STRING ({obj.syntax})"
+            return f"{_name(oid)}: {shown(value)} where the MIB says an OCTET STRING ({obj.syntax})"
         if info.fixed is not None and len(value) != info.fixed:
-            return f"{name}: {len(value)} octets where {obj.syntax} has {info.fixed}"
+            return f"{_name(oid)}: {len(value)} octets where {obj.syntax} has {info.fixed}"
         return None
     if info.base in (smi.OID, smi.IPADDRESS) and not isinstance(value, str):
-        return f"{name}: {shown(value)} where the MIB says {_WORDS[info.base]}"
+        return f"{_name(oid)}: {shown(value)} where the MIB says {_WORDS[info.base]}"
     return None
+
+
+def _name(oid: str) -> str:
+    """The instance's name for a message (decoding its index costs: only when something is wrong)."""
+    return mib.name_of(oid) or oid
+
+
+# syntax -> its TypeInfo, for the types table it was read against (a --mib-dir load adds types)
+_infos: dict[str, smi.TypeInfo] = {}
+_infos_of: tuple[int, int] = (0, 0)
+
+
+def _type_info(syntax: str, types: dict) -> smi.TypeInfo:
+    """``smi.type_info`` once per syntax (it parses the text with regexes)."""
+    global _infos, _infos_of
+    if _infos_of != (id(types), len(types)):
+        _infos, _infos_of = {}, (id(types), len(types))
+    info = _infos.get(syntax)
+    if info is None:
+        info = _infos[syntax] = smi.type_info(syntax, types)
+    return info
 
 
 def _tc_base(syntax: str) -> str:

@@ -13,6 +13,7 @@ SNMPv3 (USM keys, engine discovery) stays on pysnmp (``PysnmpClient``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import random
 import socket
@@ -55,9 +56,18 @@ def encode_request(pdu_type: int, request_id: int, community: bytes, oid_list: l
                    non_repeaters: int = 0, max_repetitions: int = 0, values: list[bytes] | None = None,
                    version: int = 1) -> bytes:
     """A v2c (version 1; 0 for v1) message; ``values`` are BER-encoded values for a SET."""
-    var_binds = b"".join(tlv(0x30, encode_oid(o) + (values[i] if values else NULL)) for i, o in enumerate(oid_list))
+    if values:
+        var_binds = b"".join(tlv(0x30, encode_oid(o) + values[i]) for i, o in enumerate(oid_list))
+    else:
+        var_binds = _null_var_binds(tuple(oid_list))
     pdu = tlv(pdu_type, _int(request_id) + _int(non_repeaters) + _int(max_repetitions) + tlv(0x30, var_binds))
     return tlv(0x30, _int(version) + tlv(0x04, community) + pdu)
+
+
+@functools.lru_cache(maxsize=1024)
+def _null_var_binds(oid_list: tuple[str, ...]) -> bytes:
+    """The var-binds of a GET/GETBULK: every modem of an audit is first asked the same objects."""
+    return b"".join(tlv(0x30, encode_oid(o) + NULL) for o in oid_list)
 
 
 def decode_response(data: bytes, typed: bool = False) -> tuple[int, int, int, list[tuple[str, object]], bytes]:

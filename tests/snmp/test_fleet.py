@@ -103,3 +103,20 @@ def test_the_per_cmts_rate_cap_paces_one_cmts_not_the_others(lab, tmp_path):
 
     assert took(one) >= 5 / 5.0  # six starts on one CMTS at 5/s: the last starts 1 s after the first
     assert took(others) < took(one)  # six CMTSes: none waits for another
+
+
+@pytest.mark.slow
+def test_a_local_cluster_runs_its_workers_quiet():
+    """--scheduler local:N starts workers without the sampling profiler and with a 1 s loop watchdog:
+    at distributed's defaults they burn ~70 ms of CPU a second doing nothing (docs/snmp.md)."""
+
+    def settings(shard):
+        import dask
+
+        return [{"mac": t.mac, "status": "ok", "profile": dask.config.get("distributed.worker.profile.enabled"),
+                 "tick": dask.config.get("distributed.admin.tick.interval")} for t in shard.targets]
+
+    rows = []
+    summary = run_shards([AuditTarget("m1", "h")], settings, (), scheduler="local:1", on_rows=rows.extend)
+    assert summary.workers == "dask local:1, 1 worker threads"
+    assert [(r["profile"], r["tick"]) for r in rows] == [(False, "1s")]
