@@ -49,6 +49,8 @@ class MibIndex:
         self.by_oid: dict[str, MibObject] = {}
         self.by_module: dict[tuple[str, str], MibObject] = {}
         self.types: dict[str, smi.TypeInfo] = {}
+        self._infos: dict[str, smi.TypeInfo] = {}  # type_info's memory, for ...
+        self._infos_for = 0  # ... this many types (they only grow: a --mib-dir load adds some)
 
     # -- building ---------------------------------------------------------------------------
     def load_texts(self, texts: list[tuple[str, str]], prefer: frozenset = frozenset()) -> None:
@@ -133,6 +135,16 @@ class MibIndex:
         return idx
 
     # -- lookups -----------------------------------------------------------------------------
+    def type_info(self, syntax: str) -> smi.TypeInfo:
+        """``smi.type_info`` of an OBJECT-TYPE's syntax against this index's types, parsed once per syntax
+        (its regexes cost, and an audit checks every value of every modem)."""
+        if self._infos_for != len(self.types):
+            self._infos, self._infos_for = {}, len(self.types)
+        info = self._infos.get(syntax)
+        if info is None:
+            info = self._infos[syntax] = smi.type_info(syntax, self.types)
+        return info
+
     def object(self, name_or_oid: str) -> MibObject | None:
         """The object a name (``MODULE::name`` allowed, instance suffix ignored) or an OID is of."""
         text = name_or_oid.strip()
@@ -204,7 +216,7 @@ class MibIndex:
             obj = self.by_name.get(name)
             if obj is None:
                 return None
-            info = smi.type_info(obj.syntax, self.types) if obj.syntax else smi.TypeInfo("", {})
+            info = self.type_info(obj.syntax) if obj.syntax else smi.TypeInfo("", {})
             if obj.fixed is not None:
                 info = smi.TypeInfo(info.base, info.enums, obj.fixed)
             out.append((info, implied))

@@ -48,7 +48,7 @@ def problem(oid: str, value, column: str | None = None) -> str | None:
         obj = idx.object(oid)
     if obj is None or not obj.syntax:
         return None
-    info = _type_info(obj.syntax, idx.types)
+    info = idx.type_info(obj.syntax)
     if info.base == smi.INTEGER:
         if not isinstance(value, int) or isinstance(value, bool):
             return f"{_name(oid)}: {shown(value)} where the MIB says {_WORDS[info.base]} ({obj.syntax})"
@@ -73,22 +73,6 @@ def problem(oid: str, value, column: str | None = None) -> str | None:
 def _name(oid: str) -> str:
     """The instance's name for a message (decoding its index costs: only when something is wrong)."""
     return mib.name_of(oid) or oid
-
-
-# syntax -> its TypeInfo, for the types table it was read against (a --mib-dir load adds types)
-_infos: dict[str, smi.TypeInfo] = {}
-_infos_of: tuple[int, int] = (0, 0)
-
-
-def _type_info(syntax: str, types: dict) -> smi.TypeInfo:
-    """``smi.type_info`` once per syntax (it parses the text with regexes)."""
-    global _infos, _infos_of
-    if _infos_of != (id(types), len(types)):
-        _infos, _infos_of = {}, (id(types), len(types))
-    info = _infos.get(syntax)
-    if info is None:
-        info = _infos[syntax] = smi.type_info(syntax, types)
-    return info
 
 
 def _tc_base(syntax: str) -> str:
