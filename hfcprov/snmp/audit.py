@@ -25,8 +25,8 @@ own timeout and output streams.
 
 from __future__ import annotations
 
-import functools
 import ipaddress
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -207,10 +207,9 @@ class ExpectedConfigs:
         return present
 
 
-@functools.lru_cache(maxsize=4096)
 def _file_name(name: str) -> str:
-    """A config file's name without its folders (a modem may report a path): once per name, not per modem."""
-    return Path(name).name
+    """A config file's name without its folders (a modem may report a path)."""
+    return os.path.basename(name)
 
 
 async def audit_modem(client: SnmpClient, target: AuditTarget, configs: ExpectedConfigs) -> ModemAudit:
