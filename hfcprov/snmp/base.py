@@ -250,9 +250,14 @@ class BaseClient:
                 continue
             _assign_heads(group, var_binds, out)
 
+    @property
+    def once_timeout(self) -> float:
+        """How long a request sent once (``set_many(once=True)``) is awaited: every try's timeout."""
+        return self.timeout * (self.retries + 1)
+
     def _timeout_error(self, host: str, port: int, once: bool = False) -> SnmpTimeout:
         if once:
-            return SnmpTimeout(f"{host}:{port}: no SNMP answer in {self.timeout * (self.retries + 1):g} s "
+            return SnmpTimeout(f"{host}:{port}: no SNMP answer in {self.once_timeout:g} s "
                                "(sent once: a SET that acts is not resent)")
         return SnmpTimeout(f"{host}:{port}: no SNMP answer in {self.timeout:g} s x {self.retries + 1} tries")
 

@@ -151,7 +151,7 @@ class PysnmpClient(BaseClient):
         key = (host, port, once)
         target = self._targets.get(key)
         if target is None:
-            timeout, retries = (self.timeout * (self.retries + 1), 0) if once else (self.timeout, self.retries)
+            timeout, retries = (self.once_timeout, 0) if once else (self.timeout, self.retries)
             try:
                 target = await UdpTransportTarget.create((host, port), timeout=timeout, retries=retries)
                 if self.source and (":" in self.source) == (":" in host):

@@ -213,7 +213,7 @@ class V2cClient(BaseClient):
         try:
             result = None
             # once: one copy, awaited as long as every try would have been (set_many)
-            tries, wait = (1, self.timeout * (self.retries + 1)) if once else (self.retries + 1, self.timeout)
+            tries, wait = (1, self.once_timeout) if once else (self.retries + 1, self.timeout)
             for _attempt in range(tries):
                 transport.sendto(message, addr)
                 copies += 1
