@@ -27,6 +27,7 @@ import os
 import threading
 import zlib
 
+from hfcprov.cachedir import cache_root
 from hfcprov.errors import HfcprovError
 from hfcprov.mib.index import MibIndex, MibObject
 from hfcprov.shipped import shipped_dir
@@ -72,7 +73,7 @@ def _shipped_index() -> MibIndex:
     (~70 ms of CPU for the regexes against ~3 ms: it matters to a config encode per process)."""
     files = shipped_files()
     stamp = "|".join(f"{p.name}:{st.st_size}:{st.st_mtime_ns}" for p in files for st in [p.stat()])
-    cache = _cache_dir() / f"mibindex-{zlib.crc32(stamp.encode()):08x}.marshal"
+    cache = cache_root() / f"mibindex-{zlib.crc32(stamp.encode()):08x}.marshal"
     try:
         with open(cache, "rb") as f:
             return MibIndex.from_state(marshal.load(f))
@@ -89,12 +90,6 @@ def _shipped_index() -> MibIndex:
     except OSError:
         pass  # no writable cache (a service account): the next process reads the text again
     return idx
-
-
-def _cache_dir():
-    from hfcprov.cachedir import cache_root
-
-    return cache_root()
 
 
 def resolve(name: str) -> str | None:
