@@ -17,7 +17,9 @@ load falls on all alike:
 - ``hfcprov config encode``: the same rendered texts, all as SOURCES of one command, into a folder (lint
   checks, CMTS MIC, atomic writes, one sync at the end);
 - ``hfcprov build``: the inventory itself (rendering the templates, lint, CMTS MIC, atomic writes, one sync,
-  the manifest), ``--jobs 1``: one process.
+  the manifest), ``--jobs 1``: one process;
+- start-up: the C tool and ``build`` on the first file alone (anchor: the C tool's one file); from these and
+  the rows above, each tool's start-up and its cost per file after it.
 
 Every row starts with no output file: each creates 1,000 files. The previous run's outputs (the C tool's,
 beside its inputs, too) are moved aside, not deleted, until the end: on ext4 without a journal (this
@@ -114,6 +116,17 @@ def main() -> int:
                                                                    str(work / "built"), "--secret-file",
                                                                    str(work / "key"), "--jobs", "1",
                                                                    "--no-progress"], work)
+        # start-up: the same two tools on one file (its first row), each row's anchor the C tool's one file
+        one = work / "one"
+        one.mkdir()
+        shutil.copy(texts[0], one / texts[0].name)
+        (one / "modems.csv").write_text("".join(inv.read_text().splitlines(keepends=True)[:2]))
+        if tool:
+            rows["C docsis -m, 1 file"] = (lambda: _aside(work, one.glob("*.cm")),
+                                           [tool, *m, "-m", texts[0].name, str(work / "key"), ".cm"], one)
+        rows["hfcprov build, 1 row"] = (lambda: _aside(work, [one / "built"]),
+                                        [*hf, "build", "-i", "modems.csv", "-o", "built", "--secret-file",
+                                         str(work / "key"), "--jobs", "1", "--no-progress"], one)
         wall = {name: [] for name in rows}
         cpu = {name: [] for name in rows}
         for run in range(args.runs + 1):  # the first run warms caches and .pyc files: not counted
@@ -127,16 +140,20 @@ def main() -> int:
         size = statistics.median(p.stat().st_size for p in (work / "enc").glob("*.cm"))
         print(f"{args.modems} distinct files ({args.file_set}: median {size:.0f} bytes), {args.runs} runs each,"
               f" interleaved; load {os.getloadavg()[0]:.2f}")
-        anchor = "C docsis -m" if tool else None
         print(f"{'row':<24}{'cpu min':>9}{'median':>8}{'max':>8}{'x C':>7}   {'wall min':>8}{'median':>8}{'max':>8}"
               f"{'x C':>7}")
         for name in rows:
+            anchor = None if not tool else "C docsis -m, 1 file" if name.endswith(("1 file", "1 row")) else "C docsis -m"
             c, w = cpu[name], wall[name]
             rc = f"{statistics.median(cpu[anchor]) / statistics.median(c):>7.2f}" if anchor else f"{'-':>7}"
             rw = f"{statistics.median(wall[anchor]) / statistics.median(w):>7.2f}" if anchor else f"{'-':>7}"
             print(f"{name:<24}{min(c):>9.3f}{statistics.median(c):>8.3f}{max(c):>8.3f}{rc}   {min(w):>8.3f}"
                   f"{statistics.median(w):>8.3f}{max(w):>8.3f}{rw}")
         print("(seconds; x C = the C tool's median / this row's median, same run: > 1 is faster than the C tool)")
+        for tool_row, one_row in (("C docsis -m", "C docsis -m, 1 file"), ("hfcprov build", "hfcprov build, 1 row")):
+            if one_row in cpu:  # what each file costs once the tool has started
+                per = (statistics.median(cpu[tool_row]) - statistics.median(cpu[one_row])) / max(1, args.modems - 1)
+                print(f"{tool_row}: start-up {statistics.median(cpu[one_row]):.3f} s CPU, then {per * 1e3:.3f} ms a file")
         if not tool:
             print("(set HFCPROV_DOCSIS_TOOL=/path/to/docsis for the C tool's row)")
     finally:
