@@ -125,9 +125,47 @@ def _encode_oid_body(oid: str) -> bytes:
     return bytes(out)
 
 
+# An OID's leading arcs, decoded. The OIDs of an SNMP walk share their column's prefix and a plant's
+# modems answer the same columns, so decoding only the last few bytes (the row index) of each and
+# looking the rest up halves the audit's cost of reading an answer; the SFIDs, ifIndexes and MACs
+# in the index differ from modem to modem, so the cache is of prefixes, not whole OIDs.
+_OID_HEADS: dict[bytes, str] = {}
+_OID_TAIL = 6  # bytes decoded on every call: ifIndex.type.sfid and the like
+
+
 def decode_oid_body(body: bytes) -> str:
-    if not body or body[-1] & 0x80:
+    n = len(body)
+    if not n or body[-1] & 0x80:
         raise ConfigError("OID encoding truncated")
+    cut = n - _OID_TAIL
+    while cut > 0 and body[cut - 1] & 0x80:  # cut between two sub-identifiers
+        cut -= 1
+    if cut <= 0:
+        return _decode_oid_arcs(body)
+    head = bytes(body[:cut])
+    text = _OID_HEADS.get(head)
+    if text is None:
+        text = _decode_oid_arcs(head)
+        if len(_OID_HEADS) >= 4096:
+            _OID_HEADS.clear()
+        _OID_HEADS[head] = text
+    tail = body[cut:]
+    if tail.isascii():  # one byte per sub-identifier (under 128): no shortest-form question
+        return text + "." + ".".join(map(str, tail))
+    arcs, arc, start = [text], 0, True
+    for b in tail:
+        if start and b == 0x80:
+            raise ConfigError("OID sub-identifier not in shortest form")
+        arc = (arc << 7) | (b & 0x7F)
+        start = not (b & 0x80)
+        if start:
+            arcs.append(str(arc))
+            arc = 0
+    return ".".join(arcs)
+
+
+def _decode_oid_arcs(body: bytes) -> str:
+    """A whole OID body (its last byte ends a sub-identifier), the first byte giving two arcs."""
     arcs, arc, start = [], 0, True
     for b in body:
         if start and b == 0x80:

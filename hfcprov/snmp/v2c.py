@@ -91,11 +91,21 @@ def decode_response(data: bytes, typed: bool = False) -> tuple[int, int, int, li
             fields.append(int.from_bytes(body, "big", signed=True))
         tag, vbs, _ = read_tlv(pdu, pos)
         out = []
-        pos = 0
-        while pos < len(vbs):
-            _, vb, pos = read_tlv(vbs, pos)
-            _, oid_body, vpos = read_tlv(vb, 0)
-            vtag, vbody, _ = read_tlv(vb, vpos)
+        pos, end = 0, len(vbs)
+        while pos < end:
+            # a var-bind whose three lengths are each one byte (under 128: nearly every one) is cut
+            # here; any other goes through read_tlv (same checks, same errors)
+            vb_end = vpos = 0
+            if pos + 5 < end and vbs[pos + 1] < 0x80 and vbs[pos + 3] < 0x80:
+                vb_end = pos + 2 + vbs[pos + 1]
+                vpos = pos + 4 + vbs[pos + 3]
+            if vpos + 2 <= vb_end <= end and vpos + 2 + vbs[vpos + 1] <= vb_end:
+                oid_body = vbs[pos + 4:vpos]
+                vtag = vbs[vpos]
+                vbody = vbs[vpos + 2:vpos + 2 + vbs[vpos + 1]]
+                pos = vb_end
+            else:
+                vtag, vbody, oid_body, pos = _var_bind(vbs, pos)
             if vtag in (NO_SUCH_OBJECT, NO_SUCH_INSTANCE):
                 value = Typed(_EXCEPTIONS[vtag], None) if typed else None
             elif vtag == END_OF_MIB_VIEW:
@@ -114,6 +124,14 @@ def decode_response(data: bytes, typed: bool = False) -> tuple[int, int, int, li
         return fields[0], fields[1], fields[2], out, bytes(community)
     except (ConfigError, IndexError) as err:
         raise ValueError(f"malformed SNMP response: {err}") from None
+
+
+def _var_bind(vbs: bytes, pos: int) -> tuple[int, bytes, bytes, int]:
+    """(value tag, value body, OID body, next position) of the var-bind at ``pos``, any lengths."""
+    _, vb, pos = read_tlv(vbs, pos)
+    _, oid_body, vpos = read_tlv(vb, 0)
+    vtag, vbody, _ = read_tlv(vb, vpos)
+    return vtag, vbody, oid_body, pos
 
 
 # After the last try, listen this many timeouts more for a late answer: a modem answering 0.3 s

@@ -61,3 +61,26 @@ def test_garbage_is_a_value_error():
     for junk in (b"", b"\x30\x03\x02\x01", b"\x30\x00", bytes(range(40))):
         with pytest.raises(ValueError):
             decode_response(junk)
+
+
+def _response(var_binds: bytes) -> bytes:
+    from hfcprov.config.ber import tlv
+    pdu = tlv(0xA2, b"\x02\x01\x07\x02\x01\x00\x02\x01\x00" + tlv(0x30, var_binds))
+    return tlv(0x30, b"\x02\x01\x01" + tlv(0x04, b"public") + pdu)
+
+
+def test_var_binds_of_any_length_and_overruns():
+    """Short var-binds are cut inline, long ones (a 200-byte string) by the general reader; a value
+    or an OID overrunning its var-bind is malformed either way, never read from the next one."""
+    import pytest
+
+    oid = b"\x06\x03\x2b\x06\x01"
+    short = b"\x30\x08" + oid + b"\x02\x01\x05"
+    long_ = b"\x30\x81\xd0" + oid + b"\x04\x81\xc8" + b"x" * 200
+    _, _, _, got, _ = decode_response(_response(short + long_ + short))
+    assert got == [("1.3.6.1", 5), ("1.3.6.1", b"x" * 200), ("1.3.6.1", 5)]
+    for bad in (b"\x30\x08" + oid + b"\x02\x02\x05",  # value overruns its var-bind into the next
+                b"\x30\x05\x06\x05\x2b\x06\x01" + b"\x02\x01\x05",  # OID overruns its var-bind
+                b"\x30\x08" + oid + b"\x02\x01"):  # truncated at the end
+        with pytest.raises(ValueError):
+            decode_response(_response(bad + short))
