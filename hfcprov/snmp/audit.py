@@ -175,12 +175,13 @@ class ExpectedConfigs:
         self.secret = secret
         self._cache: dict[str, tuple[list[ServiceFlow], list[AggregateServiceFlow]] | HfcprovError] = {}
         self._present: dict[str, bool] = {}  # has(): asked for every modem, the disk answers once per name
+        self._shapes: dict[str | None, tuple[int, list[str], bool]] = {}  # _request_shape, per config name
 
     def _read(self, name: str) -> tuple[list[ServiceFlow], list[AggregateServiceFlow]]:
-        from hfcprov.config import read_config
-        from hfcprov.model import aggregate_service_flows, service_flows
-
         if name not in self._cache:
+            from hfcprov.config import read_config
+            from hfcprov.model import aggregate_service_flows, service_flows
+
             path = self.folder / Path(name).name
             try:
                 tree = read_config(path, secret=self.secret)
@@ -329,6 +330,8 @@ def _check_state(result: ModemAudit, target: AuditTarget, scalars, configs: Expe
 
 
 _PARAM_COLUMNS = tuple(oids.PARAM_SET.values())
+_PARAM_COLUMN_SET = frozenset(_PARAM_COLUMNS)
+_ACTIVE = str(oids.PARAM_SET_ACTIVE)
 _COMPARED_COLUMNS = tuple(oids.PARAM_SET[key] for key in FIELDS)  # the columns a comparison can use
 
 
@@ -344,6 +347,13 @@ def _request_shape(target: AuditTarget, configs: ExpectedConfigs) -> tuple[int, 
     and the step past them) of every compared column.
     """
     name = target.config if target.config and not target.guessed else None
+    shape = configs._shapes.get(name)
+    if shape is None:
+        shape = configs._shapes[name] = _shape_for(name, configs)
+    return shape
+
+
+def _shape_for(name: str | None, configs: ExpectedConfigs) -> tuple[int, list[str], bool]:
     try:
         expected = configs.flows(name) if name and configs.has(name) else None
         aggregates = configs.aggregates(name) if expected else []
@@ -359,7 +369,10 @@ def _request_shape(target: AuditTarget, configs: ExpectedConfigs) -> tuple[int, 
 def _past_active_rows(column: str, index: str) -> bool:
     """Param-set rows sort active(1) first (index ifIndex.type.sfid): stop a column's walk
     at its first admitted/provisioned row."""
-    return column in _PARAM_COLUMNS and index.split(".")[-2:-1] != [str(oids.PARAM_SET_ACTIVE)]
+    if column not in _PARAM_COLUMN_SET:
+        return False
+    parts = index.rsplit(".", 2)
+    return len(parts) < 2 or parts[-2] != _ACTIVE
 
 
 def _param_rows(flows: list[str], set_type: int) -> list[tuple[str, str]]:

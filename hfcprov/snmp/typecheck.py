@@ -43,19 +43,21 @@ def problem(oid: str, value, column: str | None = None) -> str | None:
     if value is None:
         return None  # absent (noSuchObject): the caller decides what a missing value means
     idx = mib.index()
-    obj = idx.by_oid.get(column) if column else None
-    if obj is None:
+    spec = _column_spec(idx, column) if column else None
+    if spec is None:
         obj = idx.object(oid)
-    if obj is None or not obj.syntax:
+        if obj is None or not obj.syntax:
+            return None
+        spec = _spec(idx, obj)
+    obj, info, lo, hi = spec
+    if info is None:
         return None
-    info = idx.type_info(obj.syntax)
     if info.base == smi.INTEGER:
         if not isinstance(value, int) or isinstance(value, bool):
             return f"{_name(oid)}: {shown(value)} where the MIB says {_WORDS[info.base]} ({obj.syntax})"
         if info.enums and value not in info.enums:
             labels = ", ".join(f"{label}({n})" for n, label in sorted(info.enums.items()))
             return f"{_name(oid)}: INTEGER {value} is none of {labels}"
-        lo, hi = _RANGES.get(obj.syntax, _RANGES.get(_tc_base(obj.syntax), (None, None)))
         if lo is not None and not lo <= value <= hi:
             return f"{_name(oid)}: INTEGER {value} is out of {obj.syntax}'s range {lo}..{hi}"
         return None
@@ -68,6 +70,32 @@ def problem(oid: str, value, column: str | None = None) -> str | None:
     if info.base in (smi.OID, smi.IPADDRESS) and not isinstance(value, str):
         return f"{_name(oid)}: {shown(value)} where the MIB says {_WORDS[info.base]}"
     return None
+
+
+# column OID -> (object, type info, range low, high): what ``problem`` asks the index for every value
+_specs: dict[str, tuple] = {}
+_specs_for: tuple = ()  # the index (and its size: a --mib-dir loaded since adds objects) they are of
+
+
+def _column_spec(idx, column: str) -> tuple | None:
+    global _specs, _specs_for
+    stamp = (idx, len(idx.by_oid), len(idx.types))
+    if _specs_for != stamp:
+        _specs, _specs_for = {}, stamp
+    spec = _specs.get(column)
+    if spec is None:
+        obj = idx.by_oid.get(column)
+        if obj is None:
+            return None
+        spec = _specs[column] = _spec(idx, obj)
+    return spec
+
+
+def _spec(idx, obj) -> tuple:
+    if not obj.syntax:
+        return obj, None, None, None
+    lo, hi = _RANGES.get(obj.syntax, _RANGES.get(_tc_base(obj.syntax), (None, None)))
+    return obj, idx.type_info(obj.syntax), lo, hi
 
 
 def _name(oid: str) -> str:
