@@ -176,6 +176,7 @@ class ExpectedConfigs:
         self._cache: dict[str, tuple[list[ServiceFlow], list[AggregateServiceFlow]] | HfcprovError] = {}
         self._present: dict[str, bool] = {}  # has(): asked for every modem, the disk answers once per name
         self._shapes: dict[str | None, tuple[int, list[str], bool]] = {}  # _request_shape, per config name
+        self._asked: dict[str, list[list[tuple[str, object]]]] = {}
 
     def _read(self, name: str) -> tuple[list[ServiceFlow], list[AggregateServiceFlow]]:
         if name not in self._cache:
@@ -198,6 +199,15 @@ class ExpectedConfigs:
 
     def aggregates(self, name: str) -> list[AggregateServiceFlow]:
         return self._read(name)[1]
+
+    def asked(self, name: str) -> list[list[tuple[str, object]]]:
+        """Per flow of ``flows(name)``, the (field, value) pairs of ``FIELDS`` its file sets: the
+        same for every modem of that config, so worked out once."""
+        asked = self._asked.get(name)
+        if asked is None:
+            asked = self._asked[name] = [[(key, get(flow)) for key, (_label, get) in FIELDS.items()
+                                          if get(flow) is not None] for flow in self.flows(name)]
+        return asked
 
     def has(self, name: str) -> bool:
         if self.folder is None:
@@ -390,7 +400,7 @@ def _compare_flows(result: ModemAudit, name: str, tables, params: dict[str, dict
     by_column = {column: {index: value for index, value in params.get(column, {}).items() if value is not None}
                  for column in _PARAM_COLUMNS}
     sfids: dict[int, int] = {}  # position of a flow in the file -> the modem's SFID paired with it
-    result.drifts = _drifts(expected_flows, {**tables, **by_column}, result, sfids)
+    result.drifts = _drifts(expected_flows, {**tables, **by_column}, result, sfids, configs.asked(name))
     aggregates = configs.aggregates(name)
     if aggregates and oids.ASF["direction"] in tables:
         result.drifts += _asf_drifts(aggregates, expected_flows, sfids, tables)
@@ -403,15 +413,24 @@ def _compare_flows(result: ModemAudit, name: str, tables, params: dict[str, dict
             result.message += "; AQM not exposed (no DOCSIS 3.1 AQM columns), not compared"
 
 
-def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit, sfids: dict | None = None) -> list[Drift]:
+def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit, sfids: dict | None = None,
+            asked_of: list[list[tuple[str, object]]] | None = None) -> list[Drift]:
+    """``asked_of``: ``ExpectedConfigs.asked`` of the file (worked out here when not given)."""
+    if asked_of is None:
+        asked_of = [[(key, get(flow)) for key, (_label, get) in FIELDS.items() if get(flow) is not None]
+                    for flow in expected]
     # rows of docsQosParamSetTable: index ifIndex.type.sfid
     rows: dict[int, dict[int, dict[str, object]]] = {}  # sfid -> type -> field -> value
+    row_of: dict[str, dict | None] = {}  # the columns share their rows' indexes: each parsed once
     for key, column in oids.PARAM_SET.items():
         for index, value in tables[column].items():
-            parts = index.split(".")
-            if len(parts) < 3:
-                continue
-            rows.setdefault(int(parts[-1]), {}).setdefault(int(parts[-2]), {})[key] = value
+            row = row_of.get(index, False)
+            if row is False:
+                parts = index.split(".")
+                row = row_of[index] = None if len(parts) < 3 else \
+                    rows.setdefault(int(parts[-1]), {}).setdefault(int(parts[-2]), {})
+            if row is not None:
+                row[key] = value
     direction_of: dict[int, str] = {}
     for index, value in tables[oids.SF_DIRECTION].items():
         direction_of[int(index.split(".")[-1])] = oids.DIRECTION.get(value, str(value))
@@ -433,9 +452,8 @@ def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit, sfids: dict
             applied = sets.get(oids.PARAM_SET_ACTIVE) or sets.get(oids.PARAM_SET_PROVISIONED) or {}
             if buffer_size.get(sfid) is not None:
                 result.buffer_sizes[f"{direction} flow {n}"] = buffer_size[sfid]
-            for key, (_label, get) in FIELDS.items():
-                asked = get(flow)
-                if asked is None or _aqm_not_exposed(result, key, applied.get(key)):
+            for key, asked in asked_of[pos]:
+                if _aqm_not_exposed(result, key, applied.get(key)):
                     continue
                 actual = applied.get(key)
                 if actual is None or _differs(actual, asked):
