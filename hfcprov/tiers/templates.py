@@ -99,8 +99,8 @@ def new_environment(folder: str, reload: bool = True) -> jinja2.Environment:
         lstrip_blocks=True,
         auto_reload=reload,
     )
-    env.filters.update(bps=_BPS, bytes=_BYTES, us=_US, mac_colon=macaddr.colon)
-    env.globals.update(advise_buffer=_ADVISE_BUFFER)
+    env.filters.update(FILTERS)
+    env.globals.update(GLOBALS)
     env.bytecode_cache = _compiled_folder()[1]
     return env
 
@@ -144,6 +144,9 @@ def _remembered(fn):
 
 
 _BPS, _BYTES, _US, _ADVISE_BUFFER = (_remembered(f) for f in (bps, to_bytes, us, advise_buffer))  # one memory each
+# what a template's environment has beside jinja2's own: the fast path (``fastrender``) calls the same
+FILTERS = {"bps": _BPS, "bytes": _BYTES, "us": _US, "mac_colon": macaddr.colon}
+GLOBALS = {"advise_buffer": _ADVISE_BUFFER}
 
 # Paths locate() has returned: asked again (every modem of a bulk build or of a TFTP storm), such a path
 # is still itself once it is a file, so one stat replaces resolve()'s walk over every folder of the path.
@@ -198,12 +201,16 @@ class Renderers:
         self._render: dict[str, Callable[[dict], str]] = {}
 
     def __call__(self, template: str | Path) -> Callable[[dict], str]:
-        """A function rendering ``template`` with a row's variables (the text, or ``TemplateError``)."""
+        """A function rendering ``template`` with a row's variables (the text, or ``TemplateError``): the
+        template's plain Python function (``fastrender``) where it takes the row, else jinja2's render."""
         key = os.fspath(template)
         found = self._render.get(key)
         if found is None:
             path = locate(template)
-            found = self._render[key] = functools.partial(render_loaded, load(path, self._env(path)))
+            env = self._env(path)
+            slow = functools.partial(render_loaded, load(path, env))
+            fast = _fast_function(env, path.name, str(path))
+            found = self._render[key] = slow if fast is None else functools.partial(_render_fast, fast, slow)
         return found
 
     def reads(self, template: str | Path) -> tuple[str, ...] | None:
@@ -219,6 +226,56 @@ class Renderers:
         if env is None:
             env = self._envs[folder] = new_environment(folder, reload=False)
         return env
+
+
+def _render_fast(fast, slow, variables: dict) -> str:
+    """``slow(variables)`` (jinja2's render), by ``fast`` (``fastrender``) when it takes the row."""
+    out: list[str] = []
+    try:
+        fast({k: v for k, v in variables.items() if v is not None}, out.append)
+    except Exception:  # noqa: BLE001 - Fallback, or anything the row does to it: jinja2 says what it is
+        return slow(variables)
+    return "".join(out)
+
+
+def _fast_function(env: jinja2.Environment, name: str, where: str):
+    """``template``'s ``fastrender`` function (None: jinja2 renders its every row), its source remembered in
+    the private cache folder by the text of the templates it reads."""
+    from hfcprov.tiers import fastrender
+
+    try:
+        sources = [(n, source) for n, source, _ in _tree_in(env, name, False, where)]
+    except TemplateError:
+        return None  # jinja2's render says what is wrong
+    digest = hashlib.sha256(json.dumps([fastrender.FORMAT, jinja2.__version__, sorted(env.globals), sources])
+                            .encode()).hexdigest()
+    folder = _compiled_folder()[0]
+    path = os.path.join(folder, f"{digest}.fast.py") if folder is not None else None
+    source = None
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                source = f.read()
+        except OSError:
+            pass
+    if source is None:
+        try:
+            source = fastrender.source_of(env, name, FILTERS, GLOBALS) or ""
+        except jinja2.TemplateError:
+            return None
+        if path is not None:
+            from hfcprov.fileio import atomic_write
+
+            try:
+                atomic_write(path, source, mode=0o600, durable=False)
+            except (OSError, HfcprovError):  # a full disk: the next build generates it again
+                pass
+    if not source:
+        return None
+    try:
+        return fastrender.compile_source(source, FILTERS, GLOBALS, where)
+    except Exception:  # noqa: BLE001 - a damaged cache entry: jinja2 renders
+        return None
 
 
 def render_loaded(tmpl: jinja2.Template, variables: dict) -> str:
