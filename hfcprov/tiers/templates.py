@@ -1,4 +1,4 @@
-"""The jinja2 environment for tier templates: StrictUndefined, hfcprov's unit filters, one-line errors.
+"""The environment for tier templates (jinja2: StrictUndefined, hfcprov's unit filters, one-line errors).
 
 A template is config text (``Main { ... }``) with jinja2 variables. Filters turn
 what an engineer writes into the integers the TLVs hold:
@@ -27,9 +27,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-import jinja2
-import jinja2.meta
-from jinja2 import nodes
+import re
 
 from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
@@ -79,19 +77,20 @@ def advise_buffer(rate, rtt, flows=1, latency_budget=G114_ONE_WAY_BUDGET, conges
 
 
 @functools.lru_cache(maxsize=16)
-def environment(folder: str) -> jinja2.Environment:
+def environment(folder: str):
     """One environment per template folder (jinja2 caches compiled templates in it); a template edited
     on disk is compiled again at its next use (jinja2 stats the file at every use, includes too: what a
     long-running TFTP server wants)."""
     return new_environment(folder)
 
 
-def new_environment(folder: str, reload: bool = True) -> jinja2.Environment:
+def new_environment(folder: str, reload: bool = True):
     """An environment for the templates of ``folder`` (and the shipped ones); ``reload=False``: each template
     is read and compiled once, at its first use, and never looked at on disk again (``Renderers``)."""
-    search = [folder] + ([str(SHIPPED)] if Path(folder).resolve() != SHIPPED else [])
+    import jinja2
+
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(search),
+        loader=_loader(search_path(folder)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -101,30 +100,81 @@ def new_environment(folder: str, reload: bool = True) -> jinja2.Environment:
     )
     env.filters.update(FILTERS)
     env.globals.update(GLOBALS)
-    env.bytecode_cache = _compiled_folder()[1]
+    env.bytecode_cache = _bytecode_cache()
     return env
 
 
+def search_path(folder: str) -> list[str]:
+    """Where templates named from ``folder``'s are looked up, in order: ``folder``, then the shipped ones."""
+    return [folder] + ([str(SHIPPED)] if Path(folder).resolve() != SHIPPED else [])
+
+
+def template_source(search: list[str], name: str) -> tuple[str, str] | None:
+    """(text, file name) of template ``name`` (``a/b.j2``: slash-separated, no ``..``), the first found in
+    the folders of ``search``; None: none has it. The one lookup of jinja2's environments (``_loader``)
+    and of what hfcprov reads of a template without jinja2 (digests, what it reads, the fast path)."""
+    pieces = []
+    for piece in name.split("/"):
+        if os.sep in piece or (os.altsep and os.altsep in piece) or piece == os.pardir:
+            return None
+        if piece and piece != ".":
+            pieces.append(piece)
+    for folder in search:
+        filename = os.path.join(folder, *pieces)
+        if os.path.isfile(filename):
+            with open(filename, encoding="utf-8") as f:
+                return f.read(), os.path.normpath(filename)
+    return None
+
+
+def _loader(search: list[str]):
+    """A jinja2 loader over ``template_source`` (reloading a template whose file changed, as jinja2's own)."""
+    import jinja2
+
+    class Loader(jinja2.BaseLoader):
+        def get_source(self, environment, template):
+            found = template_source(search, template)
+            if found is None:
+                raise jinja2.TemplateNotFound(template)
+            source, filename = found
+            mtime = os.path.getmtime(filename)
+
+            def uptodate() -> bool:
+                try:
+                    return os.path.getmtime(filename) == mtime
+                except OSError:
+                    return False
+
+            return source, filename, uptodate
+
+    return Loader()
+
+
 @functools.lru_cache(maxsize=1)
-def _compiled_folder() -> tuple[Path | None, jinja2.BytecodeCache | None]:
-    """The private cache folder (``hfcprov.cachedir``) of compiled templates and of what each reads, and
-    jinja2's bytecode cache in it: a process that builds one modem's file spends more compiling and
-    reading its templates (~40 ms) than rendering them. Entries are keyed by the template's text."""
+def _compiled_folder() -> Path | None:
+    """The private cache folder (``hfcprov.cachedir``) of compiled templates (jinja2's bytecode, the fast
+    path's functions) and of what each reads: a process that builds one modem's file spends more compiling
+    and reading its templates (~40 ms) than rendering them. Entries are keyed by the template's text."""
     from hfcprov.cachedir import private_folder
 
-    folder = private_folder("templates")
-    return folder, (_BytecodeFiles(str(folder), "%s.jinja") if folder is not None else None)
+    return private_folder("templates")
 
 
-class _BytecodeFiles(jinja2.FileSystemBytecodeCache):
-    """jinja2's file cache, where a damaged entry (a disk that filled mid-write elsewhere, a truncated
-    copy) is compiled again instead of raising from its unpickling."""
+@functools.lru_cache(maxsize=1)
+def _bytecode_cache():
+    """jinja2's file cache in ``_compiled_folder``, where a damaged entry (a disk that filled mid-write
+    elsewhere, a truncated copy) is compiled again instead of raising from its unpickling."""
+    import jinja2
 
-    def load_bytecode(self, bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except Exception:  # noqa: BLE001 - any damage: the template's source is at hand
-            bucket.reset()
+    class BytecodeFiles(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # noqa: BLE001 - any damage: the template's source is at hand
+                bucket.reset()
+
+    folder = _compiled_folder()
+    return BytecodeFiles(str(folder), "%s.jinja") if folder is not None else None
 
 
 def _remembered(fn):
@@ -170,7 +220,10 @@ def locate(template: str | Path) -> Path:
     raise TemplateError(f"no template {str(template)!r} (a file, or one of the shipped tiers: {shipped})")
 
 
-def load(template: str | Path, env: jinja2.Environment | None = None) -> jinja2.Template:
+def load(template: str | Path, env=None):
+    """``template``'s jinja2 Template, in ``env`` (default: its folder's ``environment``)."""
+    import jinja2
+
     path = locate(template)
     if env is None:
         env = environment(str(path.parent))
@@ -197,19 +250,25 @@ class Renderers:
     includes too, at every row). The build's input hashes hold the templates' digests as it read them."""
 
     def __init__(self):
-        self._envs: dict[str, jinja2.Environment] = {}  # folder -> its environment, this build's
+        self._envs: dict = {}  # folder -> its jinja2 environment, this build's
         self._render: dict[str, Callable[[dict], str]] = {}
 
     def __call__(self, template: str | Path) -> Callable[[dict], str]:
         """A function rendering ``template`` with a row's variables (the text, or ``TemplateError``): the
-        template's plain Python function (``fastrender``) where it takes the row, else jinja2's render."""
+        template's plain Python function (``fastrender``) where it takes the row, else jinja2's render
+        (jinja2 is imported, and the template compiled, at the first row that needs it)."""
         key = os.fspath(template)
         found = self._render.get(key)
         if found is None:
             path = locate(template)
-            env = self._env(path)
-            slow = functools.partial(render_loaded, load(path, env))
-            fast = _fast_function(env, path.name, str(path))
+            loaded = []
+
+            def slow(variables: dict) -> str:
+                if not loaded:
+                    loaded.append(load(path, self._env(path)))
+                return render_loaded(loaded[0], variables)
+
+            fast = _fast_function(path, lambda: self._env(path))
             found = self._render[key] = slow if fast is None else functools.partial(_render_fast, fast, slow)
         return found
 
@@ -217,10 +276,10 @@ class Renderers:
         """The names whose values decide what ``template`` renders, sorted: what it reads (``template_reads``)
         and the environment's globals (a row's column of a global's name hides the global). None: unknown."""
         path = locate(template)
-        names = _reads_in(self._env(path), path.name, str(path))
-        return None if names is None else tuple(sorted(names | set(self._env(path).globals)))
+        names = _reads_in(search_path(str(path.parent)), path.name, str(path))
+        return None if names is None else tuple(sorted(names | _global_names()))
 
-    def _env(self, path: Path) -> jinja2.Environment:
+    def _env(self, path: Path):
         folder = str(path.parent)
         env = self._envs.get(folder)
         if env is None:
@@ -238,18 +297,30 @@ def _render_fast(fast, slow, variables: dict) -> str:
     return "".join(out)
 
 
-def _fast_function(env: jinja2.Environment, name: str, where: str):
-    """``template``'s ``fastrender`` function (None: jinja2 renders its every row), its source remembered in
-    the private cache folder by the text of the templates it reads."""
+def _global_names() -> set[str]:
+    """The names of a template environment's globals: jinja2's own (range, dict, ...) and ``GLOBALS``."""
+    return set(_JINJA2_GLOBALS) | set(GLOBALS)
+
+
+# jinja2's default globals (jinja2.defaults.DEFAULT_NAMESPACE), named without importing jinja2;
+# tests/tiers/test_fastrender.py holds the list equal to jinja2's
+_JINJA2_GLOBALS = ("range", "dict", "lipsum", "cycler", "joiner", "namespace")
+
+
+def _fast_function(path: Path, env_of: Callable[[], object]):
+    """``path``'s ``fastrender`` function (None: jinja2 renders its every row), its source remembered in
+    the private cache folder by the text of the templates it reads; ``env_of()``: the jinja2 environment
+    that writes it when the cache has none."""
     from hfcprov.tiers import fastrender
 
+    name = path.name
     try:
-        sources = [(n, source) for n, source, _ in _tree_in(env, name, False, where)]
+        sources = [(n, source) for n, source, _ in _tree_in(search_path(str(path.parent)), name, False, str(path))]
     except TemplateError:
         return None  # jinja2's render says what is wrong
-    digest = hashlib.sha256(json.dumps([fastrender.FORMAT, jinja2.__version__, sorted(env.globals), sources])
-                            .encode()).hexdigest()
-    folder = _compiled_folder()[0]
+    digest = hashlib.sha256(json.dumps([fastrender.FORMAT, _jinja2_version(), sorted(_global_names()),
+                                        sorted(FILTERS), sources]).encode()).hexdigest()
+    folder = _compiled_folder()
     path = os.path.join(folder, f"{digest}.fast.py") if folder is not None else None
     source = None
     if path is not None:
@@ -259,8 +330,10 @@ def _fast_function(env: jinja2.Environment, name: str, where: str):
         except OSError:
             pass
     if source is None:
+        import jinja2
+
         try:
-            source = fastrender.source_of(env, name, FILTERS, GLOBALS) or ""
+            source = fastrender.source_of(env_of(), name, FILTERS, GLOBALS) or ""
         except jinja2.TemplateError:
             return None
         if path is not None:
@@ -273,13 +346,15 @@ def _fast_function(env: jinja2.Environment, name: str, where: str):
     if not source:
         return None
     try:
-        return fastrender.compile_source(source, FILTERS, GLOBALS, where)
+        return fastrender.compile_source(source, FILTERS, GLOBALS, str(path))
     except Exception:  # noqa: BLE001 - a damaged cache entry: jinja2 renders
         return None
 
 
-def render_loaded(tmpl: jinja2.Template, variables: dict) -> str:
+def render_loaded(tmpl, variables: dict) -> str:
     """A loaded template rendered with ``variables`` (None: not given); errors as ``render_text`` says."""
+    import jinja2
+
     try:
         return tmpl.render({k: v for k, v in variables.items() if v is not None})
     except jinja2.TemplateSyntaxError as err:  # a syntax error in a template pulled in at render time
@@ -316,10 +391,10 @@ def _template_tree(template: str | Path, contextual: bool = False):
     recursively, once each, in a stable order (``contextual``: only those that see the row's variables,
     not imports without context). A missing template or bad syntax raises TemplateError."""
     path = locate(template)
-    yield from _tree_in(environment(str(path.parent)), path.name, contextual, str(path))
+    yield from _tree_in(search_path(str(path.parent)), path.name, contextual, str(path))
 
 
-def _tree_in(env: jinja2.Environment, top: str, contextual: bool, where: str):
+def _tree_in(search: list[str], top: str, contextual: bool, where: str):
     seen: set[str] = set()
     todo = [top]
     while todo:
@@ -327,11 +402,11 @@ def _tree_in(env: jinja2.Environment, top: str, contextual: bool, where: str):
         if name in seen:
             continue
         seen.add(name)
-        try:
-            source, filename, _ = env.loader.get_source(env, name)
-        except jinja2.TemplateNotFound:
-            raise TemplateError(f"{where}: included template {name!r} not found") from None
-        parsed = _parsed(env, name, source, filename)
+        found = template_source(search, name)
+        if found is None:
+            raise TemplateError(f"{where}: included template {name!r} not found")
+        source, filename = found
+        parsed = _parsed(name, source, filename)
         yield name, source, parsed
         todo.extend(sorted(r for r, sees in parsed.refs if r and (sees or not contextual)))
 
@@ -345,6 +420,9 @@ class _Parsed:
 
     @classmethod
     def of(cls, ast) -> _Parsed:
+        import jinja2.meta
+        from jinja2 import nodes
+
         refs = [(name, not isinstance(node, (nodes.Import, nodes.FromImport, nodes.Include)) or node.with_context)
                 for node, name in _references(ast)]
         return cls(refs, frozenset(jinja2.meta.find_undeclared_variables(ast)))
@@ -353,6 +431,9 @@ class _Parsed:
 def _references(ast):
     """(node, template name or None when dynamic) for each extends, include and import, as
     ``jinja2.meta.find_referenced_templates`` names them (one per name of an include's list)."""
+    import jinja2.meta
+    from jinja2 import nodes
+
     for node in ast.find_all((nodes.Extends, nodes.FromImport, nodes.Import, nodes.Include)):
         for name in jinja2.meta.find_referenced_templates(nodes.Template([node])):
             yield node, name
@@ -363,14 +444,16 @@ def _references(ast):
 _PARSED: dict[tuple[str, str], _Parsed] = {}
 
 
-def _parsed(env: jinja2.Environment, name: str, source: str, filename: str | None) -> _Parsed:
+def _parsed(name: str, source: str, filename: str | None) -> _Parsed:
     key = (name, source)  # every hfcprov environment parses alike (new_environment's settings)
     found = _PARSED.get(key)
     if found is None:
         found = _remembered_parse(name, source)
         if found is None:
+            import jinja2
+
             try:
-                ast = env.parse(source, name, filename)
+                ast = environment(str(SHIPPED)).parse(source, name, filename)
             except jinja2.TemplateSyntaxError as err:
                 raise TemplateError(f"{filename} line {err.lineno}: template syntax error: {err.message}") from None
             found = _Parsed.of(ast)
@@ -384,12 +467,33 @@ def _parsed(env: jinja2.Environment, name: str, source: str, filename: str | Non
 _PARSE_FORMAT = 1  # of the .parsed.json files: a new one never reads an old one
 
 
+@functools.lru_cache(maxsize=1)
+def _jinja2_version() -> str:
+    """jinja2's version, part of every cache key: read from its package without importing it (~35 ms, which
+    a bulk build whose templates are all cached does not pay)."""
+    if "jinja2" in sys.modules:
+        return sys.modules["jinja2"].__version__
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("jinja2")
+        with open(spec.origin, encoding="utf-8") as f:
+            found = re.search(r'^__version__\s*=\s*["\']([^"\']+)["\']', f.read(), re.M)
+        if found:
+            return found.group(1)
+    except (OSError, AttributeError, TypeError, ValueError):
+        pass
+    import jinja2
+
+    return jinja2.__version__
+
+
 def _parse_file(name: str, source: str) -> str | None:
     """The cache file of a template's ``_Parsed`` (None: no cache folder); jinja2's version is in the key."""
-    folder = _compiled_folder()[0]
+    folder = _compiled_folder()
     if folder is None:
         return None
-    digest = hashlib.sha256(f"{_PARSE_FORMAT}\0{jinja2.__version__}\0{name}\0{source}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{_PARSE_FORMAT}\0{_jinja2_version()}\0{name}\0{source}".encode()).hexdigest()
     return os.path.join(folder, f"{digest}.parsed.json")
 
 
@@ -439,13 +543,13 @@ def template_reads(template: str | Path) -> frozenset | None:
     build one file for many modems and a bulk build render once per distinct set of them.
     """
     path = locate(template)
-    return _reads_in(environment(str(path.parent)), path.name, str(path))
+    return _reads_in(search_path(str(path.parent)), path.name, str(path))
 
 
-def _reads_in(env: jinja2.Environment, name: str, where: str) -> frozenset | None:
+def _reads_in(search: list[str], name: str, where: str) -> frozenset | None:
     names: set[str] = set()
     try:
-        for _, _, parsed in _tree_in(env, name, True, where):
+        for _, _, parsed in _tree_in(search, name, True, where):
             if any(ref is None and sees for ref, sees in parsed.refs):
                 return None
             names |= parsed.reads
@@ -474,7 +578,7 @@ def _template_frame(tb, fallback: str | None) -> str:
     return where or str(fallback)
 
 
-def _undefined_name(err: jinja2.UndefinedError) -> str:
+def _undefined_name(err) -> str:
     # jinja2 says "'rate' is undefined" or "'dict object' has no attribute 'x'"
     msg = str(err)
     return msg.replace(" is undefined", "") if msg.endswith(" is undefined") else msg

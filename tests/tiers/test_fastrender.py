@@ -30,8 +30,8 @@ _rows = st.dictionaries(st.sampled_from(NAMES), _value, max_size=8).map(lambda r
 
 
 def _fast(path: Path):
-    env = Renderers()._env(path)
-    return _fast_function(env, path.name, str(path))
+    renderers = Renderers()
+    return _fast_function(path, lambda: renderers._env(path))
 
 
 def _jinja(path: Path, row: dict):
@@ -96,3 +96,19 @@ def test_a_block_leaves_the_template_to_jinja2(tmp_path):
     (tmp_path / "t.j2").write_text('{% extends "base.j2" %}{% block body %}    MaxCPE 2;\n{% endblock %}')
     assert _fast(tmp_path / "t.j2") is None
     assert Renderers()(tmp_path / "t.j2")({}) == "Main {\n    MaxCPE 2;\n}\n"
+
+
+def test_the_global_names_are_jinja2s():
+    """What ``Renderers.reads`` names without importing jinja2 are an environment's globals."""
+    from hfcprov.tiers.templates import _global_names, environment
+
+    assert _global_names() == set(environment(str(SHIPPED)).globals)
+
+
+def test_the_cache_keys_name_jinja2s_version():
+    import jinja2
+
+    from hfcprov.tiers.templates import _jinja2_version
+
+    _jinja2_version.cache_clear()
+    assert _jinja2_version() == jinja2.__version__
