@@ -13,8 +13,8 @@ Anything else, and anything unusual at run time (an undefined value used, a filt
 construct not listed: a macro, an import, a block), raises ``Fallback`` where it is reached, and the row is
 rendered by jinja2 itself: the text or the error is then jinja2's. So the function gives jinja2's text or
 nothing (tests/tiers/test_fastrender.py holds the two equal over generated rows on every shipped template).
-The function's source is what ``source_of`` returns, cached beside jinja2's compiled templates
-(``templates._compiled_folder``), keyed by the templates' text.
+The function's source is what ``source_of`` returns; its compiled code is cached beside jinja2's compiled
+templates (``templates._compiled_folder``), keyed by the templates' text.
 """
 
 from __future__ import annotations
@@ -261,10 +261,11 @@ class _Generator:
         return "_fail()", False
 
 
-def compile_source(source: str, filters: dict, globals_: dict, filename: str = "<tier template>"):
-    """The ``render(v, a)`` function of ``source`` (``source_of``), bound to hfcprov's filters and globals."""
+def function_of(code, filters: dict, globals_: dict):
+    """The ``render(v, a)`` function of ``code`` (``source_of``'s source, compiled), bound to hfcprov's filters
+    and globals."""
     namespace = dict(RUNTIME)
     namespace.update({f"F_{k}": f for k, f in filters.items()})
     namespace.update({f"G_{k}": f for k, f in globals_.items()})
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - our own code, from jinja2's syntax tree
+    exec(code, namespace)  # noqa: S102 - our own code, from jinja2's syntax tree
     return namespace["render"]

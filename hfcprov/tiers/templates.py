@@ -308,9 +308,11 @@ _JINJA2_GLOBALS = ("range", "dict", "lipsum", "cycler", "joiner", "namespace")
 
 
 def _fast_function(path: Path, env_of: Callable[[], object]):
-    """``path``'s ``fastrender`` function (None: jinja2 renders its every row), its source remembered in
-    the private cache folder by the text of the templates it reads; ``env_of()``: the jinja2 environment
-    that writes it when the cache has none."""
+    """``path``'s ``fastrender`` function (None: jinja2 renders its every row), its compiled code remembered
+    in the private cache folder by the text of the templates it reads and this Python's version (marshal's
+    format); ``env_of()``: the jinja2 environment that writes it when the cache has none."""
+    import marshal
+
     from hfcprov.tiers import fastrender
 
     name = path.name
@@ -318,35 +320,39 @@ def _fast_function(path: Path, env_of: Callable[[], object]):
         sources = [(n, source) for n, source, _ in _tree_in(search_path(str(path.parent)), name, False, str(path))]
     except TemplateError:
         return None  # jinja2's render says what is wrong
-    digest = hashlib.sha256(json.dumps([fastrender.FORMAT, _jinja2_version(), sorted(_global_names()),
+    digest = hashlib.sha256(json.dumps([fastrender.FORMAT, sys.version, _jinja2_version(), sorted(_global_names()),
                                         sorted(FILTERS), sources]).encode()).hexdigest()
     folder = _compiled_folder()
-    path = os.path.join(folder, f"{digest}.fast.py") if folder is not None else None
-    source = None
-    if path is not None:
+    cache = os.path.join(folder, f"{digest}.fast") if folder is not None else None
+    code = None
+    if cache is not None:
         try:
-            with open(path, encoding="utf-8") as f:
-                source = f.read()
-        except OSError:
-            pass
-    if source is None:
+            with open(cache, "rb") as f:
+                data = f.read()
+            code = marshal.loads(data) if data else ""  # "": a template the function does not take
+        except (OSError, ValueError, EOFError, TypeError):  # none yet, or damaged: written again
+            code = None
+        if code and type(code) is not type(_fast_function.__code__):
+            code = None  # damaged into another object
+    if code is None:
         import jinja2
 
         try:
-            source = fastrender.source_of(env_of(), name, FILTERS, GLOBALS) or ""
+            source = fastrender.source_of(env_of(), name, FILTERS, GLOBALS)
         except jinja2.TemplateError:
-            return None
-        if path is not None:
+            return None  # jinja2's render says what is wrong
+        code = compile(source, str(path), "exec") if source is not None else ""
+        if cache is not None:
             from hfcprov.fileio import atomic_write
 
             try:
-                atomic_write(path, source, mode=0o600, durable=False)
+                atomic_write(cache, marshal.dumps(code) if code else b"", mode=0o600, durable=False)
             except (OSError, HfcprovError):  # a full disk: the next build generates it again
                 pass
-    if not source:
+    if not code:
         return None
     try:
-        return fastrender.compile_source(source, FILTERS, GLOBALS, str(path))
+        return fastrender.function_of(code, FILTERS, GLOBALS)
     except Exception:  # noqa: BLE001 - a damaged cache entry: jinja2 renders
         return None
 
