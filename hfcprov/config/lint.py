@@ -381,14 +381,12 @@ class _Report:
     def __init__(self, codes: list[int]):
         self.codes = codes
         self.found: list[Finding] = []
-        self.nth: list[int] = []
-        seen: dict[int, int] = {}
-        for code in codes:
-            self.nth.append(seen.get(code, 0))
-            seen[code] = seen.get(code, 0) + 1
 
     def name(self, i: int) -> str:
-        return f"{self.codes[i]}[{self.nth[i]}]"
+        """'24[1]': the TLV's code and how many of that code come before it (counted when asked: a file's
+        flows get a label each, its SNMP objects none)."""
+        code = self.codes[i]
+        return f"{code}[{self.codes[:i].count(code)}]"
 
     def add(self, rule: str, message: str, i: int | None, rel: tuple[int, ...] = (), path: str | None = None) -> None:
         at = () if i is None else (i, *rel)

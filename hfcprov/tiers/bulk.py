@@ -172,18 +172,19 @@ class _Worker:
         self.render: dict[str, Callable[[dict], str]] = {}  # template path -> its renderer
         self.reads: dict[str, tuple | None] = {}  # template path -> the names it reads, sorted (None: unknown)
         self.built: dict[tuple, tuple[bytes, list]] = {}  # (cmts, values read | text) -> (file, problems)
+        from hfcprov.config.lint import encode_checked
+
+        self.encode_checked = encode_checked
 
     def run(self, task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
         """('built'|'unchanged'|'failed', entry, error message, warnings)."""
-        from hfcprov.config.lint import refusals
-
         target = os.path.join(self.out, task.file)  # a string: thousands of rows, no pathlib per row
         prev = task.previous
         if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
             return "unchanged", prev, None, []
         try:
             data, problems = self.file_of(task)
-            refused = refusals(problems) if problems and self.lint_strict else []
+            refused = _refusals(problems) if problems and self.lint_strict else []
             if refused:  # a warning (a burst that caps the rate) stays a warning under --strict
                 return "failed", None, f"{task.where}: {refused[0]} (--strict)", []
         except HfcprovError as err:
@@ -199,15 +200,12 @@ class _Worker:
 
     def file_of(self, task: _Task) -> tuple[bytes, list]:
         """The row's file and what lint and the reading found in it (each naming this row's rendered text)."""
-        from hfcprov.config.lint import encode_checked
-
         template, variables = task.template, task.variables
         if template not in self.render:
             self.render[template] = self.renderers(template)
             self.reads[template] = self.renderers.reads(template)
         names = self.reads[template]
-        by_values = None if names is None else \
-            (task.cmts, template, tuple([repr(variables.get(n)) for n in names]))  # None: not given
+        by_values = None if names is None else (task.cmts, template, _values_key(variables, names))
         found = self.built.get(by_values) if by_values is not None else None
         if found is not None:
             return found
@@ -217,7 +215,7 @@ class _Worker:
         if found is None:
             secret = self.secrets.secret_for(variables)
             # what a modem or CMTS would refuse (config.lint): a warning, or with lint_strict the row fails
-            found = encode_checked(text, rendered_name(template, variables), secret, plant=True)
+            found = self.encode_checked(text, rendered_name(template, variables), secret, plant=True)
             if found[1]:
                 return found  # its findings name this row's text: not another row's
         if len(self.built) >= MAX_BUILT:
@@ -226,6 +224,24 @@ class _Worker:
         if by_values is not None:
             self.built[by_values] = found
         return found
+
+
+def _refusals(problems: list) -> list:
+    from hfcprov.config.lint import refusals
+
+    return refusals(problems)
+
+
+_PLAIN = frozenset({str, type(None)})
+
+
+def _values_key(variables: dict, names: tuple) -> tuple:
+    """The values of ``names`` in ``variables`` (None: not given) as a key: themselves when all are strings
+    (an inventory's cells), else their reprs (a list from YAML is unhashable; True is not 1)."""
+    values = tuple(map(variables.get, names))
+    if _PLAIN.issuperset(map(type, values)):
+        return values
+    return ("repr", *map(repr, values))
 
 
 _WORKER: list[_Worker] = []  # the worker process's own (a pool's initializer sets it)
