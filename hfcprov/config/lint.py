@@ -447,10 +447,17 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
 
     flows: dict[str, dict[int, int]] = {"upstream": {}, "downstream": {}}  # direction -> ref -> index
     owner: dict[int, int] = {}
-    mesps = {f.ref for f in facts if f is not None and f.kind == "mesp"}
+    of_kind: dict[str, list[int]] = {}  # kind -> the indices of its TLVs, in file order: each rule's loop
     for i, f in enumerate(facts):
-        if f is None or f.kind != "flow":
-            continue
+        if f is not None:
+            found = of_kind.get(f.kind)
+            if found is None:
+                of_kind[f.kind] = [i]
+            else:
+                found.append(i)
+    mesps = {facts[i].ref for i in of_kind.get("mesp", ())}
+    for i in of_kind.get("flow", ()):
+        f = facts[i]
         code = codes[i]
         ref_name = "UsServiceFlowRef" if code == 24 else "DsServiceFlowRef"
         label = f"service flow {r.name(i)}" + (f" (ref {f.ref})" if f.ref is not None else "")
@@ -479,9 +486,8 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
 
     every_flow = {**flows["upstream"], **flows["downstream"]}
     classifier_refs: dict[int, int] = {}
-    for i, f in enumerate(facts):
-        if f is None or f.kind != "classifier":
-            continue
+    for i in of_kind.get("classifier", ()):
+        f = facts[i]
         code = codes[i]
         label = f"classifier {r.name(i)}" + (f" (ref {f.ref})" if f.ref is not None else "")
         if f.ref is not None:
@@ -500,9 +506,8 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
                 "no flow has that reference"
             r.add("classifier-flow-missing", f"{label}: ServiceFlowRef {f.target} names no {f.direction} service flow"
                   f" ({why}): a CMTS refuses the classifier", i, f.target_at, f"{code}.3")
-    for i, f in enumerate(facts):
-        if f is None or f.kind != "phs":
-            continue
+    for i in of_kind.get("phs", ()):
+        f = facts[i]
         if f.target is not None and f.target not in classifier_refs:
             r.add("phs-classifier-missing", f"PHS rule {r.name(i)}: PHSClassifierRef {f.target} names no"
                   " classifier", i, f.target_at, "26.1")
@@ -511,9 +516,8 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
                   f.other_at, "26.3")
 
     asfs: dict[tuple[str, int], int] = {}
-    for i, f in enumerate(facts):
-        if f is None or f.kind != "asf":
-            continue
+    for i in of_kind.get("asf", ()):
+        f = facts[i]
         code = codes[i]
         if f.ref is not None:
             if (f.direction, f.ref) in asfs:
@@ -573,8 +577,9 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
                 for rel in f.flags:
                     r.add("bpi-conflict", f"ClassOfService {r.name(i)} asks for privacy (PrivacyEnable 1) that"
                           " GlobalPrivacyEnable 0 turns off", i, rel, "4.7")
-    for i, f in enumerate(facts):
-        if f is not None and f.kind == "43" and f.flags:
+    for i in of_kind.get("43", ()):
+        f = facts[i]
+        if f.flags:
             rel, others = f.flags
             r.add("emic-shared-43", "the Extended CMTS MIC setting (43.6) shares its TLV 43 with"
                   f" {', '.join(f'43.{c}' for c in others)}: give it a TLV 43 of its own (with 43.8 at most)", i, rel,
