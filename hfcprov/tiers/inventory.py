@@ -130,9 +130,11 @@ def _looks_like_csv(path: Path, text: str) -> bool:
 
 
 def _csv_rows(path: Path, text: str) -> tuple[list[str], list[InventoryRow]]:
-    lines = [line for line in text.splitlines(keepends=True)]
     # Comment lines (#...) are allowed but still count for line numbers.
-    reader = csv.reader(io.StringIO("".join(line if not line.lstrip().startswith("#") else "\n" for line in lines)))
+    if "#" in text:
+        text = "".join(line if not line.lstrip().startswith("#") else "\n" for line in text.splitlines(keepends=True))
+    reader = csv.reader(io.StringIO(text))
+    name = path.name
     header = None
     rows = []
     for record in reader:
@@ -148,11 +150,11 @@ def _csv_rows(path: Path, text: str) -> tuple[list[str], list[InventoryRow]]:
             if dupes:
                 raise InventoryError(f"{path} line {lineno}: column {sorted(dupes)[0]!r} appears twice")
             continue
-        where = f"{path.name} line {lineno}"
+        where = f"{name} line {lineno}"
         if len(record) > len(header):
             rows.append(InventoryRow(where, {}, f"{len(record)} cells but the header has {len(header)} columns"))
             continue
-        fields = {h: cell.strip() for h, cell in zip(header, record) if cell.strip() != ""}
+        fields = {h: cell for h, cell in zip(header, map(str.strip, record)) if cell}
         rows.append(InventoryRow(where, fields))
     if header is None:
         raise InventoryError(f"{path}: empty inventory")
