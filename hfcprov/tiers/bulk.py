@@ -120,9 +120,12 @@ def secret_fingerprint(secret: bytes | None, salt: bytes) -> str:
 
 
 def input_hash(template_sha: str, variables: dict, secret_fp: str) -> str:
-    h = hashlib.sha256()
-    h.update(json.dumps([__version__, template_sha, secret_fp, variables], sort_keys=True, default=str).encode())
-    return h.hexdigest()
+    # json.dumps(..., sort_keys=True, default=str) by one encoder, not one made per row
+    text = _INPUTS_JSON.encode([__version__, template_sha, secret_fp, variables])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_INPUTS_JSON = json.JSONEncoder(sort_keys=True, default=str)
 
 
 def read_manifest(out: Path) -> dict[str, Entry]:

@@ -265,7 +265,9 @@ def function_of(code, filters: dict, globals_: dict):
     """The ``render(v, a)`` function of ``code`` (``source_of``'s source, compiled), bound to hfcprov's filters
     and globals."""
     namespace = dict(RUNTIME)
-    namespace.update({f"F_{k}": f for k, f in filters.items()})
-    namespace.update({f"G_{k}": f for k, f in globals_.items()})
+    # a remembered filter's cache itself (``templates._remembered``): a value it cannot take (unhashable)
+    # raises, and the row falls back to jinja2's render, which converts it
+    namespace.update({f"F_{k}": getattr(f, "cached", f) for k, f in filters.items()})
+    namespace.update({f"G_{k}": getattr(f, "cached", f) for k, f in globals_.items()})
     exec(code, namespace)  # noqa: S102 - our own code, from jinja2's syntax tree
     return namespace["render"]

@@ -21,6 +21,7 @@ from hfcprov.errors import HfcprovError
 from hfcprov.fileio import read_user_text
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_USABLE: set = set()  # column names found usable
 
 
 class InventoryError(HfcprovError, ValueError):
@@ -107,8 +108,12 @@ def check_row(row: InventoryRow) -> dict:
     except ValueError as err:
         raise InventoryError(f"{row.where}: {err}") from None
     for key in fields:
-        if not isinstance(key, str) or not _IDENT.match(key):
-            raise InventoryError(f"{row.where}: column {key!r} is not a usable variable name (letters, digits, _)")
+        if key not in _USABLE:  # every row of an inventory has the same few columns: each checked once
+            if not isinstance(key, str) or not _IDENT.match(key):
+                raise InventoryError(f"{row.where}: column {key!r} is not a usable variable name (letters, digits, _)")
+            if len(_USABLE) >= 4096:
+                _USABLE.clear()
+            _USABLE.add(key)
     out = dict(fields)
     out["mac"] = mac
     return out

@@ -190,6 +190,7 @@ def _remembered(fn):
         except TypeError:  # unhashable: fn says what it makes of it
             return fn(*args, **kwargs)
 
+    remembered.cached = cached  # for the fast path (``fastrender``), where any error falls back to jinja2
     return remembered
 
 
