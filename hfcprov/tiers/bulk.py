@@ -49,7 +49,7 @@ from hfcprov.tiers.templates import (
     template_digest,
 )
 from hfcprov.errors import HfcprovError
-from hfcprov.fileio import atomic_write, ensure_folder
+from hfcprov.fileio import atomic_write, atomic_write_in, ensure_folder, posix_path
 
 MANIFEST_JSON = "manifest.json"
 MANIFEST_CSV = "manifest.csv"
@@ -144,12 +144,28 @@ def _read_manifest(out: Path) -> tuple[dict[str, Entry], bytes | None]:
         return {}, None
 
 
+def _entry_json(e: Entry) -> str:
+    """``json.dumps(e.__dict__)``, formatted straight: a manifest has an entry per file."""
+    q = _json_string
+    try:
+        if type(e.size) is int:
+            return (f'{{"mac": {q(e.mac)}, "file": {q(e.file)}, "sha256": {q(e.sha256)}, "size": {e.size}, '
+                    f'"tier": {q(e.tier)}, "inputs": {q(e.inputs)}}}')
+    except TypeError:  # a field that is not a string: json says how it is written
+        pass
+    return json.dumps(e.__dict__)
+
+
+_json_string = json.encoder.encode_basestring_ascii  # json.dumps' own quoting of a string (ensure_ascii)
+
+
 def write_manifest(out: Path, entries: list[Entry], salt: bytes | None = None) -> None:
     """manifest.json (every entry, and the salt of the secrets' fingerprints) and manifest.csv, each atomically."""
     entries = sorted(entries, key=lambda e: e.file)
     head = {"hfcprov": __version__} if salt is None else {"hfcprov": __version__, "salt": salt.hex()}
-    # an entry per line, each by json's C encoder (indent= takes its pure-Python one: ~15 ms per 1,000 rows)
-    lines = ",\n".join(map(json.dumps, (e.__dict__ for e in entries)))
+    # an entry per line (indent= takes json's pure-Python encoder: ~15 ms per 1,000 rows), each as
+    # json.dumps(entry.__dict__) writes it (tests/tiers/test_bulk.py holds the two equal)
+    lines = ",\n".join(map(_entry_json, entries))
     atomic_write(out / MANIFEST_JSON, json.dumps(head)[:-1] + f', "entries": [\n{lines}\n]}}\n')
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -170,7 +186,7 @@ class _Worker:
     by one CMTS's secret is one file: both are remembered, so such rows cost a lookup."""
 
     def __init__(self, secrets: SecretMap, out: str, lint_strict: bool = False):
-        self.secrets, self.out, self.lint_strict = secrets, str(out), lint_strict
+        self.secrets, self.out, self.lint_strict = secrets, posix_path(out), lint_strict
         self.renderers = Renderers()  # this build's compiled templates
         self.render: dict[str, Callable[[dict], str]] = {}  # template path -> its renderer
         self.reads: dict[str, tuple | None] = {}  # template path -> the names it reads, sorted (None: unknown)
@@ -181,8 +197,8 @@ class _Worker:
 
     def run(self, task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
         """('built'|'unchanged'|'failed', entry, error message, warnings)."""
-        target = os.path.join(self.out, task.file)  # a string: thousands of rows, no pathlib per row
         prev = task.previous
+        target = os.path.join(self.out, task.file) if prev is not None else None  # no pathlib per row
         if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
             return "unchanged", prev, None, []
         try:
@@ -197,7 +213,7 @@ class _Worker:
         digest = hashlib.sha256(data).hexdigest()
         if not (prev is not None and prev.sha256 == digest and _same_file(target, prev)):
             # no fsync per file (~5 ms each): build() syncs once before the manifest names the files
-            atomic_write(target, data, durable=False)
+            atomic_write_in(self.out, task.file, data, durable=False)
         return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None, \
             [f"{task.where}: {p}" for p in problems]
 
