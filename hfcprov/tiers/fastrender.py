@@ -19,7 +19,9 @@ templates (``templates._compiled_folder``), keyed by the templates' text.
 
 from __future__ import annotations
 
-FORMAT = 2  # of the generated source: a new one never reads an old one
+import itertools
+
+FORMAT = 3  # of the generated source: a new one never reads an old one
 
 
 class Fallback(Exception):
@@ -103,6 +105,7 @@ class _Generator:
         self.env, self.filters, self.globals = env, filters, globals_
         self.jinja_globals = set(env.globals)
         self.names: dict[str, str] = {}  # template name -> its function's name
+        self.temps = itertools.count()  # names of the generated code's temporaries
         self.lines: list[str] = []
 
     def function(self, name: str) -> str:
@@ -148,7 +151,9 @@ class _Generator:
                 if isinstance(child, nodes.TemplateData):
                     out.append(f"{pad}a({child.data!r})")
                 else:
-                    out.append(f"{pad}a(_s({self._expr(child, local)}))")
+                    code, maybe = self._code(child, local)
+                    # jinja2 writes str(value); a value that may be undefined goes through _s, which falls back
+                    out.append(f"{pad}a({'_s' if maybe else 'str'}({code}))")
         elif isinstance(node, nodes.Assign) and not in_loop:
             target = node.target
             if isinstance(target, nodes.Name) and target.name not in _SPECIAL:
@@ -228,6 +233,11 @@ class _Generator:
         elif isinstance(node, nodes.Filter) and node.node is not None and not node.kwargs and \
                 node.dyn_args is None and node.dyn_kwargs is None:
             if node.name == "default" and len(node.args) <= 2:
+                if len(node.args) <= 1 and all(isinstance(a, (nodes.Const, nodes.Name)) for a in node.args):
+                    # a constant or a name as the default: nothing to evaluate eagerly, so inline
+                    temp = f"_v{next(self.temps)}"
+                    other = e(node.args[0], local) if node.args else "''"
+                    return f"({other} if ({temp} := {e(node.node, local)}) is U else {temp})", True
                 return f"_default({', '.join([e(node.node, local), *[e(a, local) for a in node.args]])})", True
             if node.name == "trim" and not node.args:
                 return f"_trim({e(node.node, local)})", False
