@@ -73,7 +73,7 @@ def advise_buffer(rate, rtt, flows=1, latency_budget=G114_ONE_WAY_BUDGET, conges
     tier = SizingInputs(parse_rate(rate), parse_rtt(rtt), int(flows),
                         congestion_control or DEFAULT_CONGESTION_CONTROL, mac or DEFAULT_UPSTREAM_MODEL,
                         aqm_latency_target(aqm), parse_duration(latency_budget), profile or DEFAULT_PROFILE)
-    return size_buffer(tier).target
+    return size_buffer(tier, table=False).target
 
 
 @functools.lru_cache(maxsize=16)
