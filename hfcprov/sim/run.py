@@ -24,7 +24,7 @@ from hfcprov.sim.links import LINKS, QUEUES, REVERSE_LINKS
 from hfcprov.sim.links import build as build_links
 from hfcprov.sim.loss import make_loss
 from hfcprov.sim.packet import ECHO, PROBE, Packet
-from hfcprov.sim.scenario import SSTHRESH_FROM, Scenario, ScenarioError, VoiceSpec
+from hfcprov.sim.scenario import PROBE_MIN_SIZE, SSTHRESH_FROM, Scenario, ScenarioError, VoiceSpec
 from hfcprov.sim.tcp import TcpReceiver, TcpSender
 from hfcprov.sim.voip import CODECS, G711, Codec, VoiceCall
 
@@ -62,15 +62,17 @@ class ProbeSource:
         "net",
         "sent_loaded",
         "size",
+        "size_draw",
         "until",
     )
 
-    def __init__(self, engine, flow, link, rate, size, net, until) -> None:
+    def __init__(self, engine, flow, link, rate, size, net, until, size_draw=None) -> None:
         self.engine = engine
         self.flow = flow
         self.link = link
         self.interval = 1.0 / rate
         self.size = size
+        self.size_draw = size_draw  # () -> one probe's size; None: every probe ``size``
         self.sent_loaded: list = []
         self.idle: list = []
         self.loaded: list = []
@@ -88,7 +90,8 @@ class ProbeSource:
             self.n_loaded += 1
         elif loaded is not None:
             self.n_idle += 1
-        self.link.send(Packet(PROBE, self.flow, len(self.sent_loaded) - 1, self.size, self.engine.now))
+        size = self.size if self.size_draw is None else self.size_draw()
+        self.link.send(Packet(PROBE, self.flow, len(self.sent_loaded) - 1, size, self.engine.now))
         nxt = self.engine.now + self.interval
         if nxt < self.until:
             self.engine.at(nxt, self.tick)
@@ -177,7 +180,11 @@ class Network:
         self.probe = None
         if sc.probe_rate > 0:
             pid = len(sc.flows)
-            self.probe = ProbeSource(eng, pid, self.entry, sc.probe_rate, sc.probe_size, self, sc.duration)
+            draw = None
+            if sc.probe_size_sd:  # its own stream, drawn after the others: a deviation moves no other draw
+                size_rng = random.Random(rng.getrandbits(64))
+                draw = lambda: max(PROBE_MIN_SIZE, round(size_rng.gauss(sc.probe_size, sc.probe_size_sd)))  # noqa: E731
+            self.probe = ProbeSource(eng, pid, self.entry, sc.probe_rate, sc.probe_size, self, sc.duration, draw)
             self.send_host.add(self.probe)
             self.recv_host.add(ProbeEcho(self.reverse))
             eng.at(phase_rng.random() / sc.probe_rate, self.probe.tick)
@@ -340,6 +347,9 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("tcp.delack_count: must be >= 1")
     if sc.probe_rate < 0:
         raise ScenarioError("probe_rate: must be >= 0 probes per second")
+    if sc.probe_size < PROBE_MIN_SIZE or sc.probe_size_sd < 0:
+        raise ScenarioError(f"probe_size: must be >= {PROBE_MIN_SIZE} bytes (IP and UDP headers), "
+                            "probe_size_sd >= 0")
     if sc.start_jitter < 0:
         raise ScenarioError("start_jitter: must be >= 0 s")
     if sc.jitter < 0:

@@ -30,6 +30,7 @@ TIMERS = {"coarse": (0.5, 2.0), "200ms": (0.2, 0.8), "fine": (0.0, 0.2)}
 
 
 SSTHRESH_FROM = ("flightsize", "pipe", "cwnd")  # TcpOptions.ssthresh_from
+PROBE_MIN_SIZE = 28  # bytes: a probe's IP and UDP headers (Scenario.probe_size and the sizes drawn around it)
 
 
 @dataclass
@@ -174,7 +175,10 @@ class Scenario:
     data_loss: LossSpec = field(default_factory=LossSpec)
     ack_loss: LossSpec = field(default_factory=LossSpec)
     probe_rate: float = 0.0  # probes per second (ping-like), 0: none
-    probe_size: int = 64  # bytes
+    probe_size: int = 64  # bytes (IP)
+    # bytes: each probe's size drawn from a normal distribution around probe_size with this deviation (a
+    # game's packets: docsis-ns3's upstream game session is 110 +- 20 B); 0: every probe probe_size
+    probe_size_sd: int = 0
     duration: float = 10.0  # s simulated
     warmup: float = 0.0  # s excluded from goodput and queue figures
     seed: int = 1  # every random draw of a run comes from it: same seed, same result
@@ -265,7 +269,7 @@ _PARSERS = {
     "reverse_rate": parse_rate, "reverse_channel": parse_rate,
     "buffer": parse_bytes, "burst": parse_bytes, "reverse_buffer": parse_bytes, "overhead": parse_bytes,
     "mss": parse_bytes, "header_bytes": parse_bytes, "socket_buffer": parse_bytes,
-    "initial_ssthresh": parse_bytes, "probe_size": parse_bytes, "size": parse_bytes,
+    "initial_ssthresh": parse_bytes, "probe_size": parse_bytes, "probe_size_sd": parse_bytes, "size": parse_bytes,
     "rtt": parse_duration, "timer_granularity": parse_duration, "min_rto": parse_duration,
     "initial_rto": parse_duration, "delack_timeout": parse_duration, "start": parse_duration,
     "jitter_buffer": parse_duration, "tail": parse_duration,

@@ -103,3 +103,25 @@ def test_lld_on_the_calibrated_docsis20_profile_is_refused_in_one_line():
         run(lld_scenario().replace(profile="docsis3.0-4ch"))
     with pytest.raises(ScenarioError, match="pgs: Proactive Grant Service is for the low-latency flow"):
         run(lld_scenario().replace(aqm="docsis-pie", aqm_params=None, pgs={"rate": 1e6}))
+
+
+def test_a_pgs_grant_holds_a_game_packet_up_to_its_size_and_a_larger_one_waits_a_grant_more():
+    """A 1 Mb/s Guaranteed Grant Rate on 1 ms MAPs grants 125 B a MAP (MAC headers paid): IP packets of up
+    to 116 B ride one grant, larger ones wait for the next, 1 ms later (docsis-ns3 steps at the same size:
+    0.95 ms below it, 1.82 above). Game packets of 110 +- 20 B (docsis-ns3's game client) straddle it."""
+    base = lld_scenario(pgs={"rate": 1e6}, seconds=6.0).replace(profile="docsis3.1:map_interval=1ms")
+    mean = {}
+    for label, change in (("116", {"probe_size": 116}), ("117", {"probe_size": 117}), ("110+-20", {"probe_size_sd": 20})):
+        lat = run(base.replace(**change)).extra["mac"]["ll_upstream_latency"]
+        assert lat["packets"] > 80
+        mean[label] = lat["mean"]
+    assert mean["117"] > mean["116"] + 0.0008, mean
+    # about a third of the drawn sizes are above 116 B: between the two, and well away from both
+    assert mean["116"] + 0.0002 < mean["110+-20"] < mean["117"] - 0.0002, mean
+
+
+def test_probe_sizes_below_the_headers_are_refused_in_one_line():
+    with pytest.raises(ScenarioError, match="probe_size: must be >= 28 bytes"):
+        run(lld_scenario(seconds=4.0).replace(probe_size=20))
+    with pytest.raises(ScenarioError, match="probe_size_sd >= 0"):
+        run(lld_scenario(seconds=4.0).replace(probe_size_sd=-1))
