@@ -383,8 +383,7 @@ class _Report:
         self.found: list[Finding] = []
 
     def name(self, i: int) -> str:
-        """'24[1]': the TLV's code and how many of that code come before it (counted when asked: a file's
-        flows get a label each, its SNMP objects none)."""
+        """'24[1]': the TLV's code and how many of that code come before it (counted when a finding names it)."""
         code = self.codes[i]
         return f"{code}[{self.codes[:i].count(code)}]"
 
@@ -429,6 +428,11 @@ def _burst_warnings(tier: tuple, profile: str) -> list[tuple[str, str]]:
 _TIER_WARNINGS: dict = {}
 
 
+def _flow_label(r: _Report, i: int, f: _Facts) -> str:
+    """'service flow 24[0] (ref 1)': how a finding names a flow (made when a finding needs it)."""
+    return f"service flow {r.name(i)}" + (f" (ref {f.ref})" if f.ref is not None else "")
+
+
 def _cross(codes: list[int], facts: list, mics, version: str | None, profile: str | None = None,
            plant: bool = True) -> list[Finding]:
     r = _Report(codes)
@@ -460,10 +464,9 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
         f = facts[i]
         code = codes[i]
         ref_name = "UsServiceFlowRef" if code == 24 else "DsServiceFlowRef"
-        label = f"service flow {r.name(i)}" + (f" (ref {f.ref})" if f.ref is not None else "")
         if f.ref is None:
-            r.add("sf-ref-missing", f"{label} has no {ref_name}: a CMTS cannot name it (classifiers, PHS)", i,
-                  path=f"{code}.1")
+            r.add("sf-ref-missing", f"{_flow_label(r, i, f)} has no {ref_name}: a CMTS cannot name it (classifiers,"
+                  " PHS)", i, path=f"{code}.1")
         elif f.ref in owner:
             r.add("sf-ref-duplicate", f"{ref_name} {f.ref} is also service flow {r.name(owner[f.ref])}'s: each flow"
                   " needs its own reference", i, f.ref_at, f"{code}.1")
@@ -471,18 +474,18 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
             owner[f.ref] = i
             flows[f.direction][f.ref] = i
         for rule, rel, path, why in f.conflicts:
-            r.add(rule, f"{label}: {why}", i, rel, path)
+            r.add(rule, f"{_flow_label(r, i, f)}: {why}", i, rel, path)
         tier = _tier_of(f) if plant else None
         if tier is not None:
             for rule, why in _burst_warnings(tier, profile or PROFILE_BY_VERSION.get(version, "docsis3.1")):
                 if rule == "burst-caps-rate":
-                    r.add(rule, f"{label}: {why}", i, f.tier_at, f"{code}.9")
+                    r.add(rule, f"{_flow_label(r, i, f)}: {why}", i, f.tier_at, f"{code}.9")
                 else:
-                    r.add(rule, f"{label}: {why}", i, f.rate_at, f"{code}.8")
+                    r.add(rule, f"{_flow_label(r, i, f)}: {why}", i, f.rate_at, f"{code}.8")
         if f.other is not None and f.other not in mesps:
             name = "UpstreamMESPReference" if code == 24 else "DownstreamMESPReference"
-            r.add("mesp-missing", f"{label}: {name} {f.other} names no MetroEthernetServiceProfile (TLV 72)", i,
-                  f.other_at, f"{code}.37")
+            r.add("mesp-missing", f"{_flow_label(r, i, f)}: {name} {f.other} names no MetroEthernetServiceProfile"
+                  " (TLV 72)", i, f.other_at, f"{code}.37")
 
     every_flow = {**flows["upstream"], **flows["downstream"]}
     classifier_refs: dict[int, int] = {}

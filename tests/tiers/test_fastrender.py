@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hfcprov.tiers import fastrender
-from hfcprov.tiers.templates import SHIPPED, SUFFIX, Renderers, TemplateError, _fast_function, render_text, template_reads
+from hfcprov.tiers.templates import (SHIPPED, SUFFIX, Renderers, TemplateError, _fast_function, render_text,
+                                     template_reads)
 
 TIERS = sorted(p for p in SHIPPED.glob("*" + SUFFIX) if not p.name.startswith("_"))
 NAMES = sorted(set().union(*(template_reads(p) or () for p in TIERS)) | {"advise_buffer", "range", "us_default"})
