@@ -23,9 +23,9 @@ print(json.dumps({"text": render_text(path, {"mac": "001122334455", "rate": "7M"
 """
 
 
-def _render(path, cache):
+def _render(path, cache, script=RENDER):
     env = {**os.environ, "HFCPROV_CACHE_DIR": str(cache)}
-    p = subprocess.run([sys.executable, "-c", RENDER, str(path)], capture_output=True, text=True, env=env,
+    p = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env,
                        timeout=120, check=False)
     assert p.returncode == 0 and not p.stderr, p.stderr
     return json.loads(p.stdout)
@@ -92,11 +92,7 @@ print(json.dumps({"text": Renderers()(sys.argv[1])({"mac": "001122334455", "rate
 
 
 def _build_render(path, cache):
-    env = {**os.environ, "HFCPROV_CACHE_DIR": str(cache)}
-    p = subprocess.run([sys.executable, "-c", BUILD_RENDER, str(path)], capture_output=True, text=True, env=env,
-                       timeout=120, check=False)
-    assert p.returncode == 0 and not p.stderr, p.stderr
-    return json.loads(p.stdout)
+    return _render(path, cache, BUILD_RENDER)
 
 
 def test_a_builds_fast_path_is_cached_and_a_damaged_entry_written_again(site, tmp_path_factory):
