@@ -281,6 +281,9 @@ _LOOKED_AT = frozenset({3, 4, 17, 22, 23, 24, 25, 26, 29, 43, 70, 71, 72})
 VENDOR_ID = 8
 _FACTS: dict[bytes, _Facts | None] = {}
 _MEMO_SIZE = 4096
+# sub-TLVs decoded for _FACTS, by their bytes (``decode_node``'s memo): a template's flows differ from
+# modem to modem in a rate or two, their other sub-TLVs are the same. Read, never changed; cleared with it.
+_NODES: dict = {}
 
 
 def _newer_than_30(node: Tlv) -> tuple:
@@ -344,14 +347,15 @@ def lint_items(items, *, version: str | None = None, profile: str | None = None,
             continue
         f = _FACTS.get(whole, False)
         if f is False or version is not None and (f is None or f.newer is None):
-            node = decode_node(ROOT.children.get(code), code, whole[2:], 0, str(code), []) \
+            node = decode_node(ROOT.children.get(code), code, whole[2:], 0, str(code), [], memo=_NODES) \
                 if len(whole) == whole[1] + 2 else None  # a long CVC chain: no rule reads it
             f = _facts_of(node) if node is not None else None
             if version is not None and node is not None:
                 f = f or _Facts("other")
                 f.newer = _newer_than_30(node)
-            if len(_FACTS) >= _MEMO_SIZE:
+            if len(_FACTS) >= _MEMO_SIZE or len(_NODES) >= 8 * _MEMO_SIZE:
                 _FACTS.clear()
+                _NODES.clear()
             _FACTS[whole] = f
         facts.append(f)
     return _cross([code for code, _ in items], facts, None, version, profile, plant)
