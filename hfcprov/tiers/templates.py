@@ -374,7 +374,8 @@ def render_loaded(tmpl, variables: dict) -> str:
     except HfcprovError as err:  # a bad unit in a filter: 'bad rate ...'
         where = _template_frame(sys.exc_info()[2], tmpl.filename)
         raise TemplateError(f"{where}: {err}") from None
-    except (TypeError, ValueError, ArithmeticError) as err:
+    except (TypeError, ValueError, ArithmeticError, AttributeError, LookupError) as err:
+        # a row's value of the wrong kind meeting the template (an int where a string is split): one line
         where = _template_frame(sys.exc_info()[2], tmpl.filename)
         raise TemplateError(f"{where}: {type(err).__name__}: {err}") from None
 
