@@ -18,6 +18,8 @@ load falls on all alike:
   checks, CMTS MIC, atomic writes, one sync at the end);
 - ``hfcprov build``: the inventory itself (rendering the templates, lint, CMTS MIC, atomic writes, one sync,
   the manifest), ``--jobs 1``: one process;
+- ``baseline build`` (with ``--baseline HFCPROV``: another checkout's command, e.g. main's before a change):
+  the same build by it, so before and after come from one run;
 - start-up: the C tool and ``build`` on the first file alone (anchor: the C tool's one file); from these and
   the rows above, each tool's start-up and its cost per file after it.
 
@@ -26,7 +28,10 @@ beside its inputs, too) are moved aside, not deleted, until the end: on ext4 wit
 machine's disk) the allocator skips an inode freed less than a minute ago after reading its dtime, so
 deleting 1,000-3,000 files before each row made every new file scan them (up to ~0.4 ms of kernel time a
 file, growing run by run, the same for every tool): that measured ext4, not the tools. Give the disk a
-minute between two invocations for the same reason (the end of one deletes its ~25,000 files). Table: min / median / max per row and each median's ratio to the C tool's (>1: hfcprov faster). The files
+minute between two invocations for the same reason (the end of one deletes its ~25,000 files; five
+minutes after a run of this bench: hfcprov's rows write into folders they create, and two minutes after a
+run they measured up to 0.1 s more kernel time, the C tool's row not). Table: min / median / max per row
+and each median's ratio to the C tool's (>1: hfcprov faster). The files
 are compared once: hfcprov's encode and build give the same bytes, and the C tool's bytes before the MICs
 are the same where it reads the text (it writes the same MICs).
 """
@@ -90,6 +95,9 @@ def main() -> int:
     ap.add_argument("--set", choices=("tiers", "operator"), default="tiers", dest="file_set")
     ap.add_argument("--hfcprov", default=str(Path(sys.executable).with_name("hfcprov")),
                     help="the hfcprov command (default: beside this python)")
+    ap.add_argument("--baseline", metavar="HFCPROV",
+                    help="another hfcprov command (another checkout's .venv/bin/hfcprov): its build as one more row,"
+                         " interleaved with the others (before/after figures from the same run)")
     ap.add_argument("--c-tool-mibs", default="own", choices=("own", "none"),
                     help="own: the C tool loads the MIBs of its sources (as installed); none: net-snmp's default")
     args = ap.parse_args()
@@ -116,6 +124,11 @@ def main() -> int:
                                                                    str(work / "built"), "--secret-file",
                                                                    str(work / "key"), "--jobs", "1",
                                                                    "--no-progress"], work)
+        if args.baseline:
+            rows["baseline build"] = (lambda: _aside(work, [work / "base"]), [args.baseline, "build", "-i", str(inv),
+                                                                           "-o", str(work / "base"), "--secret-file",
+                                                                           str(work / "key"), "--jobs", "1",
+                                                                           "--no-progress"], work)
         # start-up: the same two tools on one file (its first row), each row's anchor the C tool's one file
         one = work / "one"
         one.mkdir()
@@ -182,6 +195,9 @@ def check_same_files(work: Path, texts: list[Path], c_tool: bool) -> None:
         built = (work / "built" / f"{text.stem}.cm").read_bytes()
         if ours != built:
             raise SystemExit(f"{text.name}: config encode and build differ")
+        base = work / "base" / f"{text.stem}.cm"
+        if base.exists() and base.read_bytes() != built:
+            raise SystemExit(f"{text.name}: the baseline's build and this build differ")
         if c_tool:
             theirs = text.with_suffix(".cm").read_bytes()
             if theirs != ours:

@@ -44,6 +44,17 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, mode: int = 0o644, 
     return path
 
 
+def atomic_write_in(folder: str, name: str, data: bytes, mode: int = 0o644, durable: bool = True) -> str:
+    """``atomic_write`` of file ``name`` (a plain name) in ``folder`` (as ``posix_path`` spells it, existing):
+    what a bulk writer calls thousands of times, without taking each path apart again. Returns the path."""
+    path = folder + name if folder.endswith("/") else f"{folder}/{name}"
+    try:
+        _write(path, data, mode, durable, folder, name)
+    except OSError as err:
+        raise OutputError(path, err) from err
+    return path
+
+
 def ensure_folder(path: str | os.PathLike):
     """``path`` as a folder that exists (made with its parents); ``OutputError`` names it if it cannot be."""
     from pathlib import Path
@@ -94,12 +105,13 @@ def _make_folder(folder: str, parents: bool = True) -> None:
             raise
 
 
-def _write(path: str, data: bytes, mode: int, durable: bool) -> None:
+def _write(path: str, data: bytes, mode: int, durable: bool, folder: str | None = None,
+           name: str | None = None) -> None:
     try:  # the folder exists in all but the first write of a bulk run: no mkdir attempt per file
-        fd, tmp = _create_temporary(path, ".tmp")
+        fd, tmp = _create_temporary(path, ".tmp", folder, name)
     except (FileNotFoundError, NotADirectoryError):  # the folder is missing, or a file: as pathlib would say
         _make_folder(os.path.dirname(path) or ".")
-        fd, tmp = _create_temporary(path, ".tmp")
+        fd, tmp = _create_temporary(path, ".tmp", folder, name)
     try:
         try:  # plain fd calls: a bulk build writes thousands of small files
             view = memoryview(data)
@@ -124,13 +136,15 @@ _pid = [os.getpid()]  # a temporary name's pid, asked once per process (a bulk b
 os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
 
 
-def _create_temporary(path: str, suffix: str) -> tuple[int, str]:
-    """A new file beside ``path`` that nothing else can have opened (O_EXCL; name from pid and a counter).
+def _create_temporary(path: str, suffix: str, folder: str | None = None, name: str | None = None) -> tuple[int, str]:
+    """A new file beside ``path`` (``folder``/``name``, when the caller has them apart) that nothing else can
+    have opened (O_EXCL; name from pid and a counter).
 
     Not tempfile.mkstemp: importing tempfile (shutil, random, bz2, lzma...) is ~7 ms of a ~60 ms
     one-file ``hfcprov config encode``."""
-    while True:
+    if folder is None or name is None:
         folder, name = os.path.split(path)
+    while True:
         tmp = os.path.join(folder, f".{name}.{_pid[0]}.{next(_serial)}{suffix}")
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600), tmp

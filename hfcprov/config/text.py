@@ -537,6 +537,11 @@ def _block_bytes(parent: Spec, path: str, lines: list[str], at: int, source: str
     body, i = [], at + 1
     while i < len(lines):
         line = lines[i]
+        whole = _CHILDREN.get((inner, line))
+        if whole is not None:  # a line met before in this parent: one whole sub-TLV (checked then)
+            body.append(whole)
+            i += 1
+            continue
         toks, shape = _line(line, source, 0)
         if shape is None:  # blank or a comment
             i += 1
@@ -551,17 +556,15 @@ def _block_bytes(parent: Spec, path: str, lines: list[str], at: int, source: str
             i = found[1]
         elif shape is _ONE_STATEMENT and toks[0] != ("word", "GenericTLV") and \
                 [tok for _, tok in toks].count(";") == 1:
-            whole = _CHILDREN.get((inner, line))
-            if whole is None:
-                parser = _Parser(line, source)
-                nodes = parser.block(spec, inner, closing=False)
-                if parser.warnings or len(nodes) != 1:
-                    return None
-                node = nodes[0]
-                whole = encode_tlv(spec.children.get(node.code), node, inner + ".")
-                if len(_CHILDREN) >= _STATEMENT_MEMO_SIZE:
-                    _CHILDREN.clear()
-                _CHILDREN[(inner, line)] = whole
+            parser = _Parser(line, source)
+            nodes = parser.block(spec, inner, closing=False)
+            if parser.warnings or len(nodes) != 1:
+                return None
+            node = nodes[0]
+            whole = encode_tlv(spec.children.get(node.code), node, inner + ".")
+            if len(_CHILDREN) >= _STATEMENT_MEMO_SIZE:
+                _CHILDREN.clear()
+            _CHILDREN[(inner, line)] = whole
             body.append(whole)
             i += 1
         else:

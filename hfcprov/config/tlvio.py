@@ -38,12 +38,16 @@ def value_at(data: bytes, pos: int, path: str, base: int = 0, parent: bool = Fal
 
 
 def decode_node(spec: Spec | None, code: int, raw: bytes, offset: int, parent_path: str, warnings: list,
-                sub: int | None = None) -> Tlv:
+                sub: int | None = None, memo: dict | None = None) -> Tlv:
     """One TLV's value ``raw`` (at file ``offset``) as a ``Tlv``: typed by ``spec``, sub-TLVs decoded.
 
     Lenient: a value that does not fit its type is kept as raw bytes (``unfit``) with a warning in
     ``warnings``; BER the encoder would not write the same way is kept as raw bytes. A sub-TLV length
-    overrunning its parent is always an error. ``sub``: this TLV's code under ``parent_path``."""
+    overrunning its parent is always an error. ``sub``: this TLV's code under ``parent_path``.
+
+    ``memo`` (a reader of many files, ``config.lint``, that never changes the nodes): sub-TLVs decoded before
+    without a warning, by their bytes and their parent's dictionary entry, are the same ``Tlv`` objects
+    again."""
     # the path string is built only when needed (errors, children): most TLVs are leaves
     path = parent_path if sub is None else f"{parent_path}.{sub}"
     if spec is None:
@@ -60,7 +64,20 @@ def decode_node(spec: Spec | None, code: int, raw: bytes, offset: int, parent_pa
         kids = spec.children
         if spec.vendor_specific:
             kids = children_for(spec, [(c, raw[p + 2:e]) for c, p, e in subs if c == 8][:1])
-        children = [decode_node(kids.get(c), c, raw[p + 2:e], base + p, path, warnings, c) for c, p, e in subs]
+            memo = None  # sub-TLVs typed by this file's vendor: not remembered
+        if memo is None:
+            children = [decode_node(kids.get(c), c, raw[p + 2:e], base + p, path, warnings, c) for c, p, e in subs]
+        else:
+            children = []
+            for c, p, e in subs:
+                key = (id(kids), bytes(raw[p:e]))  # kids: the dictionary's own table of this parent
+                child = memo.get(key)
+                if child is None:
+                    seen = len(warnings)
+                    child = decode_node(kids.get(c), c, raw[p + 2:e], base + p, path, warnings, c, memo)
+                    if len(warnings) == seen:
+                        memo[key] = child
+                children.append(child)
         return Tlv(code, None, children)
     try:
         value = spec.decode(raw)

@@ -18,6 +18,8 @@ docsis2.0, MULPI's default 3044 B and no peak, as calibrated).
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 from hfcprov.errors import HfcprovError, UnitError
@@ -107,8 +109,9 @@ class SizingInputs:
         """beta: the share of its window the senders keep on a loss."""
         return BACKOFF[self.congestion_control]
 
-    @property
+    @functools.cached_property
     def modem(self) -> ModemProfile:
+        """The modem profile named, parsed once per value (the sizing policy asks for it per candidate)."""
         return parse_profile(self.profile)
 
     @property
@@ -132,6 +135,11 @@ class SizingInputs:
         while the last is still waiting). The calibrated docsis2.0 profile: the 2011 fit's access delay
         (``grant.mac_access_delay``, 14.5 ms), counted in ``hold`` alone as it was calibrated
         (docs/sizing.md). A token bucket: none."""
+        return self._mac_delays
+
+    @functools.cached_property
+    def _mac_delays(self) -> tuple[float, float]:
+        # once per value: the sizing policy asks for it per candidate size
         if self.mac != "docsis":
             return 0.0, 0.0
         profile = self.modem

@@ -74,7 +74,10 @@ def reno_utilization(rate: float, buffer: int, rtt: float, flows: int = 1) -> fl
     rounds2 = queue / flows
     delivered2 = (pipe + w_max) / 2 * rounds2
     time2 = delivered2 / pipe
-    return (delivered1 + delivered2) / (pipe * (time1 + time2))
+    spent = pipe * (time1 + time2)
+    if spent == 0:  # a round trip so short (below ~1e-160 s) that the arithmetic underflows: no pipe at all
+        return 1.0
+    return (delivered1 + delivered2) / spent
 
 
 def predict(rate: float, buffer: int, rtt: float, flows: int = 1) -> Prediction:

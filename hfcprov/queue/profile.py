@@ -365,6 +365,8 @@ def parse_profile(spec: str | ModemProfile | None) -> ModemProfile:
     ``:key=value,...`` overrides; None: the default."""
     if isinstance(spec, ModemProfile):
         return spec
+    if spec is not None and not isinstance(spec, str):  # a YAML inventory's `profile: 1`
+        raise ProfileError(f"modem profile {spec!r} is not a profile name (known: {', '.join(PROFILES)})")
     text = (spec or DEFAULT_PROFILE).strip()
     name, _, rest = text.partition(":")
     name = BY_VERSION.get(name.strip(), name.strip())

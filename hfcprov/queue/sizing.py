@@ -316,7 +316,7 @@ def relate_to_paper(tier: SizingInputs, need: int, target: int) -> str | None:
 # -- the policy ------------------------------------------------------------------------------------------
 
 def size_buffer(tier: SizingInputs, model: Model | None = None, *, min_buffer: bool = False,
-                sim_sizes: list[int] | None = None) -> Advice:
+                sim_sizes: list[int] | None = None, table: bool = True) -> Advice:
     """Recommended MinimumBuffer / TargetBuffer / MaximumBuffer for one service flow (docs/sizing.md).
 
     need    = the smallest size on the ladder (8 KiB, 16 KiB, ...) keeping 95% of the rate
@@ -347,6 +347,9 @@ def size_buffer(tier: SizingInputs, model: Model | None = None, *, min_buffer: b
     the target is ``choose``'s pick within the budget, the campaign report's answer for the same tier and
     traffic. Before choosing it checks that its upstream carries the tier at all (``model.carries``): a
     simulated plateau below the rate is a model error, never a recommendation.
+
+    ``table=False``: no ``candidates`` table around the answer when the model does not measure (half the
+    work of an analytic advice; a tier template needs only the target: ``tiers.templates.advise_buffer``).
     """
     rate, rtt, flows, cc = tier.rate, tier.rtt, tier.flows, tier.congestion_control
     latency_budget, aqm_target = tier.latency_budget, tier.aqm_latency_target
@@ -469,7 +472,7 @@ def size_buffer(tier: SizingInputs, model: Model | None = None, *, min_buffer: b
     if paper:
         reasons.append(paper)
     reasons += [f"warning: {w}" for w in warnings]
-    if not candidates:
+    if not candidates and table:
         candidates = model([(tier, s) for s in sorted({*sizes, target, cap})])
     return Advice(rate=rate, rtt=rtt, flows=flows, latency_budget=latency_budget, minimum=minimum, target=target,
                   maximum=cap, bdp=bdp, need=need, queue_budget=budget, model=model_name, paper=paper,

@@ -49,7 +49,7 @@ from hfcprov.tiers.templates import (
     template_digest,
 )
 from hfcprov.errors import HfcprovError
-from hfcprov.fileio import atomic_write, ensure_folder
+from hfcprov.fileio import atomic_write, atomic_write_in, ensure_folder, posix_path
 
 MANIFEST_JSON = "manifest.json"
 MANIFEST_CSV = "manifest.csv"
@@ -120,9 +120,12 @@ def secret_fingerprint(secret: bytes | None, salt: bytes) -> str:
 
 
 def input_hash(template_sha: str, variables: dict, secret_fp: str) -> str:
-    h = hashlib.sha256()
-    h.update(json.dumps([__version__, template_sha, secret_fp, variables], sort_keys=True, default=str).encode())
-    return h.hexdigest()
+    # json.dumps(..., sort_keys=True, default=str) by one encoder, not one made per row
+    text = _INPUTS_JSON.encode([__version__, template_sha, secret_fp, variables])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_INPUTS_JSON = json.JSONEncoder(sort_keys=True, default=str)
 
 
 def read_manifest(out: Path) -> dict[str, Entry]:
@@ -141,12 +144,28 @@ def _read_manifest(out: Path) -> tuple[dict[str, Entry], bytes | None]:
         return {}, None
 
 
+def _entry_json(e: Entry) -> str:
+    """``json.dumps(e.__dict__)``, formatted straight: a manifest has an entry per file."""
+    q = _json_string
+    try:
+        if type(e.size) is int:
+            return (f'{{"mac": {q(e.mac)}, "file": {q(e.file)}, "sha256": {q(e.sha256)}, "size": {e.size}, '
+                    f'"tier": {q(e.tier)}, "inputs": {q(e.inputs)}}}')
+    except TypeError:  # a field that is not a string: json says how it is written
+        pass
+    return json.dumps(e.__dict__)
+
+
+_json_string = json.encoder.encode_basestring_ascii  # json.dumps' own quoting of a string (ensure_ascii)
+
+
 def write_manifest(out: Path, entries: list[Entry], salt: bytes | None = None) -> None:
     """manifest.json (every entry, and the salt of the secrets' fingerprints) and manifest.csv, each atomically."""
     entries = sorted(entries, key=lambda e: e.file)
     head = {"hfcprov": __version__} if salt is None else {"hfcprov": __version__, "salt": salt.hex()}
-    # an entry per line, each by json's C encoder (indent= takes its pure-Python one: ~15 ms per 1,000 rows)
-    lines = ",\n".join(map(json.dumps, (e.__dict__ for e in entries)))
+    # an entry per line (indent= takes json's pure-Python encoder: ~15 ms per 1,000 rows), each as
+    # json.dumps(entry.__dict__) writes it (tests/tiers/test_bulk.py holds the two equal)
+    lines = ",\n".join(map(_entry_json, entries))
     atomic_write(out / MANIFEST_JSON, json.dumps(head)[:-1] + f', "entries": [\n{lines}\n]}}\n')
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -167,23 +186,24 @@ class _Worker:
     by one CMTS's secret is one file: both are remembered, so such rows cost a lookup."""
 
     def __init__(self, secrets: SecretMap, out: str, lint_strict: bool = False):
-        self.secrets, self.out, self.lint_strict = secrets, str(out), lint_strict
+        self.secrets, self.out, self.lint_strict = secrets, posix_path(out), lint_strict
         self.renderers = Renderers()  # this build's compiled templates
         self.render: dict[str, Callable[[dict], str]] = {}  # template path -> its renderer
         self.reads: dict[str, tuple | None] = {}  # template path -> the names it reads, sorted (None: unknown)
         self.built: dict[tuple, tuple[bytes, list]] = {}  # (cmts, values read | text) -> (file, problems)
+        from hfcprov.config.lint import encode_checked
+
+        self.encode_checked = encode_checked
 
     def run(self, task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
         """('built'|'unchanged'|'failed', entry, error message, warnings)."""
-        from hfcprov.config.lint import refusals
-
-        target = os.path.join(self.out, task.file)  # a string: thousands of rows, no pathlib per row
         prev = task.previous
+        target = os.path.join(self.out, task.file) if prev is not None else None  # no pathlib per row
         if prev is not None and prev.inputs == task.inputs and _same_file(target, prev):
             return "unchanged", prev, None, []
         try:
             data, problems = self.file_of(task)
-            refused = refusals(problems) if problems and self.lint_strict else []
+            refused = _refusals(problems) if problems and self.lint_strict else []
             if refused:  # a warning (a burst that caps the rate) stays a warning under --strict
                 return "failed", None, f"{task.where}: {refused[0]} (--strict)", []
         except HfcprovError as err:
@@ -193,21 +213,18 @@ class _Worker:
         digest = hashlib.sha256(data).hexdigest()
         if not (prev is not None and prev.sha256 == digest and _same_file(target, prev)):
             # no fsync per file (~5 ms each): build() syncs once before the manifest names the files
-            atomic_write(target, data, durable=False)
+            atomic_write_in(self.out, task.file, data, durable=False)
         return "built", Entry(task.variables["mac"], task.file, digest, len(data), tier, task.inputs), None, \
             [f"{task.where}: {p}" for p in problems]
 
     def file_of(self, task: _Task) -> tuple[bytes, list]:
         """The row's file and what lint and the reading found in it (each naming this row's rendered text)."""
-        from hfcprov.config.lint import encode_checked
-
         template, variables = task.template, task.variables
         if template not in self.render:
             self.render[template] = self.renderers(template)
             self.reads[template] = self.renderers.reads(template)
         names = self.reads[template]
-        by_values = None if names is None else \
-            (task.cmts, template, tuple([repr(variables.get(n)) for n in names]))  # None: not given
+        by_values = None if names is None else (task.cmts, template, _values_key(variables, names))
         found = self.built.get(by_values) if by_values is not None else None
         if found is not None:
             return found
@@ -217,7 +234,7 @@ class _Worker:
         if found is None:
             secret = self.secrets.secret_for(variables)
             # what a modem or CMTS would refuse (config.lint): a warning, or with lint_strict the row fails
-            found = encode_checked(text, rendered_name(template, variables), secret, plant=True)
+            found = self.encode_checked(text, rendered_name(template, variables), secret, plant=True)
             if found[1]:
                 return found  # its findings name this row's text: not another row's
         if len(self.built) >= MAX_BUILT:
@@ -226,6 +243,24 @@ class _Worker:
         if by_values is not None:
             self.built[by_values] = found
         return found
+
+
+def _refusals(problems: list) -> list:
+    from hfcprov.config.lint import refusals
+
+    return refusals(problems)
+
+
+_PLAIN = frozenset({str, type(None)})
+
+
+def _values_key(variables: dict, names: tuple) -> tuple:
+    """The values of ``names`` in ``variables`` (None: not given) as a key: themselves when all are strings
+    (an inventory's cells), else their reprs (a list from YAML is unhashable; True is not 1)."""
+    values = tuple(map(variables.get, names))
+    if _PLAIN.issuperset(map(type, values)):
+        return values
+    return ("repr", *map(repr, values))
 
 
 _WORKER: list[_Worker] = []  # the worker process's own (a pool's initializer sets it)

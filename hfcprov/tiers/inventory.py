@@ -21,6 +21,7 @@ from hfcprov.errors import HfcprovError
 from hfcprov.fileio import read_user_text
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_USABLE: set = set()  # column names found usable
 
 
 class InventoryError(HfcprovError, ValueError):
@@ -107,8 +108,12 @@ def check_row(row: InventoryRow) -> dict:
     except ValueError as err:
         raise InventoryError(f"{row.where}: {err}") from None
     for key in fields:
-        if not isinstance(key, str) or not _IDENT.match(key):
-            raise InventoryError(f"{row.where}: column {key!r} is not a usable variable name (letters, digits, _)")
+        if key not in _USABLE:  # every row of an inventory has the same few columns: each checked once
+            if not isinstance(key, str) or not _IDENT.match(key):
+                raise InventoryError(f"{row.where}: column {key!r} is not a usable variable name (letters, digits, _)")
+            if len(_USABLE) >= 4096:
+                _USABLE.clear()
+            _USABLE.add(key)
     out = dict(fields)
     out["mac"] = mac
     return out
@@ -130,9 +135,11 @@ def _looks_like_csv(path: Path, text: str) -> bool:
 
 
 def _csv_rows(path: Path, text: str) -> tuple[list[str], list[InventoryRow]]:
-    lines = [line for line in text.splitlines(keepends=True)]
     # Comment lines (#...) are allowed but still count for line numbers.
-    reader = csv.reader(io.StringIO("".join(line if not line.lstrip().startswith("#") else "\n" for line in lines)))
+    if "#" in text:
+        text = "".join(line if not line.lstrip().startswith("#") else "\n" for line in text.splitlines(keepends=True))
+    reader = csv.reader(io.StringIO(text))
+    name = path.name
     header = None
     rows = []
     for record in reader:
@@ -148,11 +155,11 @@ def _csv_rows(path: Path, text: str) -> tuple[list[str], list[InventoryRow]]:
             if dupes:
                 raise InventoryError(f"{path} line {lineno}: column {sorted(dupes)[0]!r} appears twice")
             continue
-        where = f"{path.name} line {lineno}"
+        where = f"{name} line {lineno}"
         if len(record) > len(header):
             rows.append(InventoryRow(where, {}, f"{len(record)} cells but the header has {len(header)} columns"))
             continue
-        fields = {h: cell.strip() for h, cell in zip(header, record) if cell.strip() != ""}
+        fields = {h: cell for h, cell in zip(header, map(str.strip, record)) if cell}
         rows.append(InventoryRow(where, fields))
     if header is None:
         raise InventoryError(f"{path}: empty inventory")

@@ -1,4 +1,4 @@
-"""The jinja2 environment for tier templates: StrictUndefined, hfcprov's unit filters, one-line errors.
+"""The environment for tier templates (jinja2: StrictUndefined, hfcprov's unit filters, one-line errors).
 
 A template is config text (``Main { ... }``) with jinja2 variables. Filters turn
 what an engineer writes into the integers the TLVs hold:
@@ -27,9 +27,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-import jinja2
-import jinja2.meta
-from jinja2 import nodes
+import re
 
 from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
@@ -75,23 +73,24 @@ def advise_buffer(rate, rtt, flows=1, latency_budget=G114_ONE_WAY_BUDGET, conges
     tier = SizingInputs(parse_rate(rate), parse_rtt(rtt), int(flows),
                         congestion_control or DEFAULT_CONGESTION_CONTROL, mac or DEFAULT_UPSTREAM_MODEL,
                         aqm_latency_target(aqm), parse_duration(latency_budget), profile or DEFAULT_PROFILE)
-    return size_buffer(tier).target
+    return size_buffer(tier, table=False).target
 
 
 @functools.lru_cache(maxsize=16)
-def environment(folder: str) -> jinja2.Environment:
+def environment(folder: str):
     """One environment per template folder (jinja2 caches compiled templates in it); a template edited
     on disk is compiled again at its next use (jinja2 stats the file at every use, includes too: what a
     long-running TFTP server wants)."""
     return new_environment(folder)
 
 
-def new_environment(folder: str, reload: bool = True) -> jinja2.Environment:
+def new_environment(folder: str, reload: bool = True):
     """An environment for the templates of ``folder`` (and the shipped ones); ``reload=False``: each template
     is read and compiled once, at its first use, and never looked at on disk again (``Renderers``)."""
-    search = [folder] + ([str(SHIPPED)] if Path(folder).resolve() != SHIPPED else [])
+    import jinja2
+
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(search),
+        loader=_loader(search_path(folder)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -99,32 +98,83 @@ def new_environment(folder: str, reload: bool = True) -> jinja2.Environment:
         lstrip_blocks=True,
         auto_reload=reload,
     )
-    env.filters.update(bps=_BPS, bytes=_BYTES, us=_US, mac_colon=macaddr.colon)
-    env.globals.update(advise_buffer=_ADVISE_BUFFER)
-    env.bytecode_cache = _compiled_folder()[1]
+    env.filters.update(FILTERS)
+    env.globals.update(GLOBALS)
+    env.bytecode_cache = _bytecode_cache()
     return env
 
 
+def search_path(folder: str) -> list[str]:
+    """Where templates named from ``folder``'s are looked up, in order: ``folder``, then the shipped ones."""
+    return [folder] + ([str(SHIPPED)] if Path(folder).resolve() != SHIPPED else [])
+
+
+def template_source(search: list[str], name: str) -> tuple[str, str] | None:
+    """(text, file name) of template ``name`` (``a/b.j2``: slash-separated, no ``..``), the first found in
+    the folders of ``search``; None: none has it. The one lookup of jinja2's environments (``_loader``)
+    and of what hfcprov reads of a template without jinja2 (digests, what it reads, the fast path)."""
+    pieces = []
+    for piece in name.split("/"):
+        if os.sep in piece or (os.altsep and os.altsep in piece) or piece == os.pardir:
+            return None
+        if piece and piece != ".":
+            pieces.append(piece)
+    for folder in search:
+        filename = os.path.join(folder, *pieces)
+        if os.path.isfile(filename):
+            with open(filename, encoding="utf-8") as f:
+                return f.read(), os.path.normpath(filename)
+    return None
+
+
+def _loader(search: list[str]):
+    """A jinja2 loader over ``template_source`` (reloading a template whose file changed, as jinja2's own)."""
+    import jinja2
+
+    class Loader(jinja2.BaseLoader):
+        def get_source(self, environment, template):
+            found = template_source(search, template)
+            if found is None:
+                raise jinja2.TemplateNotFound(template)
+            source, filename = found
+            mtime = os.path.getmtime(filename)
+
+            def uptodate() -> bool:
+                try:
+                    return os.path.getmtime(filename) == mtime
+                except OSError:
+                    return False
+
+            return source, filename, uptodate
+
+    return Loader()
+
+
 @functools.lru_cache(maxsize=1)
-def _compiled_folder() -> tuple[Path | None, jinja2.BytecodeCache | None]:
-    """The private cache folder (``hfcprov.cachedir``) of compiled templates and of what each reads, and
-    jinja2's bytecode cache in it: a process that builds one modem's file spends more compiling and
-    reading its templates (~40 ms) than rendering them. Entries are keyed by the template's text."""
+def _compiled_folder() -> Path | None:
+    """The private cache folder (``hfcprov.cachedir``) of compiled templates (jinja2's bytecode, the fast
+    path's functions) and of what each reads: a process that builds one modem's file spends more compiling
+    and reading its templates (~40 ms) than rendering them. Entries are keyed by the template's text."""
     from hfcprov.cachedir import private_folder
 
-    folder = private_folder("templates")
-    return folder, (_BytecodeFiles(str(folder), "%s.jinja") if folder is not None else None)
+    return private_folder("templates")
 
 
-class _BytecodeFiles(jinja2.FileSystemBytecodeCache):
-    """jinja2's file cache, where a damaged entry (a disk that filled mid-write elsewhere, a truncated
-    copy) is compiled again instead of raising from its unpickling."""
+@functools.lru_cache(maxsize=1)
+def _bytecode_cache():
+    """jinja2's file cache in ``_compiled_folder``, where a damaged entry (a disk that filled mid-write
+    elsewhere, a truncated copy) is compiled again instead of raising from its unpickling."""
+    import jinja2
 
-    def load_bytecode(self, bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except Exception:  # noqa: BLE001 - any damage: the template's source is at hand
-            bucket.reset()
+    class BytecodeFiles(jinja2.FileSystemBytecodeCache):
+        def load_bytecode(self, bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # noqa: BLE001 - any damage: the template's source is at hand
+                bucket.reset()
+
+    folder = _compiled_folder()
+    return BytecodeFiles(str(folder), "%s.jinja") if folder is not None else None
 
 
 def _remembered(fn):
@@ -140,10 +190,14 @@ def _remembered(fn):
         except TypeError:  # unhashable: fn says what it makes of it
             return fn(*args, **kwargs)
 
+    remembered.cached = cached  # for the fast path (``fastrender``), where any error falls back to jinja2
     return remembered
 
 
 _BPS, _BYTES, _US, _ADVISE_BUFFER = (_remembered(f) for f in (bps, to_bytes, us, advise_buffer))  # one memory each
+# what a template's environment has beside jinja2's own: the fast path (``fastrender``) calls the same
+FILTERS = {"bps": _BPS, "bytes": _BYTES, "us": _US, "mac_colon": macaddr.colon}
+GLOBALS = {"advise_buffer": _ADVISE_BUFFER}
 
 # Paths locate() has returned: asked again (every modem of a bulk build or of a TFTP storm), such a path
 # is still itself once it is a file, so one stat replaces resolve()'s walk over every folder of the path.
@@ -167,7 +221,10 @@ def locate(template: str | Path) -> Path:
     raise TemplateError(f"no template {str(template)!r} (a file, or one of the shipped tiers: {shipped})")
 
 
-def load(template: str | Path, env: jinja2.Environment | None = None) -> jinja2.Template:
+def load(template: str | Path, env=None):
+    """``template``'s jinja2 Template, in ``env`` (default: its folder's ``environment``)."""
+    import jinja2
+
     path = locate(template)
     if env is None:
         env = environment(str(path.parent))
@@ -194,26 +251,36 @@ class Renderers:
     includes too, at every row). The build's input hashes hold the templates' digests as it read them."""
 
     def __init__(self):
-        self._envs: dict[str, jinja2.Environment] = {}  # folder -> its environment, this build's
+        self._envs: dict = {}  # folder -> its jinja2 environment, this build's
         self._render: dict[str, Callable[[dict], str]] = {}
 
     def __call__(self, template: str | Path) -> Callable[[dict], str]:
-        """A function rendering ``template`` with a row's variables (the text, or ``TemplateError``)."""
+        """A function rendering ``template`` with a row's variables (the text, or ``TemplateError``): the
+        template's plain Python function (``fastrender``) where it takes the row, else jinja2's render
+        (jinja2 is imported, and the template compiled, at the first row that needs it)."""
         key = os.fspath(template)
         found = self._render.get(key)
         if found is None:
             path = locate(template)
-            found = self._render[key] = functools.partial(render_loaded, load(path, self._env(path)))
+            loaded = []
+
+            def slow(variables: dict) -> str:
+                if not loaded:
+                    loaded.append(load(path, self._env(path)))
+                return render_loaded(loaded[0], variables)
+
+            fast = _fast_function(path, lambda: self._env(path))
+            found = self._render[key] = slow if fast is None else functools.partial(_render_fast, fast, slow)
         return found
 
     def reads(self, template: str | Path) -> tuple[str, ...] | None:
         """The names whose values decide what ``template`` renders, sorted: what it reads (``template_reads``)
         and the environment's globals (a row's column of a global's name hides the global). None: unknown."""
         path = locate(template)
-        names = _reads_in(self._env(path), path.name, str(path))
-        return None if names is None else tuple(sorted(names | set(self._env(path).globals)))
+        names = _reads_in(search_path(str(path.parent)), path.name, str(path))
+        return None if names is None else tuple(sorted(names | _global_names()))
 
-    def _env(self, path: Path) -> jinja2.Environment:
+    def _env(self, path: Path):
         folder = str(path.parent)
         env = self._envs.get(folder)
         if env is None:
@@ -221,8 +288,80 @@ class Renderers:
         return env
 
 
-def render_loaded(tmpl: jinja2.Template, variables: dict) -> str:
+def _render_fast(fast, slow, variables: dict) -> str:
+    """``slow(variables)`` (jinja2's render), by ``fast`` (``fastrender``) when it takes the row."""
+    out: list[str] = []
+    try:
+        fast({k: v for k, v in variables.items() if v is not None}, out.append)
+    except Exception:  # noqa: BLE001 - Fallback, or anything the row does to it: jinja2 says what it is
+        return slow(variables)
+    return "".join(out)
+
+
+def _global_names() -> set[str]:
+    """The names of a template environment's globals: jinja2's own (range, dict, ...) and ``GLOBALS``."""
+    return set(_JINJA2_GLOBALS) | set(GLOBALS)
+
+
+# jinja2's default globals (jinja2.defaults.DEFAULT_NAMESPACE), named without importing jinja2;
+# tests/tiers/test_fastrender.py holds the list equal to jinja2's
+_JINJA2_GLOBALS = ("range", "dict", "lipsum", "cycler", "joiner", "namespace")
+
+
+def _fast_function(path: Path, env_of: Callable[[], object]):
+    """``path``'s ``fastrender`` function (None: jinja2 renders its every row), its compiled code remembered
+    in the private cache folder by the text of the templates it reads and this Python's version (marshal's
+    format); ``env_of()``: the jinja2 environment that writes it when the cache has none."""
+    import marshal
+
+    from hfcprov.tiers import fastrender
+
+    name = path.name
+    try:
+        sources = [(n, source) for n, source, _ in _tree_in(search_path(str(path.parent)), name, False, str(path))]
+    except TemplateError:
+        return None  # jinja2's render says what is wrong
+    digest = hashlib.sha256(json.dumps([fastrender.FORMAT, sys.version, _jinja2_version(), sorted(_global_names()),
+                                        sorted(FILTERS), sources]).encode()).hexdigest()
+    folder = _compiled_folder()
+    cache = os.path.join(folder, f"{digest}.fast") if folder is not None else None
+    code = None
+    if cache is not None:
+        try:
+            with open(cache, "rb") as f:
+                data = f.read()
+            code = marshal.loads(data) if data else ""  # "": a template the function does not take
+        except (OSError, ValueError, EOFError, TypeError):  # none yet, or damaged: written again
+            code = None
+        if code and type(code) is not type(_fast_function.__code__):
+            code = None  # damaged into another object
+    if code is None:
+        import jinja2
+
+        try:
+            source = fastrender.source_of(env_of(), name, FILTERS, GLOBALS)
+        except jinja2.TemplateError:
+            return None  # jinja2's render says what is wrong
+        code = compile(source, str(path), "exec") if source is not None else ""
+        if cache is not None:
+            from hfcprov.fileio import atomic_write
+
+            try:
+                atomic_write(cache, marshal.dumps(code) if code else b"", mode=0o600, durable=False)
+            except (OSError, HfcprovError):  # a full disk: the next build generates it again
+                pass
+    if not code:
+        return None
+    try:
+        return fastrender.function_of(code, FILTERS, GLOBALS)
+    except Exception:  # noqa: BLE001 - a damaged cache entry: jinja2 renders
+        return None
+
+
+def render_loaded(tmpl, variables: dict) -> str:
     """A loaded template rendered with ``variables`` (None: not given); errors as ``render_text`` says."""
+    import jinja2
+
     try:
         return tmpl.render({k: v for k, v in variables.items() if v is not None})
     except jinja2.TemplateSyntaxError as err:  # a syntax error in a template pulled in at render time
@@ -235,7 +374,8 @@ def render_loaded(tmpl: jinja2.Template, variables: dict) -> str:
     except HfcprovError as err:  # a bad unit in a filter: 'bad rate ...'
         where = _template_frame(sys.exc_info()[2], tmpl.filename)
         raise TemplateError(f"{where}: {err}") from None
-    except (TypeError, ValueError, ArithmeticError) as err:
+    except (TypeError, ValueError, ArithmeticError, AttributeError, LookupError) as err:
+        # a row's value of the wrong kind meeting the template (an int where a string is split): one line
         where = _template_frame(sys.exc_info()[2], tmpl.filename)
         raise TemplateError(f"{where}: {type(err).__name__}: {err}") from None
 
@@ -259,10 +399,10 @@ def _template_tree(template: str | Path, contextual: bool = False):
     recursively, once each, in a stable order (``contextual``: only those that see the row's variables,
     not imports without context). A missing template or bad syntax raises TemplateError."""
     path = locate(template)
-    yield from _tree_in(environment(str(path.parent)), path.name, contextual, str(path))
+    yield from _tree_in(search_path(str(path.parent)), path.name, contextual, str(path))
 
 
-def _tree_in(env: jinja2.Environment, top: str, contextual: bool, where: str):
+def _tree_in(search: list[str], top: str, contextual: bool, where: str):
     seen: set[str] = set()
     todo = [top]
     while todo:
@@ -270,11 +410,11 @@ def _tree_in(env: jinja2.Environment, top: str, contextual: bool, where: str):
         if name in seen:
             continue
         seen.add(name)
-        try:
-            source, filename, _ = env.loader.get_source(env, name)
-        except jinja2.TemplateNotFound:
-            raise TemplateError(f"{where}: included template {name!r} not found") from None
-        parsed = _parsed(env, name, source, filename)
+        found = template_source(search, name)
+        if found is None:
+            raise TemplateError(f"{where}: included template {name!r} not found")
+        source, filename = found
+        parsed = _parsed(name, source, filename)
         yield name, source, parsed
         todo.extend(sorted(r for r, sees in parsed.refs if r and (sees or not contextual)))
 
@@ -288,6 +428,9 @@ class _Parsed:
 
     @classmethod
     def of(cls, ast) -> _Parsed:
+        import jinja2.meta
+        from jinja2 import nodes
+
         refs = [(name, not isinstance(node, (nodes.Import, nodes.FromImport, nodes.Include)) or node.with_context)
                 for node, name in _references(ast)]
         return cls(refs, frozenset(jinja2.meta.find_undeclared_variables(ast)))
@@ -296,6 +439,9 @@ class _Parsed:
 def _references(ast):
     """(node, template name or None when dynamic) for each extends, include and import, as
     ``jinja2.meta.find_referenced_templates`` names them (one per name of an include's list)."""
+    import jinja2.meta
+    from jinja2 import nodes
+
     for node in ast.find_all((nodes.Extends, nodes.FromImport, nodes.Import, nodes.Include)):
         for name in jinja2.meta.find_referenced_templates(nodes.Template([node])):
             yield node, name
@@ -306,14 +452,16 @@ def _references(ast):
 _PARSED: dict[tuple[str, str], _Parsed] = {}
 
 
-def _parsed(env: jinja2.Environment, name: str, source: str, filename: str | None) -> _Parsed:
+def _parsed(name: str, source: str, filename: str | None) -> _Parsed:
     key = (name, source)  # every hfcprov environment parses alike (new_environment's settings)
     found = _PARSED.get(key)
     if found is None:
         found = _remembered_parse(name, source)
         if found is None:
+            import jinja2
+
             try:
-                ast = env.parse(source, name, filename)
+                ast = environment(str(SHIPPED)).parse(source, name, filename)
             except jinja2.TemplateSyntaxError as err:
                 raise TemplateError(f"{filename} line {err.lineno}: template syntax error: {err.message}") from None
             found = _Parsed.of(ast)
@@ -327,12 +475,33 @@ def _parsed(env: jinja2.Environment, name: str, source: str, filename: str | Non
 _PARSE_FORMAT = 1  # of the .parsed.json files: a new one never reads an old one
 
 
+@functools.lru_cache(maxsize=1)
+def _jinja2_version() -> str:
+    """jinja2's version, part of every cache key: read from its package without importing it (~35 ms, which
+    a bulk build whose templates are all cached does not pay)."""
+    if "jinja2" in sys.modules:
+        return sys.modules["jinja2"].__version__
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("jinja2")
+        with open(spec.origin, encoding="utf-8") as f:
+            found = re.search(r'^__version__\s*=\s*["\']([^"\']+)["\']', f.read(), re.M)
+        if found:
+            return found.group(1)
+    except (OSError, AttributeError, TypeError, ValueError):
+        pass
+    import jinja2
+
+    return jinja2.__version__
+
+
 def _parse_file(name: str, source: str) -> str | None:
     """The cache file of a template's ``_Parsed`` (None: no cache folder); jinja2's version is in the key."""
-    folder = _compiled_folder()[0]
+    folder = _compiled_folder()
     if folder is None:
         return None
-    digest = hashlib.sha256(f"{_PARSE_FORMAT}\0{jinja2.__version__}\0{name}\0{source}".encode()).hexdigest()
+    digest = hashlib.sha256(f"{_PARSE_FORMAT}\0{_jinja2_version()}\0{name}\0{source}".encode()).hexdigest()
     return os.path.join(folder, f"{digest}.parsed.json")
 
 
@@ -382,13 +551,13 @@ def template_reads(template: str | Path) -> frozenset | None:
     build one file for many modems and a bulk build render once per distinct set of them.
     """
     path = locate(template)
-    return _reads_in(environment(str(path.parent)), path.name, str(path))
+    return _reads_in(search_path(str(path.parent)), path.name, str(path))
 
 
-def _reads_in(env: jinja2.Environment, name: str, where: str) -> frozenset | None:
+def _reads_in(search: list[str], name: str, where: str) -> frozenset | None:
     names: set[str] = set()
     try:
-        for _, _, parsed in _tree_in(env, name, True, where):
+        for _, _, parsed in _tree_in(search, name, True, where):
             if any(ref is None and sees for ref, sees in parsed.refs):
                 return None
             names |= parsed.reads
@@ -417,7 +586,7 @@ def _template_frame(tb, fallback: str | None) -> str:
     return where or str(fallback)
 
 
-def _undefined_name(err: jinja2.UndefinedError) -> str:
+def _undefined_name(err) -> str:
     # jinja2 says "'rate' is undefined" or "'dict object' has no attribute 'x'"
     msg = str(err)
     return msg.replace(" is undefined", "") if msg.endswith(" is undefined") else msg

@@ -167,3 +167,22 @@ def test_enum_labels_are_accepted_and_numbers_rendered():
     assert parse_yaml("Main:\n  - NetworkAccess: denied\n").tlvs[0].value == 0
     with pytest.raises(ConfigError, match="whole number"):
         parse_text("Main { NetworkAccess maybe; }")
+
+
+def test_the_control_character_test_is_the_regexs():
+    """``detect``'s test for a binary file (a control character in the first 4 KiB) by bytes.translate on an
+    ASCII text gives the regex's answer on any text."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from hfcprov.config.forms import _CONTROL, _has_control
+
+    chars = st.one_of(st.characters(max_codepoint=0x7F), st.characters(), st.sampled_from("\x00\x08\t\n\r\x0e\x1f "))
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.text(chars, max_size=40), st.integers(4080, 4100))
+    def check(text, pad):
+        for t in (text, "x" * pad + text):
+            assert _has_control(t) == (_CONTROL.search(t, 0, 4096) is not None)
+
+    check()

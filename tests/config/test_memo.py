@@ -86,3 +86,28 @@ def test_remembered_line_tokens_equal_a_scan_of_the_whole_text(text):
     whole = outcome(lambda: text_form._scan(text, "<t>", 1))
     assert outcome(lambda: text_form._tokens(text, "<t>")) == whole
     assert outcome(lambda: text_form._tokens(text, "<t>")) == whole  # second time: from the memo
+
+
+@SETTINGS
+@given(st.lists(trees(), min_size=1, max_size=3))
+def test_a_decode_with_a_memo_is_the_decode_without(trees_):
+    """``decode_node(..., memo=)`` (lint's reading of many files' TLVs) gives the same trees, and the same
+    warnings, as a decode without it, whatever files the memo has seen."""
+    from hfcprov.config.codec import content_items
+    from hfcprov.config.tlvio import decode_node
+
+    memo: dict = {}
+    for tree in trees_ * 2:  # the second pass reads every sub-TLV from the memo
+        try:
+            items = content_items(tree.tlvs)
+        except ConfigError:
+            continue
+        for code, whole in items:
+            if len(whole) != whole[1] + 2:
+                continue
+            plain_warnings, memo_warnings = [], []
+            plain = decode_node(ROOT.children.get(code), code, whole[2:], 0, str(code), plain_warnings)
+            remembered = decode_node(ROOT.children.get(code), code, whole[2:], 0, str(code), memo_warnings,
+                                     memo=memo)
+            assert remembered == plain
+            assert [str(w) for w in memo_warnings] == [str(w) for w in plain_warnings]

@@ -1,7 +1,7 @@
 """The sizing policy (size_buffer) and the analytic latency/utilization model, against White et al. 2011."""
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hfcprov.queue.inputs import SizingError, SizingInputs
@@ -157,3 +157,41 @@ def test_a_config_files_upstream_flow_is_checked_for_a_capping_burst():
     assert "cannot carry" in flow_warnings(flow(1e9, 12_500_000))[0]
     assert flow_warnings(ServiceFlow(direction="downstream", max_sustained_rate=50e6)) == []
 
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.floats(min_value=1e5, max_value=2e9),
+    st.floats(min_value=0.0, max_value=0.3),
+    st.integers(min_value=1, max_value=16),
+    st.sampled_from(["reno", "cubic"]),
+    st.sampled_from(["docsis", "tokenbucket"]),
+    st.sampled_from([None, 0.005, 0.010, 0.020, "modem"]),
+    st.sampled_from(["docsis3.1", "docsis3.0-4ch", "docsis2.0"]),
+    st.booleans(),
+)
+def test_an_advice_without_its_table_is_the_same_advice(rate, rtt, flows, cc, mac, aqm, profile, min_buffer):
+    """``size_buffer(..., table=False)`` (a tier template's advice) differs from the full advice only by the
+    table of candidate predictions: the same target, maximum, need, reasons and warnings, or the same error."""
+    from dataclasses import asdict
+
+    def advice(**kw):
+        try:
+            tier = SizingInputs(rate, rtt, flows, cc, mac, aqm, profile=profile)
+            return asdict(size_buffer(tier, min_buffer=min_buffer, **kw))
+        except SizingError as err:
+            return str(err)
+
+    full, lean = advice(), advice(table=False)
+    if isinstance(full, dict):
+        assert full["candidates"] and lean["candidates"] == []
+        full["candidates"] = lean["candidates"] = None
+    assert lean == full
+
+
+def test_a_vanishing_round_trip_is_no_pipe_not_a_division_by_zero():
+    """A round trip so short that the model's arithmetic underflows (an inventory's rtt="1e-261s") is
+    the zero pipe the model already answers for, not a ZeroDivisionError traceback."""
+    tier = SizingInputs(4530685.0, 1.504547666064782e-261, 1, "reno", "docsis", None, profile="docsis2.0")
+    assert size_buffer(tier).target == size_buffer(tier, table=False).target
+    assert 0 < reno_utilization(4530685.0, 0, 1e-300) <= 1

@@ -283,3 +283,24 @@ def test_an_inventory_that_cannot_be_read_leaves_no_output_folder(tmp_path):
     with pytest.raises(InventoryError, match="nosuch.csv: cannot read inventory"):
         build(tmp_path / "nosuch.csv", out)
     assert not out.exists()
+
+
+def test_a_manifest_entry_is_written_as_json_dumps_writes_it():
+    """The manifest's entry lines, formatted straight for speed, are ``json.dumps(entry.__dict__)``."""
+    import json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from hfcprov.tiers.bulk import Entry, _entry_json
+
+    text = st.text(max_size=12)
+
+    @settings(max_examples=300, deadline=None)
+    @given(text, text, text, st.one_of(st.integers(0, 2**40), st.booleans()), text, text)
+    def check(mac, file, sha, size, tier, inputs):
+        e = Entry(mac, file, sha, size, tier, inputs)
+        assert _entry_json(e) == json.dumps(e.__dict__)
+        assert json.loads(_entry_json(e)) == e.__dict__
+
+    check()

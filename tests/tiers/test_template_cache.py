@@ -23,9 +23,9 @@ print(json.dumps({"text": render_text(path, {"mac": "001122334455", "rate": "7M"
 """
 
 
-def _render(path, cache):
+def _render(path, cache, script=RENDER):
     env = {**os.environ, "HFCPROV_CACHE_DIR": str(cache)}
-    p = subprocess.run([sys.executable, "-c", RENDER, str(path)], capture_output=True, text=True, env=env,
+    p = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env,
                        timeout=120, check=False)
     assert p.returncode == 0 and not p.stderr, p.stderr
     return json.loads(p.stdout)
@@ -81,3 +81,31 @@ def test_a_cache_folder_others_can_write_is_not_used(tmp_path, monkeypatch):
     os.chmod(tmp_path / "c", 0o700)
     os.chmod(tmp_path / "c" / "templates", 0o775)
     assert private_folder("templates") is None
+
+
+BUILD_RENDER = """
+import json, sys
+from hfcprov.tiers.templates import Renderers
+print(json.dumps({"text": Renderers()(sys.argv[1])({"mac": "001122334455", "rate": "7M"}),
+                  "jinja2": "jinja2" in sys.modules}))
+"""
+
+
+def _build_render(path, cache):
+    return _render(path, cache, BUILD_RENDER)
+
+
+def test_a_builds_fast_path_is_cached_and_a_damaged_entry_written_again(site, tmp_path_factory):
+    """A bulk build's second process renders from the cache without importing jinja2; a damaged entry of
+    the fast path (``tiers.fastrender``) is written again, with the same text."""
+    folder, tier = site
+    cache = tmp_path_factory.mktemp("cache")
+    first = _build_render(tier, cache)
+    assert "MaxRateSustained 7000000;" in first["text"] and first["jinja2"]
+    again = _build_render(tier, cache)
+    assert again == {**first, "jinja2": False}
+    fast = [p for p in (cache / "templates").iterdir() if p.suffix == ".fast"]
+    assert len(fast) == 1
+    for damage in (b"\xe3garbage", fast[0].read_bytes()[:20]):
+        fast[0].write_bytes(damage)
+        assert _build_render(tier, cache)["text"] == first["text"]

@@ -144,3 +144,14 @@ def test_residential_tiers_render_what_the_flows_macros_render(tmp_path, tier, r
             return TemplateError
 
     assert rendered(tier) == rendered(reference)
+
+
+@pytest.mark.parametrize("tier, row", [
+    ("lld-100x10", {"profile": 1}),  # a YAML inventory's number where a profile name belongs
+    ("res-100x10", {"snmp_objects": 5}),  # a number where a list or "OID TYPE VALUE|..." belongs
+])
+def test_a_value_of_the_wrong_kind_is_one_line_naming_the_template(tier, row):
+    with pytest.raises(TemplateError) as err:
+        render_text(SHIPPED / f"{tier}.j2", {"mac": "001122334455", **row})
+    message = str(err.value)
+    assert "\n" not in message and ".j2 line " in message, message
