@@ -150,22 +150,12 @@ def decode_oid_body(body: bytes) -> str:
             _OID_HEADS.clear()
         _OID_HEADS[head] = text
     tail = body[cut:]
-    if tail.isascii():  # one byte per sub-identifier (under 128): no shortest-form question
-        return text + "." + ".".join(map(str, tail))
-    arcs, arc, start = [text], 0, True
-    for b in tail:
-        if start and b == 0x80:
-            raise ConfigError("OID sub-identifier not in shortest form")
-        arc = (arc << 7) | (b & 0x7F)
-        start = not (b & 0x80)
-        if start:
-            arcs.append(str(arc))
-            arc = 0
-    return ".".join(arcs)
+    # an ASCII tail is one byte per sub-identifier (each under 128): no shortest-form question
+    return text + "." + ".".join(map(str, tail if tail.isascii() else _sub_identifiers(tail)))
 
 
-def _decode_oid_arcs(body: bytes) -> str:
-    """A whole OID body (its last byte ends a sub-identifier), the first byte giving two arcs."""
+def _sub_identifiers(body: bytes) -> list[int]:
+    """The base-128 sub-identifiers of ``body`` (its last byte ends one), each in shortest form."""
     arcs, arc, start = [], 0, True
     for b in body:
         if start and b == 0x80:
@@ -175,6 +165,12 @@ def _decode_oid_arcs(body: bytes) -> str:
         if start:
             arcs.append(arc)
             arc = 0
+    return arcs
+
+
+def _decode_oid_arcs(body: bytes) -> str:
+    """A whole OID body (its last byte ends a sub-identifier), the first byte giving two arcs."""
+    arcs = _sub_identifiers(body)
     first = arcs[0]
     head = [min(first // 40, 2), first - 40 * min(first // 40, 2)]
     return ".".join(str(a) for a in head + arcs[1:])
