@@ -205,8 +205,7 @@ class ExpectedConfigs:
         same for every modem of that config, so worked out once."""
         asked = self._asked.get(name)
         if asked is None:
-            asked = self._asked[name] = [[(key, get(flow)) for key, (_label, get) in FIELDS.items()
-                                          if get(flow) is not None] for flow in self.flows(name)]
+            asked = self._asked[name] = _asked_fields(self.flows(name))
         return asked
 
     def has(self, name: str) -> bool:
@@ -216,6 +215,11 @@ class ExpectedConfigs:
         if present is None:
             present = self._present[name] = (self.folder / _file_name(name)).is_file()
         return present
+
+
+def _asked_fields(flows: list[ServiceFlow]) -> list[list[tuple[str, object]]]:
+    """Per flow, the (field, value) pairs of ``FIELDS`` its file sets: what the audit compares."""
+    return [[(key, get(flow)) for key, (_label, get) in FIELDS.items() if get(flow) is not None] for flow in flows]
 
 
 def _file_name(name: str) -> str:
@@ -415,10 +419,9 @@ def _compare_flows(result: ModemAudit, name: str, tables, params: dict[str, dict
 
 def _drifts(expected: list[ServiceFlow], tables, result: ModemAudit, sfids: dict | None = None,
             asked_of: list[list[tuple[str, object]]] | None = None) -> list[Drift]:
-    """``asked_of``: ``ExpectedConfigs.asked`` of the file (worked out here when not given)."""
+    """``asked_of``: ``ExpectedConfigs.asked`` of the file (``_asked_fields(expected)`` when not given)."""
     if asked_of is None:
-        asked_of = [[(key, get(flow)) for key, (_label, get) in FIELDS.items() if get(flow) is not None]
-                    for flow in expected]
+        asked_of = _asked_fields(expected)
     # rows of docsQosParamSetTable: index ifIndex.type.sfid
     rows: dict[int, dict[int, dict[str, object]]] = {}  # sfid -> type -> field -> value
     row_of: dict[str, dict | None] = {}  # the columns share their rows' indexes: each parsed once
