@@ -191,9 +191,9 @@ class _Worker:
         self.render: dict[str, Callable[[dict], str]] = {}  # template path -> its renderer
         self.reads: dict[str, tuple | None] = {}  # template path -> the names it reads, sorted (None: unknown)
         self.built: dict[tuple, tuple[bytes, list]] = {}  # (cmts, values read | text) -> (file, problems)
-        from hfcprov.config.lint import encode_checked
+        from hfcprov.config.lint import encode_checked, refusals  # with a worker: not at tiers.bulk import
 
-        self.encode_checked = encode_checked
+        self.encode_checked, self.refusals = encode_checked, refusals
 
     def run(self, task: _Task) -> tuple[str, Entry | None, str | None, list[str]]:
         """('built'|'unchanged'|'failed', entry, error message, warnings)."""
@@ -203,7 +203,7 @@ class _Worker:
             return "unchanged", prev, None, []
         try:
             data, problems = self.file_of(task)
-            refused = _refusals(problems) if problems and self.lint_strict else []
+            refused = self.refusals(problems) if problems and self.lint_strict else []
             if refused:  # a warning (a burst that caps the rate) stays a warning under --strict
                 return "failed", None, f"{task.where}: {refused[0]} (--strict)", []
         except HfcprovError as err:
@@ -243,12 +243,6 @@ class _Worker:
         if by_values is not None:
             self.built[by_values] = found
         return found
-
-
-def _refusals(problems: list) -> list:
-    from hfcprov.config.lint import refusals
-
-    return refusals(problems)
 
 
 _PLAIN = frozenset({str, type(None)})
