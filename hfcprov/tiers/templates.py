@@ -23,11 +23,11 @@ import functools
 import hashlib
 import json
 import os
+import re
 import sys
+import types
 from pathlib import Path
 from typing import Callable
-
-import re
 
 from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
@@ -333,7 +333,7 @@ def _fast_function(path: Path, env_of: Callable[[], object]):
             code = marshal.loads(data) if data else ""  # "": a template the function does not take
         except (OSError, ValueError, EOFError, TypeError):  # none yet, or damaged: written again
             code = None
-        if code and type(code) is not type(_fast_function.__code__):
+        if code and not isinstance(code, types.CodeType):
             code = None  # damaged into another object
     if code is None:
         import jinja2
@@ -344,12 +344,7 @@ def _fast_function(path: Path, env_of: Callable[[], object]):
             return None  # jinja2's render says what is wrong
         code = compile(source, str(path), "exec") if source is not None else ""
         if cache is not None:
-            from hfcprov.fileio import atomic_write
-
-            try:
-                atomic_write(cache, marshal.dumps(code) if code else b"", mode=0o600, durable=False)
-            except (OSError, HfcprovError):  # a full disk: the next build generates it again
-                pass
+            _cache_write(cache, marshal.dumps(code) if code else b"")
     if not code:
         return None
     try:
@@ -519,14 +514,18 @@ def _remembered_parse(name: str, source: str) -> _Parsed | None:
 
 def _remember_parse(name: str, source: str, parsed: _Parsed) -> None:
     path = _parse_file(name, source)
-    if path is None:
-        return
+    if path is not None:
+        _cache_write(path, json.dumps({"refs": parsed.refs, "reads": sorted(parsed.reads)}))
+
+
+def _cache_write(path: str, data: bytes | str) -> None:
+    """An entry of ``_compiled_folder``, written whole or not at all; a failure (a full disk) only means
+    the next process makes it again."""
     from hfcprov.fileio import atomic_write
 
     try:
-        atomic_write(path, json.dumps({"refs": parsed.refs, "reads": sorted(parsed.reads)}), mode=0o600,
-                     durable=False)
-    except (OSError, HfcprovError):  # a full disk: the next process parses again
+        atomic_write(path, data, mode=0o600, durable=False)
+    except (OSError, HfcprovError):
         pass
 
 
