@@ -421,6 +421,10 @@ class CableModem:
 
     aqm_queue_bytes = aqm_bytes  # the 2011 model has no burst buffer apart from its queue: one count for both
 
+    def aqm_size(self, size: int) -> int:
+        """The bytes DOCSIS-PIE counts for an arriving IP packet (its queue counts IP packets)."""
+        return size
+
     def aqm_delay(self) -> float:
         """DOCSIS-PIE's delay estimate from the CM's rate and MSR tokens (bytes the tokens cover at the
         channel rate)."""

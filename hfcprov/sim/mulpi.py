@@ -548,20 +548,28 @@ class CmFlow:
         return (self.qbytes - self.in_burst()
                 - (len(self.queue) - taken) * (self.frame_overhead - ETHERNET_OVERHEAD))
 
+    def aqm_size(self, size: int) -> int:
+        """The bytes DOCSIS-PIE counts for an arriving IP packet of ``size``: its Ethernet frame, as its
+        queue counts (and the dual queue's, ``hfcprov.sim.aqm.link.LowLatencyCm``)."""
+        return size + ETHERNET_OVERHEAD
+
     def aqm_delay(self) -> float:
         """DOCSIS-PIE's queue delay estimate (MULPI Annex M, qdelaySingle): the bytes the request shaper's
-        MSR tokens cover leave at the peak rate, the rest at the sustained rate. The tokens are the
-        shaper's as its last request left them (its bucket is brought up to date when it shapes a
-        request, as docsis-ns3's CM does): refilled to the instant they read up to one inter-request
-        time of the rate more (2 ms: 500 B at 2 Mb/s, 1 ms off the estimate), and PIE held the queue
-        that much longer."""
+        MSR tokens cover leave at the peak rate, the rest at the sustained rate, both as configured (they
+        count Ethernet frames, MULPI C.2.2.7.2, as the queue bytes do; not the rates the CMTS grants MAC
+        frames at). The tokens are the shaper's as its last request left them (its bucket is brought up
+        to date when it shapes a request, as docsis-ns3's CM does): refilled to the instant they read up
+        to one inter-request time of the rate more (2 ms: 500 B at 2 Mb/s, 1 ms off the estimate), and
+        PIE held the queue that much longer."""
         from hfcprov.queue.pie import qdelay_estimate
 
         nbytes = self.aqm_bytes()
+        p = self.upstream.p
         if self.rate is None:
-            return nbytes * 8.0 / self.upstream.p.capacity
-        peak = self.peak * 8.0 if self.peak else self.upstream.p.capacity
-        return qdelay_estimate(nbytes, self.rate * 8.0, peak, min(self.burst, self.tokens))
+            return nbytes * 8.0 / p.capacity
+        bits = 8.0 * p.mean_frame / (p.mean_frame + p.mac_header)  # per MAC-frame byte/s: configured b/s
+        peak = self.peak * bits if self.peak else p.capacity
+        return qdelay_estimate(nbytes, self.rate * bits, peak, min(self.burst, self.tokens))
 
     def mac_stats(self) -> dict:
         """What ``RunResult.extra["mac"]`` reports: the upstream latency (s) and the requests."""

@@ -86,11 +86,34 @@ def test_the_delay_estimate_reads_the_tokens_the_last_request_left():
         flow.send(packet(i))
     flow.tokens = 0.0  # as a request that took every token left them at t = 0
     first = flow.aqm_delay()
-    assert first == pytest.approx(6 * 1518 * 8 / (flow.rate * 8))  # every byte at the sustained rate
+    # every byte at the sustained rate as configured: it counts Ethernet frames, as the queue bytes do
+    assert first == pytest.approx(6 * 1518 * 8 / RATE)
     eng.run(0.0019)  # no request before the first MAP's contention opportunity (2.025 ms)
     assert flow.requests_contention == flow.requests_piggyback == 0
     assert flow.aqm_delay() == first
-    assert first == qdelay_estimate(flow.aqm_bytes(), flow.rate * 8, flow.peak * 8, flow.tokens)
+    flow.tokens = 3000.0  # what a request leaves covers bytes at the peak rate
+    assert flow.aqm_delay() == pytest.approx(qdelay_estimate(6 * 1518, RATE, 2 * RATE, 3000.0))
+
+
+class NoLuck:
+    """A random source that never draws a random drop: only de-randomisation's PROB_HIGH drops."""
+
+    def random(self) -> float:
+        return 0.999
+
+
+def test_docsis_pie_weighs_a_packet_by_its_ethernet_frame():
+    """The drop probability scales with the packet's size as the queue counts it: a 1500-byte IP packet is a
+    1518-byte frame, whose share of PROB_HIGH tips the de-randomised sum where 1500 would not."""
+    eng, flow = cm(buffer=65536)
+    pie = PieCm(flow, PieParams(), NoLuck())
+    for i in range(3):
+        assert pie.send(packet(i))
+    c = pie.pie
+    c.drop_prob, c.qdelay_old, c.burst_state = 0.5, 0.05, IN_BURST
+    c.accu_prob = 8.5 - 0.5 * 1509 / 1024  # between 1500's and 1518's share short of PROB_HIGH
+    assert not pie.send(packet(3))
+    assert c.early_drops == 1
 
 
 def test_a_low_latency_aggregates_dual_queue_lets_go_of_a_packet_taken_for_a_burst():
