@@ -105,7 +105,7 @@ class NoLuck:
 def test_docsis_pie_weighs_a_packet_by_its_ethernet_frame():
     """The drop probability scales with the packet's size as the queue counts it: a 1500-byte IP packet is a
     1518-byte frame, whose share of PROB_HIGH tips the de-randomised sum where 1500 would not."""
-    eng, flow = cm(buffer=65536)
+    _, flow = cm(buffer=65536)
     pie = PieCm(flow, PieParams(), NoLuck())
     for i in range(3):
         assert pie.send(packet(i))
