@@ -33,7 +33,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from hfcprov import __version__
 from hfcprov.tiers.inventory import InventoryRow, check_row, read_inventory
@@ -74,6 +74,8 @@ class Entry:
 
 @dataclass
 class BuildSummary:
+    """What a build did: files built, unchanged and failed, its warnings, and how long it took."""
+
     out: Path
     total: int = 0
     built: int = 0
@@ -318,6 +320,8 @@ def _run_chunk(tasks: list[_Task]) -> list:
 
 @dataclass
 class _Task:
+    """One row's work for a worker: its values, template, file name and input hash."""
+
     where: str
     variables: dict
     template: str
