@@ -83,6 +83,10 @@ class TcpOptions:
     # sized as Linux's TSO autosizing (~1 ms of the pacing rate, >= 2); a drop-tail link serves a
     # train as back-to-back packets in one event; 1: off (always off with a MAC or an AQM)
     tso: int = 1
+    # new data waits for a whole TSO-sized chunk of window (Linux's tcp_tso_should_defer: TCP builds GSO
+    # packets whatever the device, so a Linux sender on delayed ACKs sends ~1 ms bursts, not pairs;
+    # the segments still leave one by one); off: every segment the window allows leaves at once
+    tso_defer: bool = False
     # a retransmission is lost again once data sent after it is SACKed (Linux); off: only the RTO finds it
     detect_lost_retransmit: bool = True
     delayed_ack: bool = True

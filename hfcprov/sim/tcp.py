@@ -20,6 +20,7 @@ the scenario's seed by ``run.Network``.
 from __future__ import annotations
 
 import math
+from collections import deque
 
 from hfcprov.sim.packet import ACK, DATA, Train, make
 from hfcprov.sim.ranges import SegmentRanges
@@ -35,6 +36,7 @@ class TcpSender:
         "cc",
         "cwnd",
         "deadline",
+        "defer",
         "done_at",
         "dupacks",
         "dupthresh",
@@ -48,6 +50,7 @@ class TcpSender:
         "in_loss",
         "in_rec",
         "last_payload",
+        "last_tx",
         "link",
         "lt",
         "loss_exit",
@@ -66,6 +69,7 @@ class TcpSender:
         "rto_floor_var",
         "rttvar",
         "rwnd",
+        "sent_at",
         "srtt",
         "ssthresh",
         "started",
@@ -114,6 +118,9 @@ class TcpSender:
         self.rttvar = 0.0
         self.gran = opts.timer_granularity
         self.tso = opts.tso  # new data leaves in trains of up to this many segments (run.Network may set 1)
+        self.defer = opts.tso_defer  # new data waits for a TSO-sized chunk of window (Linux)
+        self.last_tx = 0.0  # when new data last left (tso_defer)
+        self.sent_at: deque = deque()  # (end segment, time) of each send of new data (tso_defer)
         self.phase = 0.0  # where the coarse timer's ticks fall (run.Network draws it from the seed)
         self.min_rto = opts.min_rto
         self.rto_floor_var = opts.rto_rule == "linux"
@@ -151,6 +158,8 @@ class TcpSender:
             return
         self.high = i + 1
         size = self.hdr + (self.mss if i != self.total - 1 else self.last_payload)
+        if self.defer:
+            self._note_sent(i + 1)
         self.link.send(make(DATA, self.flow, i, size, self.engine.now, False, None))
 
     def _retransmit(self, i: int) -> None:
@@ -173,7 +182,11 @@ class TcpSender:
             if limit > self.avail:  # noqa: PLR1730
                 limit = self.avail
             nxt = self.nxt
+            if self.defer and nxt < limit and nxt >= self.high and not self.in_rec:
+                limit = self._tso_deferred(nxt, limit)
             if nxt < limit:
+                if self.defer:
+                    self._note_sent(limit)
                 if self.tso > 1 or nxt < self.high or limit >= self.total:
                     self._send_range(nxt, limit)
                 else:  # new full-size segments one by one: _tx inlined (most of a run's sends)
@@ -198,13 +211,55 @@ class TcpSender:
             nxt += 1
 
     def _train_cap(self) -> int:
-        """Linux's TSO autosizing: about 1 ms of the pacing rate (2x cwnd/srtt in slow start, 1.2x
-        after), at least 2 segments, at most ``tso``; so trains stay small at DOCSIS rates."""
+        """Segments per train: Linux's TSO size (``_tso_goal``), at most ``tso``."""
+        return min(self.tso, self._tso_goal())
+
+    def _tso_goal(self) -> int:
+        """Linux's TSO autosizing (tcp_tso_autosize): the pacing rate's bytes per 1/1024 s
+        (sk_pacing_shift 10), at least tcp_min_tso_segs (2), at most 64 KB. The pacing rate is
+        max(cwnd, in flight)/srtt times 2 while cwnd < ssthresh/2, else 1.2 (tcp_update_pacing_rate);
+        so at DOCSIS rates a chunk is 2-5 segments."""
         srtt = self.srtt
         if srtt is None:
             return 2
-        ratio = 2.0 if self.cwnd < self.ssthresh else 1.2
-        return max(2, min(self.tso, int(ratio * self.cwnd / srtt * 0.001 / self.mss)))
+        segs = max(self.cwnd / self.mss, self.nxt - self.una)
+        ratio = 2.0 if self.cwnd < self.ssthresh / 2 else 1.2
+        return max(2, min(65536 // self.mss, int(segs * ratio / srtt / 1024)))
+
+    def _note_sent(self, end: int) -> None:
+        """New data up to segment ``end`` left now (tso_defer's clock); forget what is acked."""
+        q, una = self.sent_at, self.una
+        while q and q[0][0] <= una:
+            q.popleft()
+        self.last_tx = self.engine.now
+        q.append((end, self.last_tx))
+
+    def _tso_deferred(self, nxt: int, limit: int) -> int:
+        """Linux's TSO deferral (tcp_tso_should_defer, with GSO always on for TCP): new data leaves in
+        whole ``_tso_goal`` chunks; a smaller rest of the window waits for the next ACK, unless nothing
+        left for 1 ms, the rest is a third of cwnd (tcp_tso_win_divisor 3), nothing is in flight, or
+        the oldest segment in flight is not acked within min(1 ms, srtt/2) (its send time + srtt: the
+        rule since Linux 6.18 and the stable kernels of October 2025; before, "sent less than srtt/2
+        ago"). Returns the new send limit. So a 40 Mb/s sender on delayed ACKs (one every 0.5 ms) sends
+        3-4 segments every other ACK, and one whose ACKs are over 1 ms apart sends what each allows."""
+        goal = self._tso_goal()
+        room = limit - nxt
+        rest = room % goal
+        if not rest or limit >= self.avail or self.srtt is None:
+            return limit
+        full = room - rest
+        now = self.engine.now
+        if not full and now - self.last_tx > 0.001:
+            return limit
+        if 3 * rest * self.mss >= self.cwnd:
+            return limit
+        q, una = self.sent_at, self.una
+        while q and q[0][0] <= una:
+            q.popleft()
+        srtt = self.srtt
+        if not q or q[0][1] + srtt - now > min(0.001, srtt / 2):  # the next ACK is not due within 1 ms
+            return limit
+        return nxt + full
 
     def _tx_train(self, i: int, k: int) -> None:
         """New segments ``[i, i + k)`` as one ``Train``."""
