@@ -47,7 +47,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hfcprov.emu import netns, shaping, topology  # noqa: E402
+from hfcprov.emu import netns, shaping, timekeeping, topology  # noqa: E402
 from hfcprov.emu.offload import offloads_off  # noqa: E402
 from hfcprov.emu.measure import measure  # noqa: E402
 from hfcprov.probe import DEFAULT_PORT  # noqa: E402
@@ -66,7 +66,8 @@ LINUX_FRAMING = {"overhead": 14}
 # delayed ACKs a per-ACK Reno climbs half as fast (10 Mb/s, 16 KiB, 100 ms: -15% goodput); CUBIC in the
 # kernel's integer arithmetic, which grows >= 5% per RTT until its first loss (10 Mb/s, 256 KiB, 40 ms after a
 # HyStart exit: mean -11% without) and trails RFC 9438 under frequent losses (50 Mb/s, 20 ms, 1%: +13%
-# without); RACK-TLP loss detection with PRR
+# without); RACK-TLP loss detection with PRR; new data in TSO-sized chunks (tso_defer: at 50 Mb/s the kernel's
+# near flow sends 3-4 segments every other ACK, docs/sim.md)
 LINUX_TCP = dict(LINUX)
 # the kernel's reno is NewReno with SACK; the simulator's "sack" is that
 SIM_VARIANT = {"reno": "sack", "cubic": "cubic"}
@@ -77,6 +78,7 @@ DOCSIS_VERSION = "3.0"
 # late: idle RTT p50 20.3-20.5 ms on a 20 ms line), as the simulator's jitter: without it two drop-tail
 # flows lock into phase in the simulator and not on the bed (near/far pairs: docs/sim.md)
 JITTER = 0.0005
+HOST_PRIORITY = timekeeping.HOST_PRIORITY  # the emulated hosts' SCHED_FIFO priority (None: normal)
 IDLE = 1.0  # s of probes before any load
 PROBE_RATE = 10.0  # probes/s
 
@@ -169,14 +171,20 @@ def add_far_server(lab, extra_one_way: float) -> int:
     netns.run(["ip", "route", "add", "default", "dev", FAR_DEV, "table", "101"], ns=cmts)
     netns.run(["ip", "rule", "add", "pref", "100", "iif", "far", "lookup", "101"], ns=cmts)
     netns.run(["ip", "rule", "add", "pref", "101", "iif", "rf", "to", f"{FAR_ADDR[1]}/32", "lookup", "101"], ns=cmts)
+    lab.state_dir.mkdir(parents=True, exist_ok=True)
     pid = lab.spawn("cmts", [sys.executable, "-m", "hfcprov.emu.delayline", "--dev", FAR_DEV,
-                             "--delay", repr(extra_one_way)])
+                             "--delay", repr(extra_one_way), "--control", str(far_control(lab))])
     deadline = time.monotonic() + 10
     while "NO-CARRIER" in netns.run(["ip", "link", "show", FAR_DEV], ns=cmts):
         if time.monotonic() > deadline:
             raise SystemExit("the far server's delay line did not start")
         time.sleep(0.02)
     return pid
+
+
+def far_control(lab) -> Path:
+    """The far delay line's control socket (``hfcprov.emu.timekeeping``)."""
+    return lab.state_dir / "far-delayline.sock"
 
 
 def remove_far_server(lab, pid: int) -> None:
@@ -193,13 +201,16 @@ def _stop(pid: int) -> None:
         pass
 
 
-def emulate_near_far(lab, rate, buffer, cc, window, warmup):
+def emulate_near_far(lab, rate, buffer, cc, window, warmup, priority=HOST_PRIORITY):
     """One kernel flow to each server at once, each measured by its own probe (same start, same window):
-    ``(near, far)`` RunResults."""
+    ``(near, far)`` RunResults. ``priority``: the hosts' (probes', responders') SCHED_FIFO priority, as
+    ``hfcprov.emu.measure`` runs them; None leaves them at normal scheduling."""
     lab.apply([shaping.plan(tier_flow(rate, buffer))])
     port = str(DEFAULT_PORT)  # where the probe connects
-    responder = lab.spawn("far", [sys.executable, "-m", "hfcprov.probe.responder", "--port", port])
-    near_resp = lab.spawn("srv", [sys.executable, "-m", "hfcprov.probe.responder", "--port", port])
+    responder = lab.spawn("far", [sys.executable, "-m", "hfcprov.probe.responder", "--port", port],
+                          priority=priority)
+    near_resp = lab.spawn("srv", [sys.executable, "-m", "hfcprov.probe.responder", "--port", port],
+                          priority=priority)
     try:
         deadline = time.monotonic() + 10
         listening = f":{DEFAULT_PORT:04X} "  # /proc/net/tcp's local port, in hex
@@ -216,8 +227,10 @@ def emulate_near_far(lab, rate, buffer, cc, window, warmup):
                 out = Path(tmp) / f"{name}.json"
                 argv = ["ip", "netns", "exec", lab.ns("cpe"), sys.executable, "-m", "hfcprov.probe.worker",
                         json.dumps(asdict(spec)), str(out)]
-                procs.append((subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True),
-                              out))
+                proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                if priority is not None:
+                    timekeeping.raise_priority(priority, proc.pid)
+                procs.append((proc, out))
             results = []
             for proc, out in procs:
                 _, err = proc.communicate(timeout=IDLE + warmup + window + 60)
@@ -231,8 +244,13 @@ def emulate_near_far(lab, rate, buffer, cc, window, warmup):
 
 
 def simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=1):
+    """The simulator's side of ``emulate_near_far``. Each flow's data starts one base RTT after the load
+    phase, as the bed's do after their handshake: the far flow 60 ms after the near one at 20/80 ms
+    (captures on the bed: its first segment 68-79 ms after the near flow's, with 1-18 ms of process
+    start skew, which ``start_jitter`` covers); starting both at once hands the far flow the first
+    slow start's share (docs/sim.md)."""
     sc = Scenario.from_service_flow(
-        tier_flow(rate, buffer), rtt=near, flows=[FlowSpec(start=IDLE), FlowSpec(start=IDLE, rtt=far)],
+        tier_flow(rate, buffer), rtt=near, flows=[FlowSpec(start=IDLE + near), FlowSpec(start=IDLE + far, rtt=far)],
         tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
         duration=IDLE + warmup + window, warmup=IDLE + warmup, seed=seed, sample_interval=None,
         docsis_version=DOCSIS_VERSION, jitter=JITTER, **LINUX_FRAMING)
