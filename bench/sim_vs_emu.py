@@ -243,14 +243,16 @@ def emulate_near_far(lab, rate, buffer, cc, window, warmup, priority=HOST_PRIORI
         _stop(near_resp)
 
 
-def simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=1):
+def simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=1, start="handshake"):
     """The simulator's side of ``emulate_near_far``. Each flow's data starts one base RTT after the load
     phase, as the bed's do after their handshake: the far flow 60 ms after the near one at 20/80 ms
     (captures on the bed: its first segment 68-79 ms after the near flow's, with 1-18 ms of process
     start skew, which ``start_jitter`` covers); starting both at once hands the far flow the first
-    slow start's share (docs/sim.md)."""
+    slow start's share (docs/sim.md). ``start="together"``: both at once (this bench before November 2026)."""
+    lag = (near, far) if start == "handshake" else (0.0, 0.0)
     sc = Scenario.from_service_flow(
-        tier_flow(rate, buffer), rtt=near, flows=[FlowSpec(start=IDLE + near), FlowSpec(start=IDLE + far, rtt=far)],
+        tier_flow(rate, buffer), rtt=near,
+        flows=[FlowSpec(start=IDLE + lag[0]), FlowSpec(start=IDLE + lag[1], rtt=far)],
         tcp=TcpOptions(variant=SIM_VARIANT[cc], **LINUX_TCP), probe_rate=PROBE_RATE,
         duration=IDLE + warmup + window, warmup=IDLE + warmup, seed=seed, sample_interval=None,
         docsis_version=DOCSIS_VERSION, jitter=JITTER, **LINUX_FRAMING)
@@ -258,14 +260,16 @@ def simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=1):
 
 
 def near_far_main(args, rates, buffers, ccs) -> int:
-    """``--near-far NEAR,FAR``: the kernel and the simulator with one flow to each server."""
+    """``--near-far NEAR,FAR``: the kernel and the simulator with one flow to each server (``--runs 0``: the
+    simulator only, ``--sim-seeds`` seeds)."""
     near, far = (parse_duration(x) for x in args.near_far.split(","))
     window, warmup = parse_duration(args.duration), parse_duration(args.warmup)
-    lab = topology.up(rtt=near, prefix="hfemu-sve", docsis_version=DOCSIS_VERSION)
+    lab = topology.up(rtt=near, prefix="hfemu-sve", docsis_version=DOCSIS_VERSION) if args.runs else None
     pid = None
     rows = []
     try:
-        pid = add_far_server(lab, (far - near) / 2)
+        if lab is not None:
+            pid = add_far_server(lab, (far - near) / 2)
         for rate, buffer, cc in itertools.product(rates, buffers, ccs):
             kernel, loads = [], []
             for _ in range(args.runs):
@@ -278,16 +282,17 @@ def near_far_main(args, rates, buffers, ccs) -> int:
                       f"{f_res.latency_idle.p50 * 1e3:.1f} ms  load {loads[-1]:.1f}", flush=True)
             sims = []
             for k in range(args.sim_seeds or args.runs):
-                r = simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=k + 1)
+                r = simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=k + 1, start=args.sim_start)
                 sims.append((r.flows[0].goodput_bps, r.flows[1].goodput_bps))
             rows.append((rate, buffer, cc, kernel, sims, loads))
     finally:
         if pid is not None:
             remove_far_server(lab, pid)
-        lab.down()
+        if lab is not None:
+            lab.down()
     print(f"\nnear ({format_duration(near)}) and far ({format_duration(far)}) server, one flow each, "
-          f"{args.runs} runs (kernel) / seeds (simulator); goodput Mb/s and near/far ratio, median "
-          "[min-max]")
+          f"{args.runs} kernel runs, simulator seeds 1..{args.sim_seeds or args.runs}; goodput Mb/s and near/far "
+          "ratio, median [min-max]")
     print(f"{'case':<24}{'kernel near / far':>20}{'ratio':>19}{'sim near / far':>18}{'ratio':>19}"
           f"{'ratio err':>10}{'load':>10}")
     for rate, buffer, cc, kernel, sims, loads in rows:
@@ -296,12 +301,16 @@ def near_far_main(args, rates, buffers, ccs) -> int:
                     f"{statistics.median(b for _, b in v) / 1e6:.2f}")
 
         def ratio(v):
+            if not v:
+                return None, "-"
             rs = sorted(a / b for a, b in v)
             return statistics.median(rs), f"{statistics.median(rs):.2f} [{rs[0]:.2f}-{rs[-1]:.2f}]"
 
         (rk, tk), (rs, ts) = ratio(kernel), ratio(sims)
-        print(f"{f'{format_rate(rate)}/{format_bytes(buffer)}/{cc}'.replace(' ', ''):<24}{pair(kernel):>20}{tk:>19}"
-              f"{pair(sims):>18}{ts:>19}{rs / rk - 1:>+10.1%}{f'{min(loads):.1f}-{max(loads):.1f}':>10}")
+        err = f"{rs / rk - 1:>+10.1%}" if rk else f"{'-':>10}"
+        print(f"{f'{format_rate(rate)}/{format_bytes(buffer)}/{cc}'.replace(' ', ''):<24}"
+              f"{pair(kernel) if kernel else '-':>20}{tk:>19}{pair(sims):>18}{ts:>19}{err}"
+              f"{f'{min(loads):.1f}-{max(loads):.1f}' if loads else '-':>10}")
     return 0
 
 
@@ -392,6 +401,9 @@ def main() -> int:
                                                               "many as kernel runs)")
     ap.add_argument("--near-far", metavar="NEAR,FAR", help="instead of the grid: one flow to a near and one to a "
                     "far server (base RTTs, e.g. 20ms,80ms) for each rate, buffer and cc")
+    ap.add_argument("--sim-start", choices=("handshake", "together"), default="handshake",
+                    help="--near-far: each simulated flow starts one base RTT late, as after the bed's handshake "
+                         "(default), or both at once")
     ap.add_argument("--trace", metavar="CASE", help="write CASE's delay traces (emu probes, sim queue) as CSV, "
                                                      "e.g. 2Mb/s/64KiB/40ms/1xcubic")
     args = ap.parse_args()
