@@ -246,7 +246,7 @@ def emulate_near_far(lab, rate, buffer, cc, window, warmup, priority=HOST_PRIORI
 def simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=1, start="handshake"):
     """The simulator's side of ``emulate_near_far``. Each flow's data starts one base RTT after the load
     phase, as the bed's do after their handshake: the far flow 60 ms after the near one at 20/80 ms
-    (captures on the bed: its first segment 68-79 ms after the near flow's, with 1-18 ms of process
+    (captures on the bed: its first segment 60-79 ms after the near flow's, with 0.5-18 ms of process
     start skew, which ``start_jitter`` covers); starting both at once hands the far flow the first
     slow start's share (docs/sim.md). ``start="together"``: both at once (this bench before November 2026)."""
     lag = (near, far) if start == "handshake" else (0.0, 0.0)
