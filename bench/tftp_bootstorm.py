@@ -491,7 +491,8 @@ def main(argv=None) -> int:
                     help="nice value of every hfcprov server (default: the bench's own, which the C servers "
                          "inherit; -10 is what `tftp serve` sets itself to as root)")
     ap.add_argument("--baseline", type=Path, default=None,
-                    help="another hfcprov checkout: its static server is measured too (hfcprov@base)")
+                    help="another hfcprov checkout: its static and cold dynamic servers are measured too "
+                         "(hfcprov@base)")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # servers, clients and cgroups are cleaned up
     args.atftpd = find_atftpd(args.atftpd)
@@ -503,7 +504,7 @@ def main(argv=None) -> int:
     servers += [("hfcprov", f"dyn-cold/n{nice}") for nice in args.niceness]
     servers += [("hfcprov", f"dyn-cold/{spec}") for spec in args.builds]
     if args.baseline:
-        servers.append(("hfcprov@base", "static"))
+        servers += [("hfcprov@base", "static")] + ([] if args.no_cold else [("hfcprov@base", "dyn-cold")])
     if shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
         servers.append(("tftpd-hpa", "static"))
     else:
