@@ -653,7 +653,7 @@ def print_ratios(rows) -> None:
             continue
         st = next((r[4] for r in rows if r[:3] == (n, pattern, kind) and r[3] == "static"), None)
         if st and st["rate"]:
-            print(f"# n={n} {pattern}: {files}/static rate {m['rate'] / st['rate']:.2f}x "
+            print(f"# n={n} {pattern}: {kind} {files}/static rate {m['rate'] / st['rate']:.2f}x "
                   f"(min-max {m['rate_min'] / st['rate_max']:.2f}-{m['rate_max'] / st['rate_min']:.2f}), "
                   f"retransmissions {_num(m['retransmits'], '.0f')} vs {_num(st['retransmits'], '.0f')}")
 
