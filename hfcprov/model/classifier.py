@@ -14,6 +14,8 @@ ANY_PROTOCOL, TCP_OR_UDP = 256, 257  # 22/23.9.2 IpProto special values
 
 @dataclass(frozen=True)
 class Classifier:
+    """A packet classifier (TLV 22/23) as the modem applies it: what it matches and the flow it feeds."""
+
     direction: str
     path: str  # e.g. "22[0]"
     ref: int | None = None  # .1 ClassifierRef

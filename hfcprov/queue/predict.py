@@ -12,7 +12,7 @@ chooses from its points; the analytic one only illustrates the rule.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from hfcprov.queue.inputs import SizingInputs, check_path
 

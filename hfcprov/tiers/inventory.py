@@ -30,6 +30,8 @@ class InventoryError(HfcprovError, ValueError):
 
 @dataclass(frozen=True)
 class InventoryRow:
+    """One modem's row: its cells by column, and where it is in the inventory."""
+
     where: str  # "modems.csv line 4" / "modems.yaml entry 3": what a user needs to find the row
     fields: dict
     problem: str | None = None  # found while reading (e.g. more cells than columns); reported by check_row

@@ -27,7 +27,7 @@ import re
 import sys
 import types
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from hfcprov import macaddr
 from hfcprov.errors import HfcprovError

@@ -85,6 +85,33 @@ def test_batch_encode_to_a_directory_is_all_or_nothing(tmp_path):
     assert r.returncode == 0 and sorted(p.name for p in (tmp_path / "yaml").iterdir()) == ["a.yaml", "b.yaml"]
 
 
+def test_a_batch_over_several_chunks_gives_each_file_its_own_bytes_and_stops_at_the_first_bad_one(tmp_path):
+    """Sources go through read, lint and assemble a chunk at a time: each file is still its own source's
+    encoding, and a bad source (a syntax error, or one that cannot be read) past the first chunk names
+    itself and leaves no file at all."""
+    texts = [f"Main {{ NetworkAccess 1; MaxCPE {1 + i % 16}; SnmpMibObject sysLocation.0 String \"n{i}\"; }}"
+             for i in range(70)]
+    sources = []
+    for i, text in enumerate(texts):
+        sources.append(tmp_path / f"m{i:02d}.cfg")
+        sources[-1].write_text(text)
+    outdir = tmp_path / "out"
+    r = run("encode", *sources, "-o", outdir, "--no-cmts-mic")
+    assert r.returncode == 0, r.stderr
+    for src, text in zip(sources, texts):
+        assert (outdir / f"{src.stem}.cm").read_bytes() == encode(parse_text(text))
+    sources[67].write_text("Main { NetworkAccess 1 }")
+    r = run("encode", *sources, "-o", tmp_path / "bad", "--no-cmts-mic")
+    errors = [line for line in r.stderr.splitlines() if not line.startswith("hfcprov: warning:")]
+    assert r.returncode == 1 and len(errors) == 1 and "m67.cfg:1" in errors[0]
+    assert not (tmp_path / "bad").exists() or not any((tmp_path / "bad").iterdir())
+    sources[67].write_text(texts[67])
+    r = run("encode", *sources[:66], tmp_path / "missing.cfg", *sources[66:], "-o", tmp_path / "gone",
+            "--no-cmts-mic")
+    assert r.returncode == 1 and "missing.cfg" in r.stderr and "cannot read" in r.stderr
+    assert not (tmp_path / "gone").exists() or not any((tmp_path / "gone").iterdir())
+
+
 def test_decode_of_a_truncated_file_names_offset_and_path(tmp_path):
     data = encode(read_config(EXAMPLE))
     cut = tmp_path / "cut.cm"

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hfcprov.config import ConfigTree, Tlv, content_items, encode, parse_text
-from hfcprov.config.lint import RULES, encode_checked, lint, lint_config, lint_items
+from hfcprov.config.lint import RULES, encode_checked, encode_checked_many, lint, lint_config, lint_items
+from hfcprov.errors import HfcprovError
 from hfcprov.config.text import render_text
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -261,6 +262,49 @@ def test_encode_checked_lints_the_bulk_path_and_the_whole_parse_alike():
                                                     ("classifier-flow-missing", 7)]
     warned = encode_checked("Main { NetworkAccess 1; GenericTLV TlvCode 3 TlvLength 2 TlvValue 0x0001; }", "b.cfg")[1]
     assert "written as given" in str(warned[0]) and warned[0].line == 1
+
+
+GOOD = "Main { NetworkAccess 1; MaxCPE 3; }\n"
+POOL = [
+    GOOD,
+    GOOD.replace("3", "4"),
+    ISSUE,  # findings
+    "Main { NetworkAccess 1; UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; "
+    "MaxRateSustained 50000000; } }\n",  # a warning-severity finding (the burst caps the rate)
+    "Main { NetworkAccess 1; MaxCPE ; }\n",  # a syntax error
+    "Main { NetworkAccess 1; NoSuchTlv 3; }\n",  # an unknown name
+    "Main { NetworkAccess 1; GenericTLV TlvCode 3 TlvLength 2 TlvValue 0x0001; }\n",  # a reading warning
+    "NetworkAccess: 1\nMaxCPE: 2\n",  # YAML: the whole parse
+    '{"NetworkAccess": 1}',  # JSON: the whole parse
+]
+
+
+def _outcome(call):
+    try:
+        return call()
+    except HfcprovError as err:
+        return (type(err), str(err))
+
+
+@settings(max_examples=60, deadline=None)
+@given(picks=st.lists(st.tuples(st.integers(0, len(POOL) - 1), st.sampled_from([None, b"k", b"other"]),
+                                st.sampled_from(["a.cfg", "b.cfg"])), max_size=8),
+       plant=st.booleans())
+def test_encode_checked_many_gives_each_text_what_encode_checked_gives_it(picks, plant):
+    """Many texts a stage at a time (a build's chunk): each result is the text's own, file and problems
+    (their lines and the source they name), or the error encode_checked raises for it."""
+    jobs = [(POOL[k], source, secret) for k, secret, source in picks]
+    many = encode_checked_many(jobs, plant=plant)
+    assert len(many) == len(jobs)
+    for (text, source, secret), got in zip(jobs, many):
+        want = _outcome(lambda: encode_checked(text, source, secret, plant=plant))
+        if isinstance(got, HfcprovError):
+            got = (type(got), str(got))
+        else:
+            got = (got[0], [(str(p), getattr(p, "line", None)) for p in got[1]])
+            want = (want[0], [(str(p), getattr(p, "line", None)) for p in want[1]]) if not isinstance(want[0], type) \
+                else want
+        assert got == want
 
 
 BURST = """Main {

@@ -145,3 +145,29 @@ def test_a_manifest_from_before_salts_rebuilds_without_rewriting_equal_files(tmp
     s = build(inv, out, secret=SECRET)
     assert s.built == 1 and (out / "000000000001.cm").stat().st_ino == inode  # same bytes: not rewritten
     assert "salt" in json.loads((out / "manifest.json").read_text())
+
+
+BAD_WHEN_ODD = ("Main {\n    NetworkAccess 1;\n    MaxCPE {{ '' if cpe == 'bad' else cpe }};\n"
+                "    UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; }\n"
+                "    DsServiceFlow { DsServiceFlowRef 2; QosParamSetType 7; }\n}\n")
+
+
+def test_a_row_that_fails_in_a_chunk_fails_alone_and_each_error_names_its_row(tmp_path):
+    """Rows go through render, encode and write a chunk at a time: a row whose text cannot be read fails
+    with its own name even when another row of the chunk renders the same text, and the rows around it
+    are built."""
+    (tmp_path / "t.j2").write_text(BAD_WHEN_ODD)
+    (tmp_path / "m.csv").write_text("mac,cpe\n000000000001,2\n000000000002,bad\n000000000003,bad\n000000000004,3\n")
+    s = build(tmp_path / "m.csv", tmp_path / "out", template=tmp_path / "t.j2", secret=SECRET)
+    assert (s.built, [where for where, _ in s.failed]) == (2, ["m.csv line 3", "m.csv line 4"])
+    assert "rendered for 000000000002" in s.failed[0][1] and "rendered for 000000000003" in s.failed[1][1]
+    assert sorted(p.name for p in (tmp_path / "out").glob("*.cm")) == ["000000000001.cm", "000000000004.cm"]
+
+
+def test_a_stop_at_a_bad_row_writes_nothing_after_it_in_its_chunk(tmp_path):
+    (tmp_path / "t.j2").write_text(BAD_WHEN_ODD)
+    (tmp_path / "m.csv").write_text("mac,cpe\n000000000001,2\n000000000002,bad\n000000000003,3\n")
+    s = build(tmp_path / "m.csv", tmp_path / "out", template=tmp_path / "t.j2", secret=SECRET, keep_going=False)
+    assert (s.built, len(s.failed), s.stopped, s.not_built) == (1, 1, True, 1)
+    assert [p.name for p in (tmp_path / "out").glob("*.cm")] == ["000000000001.cm"]
+    assert list(read_manifest(tmp_path / "out")) == ["000000000001.cm"]
