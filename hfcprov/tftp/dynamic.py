@@ -93,8 +93,9 @@ MAX_SHARED = 50_000  # distinct rendered configs kept; past that the cache start
 # higher: never below the machine's other work (a fixed gap below a server at nice 10 left them at 19,
 # starved on a busy machine: cold storms with 170-371 client retransmissions), never above a DHCP server
 # (a server run as root raises itself to -10). Boot-storm bench, 1,000 cold modems sharing 10 configs,
-# load 17-29 (docs/tftp.md): 0.81x, 1.16x and 0.90x of static (in-process, atftp clients, over 1 s) with no
-# retransmissions, against 0.77x, 0.72x and 0.61x for 2 workers 10 below the server.
+# load 17-29: 0.81x, 1.16x and 0.90x of static (in-process, atftp clients, over 1 s) with no
+# retransmissions, against 0.77x, 0.72x and 0.61x for 2 workers 10 below the server (an earlier round of
+# bench/tftp_bootstorm.py).
 BUILD_NICENESS = None  # the YAML's niceness: N sets a fixed gap below the server instead
 
 
