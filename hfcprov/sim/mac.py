@@ -419,6 +419,12 @@ class CableModem:
         """The queue without the DOCSIS MAC framing (what RFC 8034's byte_length counts)."""
         return self.qbytes - len(self.queue) * self.channel.p.frame_overhead
 
+    aqm_queue_bytes = aqm_bytes  # the 2011 model has no burst buffer apart from its queue: one count for both
+
+    def aqm_size(self, size: int) -> int:
+        """The bytes DOCSIS-PIE counts for an arriving IP packet (its queue counts IP packets)."""
+        return size
+
     def aqm_delay(self) -> float:
         """DOCSIS-PIE's delay estimate from the CM's rate and MSR tokens (bytes the tokens cover at the
         channel rate)."""

@@ -29,7 +29,14 @@ Burst of less than a few MAPs' worth of the rate caps the flow below it
 The CM's buffer counts DOCSIS MAC frames (the IP packet, 18 bytes of Ethernet header and CRC and
 the MAC header); the rate limiter counts the Ethernet frame (MULPI C.2.2.7.2): the CMTS, which
 sees requests in MAC-frame bytes, grants at the rate x (frame + MAC header) / frame for
-``mean_frame``-byte frames.
+``mean_frame``-byte frames. A packet leaves the CM's AQM queue when the CM takes its first byte
+for a burst (burst preparation): a packet fragmented across grants waits out its remaining
+fragments in the MAC, outside the queue. So the TargetBuffer (``has_room``) and DOCSIS-PIE's
+enqueue checks (``aqm_queue_bytes``) count the packets not yet taken, while the queue delay
+estimate (``aqm_delay``) and the requests count every byte not yet sent, as docsis-ns3's CM
+does (its queue disc against its device's staging buffer). At 2 Mb/s a grant is ~500 B, so a
+1518-byte packet is in the MAC for three MAPs (6 ms); counting it in the queue made the CM
+drop as if it held one packet more (docs/calibration.md section 9).
 
 Low Latency DOCSIS (``make_low_latency``, put on the scenario's link by
 ``hfcprov.sim.aqm.link.LowLatencyCm``): an ``Aggregate`` owns the token bucket and its ``CmFlow``s
@@ -385,12 +392,16 @@ class CmFlow:
     def waiting_bytes(self) -> int:
         return self.qbytes
 
+    def in_burst(self) -> int:
+        """MAC-frame bytes of the packet the CM has begun to send (0: none): it has left the AQM queue."""
+        return self.queue[0][1] if self.head_sent else 0
+
     def has_room(self, size: int) -> bool:
-        return self.limit is None or self.qbytes + size + self.frame_overhead <= self.limit
+        return self.limit is None or self.qbytes - self.in_burst() + size + self.frame_overhead <= self.limit
 
     def send(self, pkt) -> bool:
         frame = pkt.size + self.frame_overhead
-        if self.limit is not None and self.qbytes + frame > self.limit:
+        if self.limit is not None and self.qbytes - self.in_burst() + frame > self.limit:
             self.dropped += 1
             return False
         now = self.engine.now
@@ -497,8 +508,11 @@ class CmFlow:
         measure_from = self.measure_from
         eng, line, sink = self.engine, self.line, self.sink
         loss, hist, delay = self.loss, self.hist, self.delay
+        depart = self.on_depart
         while q and used < nbytes:
             pkt, fsize, arrived = q[0]
+            if depart is not None and not self.head_sent:  # taken for this burst: it leaves the AQM queue
+                depart(pkt, fsize)
             left = fsize - self.head_sent
             if used + left > nbytes:  # a fragment: the rest goes in a later grant
                 self.head_sent += nbytes - used
@@ -509,8 +523,6 @@ class CmFlow:
             self.head_sent = 0
             self.qbytes -= fsize
             self.bytes_sent += fsize
-            if self.on_depart is not None:
-                self.on_depart(pkt, fsize)
             last_slot = start + -(-used // slot) - 1
             at = deliver_base + (last_slot // per_frame) * frame
             if arrived >= measure_from:
@@ -525,21 +537,39 @@ class CmFlow:
             self.aggregate.refund(alloc + ((start + minislots - 1) // per_frame) * frame, nbytes - used)
 
     def aqm_bytes(self) -> int:
-        """The queue as DOCSIS-PIE counts it: Ethernet frames, without the DOCSIS MAC header."""
+        """The bytes DOCSIS-PIE's delay estimate counts: every byte not yet sent (the packet in the MAC's
+        burst included), as Ethernet frames, without the DOCSIS MAC header."""
         return self.qbytes - self.head_sent - len(self.queue) * (self.frame_overhead - ETHERNET_OVERHEAD)
+
+    def aqm_queue_bytes(self) -> int:
+        """The AQM queue DOCSIS-PIE's enqueue checks count (a third of the buffer, two packets): the packets
+        not yet taken for a burst, as Ethernet frames."""
+        taken = 1 if self.head_sent else 0
+        return (self.qbytes - self.in_burst()
+                - (len(self.queue) - taken) * (self.frame_overhead - ETHERNET_OVERHEAD))
+
+    def aqm_size(self, size: int) -> int:
+        """The bytes DOCSIS-PIE counts for an arriving IP packet of ``size``: its Ethernet frame, as its
+        queue counts (and the dual queue's, ``hfcprov.sim.aqm.link.LowLatencyCm``)."""
+        return size + ETHERNET_OVERHEAD
 
     def aqm_delay(self) -> float:
         """DOCSIS-PIE's queue delay estimate (MULPI Annex M, qdelaySingle): the bytes the request shaper's
-        tokens cover leave at the peak rate, the rest at the sustained rate."""
+        MSR tokens cover leave at the peak rate, the rest at the sustained rate, both as configured (they
+        count Ethernet frames, MULPI C.2.2.7.2, as the queue bytes do; not the rates the CMTS grants MAC
+        frames at). The tokens are the shaper's as its last request left them (its bucket is brought up
+        to date when it shapes a request, as docsis-ns3's CM does): refilled to the instant they read up
+        to one inter-request time of the rate more (2 ms: 500 B at 2 Mb/s, 1 ms off the estimate), and
+        PIE held the queue that much longer."""
         from hfcprov.queue.pie import qdelay_estimate
 
         nbytes = self.aqm_bytes()
+        p = self.upstream.p
         if self.rate is None:
-            return nbytes * 8.0 / self.upstream.p.capacity
-        now = self.engine.now
-        tokens = min(self.burst, self.tokens + max(0.0, now - self.t_tokens) * self.rate)
-        peak = self.peak * 8.0 if self.peak else self.upstream.p.capacity
-        return qdelay_estimate(nbytes, self.rate * 8.0, peak, tokens)
+            return nbytes * 8.0 / p.capacity
+        bits = 8.0 * p.mean_frame / (p.mean_frame + p.mac_header)  # per MAC-frame byte/s: configured b/s
+        peak = self.peak * bits if self.peak else p.capacity
+        return qdelay_estimate(nbytes, self.rate * bits, peak, min(self.burst, self.tokens))
 
     def mac_stats(self) -> dict:
         """What ``RunResult.extra["mac"]`` reports: the upstream latency (s) and the requests."""

@@ -248,10 +248,12 @@ class PieCm:
 
     The queue delay is estimated as the CM does, from its configured rate and the MSR
     bucket's tokens (the bytes the tokens cover at the peak or channel rate), never from the
-    departures: the CM's ``aqm_delay()`` (and ``aqm_bytes()``, ``has_room(size)``), which both
-    request-grant models (``hfcprov.sim.mac``, ``hfcprov.sim.mulpi``) give. Grants drain the
-    queue between arrivals, so the 16 ms updates run on a timer. Everything but ``send`` is the
-    wrapped CM's.
+    departures: the CM's ``aqm_delay()``, with ``has_room(size)``, ``aqm_queue_bytes()`` (the
+    AQM queue the enqueue checks count; ``hfcprov.sim.mulpi``'s leaves out the packet already in
+    a burst) and ``aqm_size(size)`` (a packet as that queue counts it), which both request-grant
+    models (``hfcprov.sim.mac``, ``hfcprov.sim.mulpi``) give.
+    Grants drain the queue between arrivals, so the 16 ms updates run on a timer. Everything but
+    ``send`` is the wrapped CM's.
     """
 
     def __init__(self, cm, params: PieParams | None = None, rng: random.Random | None = None) -> None:
@@ -281,7 +283,7 @@ class PieCm:
 
     def send(self, pkt) -> bool:
         cm = self.cm
-        if cm.has_room(pkt.size) and self.pie.drop_early(pkt.size, cm.aqm_bytes()):
+        if cm.has_room(pkt.size) and self.pie.drop_early(cm.aqm_size(pkt.size), cm.aqm_queue_bytes()):
             cm.dropped += 1
             return False
         return cm.send(pkt)
