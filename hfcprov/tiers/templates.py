@@ -26,8 +26,8 @@ import os
 import re
 import sys
 import types
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
