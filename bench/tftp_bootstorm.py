@@ -491,7 +491,8 @@ def main(argv=None) -> int:
                     help="nice value of every hfcprov server (default: the bench's own, which the C servers "
                          "inherit; -10 is what `tftp serve` sets itself to as root)")
     ap.add_argument("--baseline", type=Path, default=None,
-                    help="another hfcprov checkout: its static server is measured too (hfcprov@base)")
+                    help="another hfcprov checkout: its static and cold dynamic servers are measured too "
+                         "(hfcprov@base)")
     args = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # servers, clients and cgroups are cleaned up
     args.atftpd = find_atftpd(args.atftpd)
@@ -503,7 +504,7 @@ def main(argv=None) -> int:
     servers += [("hfcprov", f"dyn-cold/n{nice}") for nice in args.niceness]
     servers += [("hfcprov", f"dyn-cold/{spec}") for spec in args.builds]
     if args.baseline:
-        servers.append(("hfcprov@base", "static"))
+        servers += [("hfcprov@base", "static")] + ([] if args.no_cold else [("hfcprov@base", "dyn-cold")])
     if shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
         servers.append(("tftpd-hpa", "static"))
     else:
@@ -652,7 +653,7 @@ def print_ratios(rows) -> None:
             continue
         st = next((r[4] for r in rows if r[:3] == (n, pattern, kind) and r[3] == "static"), None)
         if st and st["rate"]:
-            print(f"# n={n} {pattern}: {files}/static rate {m['rate'] / st['rate']:.2f}x "
+            print(f"# n={n} {pattern}: {kind} {files}/static rate {m['rate'] / st['rate']:.2f}x "
                   f"(min-max {m['rate_min'] / st['rate_max']:.2f}-{m['rate_max'] / st['rate_min']:.2f}), "
                   f"retransmissions {_num(m['retransmits'], '.0f')} vs {_num(st['retransmits'], '.0f')}")
 

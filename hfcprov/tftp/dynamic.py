@@ -18,7 +18,11 @@ pre-warmed cache, so the expensive part is shared, made cheap and kept off the l
 - the rendered text is encoded by ``config.text_items``, which remembers each top-level
   statement's TLVs: files of one template repeat most statements;
 - reading the inventory resolves each tier's template, the variables it reads and each
-  modem's build key, and every worker compiles the templates before the server serves;
+  modem's build key, and every worker compiles the templates before the server serves, as
+  ``hfcprov build`` does (``tiers.templates.Renderers``: a tier as a plain Python function
+  where it allows it, its code from the compiled-template cache; else jinja2, compiled once,
+  not stat'ing every file per row), and renders and encodes one modem of each tier, so a
+  storm's builds find jinja2 loaded and the statements every file of the tier shares known;
 - builds run in worker processes (``hfcprov.tftp.workers``; ``processes``, default one
   per core but the loop's, shared by every builder in the process) at ordinary priority,
   or at the server's own when that is lower: in a cold storm the builds gate every
@@ -89,8 +93,9 @@ MAX_SHARED = 50_000  # distinct rendered configs kept; past that the cache start
 # higher: never below the machine's other work (a fixed gap below a server at nice 10 left them at 19,
 # starved on a busy machine: cold storms with 170-371 client retransmissions), never above a DHCP server
 # (a server run as root raises itself to -10). Boot-storm bench, 1,000 cold modems sharing 10 configs,
-# load 17-29 (docs/tftp.md): 0.81x, 1.16x and 0.90x of static (in-process, atftp clients, over 1 s) with no
-# retransmissions, against 0.77x, 0.72x and 0.61x for 2 workers 10 below the server.
+# load 17-29: 0.81x, 1.16x and 0.90x of static (in-process, atftp clients, over 1 s) with no
+# retransmissions, against 0.77x, 0.72x and 0.61x for 2 workers 10 below the server (an earlier round of
+# bench/tftp_bootstorm.py).
 BUILD_NICENESS = None  # the YAML's niceness: N sets a fixed gap below the server instead
 
 
@@ -171,6 +176,7 @@ class ConfigFileBuilder(Provider):
         self._templates: dict[str, Path] = {}  # repr(tier) -> its template
         self._keys: dict[str, tuple] = {}  # mac -> its build key (_key), computed with the inventory
         self._generation = 0  # bumped when a file changes, so a build started before is not shared after
+        self._version = None  # the files' stamp as a number: workers compile templates once per version
         self.builds = 0  # parse + encode runs (distinct texts built), for tests and logs
         self._deliver = None  # a server loop's call_soon: builds complete in its thread (attach_loop)
         self._reload_lock = threading.Lock()
@@ -372,7 +378,7 @@ class ConfigFileBuilder(Provider):
         except SecretMapError as err:  # a CMTS the map does not name: that modem's error, never an unsigned file
             self._built(key, row["mac"], pending, None, err)
             return
-        args = (str(path), row, secret, self.timestamp, self.modem_address)
+        args = (str(path), row, secret, self.timestamp, self.modem_address, self._version)
         if not self.processes:
             try:
                 self._built(key, row["mac"], pending, _prepare(*args), None)
@@ -426,18 +432,18 @@ class ConfigFileBuilder(Provider):
             preloads: list[concurrent.futures.Future] = []
             stamp = _stamp(self.inventory, self.templates)
             if stamp != self._stamp:
-                generation = self._generation + 1
+                generation, version = self._generation + 1, hash(stamp)
                 rows = self._index()
-                templates, reads, keys, preloads = self._learn(rows, generation)
+                templates, reads, keys, preloads = self._learn(rows, generation, version)
                 with self._lock:
                     self._rows, self._templates, self._reads, self._keys = rows, templates, reads, keys
                     self._cache, self._shared = {}, {}
-                    self._generation = generation
+                    self._generation, self._version = generation, version
                     self._stamp = stamp
             self._checked = now
             return preloads
 
-    def _learn(self, rows: dict, generation: int) -> tuple[dict, dict, dict, list]:
+    def _learn(self, rows: dict, generation: int, version: int) -> tuple[dict, dict, dict, list]:
         """Each tier's template, the variables it reads and each modem's build key, with the inventory:
         a storm's first modems then find all that in memory instead of each asking a thread. Every
         worker is asked to compile each template now (the futures are returned). A tier whose template
@@ -465,7 +471,8 @@ class ConfigFileBuilder(Provider):
                     reads[path] = template_reads(path)
                     if self.processes:  # compiled in each worker now, not by a storm's first builds
                         try:
-                            preloads += _worker_pool(self.processes, self.niceness).broadcast(_preload, str(path))
+                            preloads += _worker_pool(self.processes, self.niceness).broadcast(
+                                _preload, str(path), version, row)
                         except RuntimeError:
                             pass  # a broken pool: the next build starts a fresh one and compiles then
             keys[row["mac"]] = _build_key(generation, path, reads[path], row, self._secrets.cmts_of(row))
@@ -571,23 +578,49 @@ def _build_key(generation: int, path: Path, names: frozenset | None, row: dict, 
     return (generation, str(path), tuple(sorted((k, repr(v)) for k, v in items if v is not None)), cmts)
 
 
-def _preload(template: str) -> None:
-    """Compile a tier's templates in this worker (a broken one is reported to its modems instead)."""
-    from hfcprov.tiers.templates import preload
-
+def _preload(template: str, version: int | None = None, row: dict | None = None) -> None:
+    """Make a tier's renderer in this worker now, as its first build would: its fast function (read from
+    the compiled-template cache, or written there), and with one of its modems' ``row`` rendered and
+    encoded, jinja2 where the function hands rows to it and the statements every file of the tier shares.
+    A broken template or row is reported to its modems instead."""
     try:
-        preload(template)
+        render = _renderer(template, version)
+        if row is not None:
+            from hfcprov.config import text_items
+
+            text_items(render(row), template)
     except HfcprovError:
         pass
 
 
-def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool) -> StampedFile:
-    """Render and encode one config ready for stamping (runs in a worker process)."""
+def _prepare(template: str, row: dict, secret: bytes | None, timestamp: bool, modem_address: bool,
+             version: int | None = None) -> StampedFile:
+    """Render and encode one config ready for stamping (runs in a worker process). ``version``: the
+    builder's files as it last read them (``_version``): a template compiled for another is not used."""
     from hfcprov.config import text_items
-    from hfcprov.tiers.templates import render_text, rendered_name
+    from hfcprov.tiers.templates import rendered_name
 
-    text = render_text(template, row)
+    text = _renderer(template, version)(row)
     return StampedFile(text_items(text, rendered_name(template, row)), secret, timestamp, modem_address)
+
+
+# version of the builder's files -> the Renderers of this process (a worker's, or the server's with
+# processes: 0): each template compiled once per version, as `hfcprov build` does (tier templates as
+# plain functions where they allow it, jinja2 without a stat of every file per row where they do not)
+_RENDERERS: dict = {}
+_RENDERERS_KEPT = 8  # builders (versions) whose templates a worker keeps compiled at once
+
+
+def _renderer(template: str, version: int | None):
+    """The function rendering ``template`` with a row, compiled for the files' ``version``."""
+    from hfcprov.tiers.templates import Renderers
+
+    renderers = _RENDERERS.get(version)
+    if renderers is None:
+        if len(_RENDERERS) >= _RENDERERS_KEPT:
+            _RENDERERS.clear()
+        renderers = _RENDERERS[version] = Renderers()
+    return renderers(template)
 
 
 _POOL: WorkerPool | None = None
@@ -624,6 +657,7 @@ def _shutdown_pool() -> None:
 def _init_worker() -> None:
     # the render path, imported once per worker, not on its first modem
     import hfcprov.config.codec
+    import hfcprov.tiers.fastrender
     import hfcprov.tiers.templates  # noqa: F401 - loaded for its side effect: the render path is ready
 
 
@@ -632,7 +666,9 @@ def _stamp(inventory: Path, templates: Path | None) -> tuple:
     from hfcprov.tiers.templates import SHIPPED, SUFFIX
 
     folder = templates if templates is not None else SHIPPED
-    files = [inventory] + (sorted(folder.glob("*" + SUFFIX)) if folder.is_dir() else [folder])
+    # one template for every modem: it, and the templates beside it that it may include
+    files = [inventory] + (sorted(folder.glob("*" + SUFFIX)) if folder.is_dir() else
+                           [folder, *sorted(folder.parent.glob("*" + SUFFIX))])
     out = []
     for f in files:
         try:

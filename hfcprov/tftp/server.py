@@ -123,6 +123,7 @@ class TftpServer:
         self._idle: dict[int, socket.socket] = {}  # by fd: finished transfers' sockets, bound and registered
         self._unclean: set[int] = set()  # idle sockets that may hold an ICMP error (their transfer resent)
         self._thread: threading.Thread | None = None
+        self._loop_ident = None  # the loop thread's id, once it runs
         self._wake_r = self._wake_w = None
         self._calls = collections.deque()  # call_soon's callables (finished builds among them), run by the loop
         self._calls_lock = threading.Lock()
@@ -256,6 +257,7 @@ class TftpServer:
     # -- the loop -----------------------------------------------------------------------------
 
     def _run(self) -> None:
+        self._loop_ident = threading.get_ident()
         self._ready.set()
         try:
             self._loop()
@@ -459,17 +461,26 @@ class TftpServer:
         return data
 
     def _built(self, fut, client, pkt, t0) -> None:
-        """Any thread: hand the built file back to the loop."""
-        self.call_soon(lambda: self._on_built(client, pkt, t0, fut))
+        """Any thread: hand the built file back to the loop. In the loop's own thread (a provider that
+        completes its futures there, ``attach_loop``: every modem of a cold storm) it starts at once,
+        without a second trip through ``call_soon``."""
+        if threading.get_ident() == self._loop_ident:
+            self._guarded(self._on_built, client, pkt, t0, fut)
+        else:
+            self.call_soon(lambda: self._on_built(client, pkt, t0, fut))
 
     def _run_calls(self) -> None:
         calls = self._calls
         while calls:
-            try:
-                calls.popleft()()
-            except Exception as err:  # noqa: BLE001 - a provider's bug must not end the loop
-                self.log.error(f"dynamic provider callback failed: {_describe(err)}")
-                self._logged(time.monotonic())
+            self._guarded(calls.popleft())
+
+    def _guarded(self, fn, *args) -> None:
+        """``fn(*args)`` in the loop; a provider's bug is logged and must not end the loop."""
+        try:
+            fn(*args)
+        except Exception as err:  # noqa: BLE001 - a provider's bug must not end the loop
+            self.log.error(f"dynamic provider callback failed: {_describe(err)}")
+            self._logged(time.monotonic())
 
     def _on_built(self, client, pkt, t0, fut) -> None:
         self._waiting_builds -= 1

@@ -31,25 +31,25 @@ import io
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 
 from hfcprov import __version__
+from hfcprov.errors import HfcprovError
+from hfcprov.fileio import atomic_write, atomic_write_in, ensure_folder, posix_path
 from hfcprov.tiers.inventory import InventoryRow, check_row, read_inventory
 from hfcprov.tiers.naming import DEFAULT_PATTERN, config_file_name
 from hfcprov.tiers.secrets import SecretMap
 from hfcprov.tiers.templates import (
     SHIPPED,
     SUFFIX,
+    Renderers,
     TemplateError,
     locate,
-    Renderers,
     rendered_name,
     template_digest,
 )
-from hfcprov.errors import HfcprovError
-from hfcprov.fileio import atomic_write, atomic_write_in, ensure_folder, posix_path
 
 MANIFEST_JSON = "manifest.json"
 MANIFEST_CSV = "manifest.csv"
@@ -194,7 +194,10 @@ class _Worker:
         self.render: dict[str, Callable[[dict], str]] = {}  # template path -> its renderer
         self.reads: dict[str, tuple | None] = {}  # template path -> the names it reads, sorted (None: unknown)
         self.built: dict[tuple, tuple[bytes, list]] = {}  # (cmts, values read | text) -> (file, problems)
-        from hfcprov.config.lint import encode_checked_many, refusals  # with a worker: not at tiers.bulk import
+        from hfcprov.config.lint import (  # with a worker: not at tiers.bulk import
+            encode_checked_many,
+            refusals,
+        )
 
         self.encode_checked_many, self.refusals = encode_checked_many, refusals
 

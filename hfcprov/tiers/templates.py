@@ -26,8 +26,8 @@ import os
 import re
 import sys
 import types
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from hfcprov import macaddr
 from hfcprov.errors import HfcprovError
@@ -563,15 +563,6 @@ def _reads_in(search: list[str], name: str, where: str) -> frozenset | None:
     except TemplateError:
         return None
     return frozenset(names)
-
-
-def preload(template: str | Path) -> None:
-    """Compile a template and every template it includes, imports or extends now, as its first render
-    would: a TFTP build worker does this before the first modem of a storm asks."""
-    path = locate(template)
-    env = environment(str(path.parent))
-    for name, _, _ in _template_tree(path):  # a syntax error is its TemplateError already
-        env.get_template(name)
 
 
 def _template_frame(tb, fallback: str | None) -> str:

@@ -6,14 +6,20 @@ import json
 import subprocess
 import sys
 
-import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from hfcprov.config import ConfigTree, Tlv, content_items, encode, parse_text
-from hfcprov.config.lint import RULES, encode_checked, encode_checked_many, lint, lint_config, lint_items
-from hfcprov.errors import HfcprovError
+from hfcprov.config.lint import (
+    RULES,
+    encode_checked,
+    encode_checked_many,
+    lint,
+    lint_config,
+    lint_items,
+)
 from hfcprov.config.text import render_text
+from hfcprov.errors import HfcprovError
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -269,8 +275,8 @@ POOL = [
     GOOD,
     GOOD.replace("3", "4"),
     ISSUE,  # findings
-    "Main { NetworkAccess 1; UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; "
-    "MaxRateSustained 50000000; } }\n",  # a warning-severity finding (the burst caps the rate)
+    ("Main { NetworkAccess 1; UsServiceFlow { UsServiceFlowRef 1; QosParamSetType 7; "
+     "MaxRateSustained 50000000; } }\n"),  # a warning-severity finding (the burst caps the rate)
     "Main { NetworkAccess 1; MaxCPE ; }\n",  # a syntax error
     "Main { NetworkAccess 1; NoSuchTlv 3; }\n",  # an unknown name
     "Main { NetworkAccess 1; GenericTLV TlvCode 3 TlvLength 2 TlvValue 0x0001; }\n",  # a reading warning
@@ -279,9 +285,10 @@ POOL = [
 ]
 
 
-def _outcome(call):
+def _outcome(text, source, secret, plant):
+    """encode_checked's result, or its error as (type, message)."""
     try:
-        return call()
+        return encode_checked(text, source, secret, plant=plant)
     except HfcprovError as err:
         return (type(err), str(err))
 
@@ -297,7 +304,7 @@ def test_encode_checked_many_gives_each_text_what_encode_checked_gives_it(picks,
     many = encode_checked_many(jobs, plant=plant)
     assert len(many) == len(jobs)
     for (text, source, secret), got in zip(jobs, many):
-        want = _outcome(lambda: encode_checked(text, source, secret, plant=plant))
+        want = _outcome(text, source, secret, plant)
         if isinstance(got, HfcprovError):
             got = (type(got), str(got))
         else:

@@ -397,3 +397,43 @@ def test_niceness_key_sets_the_build_workers_priority(site):
     (site / "bad.yaml").write_text((site / "dyn.yaml").read_text() + "niceness: 40\n")
     with pytest.raises(DynamicConfigError, match="niceness must be a whole number 0..19"):
         load_dynamic(site / "bad.yaml")
+
+
+def _edited(path, text: str) -> None:
+    """``path`` rewritten with ``text`` and a later mtime (what an operator's edit leaves)."""
+    path.write_text(text)
+    later = time.time() + 5
+    os.utime(path, (later, later))
+
+
+@pytest.mark.parametrize("processes", [1, 0])
+def test_a_template_edit_reaches_builds_whose_templates_are_compiled_once(site, processes):
+    """Workers compile each template once (``hfcprov build``'s renderers), for the files as the builder
+    last read them: an edited tier is what the next build renders, not the function compiled before."""
+    builder = ConfigFileBuilder(site / "inventory.csv", site / "tiers", secret=SECRET, processes=processes)
+    try:
+        before = decode(builder.submit("001095000001.cm", "127.0.0.21").result(30))
+        assert before.find("18")[0].value == 4  # res-50x5 through _residential.j2: MaxCPE's default
+        tier = site / "tiers" / "res-50x5.j2"
+        _edited(tier, tier.read_text().replace('{% extends "_residential.j2" %}',
+                                               '{% set max_cpe = 9 %}\n{% extends "_residential.j2" %}'))
+        after = wait_for(lambda: [t for t in [decode(builder.submit("001095000001.cm", "127.0.0.21").result(30))]
+                                  if t.find("18")[0].value == 9], 30, "a build of the edited template")
+        assert after
+    finally:
+        builder.close()
+
+
+def test_an_edit_of_a_template_included_beside_the_one_template_is_picked_up(site):
+    """``templates: one.j2`` for every modem: the templates beside it that it includes are watched too."""
+    (site / "one").mkdir()
+    (site / "one" / "_part.j2").write_text("  MaxCPE 3;\n")
+    (site / "one" / "one.j2").write_text('Main {\n  NetworkAccess 1;\n{% include "_part.j2" %}\n}\n')
+    builder = ConfigFileBuilder(site / "inventory.csv", site / "one" / "one.j2", processes=1)
+    try:
+        assert decode(builder.submit("001095000001.cm", "127.0.0.21").result(30)).find("18")[0].value == 3
+        _edited(site / "one" / "_part.j2", "  MaxCPE 7;\n")
+        wait_for(lambda: decode(builder.submit("001095000001.cm", "127.0.0.21").result(30)).find("18")[0].value == 7,
+                 30, "a build with the edited include")
+    finally:
+        builder.close()
