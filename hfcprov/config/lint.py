@@ -28,7 +28,12 @@ from hfcprov.config.codec import encode
 from hfcprov.config.dictionary import ROOT, Spec, children_for, lookup
 from hfcprov.config.errors import ConfigError
 from hfcprov.config.forms import detect, detect_text, parse_any
-from hfcprov.config.framing import MTA_DELIMITER, assemble, encode_mta, mta_framing_problems
+from hfcprov.config.framing import (
+    MTA_DELIMITER,
+    assemble,
+    encode_mta,
+    mta_framing_problems,
+)
 from hfcprov.config.text import parse_text, statement_items
 from hfcprov.config.tlvio import decode_node, encode_tlv
 from hfcprov.config.tree import ConfigTree, Tlv
@@ -666,12 +671,19 @@ def encode_checked(data: bytes | str, source: str = "<input>", secret: bytes | N
     rules that depend on the modem profile (``WARNINGS``, on DOCSIS 3.1's or ``version``'s profile), which
     read each upstream flow through ``hfcprov.model`` and ``hfcprov.queue``: a build checks them; a one-file
     encode leaves them to ``config lint`` (its imports are its cost: tests/cli/test_startup_imports.py)."""
-    items = None if mta or mta_hash or dialplan is not None else _cm_text_items(data, source)
-    if items is not None:
-        findings = lint_items(items, version=version, plant=plant)
-        if findings:
-            findings = _located_findings(data, source, version, plant)
-        return assemble(items, secret, extended_mic=extended_mic), findings
+    if not (mta or mta_hash or dialplan is not None):
+        found = encode_checked_many([(data, source, secret)], version=version, extended_mic=extended_mic,
+                                    plant=plant)[0]
+        if isinstance(found, HfcprovError):
+            raise found
+        return found
+    return _encode_parsed(data, source, secret, mta, mta_hash, dialplan, version, extended_mic, plant)
+
+
+def _encode_parsed(data: bytes | str, source: str, secret: bytes | None, mta: bool, mta_hash: str | None,
+                   dialplan: bytes | None, version: str | None, extended_mic: bool, plant: bool) -> tuple[bytes, list]:
+    """``encode_checked`` by the whole parse: binary, YAML, JSON and MTA files, and a text with a construct
+    the statement-by-statement reading leaves to it."""
     tree = parse_any(data, source, lines=True)
     problems = list(tree.warnings) + locate(lint(tree, version=version, plant=plant), tree, source)
     if mta or mta_hash or dialplan is not None or tree.mta or \
@@ -697,19 +709,19 @@ def _located_findings(data: bytes | str, source: str, version: str | None, plant
 
 def encode_checked_many(jobs: list[tuple[str, str, bytes | None]], *, version: str | None = None,
                         extended_mic: bool = True, plant: bool = False) -> list:
-    """``encode_checked`` of many CM texts, given as (text, source, secret): each result is its
-    (file, problems), or the HfcprovError it raised. The texts go through one stage at a time (read, lint,
-    assemble), so each stage's code and remembered statements stay in the CPU's caches while it runs: a bulk
-    build of 1,000 tier files spends ~30% less CPU in these stages than taking each text through all three
-    (bench/bulk.py). Any other form takes ``encode_checked`` whole."""
+    """``encode_checked`` of many CM files, given as (data, source, secret): each result is its
+    (file, problems), or the HfcprovError it raised; ``encode_checked`` of a CM file is this of one. The
+    texts go through one stage at a time (read, lint, assemble), so each stage's code and remembered
+    statements stay in the CPU's caches while it runs: a bulk build of 1,000 tier files spends ~30% less
+    CPU in these stages than taking each text through all three (bench/bulk.py). Any other form takes the
+    whole parse (``_encode_parsed``)."""
     results: list = [None] * len(jobs)
     read = []
     for k, (text, source, secret) in enumerate(jobs):
         try:
             items = _cm_text_items(text, source)
             if items is None:
-                results[k] = encode_checked(text, source, secret, version=version, extended_mic=extended_mic,
-                                            plant=plant)
+                results[k] = _encode_parsed(text, source, secret, False, None, None, version, extended_mic, plant)
             else:
                 read.append((k, items))
         except HfcprovError as err:
@@ -749,5 +761,5 @@ def rule_listing() -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["lint", "lint_items", "locate", "lint_config", "encode_checked", "encode_checked_many", "refusals", "rule_listing", "Finding",
-           "RULES", "VERSIONS", "WARNINGS"]
+__all__ = ["lint", "lint_items", "locate", "lint_config", "encode_checked", "encode_checked_many", "refusals",
+           "rule_listing", "Finding", "RULES", "VERSIONS", "WARNINGS"]

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hfcprov.config import ConfigTree, Tlv, content_items, encode, parse_text
 from hfcprov.config.lint import (
     RULES,
+    _encode_parsed,
     encode_checked,
     encode_checked_many,
     lint,
@@ -286,9 +287,9 @@ POOL = [
 
 
 def _outcome(text, source, secret, plant):
-    """encode_checked's result, or its error as (type, message)."""
+    """The whole parse's result (the path that reads any form), or its error as (type, message)."""
     try:
-        return encode_checked(text, source, secret, plant=plant)
+        return _encode_parsed(text, source, secret, False, None, None, None, True, plant)
     except HfcprovError as err:
         return (type(err), str(err))
 
@@ -297,9 +298,10 @@ def _outcome(text, source, secret, plant):
 @given(picks=st.lists(st.tuples(st.integers(0, len(POOL) - 1), st.sampled_from([None, b"k", b"other"]),
                                 st.sampled_from(["a.cfg", "b.cfg"])), max_size=8),
        plant=st.booleans())
-def test_encode_checked_many_gives_each_text_what_encode_checked_gives_it(picks, plant):
-    """Many texts a stage at a time (a build's chunk): each result is the text's own, file and problems
-    (their lines and the source they name), or the error encode_checked raises for it."""
+def test_encode_checked_many_gives_each_text_what_the_whole_parse_gives_it(picks, plant):
+    """Many texts a stage at a time (a build's chunk, and encode_checked's one): each result is the text's
+    own, file and problems (their lines and the source they name), or the error, as the whole parse of that
+    text alone gives them."""
     jobs = [(POOL[k], source, secret) for k, secret, source in picks]
     many = encode_checked_many(jobs, plant=plant)
     assert len(many) == len(jobs)
