@@ -227,12 +227,16 @@ class TcpSender:
         return max(2, min(65536 // self.mss, int(segs * ratio / srtt / 1024)))
 
     def _note_sent(self, end: int) -> None:
-        """New data up to segment ``end`` left now (tso_defer's clock); forget what is acked."""
+        """New data up to segment ``end`` left now (tso_defer's clock)."""
+        self._unacked_sends().append((end, self.engine.now))
+        self.last_tx = self.engine.now
+
+    def _unacked_sends(self) -> deque:
+        """``sent_at`` without the sends every segment of which is acked: its head is the oldest in flight."""
         q, una = self.sent_at, self.una
         while q and q[0][0] <= una:
             q.popleft()
-        self.last_tx = self.engine.now
-        q.append((end, self.last_tx))
+        return q
 
     def _tso_deferred(self, nxt: int, limit: int) -> int:
         """Linux's TSO deferral (tcp_tso_should_defer, with GSO always on for TCP): new data leaves in
@@ -253,9 +257,7 @@ class TcpSender:
             return limit
         if 3 * rest * self.mss >= self.cwnd:
             return limit
-        q, una = self.sent_at, self.una
-        while q and q[0][0] <= una:
-            q.popleft()
+        q = self._unacked_sends()
         srtt = self.srtt
         if not q or q[0][1] + srtt - now > min(0.001, srtt / 2):  # the next ACK is not due within 1 ms
             return limit
