@@ -43,7 +43,8 @@ TOGETHER = 0.1  # s: two flows' loss events this close hit both
 
 
 def read_pcap(path: Path, raw: bool = False):
-    """(time, src, dst, sport, dport, seq, ack, payload, ip id) of each TCP packet of a pcap file."""
+    """(time, src, dst, sport, dport, seq, ack, payload, ip id, TCP flags, window) of each TCP packet of a
+    pcap file."""
     out = []
     data = path.read_bytes()
     nano = struct.unpack_from("<I", data)[0] == 0xA1B23C4D
@@ -57,10 +58,9 @@ def read_pcap(path: Path, raw: bool = False):
             continue
         ihl = (ip[0] & 15) * 4
         total, ip_id = struct.unpack_from(">HH", ip, 2)
-        sport, dport, seq, ack = struct.unpack_from(">HHII", ip, ihl)
-        doff = (ip[ihl + 12] >> 4) * 4
+        sport, dport, seq, ack, doff, flags, win = struct.unpack_from(">HHIIBBH", ip, ihl)
         out.append((sec + frac * (1e-9 if nano else 1e-6), ip[12:16], ip[16:20], sport, dport, seq, ack,
-                    total - ihl - doff, ip_id))
+                    total - ihl - (doff >> 4) * 4, ip_id, flags, win))
     return out
 
 
@@ -165,7 +165,7 @@ def kernel(args) -> int:
     arrived = {(p[2], p[3], p[5], p[8]) for p in past_pk if p[7] > 0}
     sent, drops, first = collections.defaultdict(list), collections.defaultdict(list), {}
     acks = collections.defaultdict(list)
-    for t, src, dst, sport, dport, seq, ack, payload, ip_id in sent_pk:
+    for t, src, dst, sport, dport, seq, ack, payload, ip_id, *_ in sent_pk:
         if dport == DEFAULT_PORT and payload > 0 and _addr(dst) in names:
             f = names[_addr(dst)]
             sent[f].append(t)
@@ -188,7 +188,7 @@ def kernel(args) -> int:
         extra[f] = extra.get(f, "") + f"\n        single-segment ACKs in the first 2 s: {singles}"
     if tun_pk:  # each packet crosses the TUN device twice: into the delay line, and out after the delay
         seen, late = {}, collections.defaultdict(list)
-        for t, src, dst, sport, dport, seq, ack, payload, ip_id in tun_pk:
+        for t, src, dst, sport, dport, seq, ack, payload, ip_id, *_ in tun_pk:
             key = (src, dst, sport, dport, seq, ack, ip_id)
             if key in seen:
                 late[names.get(_addr(dst), names.get(_addr(src)))].append(t - seen.pop(key) - near / 2)
