@@ -14,8 +14,8 @@ chooses from its points; the analytic one only illustrates the rule.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from hfcprov.queue.inputs import SizingInputs, check_path
 

@@ -26,8 +26,16 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from hfcprov.queue.inputs import G114_ONE_WAY_BUDGET, SizingError, SizingInputs
-from hfcprov.queue.predict import (PACKET, SLACK_PACKETS, Model, Prediction, aimd_utilization, analytic, bdp_bytes,
-                                   latency_under_load)
+from hfcprov.queue.predict import (
+    PACKET,
+    SLACK_PACKETS,
+    Model,
+    Prediction,
+    aimd_utilization,
+    analytic,
+    bdp_bytes,
+    latency_under_load,
+)
 from hfcprov.units import format_bytes, format_duration, format_rate
 
 # DOCSIS 3.0 MULPI: a CM must not reject a service flow whose MinimumBuffer is <= this.

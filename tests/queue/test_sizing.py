@@ -5,7 +5,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hfcprov.queue.inputs import SizingError, SizingInputs
-from hfcprov.queue.predict import buffer_table, latency_under_load, predict, reno_utilization
+from hfcprov.queue.predict import (
+    buffer_table,
+    latency_under_load,
+    predict,
+    reno_utilization,
+)
 from hfcprov.queue.sizing import CM_GUARANTEED_MINIMUM_BUFFER, size_buffer
 
 KiB = 1024
