@@ -224,6 +224,7 @@ class _Watch:
 
 
 def simulated(args) -> int:
+    from hfcprov.sim import hystart
     from hfcprov.sim.run import Network
 
     rate, buffer = parse_rate(args.rate), parse_bytes(args.buffer)
@@ -243,20 +244,34 @@ def simulated(args) -> int:
         captured["watch"] = watch
         return net.run()
 
+    exits = {}
+    real_exit = hystart.LinuxHyStart._exit
+
+    def hystart_exit(self, s):  # where HyStart ends each flow's slow start
+        if not self.found:
+            exits.setdefault(s.flow, (s.engine.now, s.cwnd / s.mss))
+        real_exit(self, s)
+
     sve.run = run
+    hystart.LinuxHyStart._exit = hystart_exit
     try:
         for seed in range(1, args.seeds + 1):
+            exits.clear()
             r = sve.simulate_near_far(rate, buffer, near, far, args.cc, parse_duration(args.duration), 3.0, seed=seed)
             w = captured["watch"]
             names = {0: "near", 1: "far"}  # flow 2 is the probe
             sent = {f: w.sent[k] for k, f in names.items()}
             first = {f: v[0] for f, v in sent.items()}
+            extra = {f: (f"\n        HyStart ended slow start at cwnd {exits[k][1]:.0f}, "
+                         f"{exits[k][0] - first[f]:.2f} s after its first segment") for k, f in names.items()
+                     if k in exits}
             report(f"simulator, {args.rate} {args.buffer} {args.cc}, seed {seed}, near/far ratio "
                    f"{r.flows[0].goodput_bps / r.flows[1].goodput_bps:.2f}",
                    {"near": r.flows[0].goodput_bps, "far": r.flows[1].goodput_bps},
-                   {f: w.drops[k] for k, f in names.items()}, sent, first, min(first.values()), {})
+                   {f: w.drops[k] for k, f in names.items()}, sent, first, min(first.values()), extra)
     finally:
         sve.run = real_run
+        hystart.LinuxHyStart._exit = real_exit
     return 0
 
 
@@ -271,7 +286,12 @@ def main() -> int:
     ap.add_argument("--sim", action="store_true", help="the simulator's side instead of the kernel's")
     ap.add_argument("--seeds", type=int, default=1, help="--sim: seeds 1..n")
     ap.add_argument("--sim-jitter", default=None, help="--sim: the path's jitter (bench/sim_vs_emu.py's JITTER)")
+    ap.add_argument("--sim-tcp", action="append", default=[], metavar="KEY=VALUE",
+                    help="--sim: change the simulated hosts' TcpOptions, as bench/sim_vs_emu.py's")
     args = ap.parse_args()
+    for item in args.sim_tcp:
+        key, _, value = item.partition("=")
+        sve.LINUX_TCP[key.strip()] = sve.yaml.safe_load(value)
     if args.sim_jitter is not None:
         sve.JITTER = parse_duration(args.sim_jitter)
     return simulated(args) if args.sim else kernel(args)
