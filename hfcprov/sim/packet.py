@@ -14,9 +14,10 @@ class Packet:
     ``sack`` is ``None`` or a tuple of up to 3 ``(start, end)`` segment ranges held out of order.
     ``ecn``: DATA/PROBE: the IP ECN codepoint (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE; AQMs mark
     CE); ACK: the receiver's running count of CE-marked segments (as AccECN echoes it).
+    ``psh``: DATA with the TCP PSH flag (a Linux sender's, ``TcpOptions.push``).
     """
 
-    __slots__ = ("ecn", "flow", "kind", "retx", "sack", "seq", "size", "ts")  # a new one goes in make() too
+    __slots__ = ("ecn", "flow", "kind", "psh", "retx", "sack", "seq", "size", "ts")  # a new one goes in make() too
 
     def __init__(self, kind: int, flow: int, seq: int, size: int, ts: float,
                  retx: bool = False, sack=None, ecn: int = 0) -> None:
@@ -28,6 +29,7 @@ class Packet:
         self.retx = retx
         self.sack = sack
         self.ecn = ecn
+        self.psh = False
 
 
 class Train(Packet):
@@ -59,4 +61,5 @@ def make(kind: int, flow: int, seq: int, size: int, ts: float, retx: bool, sack)
     p.retx = retx
     p.sack = sack
     p.ecn = 0
+    p.psh = False
     return p

@@ -87,6 +87,18 @@ class TcpOptions:
     # packets whatever the device, so a Linux sender on delayed ACKs sends ~1 ms bursts, not pairs;
     # the segments still leave one by one); off: every segment the window allows leaves at once
     tso_defer: bool = False
+    # Linux's PSH and the receiver's ACK of it (an approximation, off in every preset: docs/sim.md): a send of
+    # new data of at least one TSO-sized piece (tcp_tso_autosize) sets PSH on its last segment and on every
+    # piece's end before it (tcp_push marks the write queue's tail skb, and skbs are TSO-sized; a segment sent
+    # alone is the front of a split skb, whose PSH stays with the rest); the receiver (with quickack) ACKs an
+    # in-order segment with PSH at once (tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a full-sized one,
+    # tcp_cleanup_rbuf ACKs once the application has read everything, which a bulk reader has); off: no PSH
+    push: bool = False
+    # the RTT sample congestion control sees (CUBIC's HyStart): newest, the send time of the newest segment an
+    # ACK newly covers, as Linux (tcp_clean_rtx_queue's last_ackt: ca_rtt_us, from the sender's own send times);
+    # oldest: the echoed timestamp of the oldest, the one srtt and the RTO take (and ca_rtt when a covered
+    # segment was retransmitted)
+    ca_rtt: str = "oldest"
     # a retransmission is lost again once data sent after it is SACKed (Linux); off: only the RTO finds it
     detect_lost_retransmit: bool = True
     delayed_ack: bool = True
@@ -319,6 +331,7 @@ _CHOICES = {
     "delack_timer": ("auto", "exact", "tick"),
     "rto_rule": ("rfc6298", "linux"),
     "cubic_arithmetic": ("rfc9438", "linux", "ns3"),
+    "ca_rtt": ("oldest", "newest"),
 }
 
 

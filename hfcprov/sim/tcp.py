@@ -15,7 +15,10 @@ The receiver acknowledges every ``delack_count``-th in-order segment or after
 ``delack_timeout`` (or at the next tick of a BSD-style fast timer, ``delack_timer``),
 immediately on out-of-order data or when a hole fills. Timer phases are drawn from
 the scenario's seed by ``run.Network``. With ``quickack`` (Linux) it also ACKs every segment
-while in Linux's quick-ACK mode or while its receive window grows (``LinuxAckState``).
+while in Linux's quick-ACK mode or while its receive window grows (``LinuxAckState``), and with
+``push`` an in-order segment carrying PSH, which a ``push`` sender sets (``TcpSender._tx``).
+Congestion control gets the echoed timestamp's RTT, or with ``ca_rtt: newest`` Linux's: the age of
+the newest segment the ACK covers (``TcpSender._ca_rtt``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ class TcpSender:
     __slots__ = (
         "avail",
         "backoff",
+        "ca_newest",
         "cc",
         "cwnd",
         "deadline",
@@ -63,6 +67,9 @@ class TcpSender:
         "nxt",
         "on_done",
         "phase",
+        "push",
+        "push_end",
+        "push_start",
         "rec",
         "recover",
         "retransmissions",
@@ -76,6 +83,7 @@ class TcpSender:
         "started",
         "timeouts",
         "timer_at",
+        "track",
         "total",
         "tso",
         "una",
@@ -121,7 +129,11 @@ class TcpSender:
         self.tso = opts.tso  # new data leaves in trains of up to this many segments (run.Network may set 1)
         self.defer = opts.tso_defer  # new data waits for a TSO-sized chunk of window (Linux)
         self.last_tx = 0.0  # when new data last left (tso_defer)
-        self.sent_at: deque = deque()  # (end segment, time) of each send of new data (tso_defer)
+        self.sent_at: deque = deque()  # (end segment, time) of each send of new data (tso_defer, ca_rtt)
+        self.ca_newest = opts.ca_rtt == "newest"  # congestion control's RTT from the newest acked segment (Linux)
+        self.track = self.defer or self.ca_newest  # keep sent_at
+        self.push = opts.push  # PSH on the last segment of each TSO-sized piece of new data (Linux)
+        self.push_end = self.push_start = 0  # the send under way (push)
         self.phase = 0.0  # where the coarse timer's ticks fall (run.Network draws it from the seed)
         self.min_rto = opts.min_rto
         self.rto_floor_var = opts.rto_rule == "linux"
@@ -159,9 +171,15 @@ class TcpSender:
             return
         self.high = i + 1
         size = self.hdr + (self.mss if i != self.total - 1 else self.last_payload)
-        if self.defer:
+        if self.track:
             self._note_sent(i + 1)
-        self.link.send(make(DATA, self.flow, i, size, self.engine.now, False, None))
+        pkt = make(DATA, self.flow, i, size, self.engine.now, False, None)
+        if self.push:  # PSH on each TSO-sized piece's end of a send of at least one piece (TcpOptions.push)
+            end, start = (self.push_end, self.push_start) if self.push_end > i else (i + 1, i)
+            goal = self._tso_goal()
+            if (end - 1 - i) % goal == 0 and end - start >= goal:
+                pkt.psh = True
+        self.link.send(pkt)
 
     def _retransmit(self, i: int) -> None:
         """Resend segment ``i`` (the recovery strategy has booked it)."""
@@ -186,9 +204,11 @@ class TcpSender:
             if self.defer and nxt < limit and nxt >= self.high and not self.in_rec:
                 limit = self._tso_deferred(nxt, limit)
             if nxt < limit:
-                if self.defer:
+                if self.track:
                     self._note_sent(limit)
-                if self.tso > 1 or nxt < self.high or limit >= self.total:
+                if self.tso > 1 or nxt < self.high or limit >= self.total or self.push:
+                    self.push_end = limit
+                    self.push_start = nxt
                     self._send_range(nxt, limit)
                 else:  # new full-size segments one by one: _tx inlined (most of a run's sends)
                     send, flow, size, now = self.link.send, self.flow, self.hdr + self.mss, self.engine.now
@@ -306,6 +326,8 @@ class TcpSender:
             if not pkt.retx:
                 rtt = now - pkt.ts
                 self._rtt_sample(rtt)
+                if self.ca_newest:
+                    rtt = self._ca_rtt(ack, now, rtt)
             self.una = ack
             if self.nxt < ack:  # noqa: PLR1730
                 self.nxt = ack  # after go-back-N the receiver already held these
@@ -353,6 +375,19 @@ class TcpSender:
                     self.try_send()
             elif not self._fast_retransmit(ack) and self.lt:
                 self.try_send()
+
+    def _ca_rtt(self, ack: int, now: float, rtt: float) -> float:
+        """Linux's ``ca_rtt_us`` (tcp_clean_rtx_queue): the age of the newest segment this ACK covers, from the
+        sender's own send times (``last_ackt``), where srtt takes the oldest's. With delayed ACKs it leaves out
+        how long the oldest waited for its pair, and that is the sample HyStart and CUBIC see."""
+        q = self.sent_at
+        while q and q[0][0] < ack:  # sends entirely below the newest acked segment, ack - 1
+            q.popleft()
+        if q:
+            r = now - q[0][1]
+            if r < rtt:
+                return r
+        return rtt
 
     def _fast_retransmit(self, ack: int) -> bool:
         """Enter fast recovery if the strategy sees a loss (``Recovery.should_enter``)."""
@@ -506,12 +541,14 @@ class LinuxAckState:
     - the receiver's RTT (``tcp_rcv_rtt_measure_ts``, a min-biased average): here each segment's age plus the
       reverse path's base delay; its RTO (from the handshake's sample): base RTT + max(2 base RTT, min RTO).
 
-    Not modelled (docs/sim.md): ``tcp_cleanup_rbuf``'s ACK of a PSH segment once the application has read
-    everything, the right-edge condition of ``__tcp_ack_snd_check``, SACK compression of the 4th and later
-    duplicate ACKs."""
+    - with ``push``: an in-order segment with PSH at once (``tcp_measure_rcv_mss``'s ICSK_ACK_PUSHED, sent by
+      ``tcp_cleanup_rbuf`` once the application has read everything: here at once).
 
-    __slots__ = ("back", "clamp", "last", "mss_bytes", "quick", "rcv_rtt", "rcvq_seq", "rcvq_space", "rcvq_time",
-                 "rto", "ssthresh")
+    Not modelled (docs/sim.md): the application's read latency (when ``tcp_cleanup_rbuf`` runs), the
+    right-edge condition of ``__tcp_ack_snd_check``, SACK compression of the 4th and later duplicate ACKs."""
+
+    __slots__ = ("back", "clamp", "last", "mss_bytes", "push", "quick", "rcv_rtt", "rcvq_seq", "rcvq_space",
+                 "rcvq_time", "rto", "ssthresh")
 
     def __init__(self, opts) -> None:
         mss = opts.mss
@@ -527,6 +564,7 @@ class LinuxAckState:
         self.last = None  # lrcvtime: the last in-order data segment's arrival
         self.back = 0.0  # the reverse path's base delay
         self.rto = opts.initial_rto  # without a handshake sample (TCP_TIMEOUT_INIT)
+        self.push = opts.push  # an in-order segment with PSH is ACKed at once (ICSK_ACK_PUSHED)
 
     def path(self, rtt: float, min_rto: float) -> None:
         """The flow's base RTT: the receiver's RTO from its handshake sample, its RTT estimate's reverse half."""
@@ -652,7 +690,8 @@ class TcpReceiver:
             if not self.delack:
                 self._ack(pkt.ts, pkt.retx, None)
                 return
-            if linux is not None and linux.quick:  # Linux's quick-ACK mode: this segment at once
+            if linux is not None and (linux.quick or (pkt.psh and linux.push)):
+                # Linux's quick-ACK mode, or a full-sized segment with PSH once the application has read it
                 if self.pending:
                     self._ack(self.pending_ts, self.pending_retx or pkt.retx, None)
                 else:

@@ -1,0 +1,158 @@
+"""Two Linux details of the sender and receiver (issue 28): the RTT sample congestion control sees
+(``TcpOptions.ca_rtt``: Linux's ca_rtt_us, the newest acked segment's age) and PSH with the receiver's
+immediate ACK of it (``TcpOptions.push``). Segments and ACKs are handed to one host directly."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from hfcprov.sim import TcpOptions
+from hfcprov.sim.cc import congestion_control
+from hfcprov.sim.engine import Engine
+from hfcprov.sim.hosts import DOCSIS_NS3, LINUX, NS3
+from hfcprov.sim.packet import ACK, DATA, make
+from hfcprov.sim.tcp import TcpReceiver, TcpSender
+
+LINUX_OPTS = TcpOptions(variant="reno", **LINUX)
+
+
+class Wire:
+    """Where a host sends: logs every packet."""
+
+    def __init__(self) -> None:
+        self.log = []
+
+    def send(self, pkt) -> bool:
+        self.log.append(pkt)
+        return True
+
+
+class SeenRtt:
+    """A Reno that records the RTT each ACK hands to congestion control."""
+
+    def __init__(self, opts) -> None:
+        self.cc = congestion_control("reno", opts)
+        self.rtts = []
+
+    def __getattr__(self, name):
+        return getattr(self.cc, name)
+
+    def on_ack(self, s, acked, rtt) -> None:
+        self.rtts.append(rtt)
+        self.cc.on_ack(s, acked, rtt)
+
+
+def sender(opts):
+    eng = Engine()
+    wire = Wire()
+    cc = SeenRtt(opts)
+    s = TcpSender(eng, 0, wire, opts, cc, None)
+    return eng, s, wire, cc
+
+
+def two_sends_one_ack(opts):
+    """Segment 0 leaves at 0, segment 1 at 5 ms (the application hands them over then); one delayed ACK
+    covering both arrives at 30 ms, echoing segment 0's timestamp. Returns (cc's RTT, srtt)."""
+    eng, s, _, cc = sender(opts)
+    s.supply(1)
+    s.start()
+    eng.run(0.005)
+    s.supply(2)
+    eng.run(0.030)
+    s.receive(make(ACK, 0, 2, 52, 0.0, False, None))
+    return cc.rtts[-1], s.srtt
+
+
+def test_congestion_control_sees_the_newest_acked_segments_age():
+    """tcp_clean_rtx_queue: seq_rtt_us (srtt, RTO) from the oldest newly acked segment, ca_rtt_us (what
+    pkts_acked and CUBIC's HyStart get) from the newest: 25 ms here, where the echoed timestamp says 30."""
+    rtt, srtt = two_sends_one_ack(dataclasses.replace(LINUX_OPTS, ca_rtt="newest", tso_defer=False))
+    assert rtt == pytest.approx(0.025)
+    assert srtt == pytest.approx(0.030)
+
+
+def test_with_ca_rtt_oldest_congestion_control_sees_the_echoed_timestamp():
+    rtt, srtt = two_sends_one_ack(dataclasses.replace(LINUX_OPTS, ca_rtt="oldest", tso_defer=False))
+    assert rtt == pytest.approx(0.030) and srtt == pytest.approx(0.030)
+
+
+def test_a_retransmission_covered_leaves_no_rtt_sample():
+    eng, s, _, cc = sender(dataclasses.replace(LINUX_OPTS, ca_rtt="newest"))
+    s.start()
+    eng.run(0.03)
+    s.receive(make(ACK, 0, 2, 52, 0.0, True, None))
+    assert cc.rtts == [None]
+
+
+def pushed(opts, sends):
+    """New data handed over in steps (``sends``: segments per step, each a burst); which segments carry PSH."""
+    eng, s, wire, _ = sender(dataclasses.replace(opts, initial_window=100))
+    avail = 0
+    s.supply(0)
+    s.start()
+    for k, n in enumerate(sends):
+        eng.run(0.001 * (k + 1))
+        avail += n
+        s.supply(avail)
+    return [p.seq for p in wire.log if p.kind == DATA and p.psh]
+
+
+def test_psh_ends_each_tso_sized_piece_of_a_burst():
+    """TCP marks PSH on the write queue's tail skb (tcp_push) and the skbs are TSO-sized (2 segments
+    before an RTT is known): a burst of 4 ends two pieces, one of 3 a piece and a lone first segment; a
+    segment sent alone is the front of a split skb (tso_fragment keeps PSH on the unsent rest)."""
+    on = dataclasses.replace(LINUX_OPTS, push=True, tso_defer=False)
+    assert pushed(on, [4]) == [1, 3]
+    assert pushed(on, [3]) == [0, 2]
+    assert pushed(on, [2, 1, 2]) == [1, 4]
+
+
+def test_without_push_no_segment_carries_psh():
+    assert pushed(dataclasses.replace(LINUX_OPTS, push=False, tso_defer=False), [4, 1, 3]) == []
+
+
+def receiver(opts):
+    eng = Engine()
+    wire = Wire()
+    r = TcpReceiver(eng, 0, wire, opts)
+    r.linux.path(0.02, opts.min_rto)
+    return eng, r, wire
+
+
+def acks_after_a_lone_psh_segment(opts) -> list[int]:
+    """Quick-ACK mode used up (pairs), then one in-order full-sized segment with PSH arrives alone."""
+    eng, r, wire = receiver(opts)
+    for i in range(41):  # 17 quick ACKs, then 12 pairs
+        eng.run(i * 1e-4)
+        r.receive(make(DATA, 0, i, 1500, i * 1e-4 - 0.01, False, None))
+    r.linux.clamp = r.linux.ssthresh  # the window has stopped growing: no tcp_grow_window quick ACKs
+    r.linux.quick = 0
+    assert r.pending == 0
+    n = len(wire.log)
+    eng.run(0.01)
+    pkt = make(DATA, 0, 41, 1500, 0.0, False, None)
+    pkt.psh = True
+    r.receive(pkt)
+    return [p.seq for p in wire.log[n:]]
+
+
+def test_the_receiver_acks_an_in_order_psh_segment_at_once():
+    """tcp_measure_rcv_mss: a full-sized segment with PSH sets ICSK_ACK_PUSHED, and tcp_cleanup_rbuf ACKs
+    it as soon as the application has read it (a bulk reader at once)."""
+    assert acks_after_a_lone_psh_segment(dataclasses.replace(LINUX_OPTS, push=True)) == [42]
+
+
+def test_without_push_the_psh_segment_waits_for_its_pair():
+    assert acks_after_a_lone_psh_segment(dataclasses.replace(LINUX_OPTS, push=False)) == []
+
+
+@pytest.mark.parametrize("preset", [NS3, DOCSIS_NS3, {}])
+def test_the_other_hosts_keep_the_echoed_timestamp_and_no_psh(preset):
+    opts = TcpOptions(**preset)
+    assert (opts.ca_rtt, opts.push) == ("oldest", False)
+
+
+def test_the_linux_host_takes_ca_rtt_from_the_newest_segment():
+    assert LINUX_OPTS.ca_rtt == "newest"
