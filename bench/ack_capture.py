@@ -200,9 +200,26 @@ def kernel(args) -> int:
         last = [a for a, b in zip(dts, dts[1:]) if b[0] - a[0] > 0.001]
         print(f"  data segments {len(dts)}, with PSH {sum(e[4] for e in dts) / len(dts):.1%}; "
               f"last of a burst (next > 1 ms later) {len(last)}, with PSH {sum(e[4] for e in last) / max(1, len(last)):.1%}")
+        print(f"  segments from one PSH to the next (new data): {psh_spacing(dts)}")
         summarise(f"  receiver {node} ({'near' if node == 'srv' else 'far'})" if near_far else "  receiver",
                   classify(events))
     return 0
+
+
+def psh_spacing(dts) -> str:
+    """Where PSH falls in the sequence space: the share of gaps of n segments between the ends of
+    consecutive new (never seen before) data segments carrying PSH."""
+    high, last, gaps = 0.0, None, collections.Counter()
+    for e in dts:
+        if e[3] <= high:
+            continue
+        high = e[3]
+        if e[4]:
+            if last is not None:
+                gaps[min(round(high - last), 9)] += 1
+            last = high
+    n = sum(gaps.values()) or 1
+    return ", ".join(f"{k}{'+' if k == 9 else ''}: {v / n:.0%}" for k, v in sorted(gaps.items()))
 
 
 class _Recorder:
@@ -218,7 +235,7 @@ class _Recorder:
             recv, link, ev = r.receive, r.link, self.events[r.flow]
 
             def receive(pkt, recv=recv, ev=ev):
-                ev.append((clock.now, "d", pkt.seq, pkt.seq + getattr(pkt, "n", 1), False))
+                ev.append((clock.now, "d", pkt.seq, pkt.seq + getattr(pkt, "n", 1), pkt.psh))
                 recv(pkt)
 
             def send(pkt, link=link, ev=ev):
@@ -268,7 +285,11 @@ def simulated(args) -> int:
                 print(f"simulator seed {seed}: goodput {r.goodput_bps / 1e6:.2f} Mb/s")
                 flows = {0: "flow"}
             for k, f in flows.items():
-                merge(total[f], classify(sorted(rec["r"].events[k], key=lambda e: e[0])))
+                events = sorted(rec["r"].events[k], key=lambda e: e[0])
+                dts = [e for e in events if e[1] == "d"]
+                print(f"  {f}: data segments {len(dts)}, with PSH {sum(e[4] for e in dts) / max(1, len(dts)):.1%}; "
+                      f"segments from one PSH to the next (new data): {psh_spacing(dts)}")
+                merge(total[f], classify(events))
     finally:
         sve.run = real_run
     for f, per in total.items():
