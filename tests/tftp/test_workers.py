@@ -143,3 +143,32 @@ def test_build_workers_gap_below_the_server_and_their_default_count():
     assert worker_niceness(None, server_nice=-10) == 10  # a raised server: workers back at ordinary priority
     assert worker_niceness(3, server_nice=-10) == 3  # the YAML's niceness: a fixed gap, as asked
     assert default_processes() == max(1, min((os.cpu_count() or 1) - 1, 4))  # the loop keeps a core
+
+
+def test_builds_asked_while_a_worker_is_busy_wait_here_and_go_to_it_together(tmp_path):
+    """A cold storm's builds behind a busy worker cost one pipe message per hand-over, not one each:
+    they wait in this process while the worker builds, and all come back, in order, once it is free."""
+    import socket
+
+    from hfcprov.tftp import workers
+
+    pool = WorkerPool(1)
+    try:
+        gate = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        gate.bind(str(tmp_path / "gate"))
+        gate.listen(1)
+        gate.settimeout(60)
+        held = pool.submit(_held, str(tmp_path / "gate"))
+        with gate:
+            conn, _ = gate.accept()  # the worker is in the held build
+            with conn:
+                conn.recv(16)
+                later = [pool.submit(_echo, i) for i in range(workers.HANDOVER + 5)]
+                worker = pool._workers[0]
+                assert worker.sent == 1 and len(worker.queued) == workers.HANDOVER + 5  # none written yet
+                conn.sendall(b"1")
+        assert held.result(30) == 1
+        assert [f.result(30) for f in later] == list(range(workers.HANDOVER + 5))
+        assert worker.sent == 0 and not worker.queued
+    finally:
+        pool.shutdown()
