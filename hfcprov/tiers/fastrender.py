@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 
-FORMAT = 4  # of the generated source: a new one never reads an old one
+FORMAT = 5  # of the generated source: a new one never reads an old one
 
 
 class Fallback(Exception):
