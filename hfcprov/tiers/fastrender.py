@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 
-FORMAT = 5  # of the generated source: a new one never reads an old one
+FORMAT = 6  # of the generated source: a new one never reads an old one
 
 
 class Fallback(Exception):
@@ -257,13 +257,24 @@ class _Generator:
 
         pad = "    " * depth
         if isinstance(node, nodes.Output):
+            pieces = []
             for child in node.nodes:
                 if isinstance(child, nodes.TemplateData):
-                    out.append(f"{pad}a({child.data!r})")
+                    pieces.append((repr(child.data), False))
                 else:
                     code, maybe = self._code(child, local)
                     # jinja2 writes str(value); a value that may be undefined goes through _s, which falls back
-                    out.append(f"{pad}a({'_s' if maybe else 'str'}({code}))")
+                    pieces.append((f"{'_s' if maybe else 'str'}({code})", isinstance(child, nodes.Name)))
+            # a name written twice in one output (a loop's item: "...{{ i }}.0 Integer {{ i }};") is made
+            # text once: nothing between can change it
+            names = [text for text, is_name in pieces if is_name]
+            made: dict[str, str] = {}
+            for text in names:
+                if names.count(text) > 1 and text not in made:
+                    made[text] = f"_w{next(self.temps)}"
+                    out.append(f"{pad}{made[text]} = {text}")
+            for text, _ in pieces:
+                out.append(f"{pad}a({made.get(text, text)})")
         elif isinstance(node, nodes.Assign) and not in_loop:
             target = node.target
             if isinstance(target, nodes.Name) and target.name not in _SPECIAL:
