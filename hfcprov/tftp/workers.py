@@ -9,8 +9,8 @@ worker's pipe from the caller's own thread, and a single reader thread, asleep i
 that asked (``deliver``), so their callbacks run there and do not trade the GIL with it.
 
 A worker busy with builds is not written to at every ``submit``: further builds wait in this
-process, and the reader hands them over together (up to ``HANDOVER``) when the worker's results
-come back, so a cold storm's 300 builds cost the loop, the reader and the worker a few dozen pipe
+process, and the reader hands them over together (up to ``HANDOVER``) when all the worker's results
+are back, so a cold storm's 300 builds cost the loop, the reader and the worker a few dozen pipe
 messages and wake-ups instead of 300 each; the worker was busy, so none of them starts later.
 
 A worker that dies (the OOM killer...) or sends a reply this process cannot read fails the
@@ -120,13 +120,15 @@ class WorkerPool:
         return fut
 
     def _hand_over(self, w: _Worker, done: int) -> None:
-        """The reader got ``done`` results from ``w``: the builds queued meanwhile go to it together."""
+        """The reader got ``done`` results from ``w``: once it has all of them back, the builds queued
+        meanwhile go to it together. Only then: the worker, done, is reading its pipe and writes nothing,
+        so this write cannot wait on a worker that waits on us to read its results (both pipes full)."""
         with self._lock:
             w.sent -= done
-            if not w.queued or self._closed:
+            if w.sent or not w.queued or self._closed:
                 return
             batch, w.queued = w.queued[:HANDOVER], w.queued[HANDOVER:]
-            w.sent += len(batch)
+            w.sent = len(batch)
         try:  # outside the lock (a large message waits for the worker to read it); only we write now
             w.conn.send_bytes(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL))
         except (OSError, ValueError) as err:

@@ -172,3 +172,31 @@ def test_builds_asked_while_a_worker_is_busy_wait_here_and_go_to_it_together(tmp
         assert worker.sent == 0 and not worker.queued
     finally:
         pool.shutdown()
+
+
+def _big(n, _padding=""):
+    return bytes(n)
+
+
+def test_a_storm_of_large_builds_and_results_never_jams_the_pipes(tmp_path):
+    """Builds whose arguments and results are larger than a pipe holds, queued behind a busy worker: the
+    reader never writes to a worker that is itself waiting for the reader to read its results."""
+    import socket
+
+    pool = WorkerPool(1)
+    try:
+        gate = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        gate.bind(str(tmp_path / "gate"))
+        gate.listen(1)
+        gate.settimeout(60)
+        held = pool.submit(_held, str(tmp_path / "gate"))
+        with gate:
+            conn, _ = gate.accept()
+            with conn:
+                conn.recv(16)
+                futures = [pool.submit(_big, 400_000 + i, "x" * 30_000) for i in range(300)]
+                conn.sendall(b"1")
+        assert held.result(60) == 1
+        assert [len(f.result(60)) for f in futures] == [400_000 + i for i in range(300)]
+    finally:
+        pool.shutdown()
