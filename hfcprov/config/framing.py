@@ -32,6 +32,7 @@ it is written back as TLV 64; a text-built SnmpMibObject is written as TLV 64 on
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import itemgetter
 
 from hfcprov.config.ber import VarBind
 from hfcprov.config.dictionary import CM_MIC, CMTS_MIC, END, PAD, ROOT
@@ -312,6 +313,8 @@ def prepare(items, secret: bytes | None = None, holes=(), *, layout: Layout | No
             items = _zeroed_digest(items, emic)
         emic_whole = items[emic.item][1]
     sizes = {code: hole_size(code) for code in sorted(set(holes))}
+    if layout is None and emic is None and digests:
+        return _prepare_standard(items, secret, sizes, decoded_cmts_mic)
     framed, index = _with_holes(items, sizes)
     n = len(framed)
     kept: dict[int, bytes] = {}
@@ -415,6 +418,54 @@ def prepare(items, secret: bytes | None = None, holes=(), *, layout: Layout | No
     fixed = min(dynamic) if dynamic else len(out)
     return PreparedFile(bytes(out), hole_at, steps, parts, fixed, bytes(secret) if computed_cmts else None,
                         emic_parts)
+
+
+_CODE, _WHOLE = itemgetter(0), itemgetter(1)  # of a (code, whole TLV) item
+
+
+def _prepare_standard(items: list, secret: bytes | None, sizes: dict[int, int],
+                      decoded_cmts_mic: bytes | None) -> PreparedFile:
+    """``prepare`` for the standard trailer, no Extended CMTS MIC and digests computed: what every file a
+    TFTP server stamps takes. The content is joined whole and the holes found by their codes, not TLV by
+    TLV; only a CMTS MIC walks the TLVs, for its input (tests/config/test_framing.py holds the two ways
+    equal)."""
+    codes = bytes(map(_CODE, items))
+    if any(codes.find(code) >= 0 for code in sizes):  # a hole in place of the content's TLV of its code
+        framed, _ = _with_holes(items, sizes)
+        wholes = list(map(_WHOLE, framed))
+        index = {code: next(i for i, (c, _) in enumerate(framed) if c == code) for code in sizes}
+        content = b"".join(wholes)
+        offsets = {i: (len(b"".join(wholes[:i])), len(wholes[i])) for i in index.values()}
+    else:  # the holes after the content, in code order (where ConfigTree.set_top puts them)
+        framed = list(items)
+        content = b"".join(map(_WHOLE, framed))
+        index, offsets = {}, {}
+        for code, size in sizes.items():
+            index[code] = len(framed)
+            offsets[len(framed)] = (len(content), size + 2)
+            framed.append((code, bytes((code, size)) + bytes(size)))
+            content += framed[-1][1]
+    n = len(content)
+    hole_at = {code: offsets[i][0] + 2 for code, i in index.items()}
+    computed_cmts = secret is not None
+    out = content + b"\x06\x10" + bytes(MIC_SIZE)
+    if computed_cmts or decoded_cmts_mic is not None:
+        out += b"\x07\x10" + (bytes(MIC_SIZE) if computed_cmts else decoded_cmts_mic)
+    out += b"\xff"
+    out += b"\0" * (-len(out) % 4)
+    steps = [(CM_MIC, n + 2)] + ([(CMTS_MIC, n + 2 + MIC_SIZE + 2)] if computed_cmts else [])
+    parts: list = []
+    if computed_cmts:
+        by_code: dict[int, list] = {}
+        for i, (code, whole) in enumerate(framed):
+            if code in _IN_CMTS_MIC:
+                by_code.setdefault(code, []).append(offsets.get(i, whole))
+        by_code.setdefault(CM_MIC, []).append((n, MIC_SIZE + 2))
+        for code in CMTS_MIC_ORDER:
+            for part in by_code.get(code, ()):
+                _add_part(parts, part)
+    fixed = min([at for at, _ in offsets.values()] + [n])
+    return PreparedFile(out, hole_at, steps, parts, fixed, bytes(secret) if computed_cmts else None, [])
 
 
 def _add_part(parts: list, part) -> None:

@@ -8,6 +8,11 @@ worker's pipe from the caller's own thread, and a single reader thread, asleep i
 ``wait()`` until a result arrives, completes the futures, or hands them to the event loop
 that asked (``deliver``), so their callbacks run there and do not trade the GIL with it.
 
+A worker busy with builds is not written to at every ``submit``: further builds wait in this
+process, and the reader hands them over together (up to ``HANDOVER``) when all the worker's results
+are back, so a cold storm's 300 builds cost the loop, the reader and the worker a few dozen pipe
+messages and wake-ups instead of 300 each; the worker was busy, so none of them starts later.
+
 A worker that dies (the OOM killer...) or sends a reply this process cannot read fails the
 builds it held with ``WorkerDied``, and the pool refuses further work; its owner starts a
 new one.
@@ -28,6 +33,7 @@ import threading
 import time
 
 BATCH = 16  # results a busy worker sends back in one message, at most
+HANDOVER = 64  # builds handed to a busy worker in one message, at most (a bulk build's stage: 64 rows)
 
 
 class WorkerDied(RuntimeError):
@@ -35,12 +41,14 @@ class WorkerDied(RuntimeError):
 
 
 class _Worker:
-    __slots__ = ("conn", "jobs", "process")
+    __slots__ = ("conn", "jobs", "process", "queued", "sent")
 
     def __init__(self, process, conn):
         self.process = process
         self.conn = conn
-        self.jobs: dict[int, tuple] = {}  # job -> (future, deliver or None)
+        self.jobs: dict[int, tuple] = {}  # job -> (future, deliver or None), sent or queued
+        self.queued: list[tuple] = []  # (job, fn, args) not written yet: the worker is busy
+        self.sent = 0  # jobs written to the worker whose results have not come back
 
 
 class WorkerPool:
@@ -91,18 +99,40 @@ class WorkerPool:
             return [self._send(w, fn, args, None) for w in self._workers]
 
     def _send(self, w: _Worker, fn, args, deliver) -> concurrent.futures.Future:
+        """Called with ``_lock`` held: the job is written now if the worker is idle, else queued for the
+        reader to hand over with the next ones when results come back (``_hand_over``)."""
         if self.broken or self._closed:
             raise RuntimeError(self.broken or "worker pool is shut down")
         fut = concurrent.futures.Future()
         job = next(self._ids)
         w.jobs[job] = (fut, deliver)
-        try:
-            w.conn.send_bytes(pickle.dumps((job, fn, args), pickle.HIGHEST_PROTOCOL))
+        if w.sent:
+            w.queued.append((job, fn, args))
+            return fut
+        w.sent = 1
+        try:  # the worker is idle and its pipe empty: nothing else writes to it until a result comes back
+            w.conn.send_bytes(pickle.dumps([(job, fn, args)], pickle.HIGHEST_PROTOCOL))
         except (OSError, ValueError) as err:
             del w.jobs[job]
+            w.sent = 0
             self._break(f"build worker pipe: {err}")
             raise RuntimeError(self.broken) from None
         return fut
+
+    def _hand_over(self, w: _Worker, done: int) -> None:
+        """The reader got ``done`` results from ``w``: once it has all of them back, the builds queued
+        meanwhile go to it together. Only then: the worker, done, is reading its pipe and writes nothing,
+        so this write cannot wait on a worker that waits on us to read its results (both pipes full)."""
+        with self._lock:
+            w.sent -= done
+            if w.sent or not w.queued or self._closed:
+                return
+            batch, w.queued = w.queued[:HANDOVER], w.queued[HANDOVER:]
+            w.sent = len(batch)
+        try:  # outside the lock (a large message waits for the worker to read it); only we write now
+            w.conn.send_bytes(pickle.dumps(batch, pickle.HIGHEST_PROTOCOL))
+        except (OSError, ValueError) as err:
+            self._died(w, f"build worker pipe: {err}")
 
     def _read(self) -> None:
         conns = {w.conn: w for w in self._workers}
@@ -121,6 +151,7 @@ class WorkerPool:
                     del conns[conn]
                     self._died(w, f"unreadable reply from build worker {w.process.pid}: {type(err).__name__}: {err}")
                     continue
+                self._hand_over(w, len(replies))
                 by_loop: dict = {}
                 for job, ok, value in replies:
                     fut, deliver = w.jobs.pop(job, (None, None))
@@ -138,7 +169,7 @@ class WorkerPool:
         with self._lock:
             if self._closed:
                 return
-            jobs, w.jobs = w.jobs, {}
+            jobs, w.jobs, w.queued = w.jobs, {}, []
             self._break(why)
         for fut, _ in jobs.values():
             fut.set_exception(WorkerDied(why))
@@ -154,7 +185,7 @@ class WorkerPool:
             self._closed = True
             jobs = [f for w in self._workers for f, _ in w.jobs.values()]
             for w in self._workers:
-                w.jobs = {}
+                w.jobs, w.queued = {}, []
                 try:
                     w.conn.send_bytes(pickle.dumps(None))
                 except (OSError, ValueError):
@@ -188,7 +219,7 @@ def _recv(conn):
 
 
 def _serve(conn, initializer, niceness: int = 0) -> None:
-    """A worker: run each (job, fn, args) it is sent and send back (job, ok, result or error)."""
+    """A worker: run each (job, fn, args) of each list it is sent and send back (job, ok, result or error)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server, which stops us
     if niceness:
         os.nice(niceness)  # relative to the process that started us
@@ -205,16 +236,16 @@ def _serve(conn, initializer, niceness: int = 0) -> None:
             return
         if msg is None:
             return
-        job, fn, args = msg
-        try:
-            replies.append((job, True, fn(*args)))
-        except BaseException as err:  # noqa: BLE001 - the build's error is the caller's answer
-            replies.append((job, False, _portable(err)))
-        # While more work waits, results go back together: one wake-up of the caller's reader for
-        # several builds. Never more than BATCH, so the first modems of a storm are not held back.
-        if len(replies) >= BATCH or not waiting.poll(0):
-            conn.send_bytes(pickle.dumps(replies, pickle.HIGHEST_PROTOCOL))
-            replies = []
+        for i, (job, fn, args) in enumerate(msg):
+            try:
+                replies.append((job, True, fn(*args)))
+            except BaseException as err:  # noqa: BLE001 - the build's error is the caller's answer
+                replies.append((job, False, _portable(err)))
+            # While more work waits, results go back together: one wake-up of the caller's reader for
+            # several builds. Never more than BATCH, so the first modems of a storm are not held back.
+            if len(replies) >= BATCH or i == len(msg) - 1 and not waiting.poll(0):
+                conn.send_bytes(pickle.dumps(replies, pickle.HIGHEST_PROTOCOL))
+                replies = []
 
 
 def _portable(err: BaseException) -> BaseException:

@@ -4,6 +4,7 @@ HMAC and MD5 computed here from the bytes alone (own TLV walk, the spec's CMTS M
 import hashlib
 import hmac
 import pickle
+import re
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -226,3 +227,29 @@ def test_prepared_file_places_holes_where_set_top_would_and_refuses_others():
         prepared.fill({59: b"\0" * 16})
     with pytest.raises(ConfigError, match="cannot be filled"):
         prepare(content_items(tree.tlvs), SECRET, holes=(9,))
+
+
+@SETTINGS
+@given(trees(max_tlvs=8), st.one_of(st.none(), st.just(SECRET)), st.sampled_from([None, b"\x11" * 16]),
+       st.sets(st.sampled_from([19, 20, 59])), st.integers(0, 2**32 - 1))
+def test_the_standard_prepared_file_is_the_layouts_one(tree, secret, decoded, holes, stamp):
+    """``prepare``'s own way for the standard trailer (what every stamped file takes) frames and fills as
+    the general one does, given that trailer as an explicit layout."""
+    try:
+        items = content_items(tree.tlvs)
+    except ConfigError:
+        return
+    standard = Layout(marks=[(len(items), 6)] + ([(len(items), 7)] if secret or decoded else []), tail=None)
+    try:
+        fast = prepare(items, secret, holes=holes, decoded_cmts_mic=decoded)
+    except ConfigError as err:
+        with pytest.raises(ConfigError, match=re.escape(err.message)):
+            prepare(items, secret, holes=holes, decoded_cmts_mic=decoded, layout=standard)
+        return
+    general = prepare(items, secret, holes=holes, decoded_cmts_mic=decoded, layout=standard)
+    assert (fast.data, fast.holes, fast.steps, fast.fixed) == (general.data, general.holes, general.steps,
+                                                               general.fixed)
+    values = {19: stamp, 20: b"\x0a\x00\x00\x01", 59: bytes(range(16))}
+    values = {code: values[code] for code in holes}
+    assert pickle.loads(pickle.dumps(fast)).fill(values) == general.fill(values)
+    assert fast.fill() == general.fill()

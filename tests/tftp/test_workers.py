@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -143,3 +144,52 @@ def test_build_workers_gap_below_the_server_and_their_default_count():
     assert worker_niceness(None, server_nice=-10) == 10  # a raised server: workers back at ordinary priority
     assert worker_niceness(3, server_nice=-10) == 3  # the YAML's niceness: a fixed gap, as asked
     assert default_processes() == max(1, min((os.cpu_count() or 1) - 1, 4))  # the loop keeps a core
+
+
+@contextlib.contextmanager
+def _one_busy_worker(tmp_path):
+    """A pool of one worker, busy in a build the test holds: yields (pool, held build, release)."""
+    import socket
+
+    pool = WorkerPool(1)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as gate:
+            gate.bind(str(tmp_path / "gate"))
+            gate.listen(1)
+            gate.settimeout(60)
+            held = pool.submit(_held, str(tmp_path / "gate"))
+            conn, _ = gate.accept()  # the worker is in the held build
+            with conn:
+                conn.recv(16)
+                yield pool, held, lambda: conn.sendall(b"1")
+    finally:
+        pool.shutdown()
+
+
+def test_builds_asked_while_a_worker_is_busy_wait_here_and_go_to_it_together(tmp_path):
+    """A cold storm's builds behind a busy worker cost one pipe message per hand-over, not one each:
+    they wait in this process while the worker builds, and all come back, in order, once it is free."""
+    from hfcprov.tftp import workers
+
+    with _one_busy_worker(tmp_path) as (pool, held, release):
+        later = [pool.submit(_echo, i) for i in range(workers.HANDOVER + 5)]
+        worker = pool._workers[0]
+        assert worker.sent == 1 and len(worker.queued) == workers.HANDOVER + 5  # none written yet
+        release()
+        assert held.result(30) == 1
+        assert [f.result(30) for f in later] == list(range(workers.HANDOVER + 5))
+        assert worker.sent == 0 and not worker.queued
+
+
+def _big(n, _padding=""):
+    return bytes(n)
+
+
+def test_a_storm_of_large_builds_and_results_never_jams_the_pipes(tmp_path):
+    """Builds whose arguments and results are larger than a pipe holds, queued behind a busy worker: the
+    reader never writes to a worker that is itself waiting for the reader to read its results."""
+    with _one_busy_worker(tmp_path) as (pool, held, release):
+        futures = [pool.submit(_big, 400_000 + i, "x" * 30_000) for i in range(300)]
+        release()
+        assert held.result(60) == 1
+        assert [len(f.result(60)) for f in futures] == [400_000 + i for i in range(300)]
