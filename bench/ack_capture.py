@@ -23,6 +23,10 @@ advertised window (``tcp_grow_window``); with the share of data segments carryin
     sudo nice -n 10 .venv/bin/python bench/ack_capture.py --cc reno --loss 1%
     nice -n 10 .venv/bin/python bench/ack_capture.py --cc reno --loss 1% --sim --seeds 3
     sudo nice -n 10 .venv/bin/python bench/ack_capture.py --near-far 20ms,80ms --rate 10M --cc cubic
+    sudo nice -n 10 .venv/bin/python bench/ack_capture.py --rate 10M --rtt 40ms --loss 0 --flows 10
+
+With ``--flows N`` the N connections to the one server are each analysed and their ACKs counted
+together; each prints its share of data segments with PSH and the gaps between them.
 """
 
 from __future__ import annotations
@@ -168,7 +172,7 @@ def kernel(args) -> int:
                 res = sve.emulate_near_far(lab, rate, buffer, args.cc, window, 3.0)
                 label = f"near/far ratio {res[0].goodput_bps / res[1].goodput_bps:.2f}"
             else:
-                res = sve.emulate(lab, rate, buffer, 1, args.cc, window, 3.0, 5.0)
+                res = sve.emulate(lab, rate, buffer, args.flows, args.cc, window, 3.0, 5.0)
                 label = f"goodput {res.goodput_bps / 1e6:.2f} Mb/s"
             for _, proc, _ in caps:
                 proc.send_signal(signal.SIGINT)
@@ -185,25 +189,33 @@ def kernel(args) -> int:
     print(f"kernel, {args.rate} {args.buffer} {args.cc}, {label}")
     for node, pkts in found.items():
         conns = collections.Counter((p[1], p[3]) for p in pkts if p[4] == DEFAULT_PORT and p[7] > 0)
-        if not conns:
-            continue
-        (src, sport), _ = conns.most_common(1)[0]
-        base = min(p[5] for p in pkts if p[1] == src and p[3] == sport and p[7] > 0)
-        events = []
-        for t, s, d, sp, dp, seq, ack, payload, _, flags, win in pkts:
-            if s == src and sp == sport and payload > 0:
-                events.append((t, "d", (seq - base) / MSS, (seq - base + payload) / MSS, bool(flags & 8)))
-            elif d == src and dp == sport and payload == 0 and (ack - base) % 2**32 < 2**31:
-                events.append((t, "a", ((ack - base) % 2**32) / MSS, 0, win))
-        events.sort(key=lambda e: e[0])
-        dts = [e for e in events if e[1] == "d"]
-        last = [a for a, b in zip(dts, dts[1:]) if b[0] - a[0] > 0.001]
-        print(f"  data segments {len(dts)}, with PSH {sum(e[4] for e in dts) / len(dts):.1%}; "
-              f"last of a burst (next > 1 ms later) {len(last)}, with PSH {sum(e[4] for e in last) / max(1, len(last)):.1%}")
-        print(f"  segments from one PSH to the next (new data): {psh_spacing(dts)}")
-        summarise(f"  receiver {node} ({'near' if node == 'srv' else 'far'})" if near_far else "  receiver",
-                  classify(events))
+        per, dts_all = {}, []
+        for (src, sport), _ in conns.most_common(1 if near_far else args.flows):  # the data connections
+            dts = _kernel_flow(pkts, src, sport, per)
+            dts_all.extend(dts)
+        if dts_all:
+            summarise(f"  receiver {node} ({'near' if node == 'srv' else 'far'})" if near_far else
+                      f"  receiver ({len(conns.most_common(args.flows))} flows)", per)
     return 0
+
+
+def _kernel_flow(pkts, src, sport, per) -> list:
+    """One connection's data arrivals and ACKs: prints its PSH figures, adds its ACK classes to ``per``."""
+    base = min(p[5] for p in pkts if p[1] == src and p[3] == sport and p[7] > 0)
+    events = []
+    for t, s, d, sp, dp, seq, ack, payload, _, flags, win in pkts:
+        if s == src and sp == sport and payload > 0:
+            events.append((t, "d", (seq - base) / MSS, (seq - base + payload) / MSS, bool(flags & 8)))
+        elif d == src and dp == sport and payload == 0 and (ack - base) % 2**32 < 2**31:
+            events.append((t, "a", ((ack - base) % 2**32) / MSS, 0, win))
+    events.sort(key=lambda e: e[0])
+    dts = [e for e in events if e[1] == "d"]
+    last = [a for a, b in zip(dts, dts[1:]) if b[0] - a[0] > 0.001]
+    print(f"  data segments {len(dts)}, with PSH {sum(e[4] for e in dts) / len(dts):.1%}; "
+          f"last of a burst (next > 1 ms later) {len(last)}, with PSH {sum(e[4] for e in last) / max(1, len(last)):.1%}")
+    print(f"  segments from one PSH to the next (new data): {psh_spacing(dts)}")
+    merge(per, classify(events))
+    return dts
 
 
 def psh_spacing(dts) -> str:
@@ -280,10 +292,10 @@ def simulated(args) -> int:
                 print(f"simulator seed {seed}: near/far ratio {r.flows[0].goodput_bps / r.flows[1].goodput_bps:.2f}")
                 flows = {0: "near", 1: "far"}
             else:
-                r = sve.simulate(rate, buffer, parse_duration(args.rtt), 1, args.cc, window, 3.0, seed=seed,
+                r = sve.simulate(rate, buffer, parse_duration(args.rtt), args.flows, args.cc, window, 3.0, seed=seed,
                                  loss=args.loss)
                 print(f"simulator seed {seed}: goodput {r.goodput_bps / 1e6:.2f} Mb/s")
-                flows = {0: "flow"}
+                flows = {k: "flow" for k in range(args.flows)}
             for k, f in flows.items():
                 events = sorted(rec["r"].events[k], key=lambda e: e[0])
                 dts = [e for e in events if e[1] == "d"]
@@ -305,6 +317,7 @@ def main() -> int:
     ap.add_argument("--loss", default="1%", help="random loss per direction (single flow)")
     ap.add_argument("--near-far", metavar="NEAR,FAR", help="instead: the near/far pair, no plant loss")
     ap.add_argument("--cc", default="reno")
+    ap.add_argument("--flows", type=int, default=1, help="flows to the one server (not with --near-far)")
     ap.add_argument("--duration", default="30s", help="measured window")
     ap.add_argument("--sim", action="store_true", help="the simulator's side instead of the kernel's")
     ap.add_argument("--seeds", type=int, default=1, help="--sim: seeds 1..n")
