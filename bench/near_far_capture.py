@@ -43,7 +43,8 @@ TOGETHER = 0.1  # s: two flows' loss events this close hit both
 
 
 def read_pcap(path: Path, raw: bool = False):
-    """(time, src, dst, sport, dport, seq, ack, payload, ip id) of each TCP packet of a pcap file."""
+    """(time, src, dst, sport, dport, seq, ack, payload, ip id, TCP flags, window) of each TCP packet of a
+    pcap file."""
     out = []
     data = path.read_bytes()
     nano = struct.unpack_from("<I", data)[0] == 0xA1B23C4D
@@ -57,10 +58,9 @@ def read_pcap(path: Path, raw: bool = False):
             continue
         ihl = (ip[0] & 15) * 4
         total, ip_id = struct.unpack_from(">HH", ip, 2)
-        sport, dport, seq, ack = struct.unpack_from(">HHII", ip, ihl)
-        doff = (ip[ihl + 12] >> 4) * 4
+        sport, dport, seq, ack, doff, flags, win = struct.unpack_from(">HHIIBBH", ip, ihl)
         out.append((sec + frac * (1e-9 if nano else 1e-6), ip[12:16], ip[16:20], sport, dport, seq, ack,
-                    total - ihl - doff, ip_id))
+                    total - ihl - (doff >> 4) * 4, ip_id, flags, win))
     return out
 
 
@@ -165,7 +165,7 @@ def kernel(args) -> int:
     arrived = {(p[2], p[3], p[5], p[8]) for p in past_pk if p[7] > 0}
     sent, drops, first = collections.defaultdict(list), collections.defaultdict(list), {}
     acks = collections.defaultdict(list)
-    for t, src, dst, sport, dport, seq, ack, payload, ip_id in sent_pk:
+    for t, src, dst, sport, dport, seq, ack, payload, ip_id, *_ in sent_pk:
         if dport == DEFAULT_PORT and payload > 0 and _addr(dst) in names:
             f = names[_addr(dst)]
             sent[f].append(t)
@@ -188,7 +188,7 @@ def kernel(args) -> int:
         extra[f] = extra.get(f, "") + f"\n        single-segment ACKs in the first 2 s: {singles}"
     if tun_pk:  # each packet crosses the TUN device twice: into the delay line, and out after the delay
         seen, late = {}, collections.defaultdict(list)
-        for t, src, dst, sport, dport, seq, ack, payload, ip_id in tun_pk:
+        for t, src, dst, sport, dport, seq, ack, payload, ip_id, *_ in tun_pk:
             key = (src, dst, sport, dport, seq, ack, ip_id)
             if key in seen:
                 late[names.get(_addr(dst), names.get(_addr(src)))].append(t - seen.pop(key) - near / 2)
@@ -224,6 +224,7 @@ class _Watch:
 
 
 def simulated(args) -> int:
+    from hfcprov.sim import hystart
     from hfcprov.sim.run import Network
 
     rate, buffer = parse_rate(args.rate), parse_bytes(args.buffer)
@@ -243,20 +244,34 @@ def simulated(args) -> int:
         captured["watch"] = watch
         return net.run()
 
+    exits = {}
+    real_exit = hystart.LinuxHyStart._exit
+
+    def hystart_exit(self, s):  # where HyStart ends each flow's slow start
+        if not self.found:
+            exits.setdefault(s.flow, (s.engine.now, s.cwnd / s.mss))
+        real_exit(self, s)
+
     sve.run = run
+    hystart.LinuxHyStart._exit = hystart_exit
     try:
         for seed in range(1, args.seeds + 1):
+            exits.clear()
             r = sve.simulate_near_far(rate, buffer, near, far, args.cc, parse_duration(args.duration), 3.0, seed=seed)
             w = captured["watch"]
             names = {0: "near", 1: "far"}  # flow 2 is the probe
             sent = {f: w.sent[k] for k, f in names.items()}
             first = {f: v[0] for f, v in sent.items()}
+            extra = {f: (f"\n        HyStart ended slow start at cwnd {exits[k][1]:.0f}, "
+                         f"{exits[k][0] - first[f]:.2f} s after its first segment") for k, f in names.items()
+                     if k in exits}
             report(f"simulator, {args.rate} {args.buffer} {args.cc}, seed {seed}, near/far ratio "
                    f"{r.flows[0].goodput_bps / r.flows[1].goodput_bps:.2f}",
                    {"near": r.flows[0].goodput_bps, "far": r.flows[1].goodput_bps},
-                   {f: w.drops[k] for k, f in names.items()}, sent, first, min(first.values()), {})
+                   {f: w.drops[k] for k, f in names.items()}, sent, first, min(first.values()), extra)
     finally:
         sve.run = real_run
+        hystart.LinuxHyStart._exit = real_exit
     return 0
 
 
@@ -271,7 +286,12 @@ def main() -> int:
     ap.add_argument("--sim", action="store_true", help="the simulator's side instead of the kernel's")
     ap.add_argument("--seeds", type=int, default=1, help="--sim: seeds 1..n")
     ap.add_argument("--sim-jitter", default=None, help="--sim: the path's jitter (bench/sim_vs_emu.py's JITTER)")
+    ap.add_argument("--sim-tcp", action="append", default=[], metavar="KEY=VALUE",
+                    help="--sim: change the simulated hosts' TcpOptions, as bench/sim_vs_emu.py's")
     args = ap.parse_args()
+    for item in args.sim_tcp:
+        key, _, value = item.partition("=")
+        sve.LINUX_TCP[key.strip()] = sve.yaml.safe_load(value)
     if args.sim_jitter is not None:
         sve.JITTER = parse_duration(args.sim_jitter)
     return simulated(args) if args.sim else kernel(args)

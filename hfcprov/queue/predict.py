@@ -1,7 +1,9 @@
 """What a buffer does to a tier, predicted: latency under load and TCP utilization per size.
 
-The analytic model (``analytic``) is the TCP Reno sawtooth over a drop-tail buffer, or with
-DOCSIS-PIE on, over the queue PIE holds (RFC 8034). The simulator's experiment
+The analytic model (``analytic``) is the sizing rule's own arithmetic per size: what the
+request-grant MAC and DOCSIS-PIE hold first, then the senders' sawtooth (so its first size keeping
+95% is the rule's need). ``predict`` / ``predict_aqm`` are the textbook sawtooth of synchronised
+Reno flows over a drop-tail buffer, or over the queue PIE holds (RFC 8034). The simulator's experiment
 (``hfcprov.sim.upload.SimModel``) answers the same question by simulation; both are a *model*:
 a callable taking ``(SizingInputs, buffer)`` cells and returning one ``Prediction`` each, so
 ``buffer table`` and ``size_buffer`` run either without knowing which. A model with a true
@@ -11,13 +13,18 @@ chooses from its points; the analytic one only illustrates the rule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from hfcprov.queue.inputs import SizingInputs, check_path
 
 # TCP segment on the wire (MSS 1460 + 40 bytes of TCP/IP header): the packet unit of the model.
 PACKET = 1500
+# Packet granularity: a loss is seen a round trip after the queue overflowed (the window still grows
+# meanwhile) and a drop-tail queue holds whole packets. On the simulator's token-bucket link, CUBIC
+# needs the fluid share below plus this many full packets at every White et al. tier (docs/sizing.md).
+SLACK_PACKETS = 3
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,21 @@ def reno_utilization(rate: float, buffer: int, rtt: float, flows: int = 1) -> fl
     return (delivered1 + delivered2) / spent
 
 
+def aimd_utilization(queue_over_pipe: float, beta: float) -> float:
+    """Long-run share of the rate one AIMD sender keeps through a drop-tail buffer of
+    ``queue_over_pipe`` BDPs: the window climbs linearly to pipe + buffer, then falls to beta x that
+    (the fluid sawtooth of ``reno_utilization``, any back-off; the sizing rule's ``fluid_need``)."""
+    pipe = 1.0
+    w_max = pipe + queue_over_pipe
+    w_low = beta * w_max
+    if w_low >= pipe:
+        return 1.0
+    rise = pipe - w_low  # window below the pipe: rounds of one RTT, w_low -> pipe
+    below = (w_low + pipe) / 2 * rise
+    full = (pipe + w_max) / 2 * queue_over_pipe  # window above it: the link is full
+    return (below + full) / (pipe * (rise + full / pipe))
+
+
 def predict(rate: float, buffer: int, rtt: float, flows: int = 1) -> Prediction:
     """The analytic model: latency under load and TCP utilization for one (rate, buffer, rtt) cell."""
     check_path(rate, rtt, flows)
@@ -104,23 +126,30 @@ def predict_aqm(rate: float, buffer: int, rtt: float, flows: int = 1, latency_ta
 
 
 def analytic(cells: Sequence[tuple[SizingInputs, int]]) -> list[Prediction]:
-    """The analytic ``Model``: ``predict`` per cell, ``predict_aqm`` where the tier runs DOCSIS-PIE. Through
-    the request-grant MAC the sawtooth sees the round trip plus the MAC's loop and the buffer less what the
-    modem holds waiting for grants (``SizingInputs.mac_delays``); latency under load stays size / rate."""
+    """The analytic ``Model``: the sizing rule's own terms (``hfcprov.queue.sizing.rule_bytes``), so the first
+    size it gives 95% is the rule's need. The buffer first holds what waits for grants through the
+    request-grant MAC (rate x ``SizingInputs.mac_delays``' hold), DOCSIS-PIE's standing queue (rate x its
+    latency target) and ``SLACK_PACKETS`` whole packets; the rest is the senders' sawtooth
+    (``aimd_utilization`` over BDP / sqrt(flows), the round trip plus the MAC's loop). A buffer smaller than
+    the grant wait's hold also caps the rate (Little's law: at most the buffer waits ``hold``, so the flow
+    carries at most buffer / hold). Latency under load is size / rate, or the AQM's target below it."""
     out = []
     for tier, buffer in cells:
         pipe, hold = tier.mac_delays()
-        usable = max(0, int(buffer - tier.rate * hold / 8))
-        rtt = tier.rtt + pipe
-        if tier.aqm_latency_target is None:
-            p = predict(tier.rate, usable, rtt, tier.flows)
-            out.append(Prediction(tier.rate, buffer, tier.rtt, tier.flows, latency_under_load(buffer, tier.rate),
-                                  p.utilization, p.model))
+        held = tier.rate * hold / 8
+        target = tier.aqm_latency_target
+        standing = tier.rate * target / 8 if target is not None else 0.0
+        share = bdp_bytes(tier.rate, tier.rtt + pipe) / math.sqrt(tier.flows)
+        sawtooth = max(0.0, buffer - held - standing - SLACK_PACKETS * PACKET)
+        utilization = aimd_utilization(sawtooth / share, tier.backoff) if share > 0 else 1.0
+        if held > 0:
+            utilization = min(utilization, buffer / held)
+        latency = latency_under_load(buffer, tier.rate)
+        if target is None:
+            out.append(Prediction(tier.rate, buffer, tier.rtt, tier.flows, latency, utilization))
         else:
-            p = predict_aqm(tier.rate, usable, rtt, tier.flows, tier.aqm_latency_target)
-            out.append(Prediction(tier.rate, buffer, tier.rtt, tier.flows,
-                                  min(latency_under_load(buffer, tier.rate), tier.aqm_latency_target),
-                                  p.utilization, p.model))
+            out.append(Prediction(tier.rate, buffer, tier.rtt, tier.flows, min(latency, target), utilization,
+                                  "analytic: DOCSIS-PIE"))
     return out
 
 

@@ -42,6 +42,7 @@ import math
 from dataclasses import dataclass, fields, replace
 
 from hfcprov.errors import HfcprovError
+from hfcprov.model.flow import DEFAULT_MAX_TRAFFIC_BURST
 from hfcprov.queue.grant import MacParams
 
 DEFAULT_PROFILE = "docsis3.1"
@@ -274,8 +275,8 @@ class ModemProfile:
         3044 B (what the 2011 calibration assumed); DOCSIS 3.0 and 3.1, ``TIER_BURST_TIME`` at the rate
         (CableLabs' residential tier in docsis-ns3: it does not cap the rate on 1-2 ms MAPs)."""
         if self.calibrated is not None:
-            return 3044
-        return max(3044, int(rate * TIER_BURST_TIME / 8))
+            return DEFAULT_MAX_TRAFFIC_BURST
+        return max(DEFAULT_MAX_TRAFFIC_BURST, int(rate * TIER_BURST_TIME / 8))
 
     def tier_peak(self, rate: float) -> float | None:
         """The Peak Traffic Rate of a tier given by its rate alone: none on docsis2.0, else twice the rate."""

@@ -26,7 +26,16 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from hfcprov.queue.inputs import G114_ONE_WAY_BUDGET, SizingError, SizingInputs
-from hfcprov.queue.predict import PACKET, Model, Prediction, analytic, bdp_bytes, latency_under_load
+from hfcprov.queue.predict import (
+    PACKET,
+    SLACK_PACKETS,
+    Model,
+    Prediction,
+    aimd_utilization,
+    analytic,
+    bdp_bytes,
+    latency_under_load,
+)
 from hfcprov.units import format_bytes, format_duration, format_rate
 
 # DOCSIS 3.0 MULPI: a CM must not reject a service flow whose MinimumBuffer is <= this.
@@ -40,10 +49,6 @@ LADDER = tuple(1024 * 2 ** k for k in range(3, 15))
 CAMPAIGN_SIZES = LADDER[:6]
 # A size "fills the rate" when it keeps this share of the best goodput any size reaches.
 THROUGHPUT_SHARE = 0.95
-# Packet granularity: a loss is seen a round trip after the queue overflowed (the window still grows
-# meanwhile) and a drop-tail queue holds whole packets. On the simulator's token-bucket link, CUBIC
-# needs the fluid share below plus this many full packets at every White et al. tier (docs/sizing.md).
-SLACK_PACKETS = 3
 
 # White et al. 2011, upstream, single TCP flow (section "Test 1 Results"): (rate b/s, rtt s, buffer found to suffice).
 WHITE_2011_FINDINGS = (
@@ -99,21 +104,6 @@ def queue_budget(rtt: float, one_way: float = G114_ONE_WAY_BUDGET) -> float:
     """Seconds of queueing delay under load the modem may add: the one-way budget less the path's
     own one-way delay (rtt / 2), so the modem does not spend what the rest of the path needs."""
     return round(one_way - rtt / 2, 9)  # 0.15 - 0.05 is 0.0999...: keep whole bytes whole
-
-
-def aimd_utilization(queue_over_pipe: float, beta: float) -> float:
-    """Long-run share of the rate one AIMD sender keeps through a drop-tail buffer of
-    ``queue_over_pipe`` BDPs: the window climbs linearly to pipe + buffer, then falls to beta x that
-    (the fluid sawtooth of ``reno_utilization``, any back-off)."""
-    pipe = 1.0
-    w_max = pipe + queue_over_pipe
-    w_low = beta * w_max
-    if w_low >= pipe:
-        return 1.0
-    rise = pipe - w_low  # window below the pipe: rounds of one RTT, w_low -> pipe
-    below = (w_low + pipe) / 2 * rise
-    full = (pipe + w_max) / 2 * queue_over_pipe  # window above it: the link is full
-    return (below + full) / (pipe * (rise + full / pipe))
 
 
 @functools.lru_cache(maxsize=16)

@@ -30,8 +30,11 @@ from collections import deque
 from dataclasses import dataclass, fields
 
 from hfcprov.errors import HfcprovError
+from hfcprov.model.flow import DEFAULT_MAX_TRAFFIC_BURST
+from hfcprov.queue.grant import (
+    ETHERNET_OVERHEAD,  # what a DOCSIS rate limiter counts beyond the IP packet
+)
 from hfcprov.sim.link import Link
-from hfcprov.queue.grant import ETHERNET_OVERHEAD  # what a DOCSIS rate limiter counts beyond the IP packet
 
 MPEG_PACKET, MPEG_PAYLOAD = 188, 184  # ITU-T H.222.0 transport stream packet and its payload
 # Annex B (6 MHz) MPEG-TS rates after Reed-Solomon, trellis and framing, bits/s
@@ -124,7 +127,7 @@ class CmtsDownstream:
         "wait_sum", "waiting", "wbytes",
     )
 
-    def __init__(self, engine, sink, params: CmtsParams | None = None, *, rate: float, burst: int = 3044,
+    def __init__(self, engine, sink, params: CmtsParams | None = None, *, rate: float, burst: int = DEFAULT_MAX_TRAFFIC_BURST,
                  buffer: int | None = None, delay: float = 0.0, loss=None, rng=None) -> None:
         self.engine = engine
         self.p = p = params or CmtsParams()

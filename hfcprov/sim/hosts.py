@@ -10,7 +10,12 @@ one as ``tcp: {host: linux}`` (the other ``tcp`` keys given beside it win).
   the hosts the MAC was calibrated with); window growth by the segments each ACK covers; CUBIC in
   the kernel's integer arithmetic; RACK-TLP loss detection with PRR (tcp_recovery 1,
   tcp_early_retrans 3); new data in TSO-sized chunks (``tso_defer``: TCP always builds GSO packets,
-  so with offloads off a 40 Mb/s flow on delayed ACKs still sends 3-4 segments every other ACK).
+  so with offloads off a 40 Mb/s flow on delayed ACKs still sends 3-4 segments every other ACK); the
+  receiver's immediate ACKs (``quickack``, ``hfcprov.sim.tcp.LinuxAckState``): quick-ACK mode
+  (``tcp_incr_quickack``, 16 ACKs) at the first data segment, after a pause longer than its RTO and on a
+  spurious retransmission, and one ACK per segment while autotuning grows its window
+  (``tcp_grow_window``, ``tcp_rcv_space_adjust``), so through slow start (captures at the bed's server:
+  81-91% single-segment ACKs before the first loss, where other hosts ACK pairs).
 - ``ns3``: ns-3 3.44's choices (``bench/sim.py``): ssthresh halves pipe, an integer cwnd, the ACK
   that ends recovery also grows the window, new data on duplicate ACKs while pipe < cwnd, CUBIC in
   ns-3's port of the kernel's arithmetic.
@@ -28,7 +33,7 @@ from __future__ import annotations
 from hfcprov.sim.mac import CALIBRATED_TCP
 
 LINUX = {"mss": 1448, "header_bytes": 52, **CALIBRATED_TCP, "count_acked": True, "cubic_arithmetic": "linux",
-         "recovery": "rack", "tso_defer": True}
+         "recovery": "rack", "tso_defer": True, "quickack": True}
 NS3 = {"ssthresh_from": "pipe", "integer_cwnd": True, "grow_on_recovery_exit": True, "limited_transmit": True,
        "cubic_arithmetic": "ns3"}
 DOCSIS_NS3 = {"variant": "sack", "mss": 1448, "header_bytes": 52, "initial_window": 10, "min_rto": 1.0,

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import deque
 from heapq import heappush
 
+from hfcprov.model.flow import DEFAULT_MAX_TRAFFIC_BURST
 from hfcprov.sim.loss import NoLoss
 from hfcprov.sim.packet import DATA, Packet, Train
 
@@ -76,7 +77,7 @@ class Link:
         # Token buckets in bytes (DOCSIS: Max Sustained Rate with Max Traffic Burst;
         # Peak Traffic Rate with a one-frame bucket).
         self.rate = rate / 8.0 if rate else None
-        self.burst = burst if burst is not None else 3044
+        self.burst = burst if burst is not None else DEFAULT_MAX_TRAFFIC_BURST
         self.tokens = float(self.burst)
         self.t_tokens = 0.0
         self.peak = peak / 8.0 if peak else None

@@ -33,6 +33,7 @@ import math
 import random
 from collections import deque
 
+from hfcprov.model.flow import DEFAULT_MAX_TRAFFIC_BURST
 from hfcprov.queue.grant import ETHERNET_OVERHEAD, MacParams
 from hfcprov.sim.loss import NoLoss
 
@@ -215,7 +216,7 @@ class CableModem:
         p = channel.p
         # Without fragmentation a grant carries at least one whole frame: the bucket must hold one.
         min_burst = 0 if p.fragmentation else 1522 + p.frame_overhead
-        self.burst = max(burst if burst is not None else 3044, min_burst)
+        self.burst = max(burst if burst is not None else DEFAULT_MAX_TRAFFIC_BURST, min_burst)
         self.tokens = float(self.burst)
         self.t_tokens = 0.0
         self.queue: deque = deque()  # (pkt, frame bytes, charged bytes, arrival time)

@@ -157,6 +157,8 @@ class Network:
             if not trains:
                 s.tso = 1
             r = TcpReceiver(eng, i, self.reverse, opts)
+            if r.linux is not None:
+                r.linux.path(spec.rtt if spec.rtt is not None else sc.rtt, opts.min_rto)
             self.senders.append(s)
             self.receivers.append(r)
             self.send_host.add(s)

@@ -90,6 +90,11 @@ class TcpOptions:
     # a retransmission is lost again once data sent after it is SACKed (Linux); off: only the RTO finds it
     detect_lost_retransmit: bool = True
     delayed_ack: bool = True
+    # Linux's immediate ACKs beside the delayed ones (tcp.LinuxAckState): quick-ACK mode (tcp_incr_quickack,
+    # TCP_MAX_QUICKACKS = 16) at the first data segment, after a pause longer than the receiver's RTO and on a
+    # spurious retransmission; one ACK per segment while the receive window grows (tcp_grow_window,
+    # tcp_rcv_space_adjust: all through slow start); off: only every delack_count-th segment, a hole or the timer
+    quickack: bool = False
     # exact: the delayed ACK waits delack_timeout (Linux); tick: BSD's fast timer, the next tick of a
     # free-running delack_timeout clock; auto: tick with a coarse RTO timer (timer_granularity > 0)
     delack_timer: str = "auto"

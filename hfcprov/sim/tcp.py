@@ -14,7 +14,8 @@ from FlightSize or pipe, growth on the ACK that ends recovery (docs/sim.md).
 The receiver acknowledges every ``delack_count``-th in-order segment or after
 ``delack_timeout`` (or at the next tick of a BSD-style fast timer, ``delack_timer``),
 immediately on out-of-order data or when a hole fills. Timer phases are drawn from
-the scenario's seed by ``run.Network``.
+the scenario's seed by ``run.Network``. With ``quickack`` (Linux) it also ACKs every segment
+while in Linux's quick-ACK mode or while its receive window grows (``LinuxAckState``).
 """
 
 from __future__ import annotations
@@ -475,6 +476,110 @@ class ProbingSender(TcpSender):
         TcpSender._timeout(self)
 
 
+# Linux's receiver (net/ipv4/tcp_input.c, kernel 6.x), in segments: TCP_MAX_QUICKACKS; the first window
+# (tcp_select_initial_window: min(tcp_full_space, U16_MAX) of tcp_rmem[1] = 128 KiB at the default scaling
+# ratio of 1/2, so 64 KiB, and the same window_clamp from tcp_init_buffer_space); rcvq_space's start
+# (TCP_INIT_CWND segments); the largest window autotuning reaches (tcp_rmem[2] = 6 MiB at 1/2)
+MAX_QUICKACKS = 16
+FIRST_WINDOW_BYTES = 65536
+INIT_RCVQ_SPACE = 10
+MAX_WINDOW_BYTES = 3 << 20
+
+
+class LinuxAckState:
+    """What Linux's receiver keeps to decide when an in-order segment is ACKed at once (the rest waits
+    for a second segment or the delayed-ACK timer, as on every host):
+
+    - quick-ACK mode (``icsk_ack.quick``): every ACK sent decrements it (``tcp_dec_quickack_mode``); while it
+      is above 0 each segment is ACKed at once (``tcp_in_quickack_mode`` in ``__tcp_ack_snd_check``).
+      ``tcp_incr_quickack`` raises it to min(``TCP_MAX_QUICKACKS``, receive window / 2 segments): at the first
+      data segment and when in-order data follows a pause longer than the receiver's RTO (``tcp_event_data_recv``:
+      the sender restarting after an RTO); ``tcp_enter_quickack_mode`` on a segment entirely below ``rcv_nxt``
+      (a spurious retransmission, ``tcp_data_queue``).
+    - window growth (``tcp_grow_window``, for every data segment, in order or held with SACK): while
+      ``rcv_ssthresh`` is below the window clamp less the data held out of order (``tcp_space``), it grows by
+      two segments and sets ``quick |= 1``: one more ACK at once.
+    - the clamp follows receive-buffer autotuning (``tcp_rcv_space_adjust``, the application reading at
+      once): once per receiver RTT, if more was delivered than in any RTT before, the clamp becomes
+      2 x delivered + 16, plus twice that scaled by the growth, so the window grows, and segments are ACKed one
+      by one, through slow start and whenever delivery per RTT sets a record.
+    - the receiver's RTT (``tcp_rcv_rtt_measure_ts``, a min-biased average): here each segment's age plus the
+      reverse path's base delay; its RTO (from the handshake's sample): base RTT + max(2 base RTT, min RTO).
+
+    Not modelled (docs/sim.md): ``tcp_cleanup_rbuf``'s ACK of a PSH segment once the application has read
+    everything, the right-edge condition of ``__tcp_ack_snd_check``, SACK compression of the 4th and later
+    duplicate ACKs."""
+
+    __slots__ = ("back", "clamp", "last", "mss_bytes", "quick", "rcv_rtt", "rcvq_seq", "rcvq_space", "rcvq_time",
+                 "rto", "ssthresh")
+
+    def __init__(self, opts) -> None:
+        mss = opts.mss
+        first = (FIRST_WINDOW_BYTES // mss) * mss / mss  # tcp_select_initial_window rounds down to whole MSS
+        self.mss_bytes = mss
+        self.quick = 0
+        self.ssthresh = first  # rcv_ssthresh
+        self.clamp = FIRST_WINDOW_BYTES / mss  # window_clamp
+        self.rcvq_space = min(first, INIT_RCVQ_SPACE)
+        self.rcvq_seq = 0
+        self.rcvq_time = 0.0
+        self.rcv_rtt = 0.0
+        self.last = None  # lrcvtime: the last in-order data segment's arrival
+        self.back = 0.0  # the reverse path's base delay
+        self.rto = opts.initial_rto  # without a handshake sample (TCP_TIMEOUT_INIT)
+
+    def path(self, rtt: float, min_rto: float) -> None:
+        """The flow's base RTT: the receiver's RTO from its handshake sample, its RTT estimate's reverse half."""
+        self.back = rtt / 2.0
+        self.rto = rtt + max(2.0 * rtt, min_rto)
+
+    def incr_quickack(self) -> None:
+        q = int(self.ssthresh // 2) or 2
+        q = min(q, MAX_QUICKACKS)
+        if q > self.quick:
+            self.quick = q
+
+    def data(self, r, pkt, i: int, n: int) -> None:
+        """Segments ``[i, i + n)`` arrive at receiver ``r`` (before ``r`` files them)."""
+        nxt = r.rcv_nxt
+        if i + n <= nxt:  # entirely below rcv_nxt: tcp_enter_quickack_mode(TCP_MAX_QUICKACKS)
+            self.incr_quickack()
+            return
+        if i <= nxt:  # in order: tcp_event_data_recv
+            now = r.engine.now
+            last = self.last
+            if last is None or now - last > self.rto:
+                self.incr_quickack()
+            self.last = now
+            m = now - pkt.ts + self.back
+            est = self.rcv_rtt
+            if est == 0.0 or m < est:
+                self.rcv_rtt = est = m
+            else:
+                self.rcv_rtt = est = est - est / 8.0 + m / 8.0
+            if now - self.rcvq_time >= est:  # tcp_rcv_space_adjust, once per RTT
+                self._space_adjust(nxt, now)
+        room = self.clamp - r.ranges.count - self.ssthresh  # tcp_grow_window
+        if room > 0:
+            self.ssthresh += room if room < 2 * n else 2 * n
+            self.quick |= 1
+
+    def _space_adjust(self, nxt: int, now: float) -> None:
+        copied = nxt - self.rcvq_seq
+        space = self.rcvq_space
+        if copied > space:  # more than in any RTT before: a larger buffer, a larger clamp
+            win = 2.0 * copied + 16.0
+            win += 2.0 * win * (copied - space) / space
+            cap = MAX_WINDOW_BYTES / self.mss_bytes
+            if win > cap:
+                win = cap
+            if win > self.clamp:
+                self.clamp = win
+            self.rcvq_space = copied
+        self.rcvq_seq = nxt
+        self.rcvq_time = now
+
+
 class TcpReceiver:
     __slots__ = (
         "delack",
@@ -487,6 +592,7 @@ class TcpReceiver:
         "flow",
         "hdr",
         "link",
+        "linux",
         "lt",
         "lt_sent",
         "pending",
@@ -520,12 +626,18 @@ class TcpReceiver:
         self.phase = 0.0
         self.sack = wants_sack(opts.recovery_mode)
         self.hdr = opts.header_bytes
+        self.linux = LinuxAckState(opts) if opts.quickack else None  # Linux's immediate ACKs
 
     def receive(self, pkt) -> None:
         i = pkt.seq
         if pkt.__class__ is Train:
+            if self.linux is not None:
+                self.linux.data(self, pkt, i, pkt.n)
             self._receive_train(pkt, i, i + pkt.n)
             return
+        linux = self.linux
+        if linux is not None:
+            linux.data(self, pkt, i, 1)
         if i == self.rcv_nxt:
             self.rcv_nxt = i + 1
             ranges = self.ranges
@@ -539,6 +651,12 @@ class TcpReceiver:
                 return
             if not self.delack:
                 self._ack(pkt.ts, pkt.retx, None)
+                return
+            if linux is not None and linux.quick:  # Linux's quick-ACK mode: this segment at once
+                if self.pending:
+                    self._ack(self.pending_ts, self.pending_retx or pkt.retx, None)
+                else:
+                    self._ack(pkt.ts, pkt.retx, None)
                 return
             if self.pending == 0:
                 self.pending_ts = pkt.ts
@@ -588,6 +706,9 @@ class TcpReceiver:
 
     def _ack(self, ts: float, retx: bool, block) -> None:
         self.pending = 0
+        linux = self.linux
+        if linux is not None and linux.quick:  # tcp_dec_quickack_mode
+            linux.quick -= 1
         sack = None
         ranges = self.ranges
         if self.sack and ranges.count:

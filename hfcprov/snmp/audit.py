@@ -175,7 +175,7 @@ class ExpectedConfigs:
         self.secret = secret
         self._cache: dict[str, tuple[list[ServiceFlow], list[AggregateServiceFlow]] | HfcprovError] = {}
         self._present: dict[str, bool] = {}  # has(): asked for every modem, the disk answers once per name
-        self._shapes: dict[str | None, tuple[int, list[str], bool]] = {}  # _request_shape, per config name
+        self._shapes: dict[str | None, tuple[int, list[str], bool]] = {}  # request_shape, per config name
         self._asked: dict[str, list[list[tuple[str, object]]]] = {}
 
     def _read(self, name: str) -> tuple[list[ServiceFlow], list[AggregateServiceFlow]]:
@@ -208,6 +208,23 @@ class ExpectedConfigs:
             asked = self._asked[name] = _asked_fields(self.flows(name))
         return asked
 
+    def request_shape(self, target: AuditTarget) -> tuple[int, list[str], bool]:
+        """GETBULK repetitions, the param-set columns to read for one modem, and whether to read its
+        Aggregate Service Flows: the same for every modem of one config, so worked out once per name.
+
+        Knowing the config the modem should run (k flows), k + 1 repetitions bring every flow
+        and the step past them (which shows there is no flow the file does not ask for) in one
+        answer, and only the columns of fields the file sets are read: the fewer var-binds, the
+        less work for the agent (a CM's CPU is weak; snmpsim's is what caps a lab's audit rate).
+        The ASF table is read only for a file with TLV 70/71. Otherwise 3 repetitions (two flows
+        and the step past them) of every compared column.
+        """
+        name = target.config if target.config and not target.guessed else None
+        shape = self._shapes.get(name)
+        if shape is None:
+            shape = self._shapes[name] = _shape_for(name, self)
+        return shape
+
     def has(self, name: str) -> bool:
         if self.folder is None:
             return False
@@ -234,7 +251,7 @@ async def audit_modem(client: SnmpClient, target: AuditTarget, configs: Expected
     result = ModemAudit(mac=target.mac, host=target.host, port=target.port, status=ERROR,
                         expected_config=target.config)
     try:
-        reps, columns, asf = _request_shape(target, configs)
+        reps, columns, asf = configs.request_shape(target)
         scalars, tables = await client.fetch(
             target.host, target.port, [oids.SYS_DESCR, oids.CONFIG_FILE, *oids.BOOT_SCALARS],
             [oids.SF_DIRECTION, oids.SF_BUFFER_SIZE, *columns, *(oids.ASF.values() if asf else ())],
@@ -347,24 +364,6 @@ _PARAM_COLUMNS = tuple(oids.PARAM_SET.values())
 _PARAM_COLUMN_SET = frozenset(_PARAM_COLUMNS)
 _ACTIVE = str(oids.PARAM_SET_ACTIVE)
 _COMPARED_COLUMNS = tuple(oids.PARAM_SET[key] for key in FIELDS)  # the columns a comparison can use
-
-
-def _request_shape(target: AuditTarget, configs: ExpectedConfigs) -> tuple[int, list[str], bool]:
-    """GETBULK repetitions, the param-set columns to read for one modem, and whether to read its
-    Aggregate Service Flows.
-
-    Knowing the config the modem should run (k flows), k + 1 repetitions bring every flow
-    and the step past them (which shows there is no flow the file does not ask for) in one
-    answer, and only the columns of fields the file sets are read: the fewer var-binds, the
-    less work for the agent (a CM's CPU is weak; snmpsim's is what caps a lab's audit rate).
-    The ASF table is read only for a file with TLV 70/71. Otherwise 3 repetitions (two flows
-    and the step past them) of every compared column.
-    """
-    name = target.config if target.config and not target.guessed else None
-    shape = configs._shapes.get(name)
-    if shape is None:
-        shape = configs._shapes[name] = _shape_for(name, configs)
-    return shape
 
 
 def _shape_for(name: str | None, configs: ExpectedConfigs) -> tuple[int, list[str], bool]:

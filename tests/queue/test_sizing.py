@@ -5,7 +5,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hfcprov.queue.inputs import SizingError, SizingInputs
-from hfcprov.queue.predict import buffer_table, latency_under_load, predict, reno_utilization
+from hfcprov.queue.predict import (
+    buffer_table,
+    latency_under_load,
+    predict,
+    reno_utilization,
+)
 from hfcprov.queue.sizing import CM_GUARANTEED_MINIMUM_BUFFER, size_buffer
 
 KiB = 1024
@@ -195,3 +200,34 @@ def test_a_vanishing_round_trip_is_no_pipe_not_a_division_by_zero():
     tier = SizingInputs(4530685.0, 1.504547666064782e-261, 1, "reno", "docsis", None, profile="docsis2.0")
     assert size_buffer(tier).target == size_buffer(tier, table=False).target
     assert 0 < reno_utilization(4530685.0, 0, 1e-300) <= 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.floats(min_value=1e5, max_value=1e9),
+    st.floats(min_value=0.001, max_value=0.3),
+    st.integers(min_value=1, max_value=16),
+    st.sampled_from(["reno", "cubic"]),
+    st.sampled_from(["docsis", "tokenbucket"]),
+    st.sampled_from([None, 0.010]),
+    st.sampled_from(["docsis3.1", "docsis3.0-4ch", "docsis2.0", "docsis3.1:map_interval=1ms"]),
+)
+def test_the_analytic_table_keeps_95_percent_first_at_the_rules_need(rate, rtt, flows, cc, mac, aqm, profile):
+    """The candidate table ``buffer advise`` prints beside the rule is the rule's own arithmetic: its
+    utilization never falls as the buffer grows, and the first ladder size it gives 95% is the rule's
+    need (with DOCSIS-PIE: the need plus the standing queue). It once showed 94% at 8 KiB for a
+    300 Mb/s tier the rule sized at 512 KiB, and 100% at 64 KiB where the rule said 128 KiB."""
+    from hfcprov.queue.predict import analytic
+    from hfcprov.queue.sizing import LADDER, on_ladder, rule_bytes
+
+    try:
+        tier = SizingInputs(rate, rtt, flows, cc, mac, aqm, profile=profile)
+    except SizingError:
+        return
+    rows = analytic([(tier, s) for s in LADDER])
+    utils = [p.utilization for p in rows]
+    assert all(0 <= u <= 1 for u in utils)
+    assert utils == sorted(utils)
+    need = rule_bytes(tier) + (rate * aqm / 8 if aqm else 0)
+    first = next((p.buffer for p in rows if p.utilization >= 0.95), None)
+    assert first == (on_ladder(need) if on_ladder(need) in LADDER else None)
