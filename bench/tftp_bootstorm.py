@@ -221,6 +221,8 @@ class Server:
             if "serving" not in line:
                 _stop(proc)
                 self.cpu.close()
+                if "Address already in use" in line:  # free_port's port taken meanwhile by other work
+                    raise ServerExited(line.strip())
                 raise RuntimeError(f"hfcprov tftp serve did not start: {line.strip()}")
             threading.Thread(target=proc.stderr.read, daemon=True).start()  # never let its pipe fill
             return proc

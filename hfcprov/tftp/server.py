@@ -39,6 +39,8 @@ import resource
 import select
 import socket
 import stat
+import struct
+import sys
 import termios
 import threading
 import time
@@ -60,6 +62,7 @@ DEFAULT_RCVBUF = 16 << 20  # a 2,000-modem burst of RRQs is ~2,000 skbs of ~1 Ki
 MAX_STATIC_BYTES = 256 << 20
 LOG_FLUSH_EVERY = 0.05  # seconds a transfer's log line may wait in the buffer
 MAX_IDLE_SOCKETS = 4096  # finished transfers' sockets kept for the next ones (one fd each)
+SPARE_SOCKETS = 256  # transfer sockets opened at start, so that a storm's first transfers open none
 _E = P.ErrorCode
 _ACK, _ERROR = P.ACK, P.ERROR
 _HEADER = P.HEADER.unpack_from
@@ -70,6 +73,8 @@ _NEVER = math.inf
 TIMER_SLACK = 0.01  # seconds a timer may fire late, so that timers coming due together take one pass
 _FIONREAD = termios.FIONREAD  # bytes of the next datagram waiting on a UDP socket (0: none), without a read
 _QUIET_TURN = 4  # a turn with at most this many events reads one request: the next turn reads any other
+_IP_PKTINFO = getattr(socket, "IP_PKTINFO", 8)  # Linux's value; Python 3.11 does not name it
+_PKTINFO_SPACE = socket.CMSG_SPACE(20)  # room for one in_pktinfo (12 bytes) or in6_pktinfo (20)
 
 
 class TftpServerError(HfcprovError):
@@ -89,6 +94,8 @@ class TftpServer:
     ``log``: a path, an open text stream or None for the JSON transfer log.
     ``timeout``: default retransmission timeout in seconds (a client's ``timeout`` option overrides it).
     ``retries``: consecutive timeouts after which a transfer is abandoned.
+    ``spare_sockets``: transfer sockets opened at start (at most a quarter of the open-file limit),
+    so that the first storm after a start opens, binds and registers none (about 15 us each).
 
     Usage::
 
@@ -100,7 +107,7 @@ class TftpServer:
                  dynamic: DynamicProvider | None = None, log: str | os.PathLike | IO[str] | None = None, *,
                  timeout: float = 1.0, retries: int = 5, max_blksize: int = P.MAX_BLKSIZE,
                  max_windowsize: int = 64, rcvbuf: int = DEFAULT_RCVBUF, workers: int = 4,
-                 summary_interval: float = 60.0):
+                 summary_interval: float = 60.0, spare_sockets: int = SPARE_SOCKETS):
         self.root = Path(os.path.realpath(root))
         if not self.root.is_dir():
             raise TftpServerError(f"TFTP root {root}: not a folder")
@@ -117,10 +124,13 @@ class TftpServer:
         self.max_windowsize = max_windowsize
         self.rcvbuf = rcvbuf
         self.workers = workers
+        self.spare_sockets = spare_sockets
         self.log = TransferLog(log, interval=summary_interval)
         self._sock: socket.socket | None = None
         self._epoll: select.epoll | None = None
         self._idle: dict[int, socket.socket] = {}  # by fd: finished transfers' sockets, bound and registered
+        self._idle_at: dict[tuple, dict[int, socket.socket]] = {}  # the same by local address (any-address mode)
+        self._idle_local: dict[int, tuple] = {}  # fd -> its local address, for sockets in _idle_at
         self._unclean: set[int] = set()  # idle sockets that may hold an ICMP error (their transfer resent)
         self._thread: threading.Thread | None = None
         self._loop_ident = None  # the loop thread's id, once it runs
@@ -235,12 +245,43 @@ class TftpServer:
         self._family = family
         self.host, self.port = sock.getsockname()[:2]
         self._local_ip = "" if self.host in ("0.0.0.0", "::") else self.host
+        # On the any-address a request may reach any of the host's addresses: the kernel says which
+        # (IP_PKTINFO), and its transfer is bound to it. A socket bound to the any-address would
+        # answer from the address the route to the client prefers, which a client that sent its RRQ
+        # elsewhere (tftp-hpa's, a modem's) rejects; and a reused one from its first client's.
+        self._pktinfo = not self._local_ip
+        if self._pktinfo:
+            if family == socket.AF_INET:
+                sock.setsockopt(socket.IPPROTO_IP, _IP_PKTINFO, 1)
+            else:  # a dual-stack socket reports IPv4 requests' address v4-mapped
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RECVPKTINFO, 1)
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
         self._epoll = select.epoll()
         self._epoll.register(self._sock.fileno(), _EPOLLIN)
         self._epoll.register(self._wake_r.fileno(), _EPOLLIN)
+        if not self._pktinfo:  # on the any-address a transfer's socket is bound to its request's address
+            self._open_spares(self.spare_sockets)
+
+    def _open_spares(self, wanted: int) -> None:
+        """Open up to ``wanted`` transfer sockets into the idle pool (fewer under a low open-file limit).
+        Each is connected to itself until a transfer takes it: closed to the world meanwhile (the
+        kernel refuses any datagram to it, as to a transfer's socket from another port)."""
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        if soft != resource.RLIM_INFINITY:
+            wanted = min(wanted, soft // 4)
+        for _ in range(max(0, wanted)):
+            try:
+                sock = self._open_transfer_socket()
+            except OSError:
+                return  # out of descriptors: transfers open theirs as they come
+            try:
+                sock.connect(sock.getsockname())  # bound to the listening address, never the any-address
+            except OSError:
+                self._close_socket(sock)
+                return
+            self._idle[sock.fileno()] = sock
 
     @property
     def rcvbuf_effective(self) -> int:
@@ -381,12 +422,17 @@ class TftpServer:
         the socket is empty; in a quiet turn (``events`` at most ``_QUIET_TURN``, as when modems
         come back one by one) only one, since the level-triggered poll reports any other at once:
         the read that finds the socket empty (an exception) costs more than that poll."""
-        sock, calls = self._sock, self._calls
+        sock, calls, pktinfo = self._sock, self._calls, self._pktinfo
         for _ in range(1 if events <= _QUIET_TURN else 512):  # bounded so transfers get their turn in a burst
             if calls:  # builds finished meanwhile: their modems asked first, and the storm's intake
                 self._run_calls()  # is when the loop has time to start their transfers
             try:
-                datagram, client = sock.recvfrom(_REQUEST_READ)
+                if pktinfo:
+                    datagram, ancillary, _, client = sock.recvmsg(_REQUEST_READ, _PKTINFO_SPACE)
+                    local = _local_address(ancillary)
+                else:
+                    datagram, client = sock.recvfrom(_REQUEST_READ)
+                    local = None
             except (BlockingIOError, InterruptedError):
                 return
             except OSError:
@@ -394,18 +440,20 @@ class TftpServer:
             if self._stopping:
                 self.summary.dropped += 1
                 continue
-            self._on_request(datagram, client)
+            self._on_request(datagram, client, local)
 
-    def _on_request(self, datagram: bytes, client) -> None:
+    def _on_request(self, datagram: bytes, client, local: tuple | None = None) -> None:
+        """One request; ``local``: the address it was sent to, as a bind address (None: the listening one)."""
         now = time.monotonic()
         try:
             pkt = P.parse(datagram)
         except P.TftpProtocolError as err:
-            self._refuse(client, "?", _E.IllegalTftpOp, "malformed request", "bad-request", now, detail=str(err))
+            self._refuse(client, "?", _E.IllegalTftpOp, "malformed request", "bad-request", now, detail=str(err),
+                         local=local)
             return
         if pkt.opcode == P.WRQ:
             self._refuse(client, pkt.filename, _E.AccessViolation, "read-only server: write refused",
-                         "refused-write", now)
+                         "refused-write", now, local=local)
             return
         if pkt.opcode != P.RRQ:
             return  # a stray ACK/DATA to port 69: not a request, no answer (RFC 1350 TIDs)
@@ -413,14 +461,15 @@ class TftpServer:
             return  # the client resent its RRQ; the transfer in progress answers it
         mode = pkt.mode
         if mode not in ("octet", "netascii"):
-            self._refuse(client, pkt.filename, _E.IllegalTftpOp, f"mode {mode!r} not supported", "bad-request", now)
+            self._refuse(client, pkt.filename, _E.IllegalTftpOp, f"mode {mode!r} not supported", "bad-request", now,
+                         local=local)
             return
         filename = pkt.filename
         try:
             path, st = locate_in_root(self.root, filename)
         except AccessViolation as err:
             self._refuse(client, filename, _E.AccessViolation, "access violation", "access-violation", now,
-                         detail=str(err))
+                         detail=str(err), local=local)
             return
         data = self._read_static(path, st) if st is not None else None
         if data is None and self.provider is not None:
@@ -428,18 +477,18 @@ class TftpServer:
             try:
                 got = self.provider.request(filename, client_ip(client))
             except Exception as err:  # noqa: BLE001 - a provider's bug answers that modem only
-                self._provider_failed(client, filename, err, now)
+                self._provider_failed(client, filename, err, now, local)
                 return
             if isinstance(got, concurrent.futures.Future):
                 self._clients.add(client)  # its resent RRQs join this wait
                 self._waiting_builds += 1
-                got.add_done_callback(lambda f, c=client, p=pkt, t0=now: self._built(f, c, p, t0))
+                got.add_done_callback(lambda f, c=client, p=pkt, t0=now, a=local: self._built(f, c, p, t0, a))
                 return
             data = got
         if data is None:
-            self._refuse(client, filename, _E.FileNotFound, "file not found", "not-found", now)
+            self._refuse(client, filename, _E.FileNotFound, "file not found", "not-found", now, local=local)
             return
-        self._begin(client, pkt, data, now)
+        self._begin(client, pkt, data, now, local)
 
     def _read_static(self, path: str, st: os.stat_result) -> bytes | None:
         """The file's bytes (from the cache while its inode, size and mtime are unchanged)."""
@@ -460,14 +509,14 @@ class TftpServer:
         self._static_cache[path] = (key, data)
         return data
 
-    def _built(self, fut, client, pkt, t0) -> None:
+    def _built(self, fut, client, pkt, t0, local=None) -> None:
         """Any thread: hand the built file back to the loop. In the loop's own thread (a provider that
         completes its futures there, ``attach_loop``: every modem of a cold storm) it starts at once,
         without a second trip through ``call_soon``."""
         if threading.get_ident() == self._loop_ident:
-            self._guarded(self._on_built, client, pkt, t0, fut)
+            self._guarded(self._on_built, client, pkt, t0, fut, local)
         else:
-            self.call_soon(lambda: self._on_built(client, pkt, t0, fut))
+            self.call_soon(lambda: self._on_built(client, pkt, t0, fut, local))
 
     def _run_calls(self) -> None:
         calls = self._calls
@@ -482,7 +531,7 @@ class TftpServer:
             self.log.error(f"dynamic provider callback failed: {_describe(err)}")
             self._logged(time.monotonic())
 
-    def _on_built(self, client, pkt, t0, fut) -> None:
+    def _on_built(self, client, pkt, t0, fut, local=None) -> None:
         self._waiting_builds -= 1
         if self._calls_closed or (self._stopping and self._stop_now):  # nothing more is sent
             self._clients.discard(client)
@@ -493,22 +542,23 @@ class TftpServer:
             data = None
         except Exception as err:  # noqa: BLE001 - any provider failure answers that client only
             self._clients.discard(client)
-            self._provider_failed(client, pkt.filename, err, t0)
+            self._provider_failed(client, pkt.filename, err, t0, local)
             return
         self._clients.discard(client)
         if data is None:
-            self._refuse(client, pkt.filename, _E.FileNotFound, "file not found", "not-found", t0)
+            self._refuse(client, pkt.filename, _E.FileNotFound, "file not found", "not-found", t0, local=local)
             return
-        self._begin(client, pkt, data, t0)
+        self._begin(client, pkt, data, t0, local)
 
-    def _provider_failed(self, client, filename, err: Exception, t0: float) -> None:
+    def _provider_failed(self, client, filename, err: Exception, t0: float, local=None) -> None:
         if isinstance(err, RequestRefused):  # not for this requester: the log says who, which file and why
-            self._refuse(client, filename, _E.AccessViolation, "access denied", "refused", t0, detail=str(err))
+            self._refuse(client, filename, _E.AccessViolation, "access denied", "refused", t0, detail=str(err),
+                         local=local)
         else:
             self._refuse(client, filename, _E.NotDefined, "cannot build config file", "generate-error", t0,
-                         detail=_describe(err))
+                         detail=_describe(err), local=local)
 
-    def _begin(self, client, pkt, data: bytes, t0: float) -> None:
+    def _begin(self, client, pkt, data: bytes, t0: float, local: tuple | None = None) -> None:
         if pkt.mode == "netascii":
             data = P.netascii(data)
         if pkt.options:
@@ -516,22 +566,25 @@ class TftpServer:
                                max_windowsize=self.max_windowsize)
         else:  # what most modems ask: RFC 1350's defaults, one Options for all of them (a Transfer only reads it)
             opts = self._plain_options
-        sock = self._transfer_socket(client)
+        sock = self._transfer_socket(client, local)
         if sock is None:
             return
         t = Transfer(client, pkt.filename, data, opts, t0, sock.send)
-        t.sock, t.fd, t.recv_into = sock, sock.fileno(), sock.recv_into
+        t.sock, t.fd, t.recv_into, t.local = sock, sock.fileno(), sock.recv_into, local
         self._transfers[t.fd] = t
         self._clients.add(client)
         t.begin(time.monotonic())
         self._arm(t)
 
-    def _transfer_socket(self, client) -> socket.socket | None:
-        """A socket of its own (its TID) connected to ``client``: a finished transfer's, or a new one.
-        None when there is none to be had (the client retries its RRQ)."""
-        idle = self._idle
+    def _transfer_socket(self, client, local: tuple | None = None) -> socket.socket | None:
+        """A socket of its own (its TID) on ``local`` (None: the listening address) connected to
+        ``client``: a finished transfer's, or a new one. None when there is none to be had (the
+        client retries its RRQ)."""
+        idle = self._idle if local is None else self._idle_at.get(local)
         while idle:
             fd, sock = idle.popitem()  # the most recently finished: its buffers are warm
+            if local is not None:
+                del self._idle[fd], self._idle_local[fd]
             try:
                 sock.connect(client)  # from now on the kernel drops datagrams from any other TID
             except OSError:
@@ -549,23 +602,33 @@ class TftpServer:
                 _drain(sock)
             return sock
         try:
-            sock = socket.socket(self._family, socket.SOCK_DGRAM)
-        except OSError as err:  # EMFILE/ENFILE: the client will retry its RRQ
-            self.summary.dropped += 1
-            self.log.error(f"no socket for a new transfer: {err.strerror}", client=_client_text(client))
-            self._logged(time.monotonic())
-            return None
-        try:
-            sock.setblocking(False)
-            sock.bind((self._local_ip, 0))
-            sock.connect(client)  # the kernel drops datagrams from any other TID for us
-            self._epoll.register(sock.fileno(), _EPOLLIN)
-        except OSError as err:
-            sock.close()
+            sock = self._open_transfer_socket(local)
+        except OSError as err:  # EMFILE/ENFILE, or the address is gone: the client will retry its RRQ
             self.summary.dropped += 1
             self.log.error(f"no socket for a new transfer: {err.strerror or err}", client=_client_text(client))
             self._logged(time.monotonic())
             return None
+        try:
+            sock.connect(client)  # the kernel drops datagrams from any other TID for us
+        except OSError as err:
+            self._close_socket(sock)
+            self.summary.dropped += 1
+            self.log.error(f"no socket for a new transfer: {err.strerror or err}", client=_client_text(client))
+            self._logged(time.monotonic())
+            return None
+        return sock
+
+    def _open_transfer_socket(self, local: tuple | None = None) -> socket.socket:
+        """A new non-blocking UDP socket on an ephemeral port of ``local`` (None: the listening
+        address), registered with the loop's epoll; ``OSError`` when none can be had."""
+        sock = socket.socket(self._family, socket.SOCK_DGRAM)
+        try:
+            sock.setblocking(False)
+            sock.bind(local or (self._local_ip, 0))
+            self._epoll.register(sock.fileno(), _EPOLLIN)
+        except OSError:
+            sock.close()
+            raise
         return sock
 
     def _close_socket(self, sock: socket.socket) -> None:
@@ -585,6 +648,9 @@ class TftpServer:
         sock = t.sock
         if len(self._idle) < MAX_IDLE_SOCKETS and not self._stopping:
             self._idle[t.fd] = sock  # stays registered: a late datagram from this client is drained
+            if t.local is not None:  # kept for requests to the same address
+                self._idle_local[t.fd] = t.local
+                self._idle_at.setdefault(t.local, {})[t.fd] = sock
             if t.retries or result != "ok":
                 self._unclean.add(t.fd)
         else:
@@ -601,11 +667,18 @@ class TftpServer:
             self._clients.discard(t.client)
             self._logged(now)
 
-    def _refuse(self, client, filename, code, message, result, t0, detail: str | None = None) -> None:
-        """Answer an RRQ/WRQ with a TFTP ERROR (from the listening socket) and log it."""
+    def _refuse(self, client, filename, code, message, result, t0, detail: str | None = None,
+                local: tuple | None = None) -> None:
+        """Answer an RRQ/WRQ with a TFTP ERROR (from the listening socket, from the address the request
+        was sent to) and log it."""
         try:
-            if self._sock is not None:  # None: stopping, the listening socket is closed already
+            if self._sock is None:  # stopping: the listening socket is closed already
+                pass
+            elif local is None:
                 self._sock.sendto(P.encode_error(code, message), client)
+            else:
+                self._sock.sendmsg([P.encode_error(code, message)], [_source_pktinfo(local, self._family)], 0,
+                                   client)
         except OSError:
             pass
         record = {"time": round(time.time(), 3), "client": _client_text(client), "file": filename,
@@ -630,6 +703,8 @@ class TftpServer:
             if s is not None:
                 s.close()
         self._idle.clear()
+        self._idle_at.clear()
+        self._idle_local.clear()
         self._sock = self._wake_w = self._wake_r = None
         if self._epoll is not None:
             self._epoll.close()
@@ -644,6 +719,28 @@ def client_ip(client) -> str:
     if ip.startswith("::ffff:") and "." in ip:
         return ip[7:]
     return ip
+
+
+def _local_address(ancillary) -> tuple | None:
+    """The address a request was sent to, from its IP_PKTINFO / IPV6_PKTINFO, as a bind address
+    (an IPv6 link-local one with its interface); None when the kernel gave none."""
+    for level, kind, data in ancillary:
+        if level == socket.IPPROTO_IP and kind == _IP_PKTINFO and len(data) >= 12:
+            return socket.inet_ntop(socket.AF_INET, data[4:8]), 0  # ipi_spec_dst: the local address
+        if level == socket.IPPROTO_IPV6 and kind == socket.IPV6_PKTINFO and len(data) >= 20:
+            ip = socket.inet_ntop(socket.AF_INET6, data[:16])
+            scope = int.from_bytes(data[16:20], sys.byteorder) if ip.startswith("fe80:") else 0
+            return ip, 0, 0, scope
+    return None
+
+
+def _source_pktinfo(local: tuple, family: int) -> tuple:
+    """The ancillary item that sends a datagram from ``local`` (a bind address of ``_local_address``)."""
+    if family == socket.AF_INET:
+        return socket.IPPROTO_IP, _IP_PKTINFO, struct.pack("=i4s4s", 0, socket.inet_aton(local[0]), bytes(4))
+    scope = local[3] if len(local) > 3 else 0
+    return socket.IPPROTO_IPV6, socket.IPV6_PKTINFO, socket.inet_pton(socket.AF_INET6, local[0]) + \
+        scope.to_bytes(4, sys.byteorder)
 
 
 def _client_text(client) -> str:

@@ -25,8 +25,9 @@ _DATA = P.DATA
 class Transfer:
     """One RRQ being served: the data, the negotiated options and the window position."""
 
-    __slots__ = ("base", "blksize", "client", "data", "deadline", "done", "fd", "filename", "last", "next", "oack",
-                 "recv_into", "resent_to", "retries", "send", "sock", "started", "timeout", "tries", "windowsize")
+    __slots__ = ("base", "blksize", "client", "data", "deadline", "done", "fd", "filename", "last", "local", "next",
+                 "oack", "recv_into", "resent_to", "retries", "send", "sock", "started", "timeout", "tries",
+                 "windowsize")
 
     def __init__(self, client, filename: str, data: bytes, opts: P.Options, now: float,
                  send: Callable[[bytes], None]):
@@ -37,6 +38,7 @@ class Transfer:
         self.sock = None  # the loop's: its socket, fd and socket's recv_into, kept here to find the transfer again
         self.fd = -1
         self.recv_into = None
+        self.local = None  # the address its client sent the request to (None: the listening one)
         self.blksize = opts.blksize
         self.windowsize = opts.windowsize
         self.timeout = opts.timeout

@@ -118,6 +118,44 @@ def test_resent_final_block_then_unconfirmed(root):
     assert rec["result"] == "unconfirmed" and rec["retries"] >= 1
 
 
+def test_datagram_from_another_port_is_refused_and_leaves_the_transfer_alone(root):
+    """RFC 1350: a datagram to a transfer's TID from any other port is not the client's; its sender is
+    told (the transfer's socket is connected, so the kernel answers ICMP port unreachable, which a
+    connected sender reads as ECONNREFUSED) and the transfer goes on undisturbed. An ACK or an ERROR
+    from the stranger, taken as the client's, would move or end the transfer."""
+    import socket
+
+    from hfcprov.tftp import protocol as P
+
+    log = io.StringIO()
+    with TftpServer(root, log=log) as srv:
+        c = RawClient(srv.port)
+        c.rrq("two.cm")
+        op, block, first, _ = c.recv()
+        assert (op, block) == (3, 1)
+        stranger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        stranger.bind(("127.0.0.1", 0))
+        stranger.connect(("127.0.0.1", c.tid))
+        stranger.settimeout(3)
+        for datagram in (P.encode_ack(1), P.encode_ack(2), P.encode_error(0, "not your client")):
+            stranger.send(datagram)
+            with pytest.raises(ConnectionRefusedError):  # each one refused
+                stranger.recv(100)
+        stranger.close()
+        got = [first]
+        for block in (1, 2):
+            c.ack(block)
+            op, number, payload, _ = c.recv()
+            assert (op, number) == (3, block + 1)  # the next block, once: the stranger's ACKs moved nothing
+            got.append(payload)
+        c.ack(3)
+        wait_idle(srv)
+        c.close()
+    assert b"".join(got) == (root / "two.cm").read_bytes()
+    (rec,) = records(log.getvalue())
+    assert rec["result"] == "ok" and rec["retries"] == 0
+
+
 def test_block_numbers_roll_over(server, root):
     # 100,000 bytes in 8-byte blocks is 12,501 blocks; with blksize 1 it is not allowed, so use a
     # file big enough for > 65,535 blocks of 8 bytes.
