@@ -17,8 +17,9 @@ one as ``tcp: {host: linux}`` (the other ``tcp`` keys given beside it win).
   (``tcp_grow_window``, ``tcp_rcv_space_adjust``), so through slow start (captures at the bed's server:
   81-91% single-segment ACKs before the first loss, where other hosts ACK pairs); congestion control's RTT
   sample from the newest segment an ACK covers (``ca_rtt``: Linux's ``ca_rtt_us``, what CUBIC's HyStart
-  sees), srtt's from the oldest. Not on: ``push`` (PSH and the receiver's immediate ACK of it; docs/sim.md
-  says what it moves).
+  sees), srtt's from the oldest. Not on: ``push`` (PSH on the sender's GSO packets and the receiver's
+  immediate ACK of it; it matches the kernel's PSH marks and ACKs on the bed, but leaves Reno at 1% loss
+  5.1-5.3% low and costs one grid figure: docs/sim.md).
 - ``ns3``: ns-3 3.44's choices (``bench/sim.py``): ssthresh halves pipe, an integer cwnd, the ACK
   that ends recovery also grows the window, new data on duplicate ACKs while pipe < cwnd, CUBIC in
   ns-3's port of the kernel's arithmetic.

@@ -302,6 +302,10 @@ class Sack(Reno):
         if limit > s.avail:  # noqa: PLR1730 (every ACK in recovery: cheaper than min())
             limit = s.avail
         tx = s._tx
+        if s.push and s.nxt < limit:  # the new data this call sends, as GSO packets (TcpOptions.push)
+            room = wnd - pipe - self.lost_n
+            if room > 0:
+                s.push_packets(s.nxt, min(limit, s.nxt + room))
         while pipe < wnd:
             if self.lost_n:  # on_resend inlined: the segment is LOST, so holding is on
                 i = self._next_lost()

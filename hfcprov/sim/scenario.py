@@ -87,12 +87,12 @@ class TcpOptions:
     # packets whatever the device, so a Linux sender on delayed ACKs sends ~1 ms bursts, not pairs;
     # the segments still leave one by one); off: every segment the window allows leaves at once
     tso_defer: bool = False
-    # Linux's PSH and the receiver's ACK of it (an approximation, off in every preset: docs/sim.md): a send of
-    # new data of at least one TSO-sized piece (tcp_tso_autosize) sets PSH on its last segment and on every
-    # piece's end before it (tcp_push marks the write queue's tail skb, and skbs are TSO-sized; a segment sent
-    # alone is the front of a split skb, whose PSH stays with the rest); the receiver (with quickack) ACKs an
-    # in-order segment with PSH at once (tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a full-sized one,
-    # tcp_cleanup_rbuf ACKs once the application has read everything, which a bulk reader has); off: no PSH
+    # Linux's PSH and the receiver's ACK of it (off in every preset: docs/sim.md): each send of new data leaves
+    # as GSO packets of the TSO size (tcp_tso_autosize) cut from its front (tcp_write_xmit), and the last segment
+    # of each packet of two or more carries PSH (__tcp_transmit_skb forces it when tcp_skb_pcount > 1; a packet
+    # of one has none); the receiver (with quickack) ACKs an in-order segment with PSH at once when it holds
+    # nothing out of order (tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a full-sized one, tcp_cleanup_rbuf
+    # ACKs once the application has read everything, which a bulk reader has); off: no PSH
     push: bool = False
     # the RTT sample congestion control sees (CUBIC's HyStart): newest, the send time of the newest segment an
     # ACK newly covers, as Linux (tcp_clean_rtx_queue's last_ackt: ca_rtt_us, from the sender's own send times);

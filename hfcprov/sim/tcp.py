@@ -16,7 +16,8 @@ The receiver acknowledges every ``delack_count``-th in-order segment or after
 immediately on out-of-order data or when a hole fills. Timer phases are drawn from
 the scenario's seed by ``run.Network``. With ``quickack`` (Linux) it also ACKs every segment
 while in Linux's quick-ACK mode or while its receive window grows (``LinuxAckState``), and with
-``push`` an in-order segment carrying PSH, which a ``push`` sender sets (``TcpSender._tx``).
+``push`` an in-order segment carrying PSH, which a ``push`` sender sets on the last segment of each of
+its GSO packets of two or more segments (``TcpSender.push_packets``).
 Congestion control gets the echoed timestamp's RTT, or with ``ca_rtt: newest`` Linux's: the age of
 the newest segment the ACK covers (``TcpSender._ca_rtt``).
 """
@@ -69,6 +70,7 @@ class TcpSender:
         "phase",
         "push",
         "push_end",
+        "push_goal",
         "push_start",
         "rec",
         "recover",
@@ -132,8 +134,9 @@ class TcpSender:
         self.sent_at: deque = deque()  # (end segment, time) of each send of new data (tso_defer, ca_rtt)
         self.ca_newest = opts.ca_rtt == "newest"  # congestion control's RTT from the newest acked segment (Linux)
         self.track = self.defer or self.ca_newest  # keep sent_at
-        self.push = opts.push  # PSH on the last segment of each TSO-sized piece of new data (Linux)
-        self.push_end = self.push_start = 0  # the send under way (push)
+        self.push = opts.push  # PSH on the last segment of each GSO packet of new data (Linux)
+        self.push_end = self.push_start = 0  # the send under way, its packets of push_goal segments (push)
+        self.push_goal = 2
         self.phase = 0.0  # where the coarse timer's ticks fall (run.Network draws it from the seed)
         self.min_rto = opts.min_rto
         self.rto_floor_var = opts.rto_rule == "linux"
@@ -174,10 +177,12 @@ class TcpSender:
         if self.track:
             self._note_sent(i + 1)
         pkt = make(DATA, self.flow, i, size, self.engine.now, False, None)
-        if self.push:  # PSH on each TSO-sized piece's end of a send of at least one piece (TcpOptions.push)
-            end, start = (self.push_end, self.push_start) if self.push_end > i else (i + 1, i)
-            goal = self._tso_goal()
-            if (end - 1 - i) % goal == 0 and end - start >= goal:
+        if self.push and self.push_start <= i < self.push_end:  # PSH on the end of each GSO packet (push)
+            start, goal = self.push_start, self.push_goal
+            end = start + (i - start) // goal * goal + goal  # the end of i's packet: the send cut from its front
+            if end > self.push_end:
+                end = self.push_end
+            if i == end - 1 and (i - start) % goal:  # the last of a packet of two or more segments
                 pkt.psh = True
         self.link.send(pkt)
 
@@ -207,8 +212,8 @@ class TcpSender:
                 if self.track:
                     self._note_sent(limit)
                 if self.tso > 1 or nxt < self.high or limit >= self.total or self.push:
-                    self.push_end = limit
-                    self.push_start = nxt
+                    if self.push:
+                        self.push_packets(nxt, limit)
                     self._send_range(nxt, limit)
                 else:  # new full-size segments one by one: _tx inlined (most of a run's sends)
                     send, flow, size, now = self.link.send, self.flow, self.hdr + self.mss, self.engine.now
@@ -230,6 +235,15 @@ class TcpSender:
                 continue
             self._tx(nxt)
             nxt += 1
+
+    def push_packets(self, start: int, end: int) -> None:
+        """New segments ``[start, end)`` leave now as Linux's GSO packets: ``_tso_goal`` segments each, cut from
+        the front (tcp_write_xmit's tcp_mss_split_point and tso_fragment), the rest last; ``_tx`` sets PSH on
+        the last segment of each packet of two or more (``__tcp_transmit_skb`` forces PSH when
+        tcp_skb_pcount > 1, to flush the receiver's GRO), none on a packet of one."""
+        self.push_start = start
+        self.push_end = end
+        self.push_goal = self._tso_goal()
 
     def _train_cap(self) -> int:
         """Segments per train: Linux's TSO size (``_tso_goal``), at most ``tso``."""
