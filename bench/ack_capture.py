@@ -260,6 +260,49 @@ class _Recorder:
             else:
                 hosts[r.flow] = receive
             r.link = _Send(send)
+        self.silences = collections.Counter()  # the senders' pauses over GAP, by what ended them
+        self.senders = net.senders
+        for snd in net.senders:
+            snd.link = _Watched(snd, snd.link, clock, self.silences)
+
+    def counters(self) -> str:
+        """Per run: the senders' recoveries, RTOs, tail loss probes, and their pauses over ``GAP`` between
+        two sends, by what ended them (an ACK, a probe, the RTO)."""
+        ss, sil = self.senders, self.silences
+        probes = sum(getattr(s.rec, "probes", 0) for s in ss)
+        return (f"senders: recoveries {sum(s.fast_retransmits for s in ss)}, RTOs {sum(s.timeouts for s in ss)}, "
+                f"probes {probes}; pauses over {GAP * 1e3:.0f} ms between sends {sum(sil.values())} "
+                f"(ended by an ACK {sil['ack']}, a probe {sil['probe']}, the RTO {sil['rto']})")
+
+
+class _Watched:
+    """A sender's link, watched: a pause of over ``GAP`` between two of its sends is filed by what ended it."""
+
+    __slots__ = ("clock", "last", "link", "sender", "silences", "state")
+
+    def __init__(self, sender, link, clock, silences) -> None:
+        self.sender, self.link, self.clock, self.silences = sender, link, clock, silences
+        self.last = None
+        self.state = (0, 0)
+
+    def _note(self) -> None:
+        s, now = self.sender, self.clock.now
+        state = (s.timeouts, getattr(s.rec, "probes", 0))
+        if self.last is not None and now - self.last > GAP:
+            why = "rto" if state[0] > self.state[0] else "probe" if state[1] > self.state[1] else "ack"
+            self.silences[why] += 1
+        self.last, self.state = now, state
+
+    def send(self, pkt):
+        self._note()
+        return self.link.send(pkt)
+
+    def send_train(self, train):
+        self._note()
+        return self.link.send_train(train)
+
+    def __getattr__(self, name):
+        return getattr(self.link, name)
 
 
 class _Send:
@@ -289,17 +332,21 @@ def simulated(args) -> int:
             if args.near_far:
                 near, far = (parse_duration(x) for x in args.near_far.split(","))
                 r = sve.simulate_near_far(rate, buffer, near, far, args.cc, window, 3.0, seed=seed)
-                print(f"simulator seed {seed}: near/far ratio {r.flows[0].goodput_bps / r.flows[1].goodput_bps:.2f}")
+                print(f"simulator seed {seed}: near/far ratio {r.flows[0].goodput_bps / r.flows[1].goodput_bps:.2f}; "
+                      f"{rec['r'].counters()}")
                 flows = {0: "near", 1: "far"}
             else:
                 r = sve.simulate(rate, buffer, parse_duration(args.rtt), args.flows, args.cc, window, 3.0, seed=seed,
                                  loss=args.loss)
-                print(f"simulator seed {seed}: goodput {r.goodput_bps / 1e6:.2f} Mb/s")
+                print(f"simulator seed {seed}: goodput {r.goodput_bps / 1e6:.2f} Mb/s; {rec['r'].counters()}")
                 flows = {k: "flow" for k in range(args.flows)}
             for k, f in flows.items():
                 events = sorted(rec["r"].events[k], key=lambda e: e[0])
                 dts = [e for e in events if e[1] == "d"]
+                last = [a for a, b in zip(dts, dts[1:]) if b[0] - a[0] > 0.001]
                 print(f"  {f}: data segments {len(dts)}, with PSH {sum(e[4] for e in dts) / max(1, len(dts)):.1%}; "
+                      f"last of a burst (next > 1 ms later) {len(last)}, with PSH "
+                      f"{sum(e[4] for e in last) / max(1, len(last)):.1%}; "
                       f"segments from one PSH to the next (new data): {psh_spacing(dts)}")
                 merge(total[f], classify(events))
     finally:
