@@ -129,8 +129,8 @@ class TftpServer:
         self._sock: socket.socket | None = None
         self._epoll: select.epoll | None = None
         self._idle: dict[int, socket.socket] = {}  # by fd: finished transfers' sockets, bound and registered
-        self._idle_at: dict[tuple, dict[int, socket.socket]] = {}  # the same by local address (any-address mode)
-        self._idle_local: dict[int, tuple] = {}  # fd -> its local address, for sockets in _idle_at
+        # the same by local address (any-address mode: a socket is bound to one of the host's addresses)
+        self._idle_at: dict[tuple | None, dict[int, socket.socket]] = {}
         self._unclean: set[int] = set()  # idle sockets that may hold an ICMP error (their transfer resent)
         self._thread: threading.Thread | None = None
         self._loop_ident = None  # the loop thread's id, once it runs
@@ -580,11 +580,11 @@ class TftpServer:
         """A socket of its own (its TID) on ``local`` (None: the listening address) connected to
         ``client``: a finished transfer's, or a new one. None when there is none to be had (the
         client retries its RRQ)."""
-        idle = self._idle if local is None else self._idle_at.get(local)
+        idle = self._idle_at.get(local) if self._pktinfo else self._idle
         while idle:
             fd, sock = idle.popitem()  # the most recently finished: its buffers are warm
-            if local is not None:
-                del self._idle[fd], self._idle_local[fd]
+            if self._pktinfo:
+                del self._idle[fd]
             try:
                 sock.connect(client)  # from now on the kernel drops datagrams from any other TID
             except OSError:
@@ -648,8 +648,7 @@ class TftpServer:
         sock = t.sock
         if len(self._idle) < MAX_IDLE_SOCKETS and not self._stopping:
             self._idle[t.fd] = sock  # stays registered: a late datagram from this client is drained
-            if t.local is not None:  # kept for requests to the same address
-                self._idle_local[t.fd] = t.local
+            if self._pktinfo:  # kept for requests to the same address (None: one the kernel did not name)
                 self._idle_at.setdefault(t.local, {})[t.fd] = sock
             if t.retries or result != "ok":
                 self._unclean.add(t.fd)
@@ -704,7 +703,6 @@ class TftpServer:
                 s.close()
         self._idle.clear()
         self._idle_at.clear()
-        self._idle_local.clear()
         self._sock = self._wake_w = self._wake_r = None
         if self._epoll is not None:
             self._epoll.close()

@@ -100,3 +100,30 @@ def test_a_spare_socket_refuses_datagrams_until_a_transfer_takes_it(root):
                     s.recv(100)
         got = fetch_many("127.0.0.1", srv.port, ["gold.cm"] * 4)
         assert all(f.ok and f.data == (root / "gold.cm").read_bytes() for f in got)
+
+
+def test_a_request_whose_address_the_kernel_did_not_name_never_takes_a_socket_bound_elsewhere(root):
+    """On the any-address an idle socket is bound to the address its transfer was asked at, and is
+    kept for that address alone: a request without one (no IP_PKTINFO) gets a socket of its own, and the
+    idle sockets stay filed once each (before, it could take a socket bound to 127.0.0.2 and leave it
+    filed for 127.0.0.2's next request while in use)."""
+    import threading
+
+    with TftpServer(root, host="0.0.0.0") as srv:
+        first, sender = _first_answer("127.0.0.2", srv.port, "two.cm")
+        assert sender[0] == "127.0.0.2"
+        wait_idle(srv)
+        seen, done = {}, threading.Event()
+
+        def in_loop():
+            sock = srv._transfer_socket(("127.0.0.1", 9), None)
+            seen["bound"] = sock.getsockname()[0]
+            srv._close_socket(sock)
+            seen["idle"] = sorted(srv._idle)
+            seen["filed"] = sorted(fd for bucket in srv._idle_at.values() for fd in bucket)
+            done.set()
+
+        srv.call_soon(in_loop)
+        assert done.wait(10)
+    assert seen["bound"] != "127.0.0.2"
+    assert seen["idle"] == seen["filed"] and seen["idle"]
