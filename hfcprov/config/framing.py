@@ -448,11 +448,7 @@ def _prepare_standard(items: list, secret: bytes | None, sizes: dict[int, int],
     n = len(content)
     hole_at = {code: offsets[i][0] + 2 for code, i in index.items()}
     computed_cmts = secret is not None
-    out = content + b"\x06\x10" + bytes(MIC_SIZE)
-    if computed_cmts or decoded_cmts_mic is not None:
-        out += b"\x07\x10" + (bytes(MIC_SIZE) if computed_cmts else decoded_cmts_mic)
-    out += b"\xff"
-    out += b"\0" * (-len(out) % 4)
+    out = content + _standard_trailer(n, bytes(MIC_SIZE), bytes(MIC_SIZE) if computed_cmts else decoded_cmts_mic)
     steps = [(CM_MIC, n + 2)] + ([(CMTS_MIC, n + 2 + MIC_SIZE + 2)] if computed_cmts else [])
     parts: list = []
     if computed_cmts:
@@ -527,15 +523,22 @@ def _standard(items, secret: bytes | None, decoded_cmts_mic: bytes | None, by_co
     every bulk-built file takes (tests/config/test_framing.py holds the two equal). ``by_code``:
     ``_in_cmts_mic(items)`` when there is a secret."""
     content = b"".join([whole for _, whole in items])
-    out = content + b"\x06\x10" + md5(content).digest()
+    cm_mic, cmts_mic = md5(content).digest(), decoded_cmts_mic
     if secret is not None:
-        by_code[CM_MIC] = [out[len(content):]]
+        by_code[CM_MIC] = [_CM_MIC_HEADER + cm_mic]
         covered = b"".join([whole for code in CMTS_MIC_ORDER if code in by_code for whole in by_code[code]])
-        out += b"\x07\x10" + hmac.digest(bytes(secret), covered, "md5")
-    elif decoded_cmts_mic is not None:
-        out += b"\x07\x10" + decoded_cmts_mic
-    out += b"\xff"
-    return out + b"\0" * (-len(out) % 4)
+        cmts_mic = hmac.digest(bytes(secret), covered, "md5")
+    return content + _standard_trailer(len(content), cm_mic, cmts_mic)
+
+
+_CM_MIC_HEADER, _CMTS_MIC_HEADER = bytes((CM_MIC, MIC_SIZE)), bytes((CMTS_MIC, MIC_SIZE))
+
+
+def _standard_trailer(length: int, cm_mic: bytes, cmts_mic: bytes | None) -> bytes:
+    """What follows ``length`` bytes of content in the standard layout: TLV 6, TLV 7 when there is one,
+    the end marker and zeros to a multiple of 4 bytes (``_standard`` and ``_prepare_standard``)."""
+    out = _CM_MIC_HEADER + cm_mic + (b"" if cmts_mic is None else _CMTS_MIC_HEADER + cmts_mic) + bytes((END,))
+    return out + bytes(-(length + len(out)) % 4)
 
 
 
