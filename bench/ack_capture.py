@@ -372,9 +372,7 @@ def main() -> int:
                     help="--sim: change the simulated hosts' TcpOptions, as bench/sim_vs_emu.py's")
     args = ap.parse_args()
     args.loss = sve._loss(args.loss)
-    for item in args.sim_tcp:
-        key, _, value = item.partition("=")
-        sve.LINUX_TCP[key.strip()] = sve.yaml.safe_load(value)
+    sve.set_sim_tcp(args.sim_tcp)
     return simulated(args) if args.sim else kernel(args)
 
 

@@ -289,9 +289,7 @@ def main() -> int:
     ap.add_argument("--sim-tcp", action="append", default=[], metavar="KEY=VALUE",
                     help="--sim: change the simulated hosts' TcpOptions, as bench/sim_vs_emu.py's")
     args = ap.parse_args()
-    for item in args.sim_tcp:
-        key, _, value = item.partition("=")
-        sve.LINUX_TCP[key.strip()] = sve.yaml.safe_load(value)
+    sve.set_sim_tcp(args.sim_tcp)
     if args.sim_jitter is not None:
         sve.JITTER = parse_duration(args.sim_jitter)
     return simulated(args) if args.sim else kernel(args)

@@ -43,8 +43,6 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hfcprov.emu import netns, shaping, timekeeping, topology  # noqa: E402
@@ -69,6 +67,24 @@ LINUX_FRAMING = {"overhead": 14}
 # without); RACK-TLP loss detection with PRR; new data in TSO-sized chunks (tso_defer: at 50 Mb/s the kernel's
 # near flow sends 3-4 segments every other ACK, docs/sim.md)
 LINUX_TCP = dict(LINUX)
+
+
+def set_sim_tcp(assignments: list[str]) -> None:
+    """``--sim-tcp KEY=VALUE`` items (this bench's and bench/near_far_capture.py's, bench/ack_capture.py's):
+    the simulated hosts' TcpOptions for this run, read and checked as ``sim run --set tcp.KEY=VALUE`` is;
+    a misspelt key or a bad value ends the bench in one line."""
+    from hfcprov.sim.scenario import ScenarioError, apply_overrides
+
+    try:
+        d = apply_overrides({"rate": 1e6, "buffer": 65536, "tcp": {}}, [f"tcp.{a}" for a in assignments],
+                            "--sim-tcp")
+        opts = Scenario.from_dict(d, "--sim-tcp").tcp
+    except ScenarioError as err:
+        raise SystemExit(f"{Path(sys.argv[0]).name}: {err}") from None
+    for key in d["tcp"]:
+        if key in ("variant", "host"):
+            raise SystemExit(f"{Path(sys.argv[0]).name}: --sim-tcp {key}: the hosts are Linux's, the TCP is --cc's")
+        LINUX_TCP[key] = getattr(opts, key)
 # the kernel's reno is NewReno with SACK; the simulator's "sack" is that
 SIM_VARIANT = {"reno": "sack", "cubic": "cubic"}
 # Both sides model the same modem (hfcprov.model.upstream_aqm): a DOCSIS 3.0 one, drop-tail for these
@@ -418,9 +434,7 @@ def main() -> int:
                                            parse_duration(args.adaptive), parse_duration(args.max_window))
     if args.sim_jitter is not None:
         JITTER = parse_duration(args.sim_jitter)
-    for item in args.sim_tcp:  # the simulated hosts for this run (hfcprov.sim.hosts.LINUX by default)
-        key, _, value = item.partition("=")
-        LINUX_TCP[key.strip()] = yaml.safe_load(value)
+    set_sim_tcp(args.sim_tcp)  # the simulated hosts for this run (hfcprov.sim.hosts.LINUX by default)
     if args.near_far:
         return near_far_main(args, rates, buffers, ccs)
     losses = [_loss(x) for x in args.losses.split(",")]
