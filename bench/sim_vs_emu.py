@@ -277,22 +277,40 @@ def simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=1, start
 
 def near_far_main(args, rates, buffers, ccs) -> int:
     """``--near-far NEAR,FAR``: the kernel and the simulator with one flow to each server (``--runs 0``: the
-    simulator only, ``--sim-seeds`` seeds)."""
+    simulator only, ``--sim-seeds`` seeds). ``--json`` keeps the kernel's goodput pairs per case, ``--sim-from``
+    compares the simulator with a kept file's instead of running the bed (its cases, window and warm-up)."""
     near, far = (parse_duration(x) for x in args.near_far.split(","))
     window, warmup = parse_duration(args.duration), parse_duration(args.warmup)
-    lab = topology.up(rtt=near, prefix="hfemu-sve", docsis_version=DOCSIS_VERSION) if args.runs else None
+    saved = json.loads(Path(args.sim_from).read_text()) if args.sim_from else None
+    if saved is not None:
+        window, warmup = saved["window"], saved["warmup"]
+    bed = args.runs and saved is None
+    lab = topology.up(rtt=near, prefix="hfemu-sve", docsis_version=DOCSIS_VERSION) if bed else None
     pid = None
     rows = []
+    kept: dict = {"near": near, "far": far, "window": window, "warmup": warmup, "cases": {}}
     try:
         if lab is not None:
             pid = add_far_server(lab, (far - near) / 2)
         for rate, buffer, cc in itertools.product(rates, buffers, ccs):
+            name = f"{case_name(rate, buffer, near, 1, cc)}+far{format_duration(far).replace(' ', '')}"
+            if saved is not None:
+                if name not in saved["cases"]:
+                    continue
+                case = saved["cases"][name]
+                kernel, loads = [tuple(k) for k in case["kernel"]], case["loads"]
+                sims = [simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=k + 1,
+                                          start=args.sim_start)
+                        for k in range(args.sim_seeds or len(kernel))]
+                rows.append((rate, buffer, cc, kernel, [(r.flows[0].goodput_bps, r.flows[1].goodput_bps)
+                                                        for r in sims], loads))
+                continue
             kernel, loads = [], []
-            for _ in range(args.runs):
+            for _ in range(args.runs if bed else 0):
                 n_res, f_res = emulate_near_far(lab, rate, buffer, cc, window, warmup)
                 kernel.append((n_res.goodput_bps, f_res.goodput_bps))
                 loads.append(os.getloadavg()[0])
-                print(f"{case_name(rate, buffer, near, 1, cc)}+far{format_duration(far).replace(' ', '')}  emu near "
+                print(f"{name}  emu near "
                       f"{n_res.goodput_bps / 1e6:7.2f} far {f_res.goodput_bps / 1e6:7.2f} Mb/s  ratio "
                       f"{n_res.goodput_bps / f_res.goodput_bps:5.2f}  idle {n_res.latency_idle.p50 * 1e3:.1f} / "
                       f"{f_res.latency_idle.p50 * 1e3:.1f} ms  load {loads[-1]:.1f}", flush=True)
@@ -301,13 +319,17 @@ def near_far_main(args, rates, buffers, ccs) -> int:
                 r = simulate_near_far(rate, buffer, near, far, cc, window, warmup, seed=k + 1, start=args.sim_start)
                 sims.append((r.flows[0].goodput_bps, r.flows[1].goodput_bps))
             rows.append((rate, buffer, cc, kernel, sims, loads))
+            kept["cases"][name] = {"kernel": kernel, "loads": loads}
     finally:
         if pid is not None:
             remove_far_server(lab, pid)
         if lab is not None:
             lab.down()
+    if args.json and bed:
+        Path(args.json).write_text(json.dumps(kept, indent=1))
     print(f"\nnear ({format_duration(near)}) and far ({format_duration(far)}) server, one flow each, "
-          f"{args.runs} kernel runs, simulator seeds 1..{args.sim_seeds or args.runs}; goodput Mb/s and near/far "
+          f"{len(rows[0][3]) if rows else 0} kernel runs, simulator seeds 1..{len(rows[0][4]) if rows else 0}; "
+          "goodput Mb/s and near/far "
           "ratio, median [min-max]")
     print(f"{'case':<24}{'kernel near / far':>20}{'ratio':>19}{'sim near / far':>18}{'ratio':>19}"
           f"{'ratio err':>10}{'load':>10}")
@@ -402,9 +424,11 @@ def main() -> int:
     ap.add_argument("--adaptive", default="5s")
     ap.add_argument("--small", action="store_true", help="2 Mb/s and 10 Mb/s, 64 KiB, 40 ms, 1 flow, reno and cubic (4 cases)")
     ap.add_argument("--linux-only", action="store_true", help="measure the kernel only (the Linux reference)")
-    ap.add_argument("--json", help="write every case's figures (emu and sim RunResults) here")
+    ap.add_argument("--json", help="write every case's figures (emu and sim RunResults; with --near-far the kernel's "
+                                   "goodput pairs) here")
     ap.add_argument("--sim-from", metavar="FILE", help="no emulator: compare the simulator with the kernel figures "
-                                                       "a --json run saved in FILE (its cases and windows)")
+                                                       "a --json run saved in FILE (its cases and windows; with --near-far a near/far "
+                                                       "run's)")
     ap.add_argument("--losses", default="0", help="random loss per direction on the plant, e.g. 0.01%%,0.1%%,1%% "
                                                    "(the emulator drops in the CMTS's forward path, both ways)")
     ap.add_argument("--runs", type=int, default=1, help="kernel runs per case (and simulator seeds 1..n); "
