@@ -17,7 +17,10 @@ one as ``tcp: {host: linux}`` (the other ``tcp`` keys given beside it win).
   (``tcp_grow_window``, ``tcp_rcv_space_adjust``), so through slow start (captures at the bed's server:
   81-91% single-segment ACKs before the first loss, where other hosts ACK pairs); congestion control's RTT
   sample from the newest segment an ACK covers (``ca_rtt``: Linux's ``ca_rtt_us``, what CUBIC's HyStart
-  sees), srtt's from the oldest. Not on: ``push`` (PSH on the sender's GSO packets and the receiver's
+  sees), srtt's from the oldest; a loss halves cwnd, not the flight (``ssthresh_from: cwnd``: Reno's
+  ``tcp_reno_ssthresh``, max(snd_cwnd / 2, 2); the flight is whole segments, cwnd also carries the growth
+  since its last whole step, as Linux's ``snd_cwnd_cnt`` does, which halving the flight dropped: 0.6
+  segment a loss at 1%). Not on: ``push`` (PSH on the sender's GSO packets and the receiver's
   immediate ACK of it; it matches the kernel's PSH marks and ACKs on the bed, but leaves Reno at 1% loss
   5.1-5.3% low and costs one grid figure: docs/sim.md).
 - ``ns3``: ns-3 3.44's choices (``bench/sim.py``): ssthresh halves pipe, an integer cwnd, the ACK
@@ -37,7 +40,7 @@ from __future__ import annotations
 from hfcprov.sim.mac import CALIBRATED_TCP
 
 LINUX = {"mss": 1448, "header_bytes": 52, **CALIBRATED_TCP, "count_acked": True, "cubic_arithmetic": "linux",
-         "recovery": "rack", "tso_defer": True, "quickack": True, "ca_rtt": "newest"}
+         "recovery": "rack", "tso_defer": True, "quickack": True, "ca_rtt": "newest", "ssthresh_from": "cwnd"}
 NS3 = {"ssthresh_from": "pipe", "integer_cwnd": True, "grow_on_recovery_exit": True, "limited_transmit": True,
        "cubic_arithmetic": "ns3"}
 DOCSIS_NS3 = {"variant": "sack", "mss": 1448, "header_bytes": 52, "initial_window": 10, "min_rto": 1.0,
