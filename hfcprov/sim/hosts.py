@@ -20,7 +20,14 @@ one as ``tcp: {host: linux}`` (the other ``tcp`` keys given beside it win).
   sees), srtt's from the oldest; a loss halves cwnd, not the flight (``ssthresh_from: cwnd``: Reno's
   ``tcp_reno_ssthresh``, max(snd_cwnd / 2, 2); the flight is whole segments, cwnd also carries the growth
   since its last whole step, as Linux's ``snd_cwnd_cnt`` does, which halving the flight dropped: 0.6
-  segment a loss at 1%). Not on: ``push`` (PSH on the sender's GSO packets and the receiver's
+  segment a loss at 1%); HyStart's rounds counted from the first ACK (``hystart_rounds: always``: Linux 6.14 on,
+  ``hystart_update`` resets the round before its ``hystart_low_window`` check, commit 25c1a9ca53db), so each
+  round starts at a flight's head; the receiver's first window as the bed's 6.18 sets it (``rcv_init_window``
+  10 segments, ``tcp_select_initial_window``'s TCP_DEFAULT_INIT_RCVWND, growing by two segments a segment in
+  ``tcp_grow_window`` to the clamp ``rcv_window_clamp`` of 80,480 bytes, ``tcp_rmem[1]`` at the measured
+  len/truesize ratio 0.61), so it ACKs the first ~22 segments one by one (22 on the bed), which lets
+  HyStart's ACK train end a 20 ms flow's slow start at ~31 segments as the kernel's does
+  (docs/calibration.md section 10). Not on: ``push`` (PSH on the sender's GSO packets and the receiver's
   immediate ACK of it; it matches the kernel's PSH marks and ACKs on the bed and, with cwnd halving, puts
   every plant-loss row within 3% at no grid cost, but moves the 50 Mb/s CUBIC near/far ratio from 2.77 to
   2.11 against kernel medians of 3.15-3.33: docs/calibration.md section 10).
@@ -41,7 +48,8 @@ from __future__ import annotations
 from hfcprov.sim.mac import CALIBRATED_TCP
 
 LINUX = {"mss": 1448, "header_bytes": 52, **CALIBRATED_TCP, "count_acked": True, "cubic_arithmetic": "linux",
-         "recovery": "rack", "tso_defer": True, "quickack": True, "ca_rtt": "newest", "ssthresh_from": "cwnd"}
+         "recovery": "rack", "tso_defer": True, "quickack": True, "ca_rtt": "newest", "ssthresh_from": "cwnd",
+         "hystart_rounds": "always", "rcv_init_window": 10, "rcv_window_clamp": 80480}
 NS3 = {"ssthresh_from": "pipe", "integer_cwnd": True, "grow_on_recovery_exit": True, "limited_transmit": True,
        "cubic_arithmetic": "ns3"}
 DOCSIS_NS3 = {"variant": "sack", "mss": 1448, "header_bytes": 52, "initial_window": 10, "min_rto": 1.0,

@@ -11,6 +11,12 @@ train | delay): from a window of 16 segments, ssthresh = cwnd once
   than half of (min RTT + the 1 ms ``hystart_ack_delay``), or
 - the round's minimum RTT over at least 8 samples exceeds the flow's minimum RTT
   by clamp(min RTT / 8, 4 ms, 16 ms).
+Where a round starts (``TcpOptions.hystart_rounds``): ``low_window`` counts rounds from the
+first ACK at a window of 16 (Linux 6.6-6.13: ``cubictcp_acked`` checks the window before
+``hystart_update`` resets the round), so a round can start mid-flight; ``always`` counts them
+from the first ACK at any window (Linux 6.14 on, commit 25c1a9ca53db moving that check after
+the reset; ns-3's ``TcpCubic::IncreaseWindow``), so each round starts with the ACK of the first
+segment of a flight, the one that saw the least of the flight's own queue.
 
 ``HyStartPlusPlus`` (RFC 9406): the delay test between the minimum RTTs of
 consecutive rounds (8 samples each, same clamp), then Conservative Slow Start
@@ -39,12 +45,13 @@ class LinuxHyStart:
     ACK_DELTA = 0.002  # s: ACKs closer than this form a train (hystart_ack_delta_us)
     ACK_DELAY = 0.001  # s: hystart_ack_delay's cap (GSO bursts), added to the train threshold
 
-    __slots__ = ("ack_train", "curr_rtt", "delay", "delay_min", "end_seq", "found", "last_ack",
+    __slots__ = ("ack_train", "all_rounds", "curr_rtt", "delay", "delay_min", "end_seq", "found", "last_ack",
                  "round_start", "sample_cnt")
 
-    def __init__(self, ack_train: bool = True, delay: bool = True) -> None:
+    def __init__(self, ack_train: bool = True, delay: bool = True, rounds: str = "low_window") -> None:
         self.ack_train = ack_train
         self.delay = delay
+        self.all_rounds = rounds == "always"
         self.reset()
 
     def reset(self) -> None:
@@ -67,11 +74,16 @@ class LinuxHyStart:
         if rtt is None:
             return acked
         self.delay_min = min(self.delay_min, rtt)
-        if self.found or s.cwnd < self.LOW_WINDOW * s.mss:
+        if self.found:
+            return acked
+        below = s.cwnd < self.LOW_WINDOW * s.mss
+        if below and not self.all_rounds:
             return acked
         now = s.engine.now
         if self.end_seq is None or s.una > self.end_seq:
             self._new_round(s, now)
+        if below:  # rounds counted, nothing tested (Linux 6.14 on: hystart_update)
+            return acked
         if self.ack_train and now - self.last_ack <= self.ACK_DELTA:
             self.last_ack = now
             if now - self.round_start > (self.delay_min + self.ACK_DELAY) / 2:
@@ -136,12 +148,14 @@ class HyStartPlusPlus:
 
 
 HYSTART = ("auto", "off", "linux", "rfc9406")  # TcpOptions.hystart
+HYSTART_ROUNDS = ("low_window", "always")  # TcpOptions.hystart_rounds
 
 
-def make_hystart(name: str):
-    """``TcpOptions.hystart`` -> the slow-start exit of a CUBIC flow (None: standard slow start)."""
+def make_hystart(name: str, rounds: str = "low_window"):
+    """``TcpOptions.hystart`` (and ``hystart_rounds``) -> the slow-start exit of a CUBIC flow (None:
+    standard slow start)."""
     if name in ("auto", "linux"):
-        return LinuxHyStart()
+        return LinuxHyStart(rounds=rounds)
     if name == "rfc9406":
         return HyStartPlusPlus()
     return None

@@ -17,7 +17,7 @@ from hfcprov.model import DEFAULT_DOCSIS_VERSION, DEFAULT_MAX_TRAFFIC_BURST, Buf
 from hfcprov.queue.pie import AqmConfigError
 from hfcprov.queue.select import DURATION_KEYS, aqm_keys, parse_params
 from hfcprov.sim.codecs import CODECS
-from hfcprov.sim.hystart import HYSTART
+from hfcprov.sim.hystart import HYSTART, HYSTART_ROUNDS
 from hfcprov.units import as_written, parse_bytes, parse_duration, parse_link_rate, parse_rate, parse_rtt
 
 
@@ -107,6 +107,12 @@ class TcpOptions:
     # spurious retransmission; one ACK per segment while the receive window grows (tcp_grow_window,
     # tcp_rcv_space_adjust: all through slow start); off: only every delack_count-th segment, a hole or the timer
     quickack: bool = False
+    # with quickack, the receiver's first window: rcv_init_window, segments it first advertises and starts
+    # rcv_ssthresh at (tcp_select_initial_window: TCP_DEFAULT_INIT_RCVWND = 10), so tcp_grow_window ACKs every
+    # segment until rcv_ssthresh reaches the clamp (0: starts at the clamp, no room); rcv_window_clamp, bytes
+    # (tcp_rmem[1] = 128 KiB at the len/truesize scaling ratio; 0: 64 KiB, the ratio 1/2)
+    rcv_init_window: int = 0
+    rcv_window_clamp: int = 0
     # exact: the delayed ACK waits delack_timeout (Linux); tick: BSD's fast timer, the next tick of a
     # free-running delack_timeout clock; auto: tick with a coarse RTO timer (timer_granularity > 0)
     delack_timer: str = "auto"
@@ -115,6 +121,9 @@ class TcpOptions:
     # CUBIC's slow-start exit: auto/linux = Linux's HyStart (ACK train + delay), rfc9406 = HyStart++,
     # off = slow start until a loss (hfcprov.sim.hystart)
     hystart: str = "auto"
+    # where Linux HyStart's rounds start (hfcprov.sim.hystart): low_window, from the first ACK at a window of
+    # 16 (Linux 6.6-6.13); always, from the first ACK (Linux 6.14 on, ns-3): each round then starts a flight
+    hystart_rounds: str = "low_window"
     fast_alpha: float = 20.0  # FAST TCP: packets each flow keeps queued (Caltech release default)
 
     @property
@@ -328,6 +337,7 @@ _CHOICES = {
     "model": ("none", "bernoulli", "gilbert"),
     "ssthresh_from": SSTHRESH_FROM,
     "hystart": HYSTART,
+    "hystart_rounds": HYSTART_ROUNDS,
     "delack_timer": ("auto", "exact", "tick"),
     "rto_rule": ("rfc6298", "linux"),
     "cubic_arithmetic": ("rfc9438", "linux", "ns3"),

@@ -533,10 +533,10 @@ class ProbingSender(TcpSender):
 
 # Linux's receiver (net/ipv4/tcp_input.c, kernel 6.x), in segments: TCP_MAX_QUICKACKS; the window clamp
 # (tcp_full_space of tcp_rmem[1] = 128 KiB at the default scaling ratio of 1/2: 64 KiB, from
-# tcp_init_buffer_space), where rcv_ssthresh starts here too. The kernel advertises less at first
-# (tcp_select_initial_window: TCP_DEFAULT_INIT_RCVWND, 10 segments), so its tcp_grow_window has room
-# from the start; starting there moved 3 near/far rows closer to the kernel but cost 2 grid figures and
-# left the 10 Mb/s CUBIC row where it was, so it is not done (docs/sim.md). rcvq_space's start
+# tcp_init_buffer_space), where rcv_ssthresh starts here too unless TcpOptions.rcv_init_window and
+# rcv_window_clamp say otherwise (the Linux preset: 10 segments, tcp_select_initial_window's
+# TCP_DEFAULT_INIT_RCVWND, so tcp_grow_window has room from the start, up to 80,480 bytes, the clamp
+# Linux 6.18 sets on the bed: docs/calibration.md section 10). rcvq_space's start
 # (TCP_INIT_CWND segments); the largest window autotuning reaches (tcp_rmem[2] = 6 MiB at 1/2)
 MAX_QUICKACKS = 16
 FIRST_WINDOW_BYTES = 65536
@@ -575,11 +575,14 @@ class LinuxAckState:
 
     def __init__(self, opts) -> None:
         mss = opts.mss
-        first = (FIRST_WINDOW_BYTES // mss) * mss / mss  # tcp_select_initial_window rounds down to whole MSS
+        clamp = opts.rcv_window_clamp or FIRST_WINDOW_BYTES
+        first = (clamp // mss) * mss / mss  # tcp_select_initial_window rounds down to whole MSS
+        if opts.rcv_init_window:  # the first window advertised (TCP_DEFAULT_INIT_RCVWND): room to grow at once
+            first = min(first, float(opts.rcv_init_window))
         self.mss_bytes = mss
         self.quick = 0
         self.ssthresh = first  # rcv_ssthresh
-        self.clamp = FIRST_WINDOW_BYTES / mss  # window_clamp
+        self.clamp = clamp / mss  # window_clamp
         self.rcvq_space = min(first, INIT_RCVQ_SPACE)
         self.rcvq_seq = 0
         self.rcvq_time = 0.0

@@ -114,7 +114,7 @@ class Cubic(CongestionControl):
     def __init__(self, options=None) -> None:
         super().__init__(options)
         self.w = CubicWindow(floor_until_loss=bool(getattr(options, "cubic_linux_floor", False)))
-        self.hs = make_hystart(getattr(options, "hystart", "auto"))
+        self.hs = make_hystart(getattr(options, "hystart", "auto"), getattr(options, "hystart_rounds", "low_window"))
 
     def _sync(self, s) -> CubicWindow:
         w = self.w

@@ -70,6 +70,34 @@ def test_delay_test_needs_the_round_min_rtt_clamp_above_the_flow_min():
     assert hs.found  # a round whose minimum is 45.1 ms > 40 + 5
 
 
+@pytest.mark.parametrize("rounds,fires", [("low_window", True), ("always", False)])
+def test_rounds_counted_below_the_low_window_start_at_each_flight_head(rounds, fires):
+    # Each flight's ACKs see the flight's own queue build: 40 ms at its head, 1.5 ms more per ACK; the
+    # window reaches 16 at the third ACK of the first flight. Counted from there (Linux 6.6-6.13) a round
+    # starts mid-flight and its first 8 samples (46-56.5 ms) are all over 40 + 5 ms; counted from the first
+    # ACK (Linux 6.14 on, ns-3) every round starts at a flight's head (40 ms) and the delay test stays quiet.
+    s = FakeSender()
+    s.una, s.nxt = 0, 10
+    hs = LinuxHyStart(ack_train=False, delay=True, rounds=rounds)
+    for flight in (range(1, 11), range(11, 31), range(31, 71)):
+        for j, seg in enumerate(flight):
+            s.una, s.cwnd = seg, (13 + seg) * s.mss
+            s.engine.now += 0.001
+            hs.growth(s, 1.0, 0.040 + 0.0015 * j)
+            s.nxt = 10 + 2 * seg  # each ACK releases two segments
+    assert hs.found is fires
+
+
+def test_hystart_rounds_is_a_scenario_option_that_reaches_cubic():
+    sc = Scenario.from_dict({"rate": "2M", "buffer": "64KiB", "tcp": {"variant": "cubic", "hystart_rounds": "always"}})
+    assert Network(sc).senders[0].cc.hs.all_rounds is True
+    assert Network(sc.replace(tcp=TcpOptions(variant="cubic"))).senders[0].cc.hs.all_rounds is False
+    from hfcprov.sim.hosts import HOSTS
+
+    assert {name: host.get("hystart_rounds", "low_window") for name, host in HOSTS.items()} == {
+        "linux": "always", "ns3": "low_window", "docsis-ns3": "low_window"}  # Linux 6.14 on; the others as before
+
+
 def test_at_2mbps_acks_never_form_a_train_so_the_delay_test_ends_slow_start():
     # two segments take 12 ms at 2 Mb/s: ACKs are never within 2 ms of each other
     net, r = _slow_start(2e6, 262144, 0.04, hs=LinuxHyStart(ack_train=True, delay=False))

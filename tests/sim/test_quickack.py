@@ -60,14 +60,23 @@ def covered(acks, since=0.0) -> list[int]:
     return out
 
 
-def test_the_first_data_segments_are_acked_one_by_one():
-    """tcp_event_data_recv's first segment: quick = min(16, window / 2) (+1 from tcp_grow_window's first
-    step): the first 17 segments one ACK each, then every second one."""
-    eng, r, acks = receiver()
+@pytest.mark.parametrize("first,clamp,singles", [(0, 0, MAX_QUICKACKS + 1), (10, 80480, 27)])
+def test_the_first_data_segments_are_acked_one_by_one(first, clamp, singles):
+    """tcp_event_data_recv's first segment: quick = min(16, window / 2), and tcp_grow_window sets quick |= 1
+    while rcv_ssthresh grows. Starting at the clamp (64 KiB) the window has no room: 16 + 1 single ACKs.
+    Starting at 10 segments (Linux's first advertised window, the Linux preset) quick is 5, but rcv_ssthresh
+    grows two segments a segment to the 80,480-byte clamp (55.6 segments) over 23 segments, each keeping
+    quick at 4-5: 27 single ACKs, then every second segment."""
+    opts = dataclasses.replace(LINUX_OPTS, rcv_init_window=first, rcv_window_clamp=clamp)
+    eng, r, acks = receiver(opts)
     feed(eng, r, range(40), 0.0, 1e-4)  # 4 ms: within one receiver RTT, no autotuning
     per = [a for _, a in acks.log]
-    assert per[:MAX_QUICKACKS + 1] == list(range(1, MAX_QUICKACKS + 2))
-    assert per[MAX_QUICKACKS + 1:] == list(range(MAX_QUICKACKS + 3, 41, 2))
+    assert per[:singles] == list(range(1, singles + 1))
+    assert per[singles:] == list(range(singles + 2, 41, 2))
+
+
+def test_the_linux_host_starts_from_the_kernels_first_window():
+    assert (LINUX_OPTS.rcv_init_window, LINUX_OPTS.rcv_window_clamp) == (10, 80480)
 
 
 def test_without_quickack_the_first_segments_are_acked_in_pairs():
