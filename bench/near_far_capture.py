@@ -149,6 +149,9 @@ def kernel(args) -> int:
             finally:
                 stop.set()
                 sampler.join()
+            # the kernel's own HyStart exits (both flows leave from the CPE's namespace, fresh for this run)
+            nstat = subprocess.run(["ip", "netns", "exec", lab.ns("cpe"), "nstat", "-az", "TcpExtTCPHystart*"],
+                                   capture_output=True, text=True).stdout
             for proc, _ in caps:
                 proc.send_signal(signal.SIGINT)
                 proc.wait(10)
@@ -199,6 +202,11 @@ def kernel(args) -> int:
             q = [v[int(p * (len(v) - 1))] * 1e6 for p in (0.1, 0.5, 0.9, 0.99)]
             extra[f] = extra.get(f, "") + ("\n        delay line lateness per pass p10/p50/p90/p99 "
                                            f"{q[0]:.0f}/{q[1]:.0f}/{q[2]:.0f}/{q[3]:.0f} us ({len(v)} packets)")
+    hystart = {w[0].removeprefix("TcpExtTCPHystart"): int(w[1]) for w in map(str.split, nstat.splitlines())
+               if len(w) > 1 and w[0].startswith("TcpExtTCPHystart")}
+    if hystart:  # ...Detect counts exits by that test, ...Cwnd sums the windows they left at
+        print(f"HyStart exits (nstat): ACK train {hystart.get('TrainDetect', 0)} (cwnd sum "
+              f"{hystart.get('TrainCwnd', 0)}), delay {hystart.get('DelayDetect', 0)} (cwnd sum {hystart.get('DelayCwnd', 0)})")
     report(f"kernel, {args.rate} {args.buffer} {args.cc}, near/far ratio "
            f"{n_res.goodput_bps / f_res.goodput_bps:.2f} (load {os.getloadavg()[0]:.1f})",
            {"near": n_res.goodput_bps, "far": f_res.goodput_bps}, drops, sent, first, start, extra)
