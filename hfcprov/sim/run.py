@@ -25,7 +25,7 @@ from hfcprov.sim.links import build as build_links
 from hfcprov.sim.loss import make_loss
 from hfcprov.sim.packet import ECHO, PROBE, Packet
 from hfcprov.sim.scenario import PROBE_MIN_SIZE, SSTHRESH_FROM, Scenario, ScenarioError, VoiceSpec
-from hfcprov.sim.tcp import TcpReceiver, TcpSender
+from hfcprov.sim.tcp import FIRST_WINDOW_BYTES, TcpReceiver, TcpSender
 from hfcprov.sim.voip import CODECS, G711, Codec, VoiceCall
 
 
@@ -347,6 +347,12 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("tcp.kernel_hz: must be >= 1 tick per second")
     if sc.tcp.delack_count < 1:
         raise ScenarioError("tcp.delack_count: must be >= 1")
+    if sc.tcp.rcv_init_window < 0 or sc.tcp.rcv_window_clamp < 0:
+        raise ScenarioError("tcp.rcv_init_window, tcp.rcv_window_clamp: must be >= 0 (0: the default)")
+    if sc.tcp.quickack and (sc.tcp.rcv_window_clamp or FIRST_WINDOW_BYTES) < sc.tcp.mss:
+        # Linux's receiver (tcp.LinuxAckState) opens its window a whole segment at a time
+        raise ScenarioError(f"tcp.rcv_window_clamp: {sc.tcp.rcv_window_clamp or FIRST_WINDOW_BYTES} bytes cannot "
+                            f"hold one {sc.tcp.mss}-byte segment (tcp.mss)")
     if sc.probe_rate < 0:
         raise ScenarioError("probe_rate: must be >= 0 probes per second")
     if sc.probe_size < PROBE_MIN_SIZE or sc.probe_size_sd < 0:

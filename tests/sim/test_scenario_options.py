@@ -46,6 +46,18 @@ def test_mistakes_name_the_file_and_key(extra, message):
     assert str(err.value).startswith(message)
 
 
+@pytest.mark.parametrize("tcp, message", [
+    ({"rcv_window_clamp": -5}, "tcp.rcv_init_window, tcp.rcv_window_clamp: must be >= 0"),
+    ({"rcv_init_window": -3}, "tcp.rcv_init_window, tcp.rcv_window_clamp: must be >= 0"),
+    ({"rcv_window_clamp": 100}, "tcp.rcv_window_clamp: 100 bytes cannot hold one 1448-byte segment"),
+])
+def test_a_linux_receive_window_below_one_segment_is_one_line(tcp, message):
+    # these ended in a ZeroDivisionError traceback inside the receiver's autotuning
+    sc = Scenario.from_dict({"rate": "5M", "buffer": "64KiB", "duration": "2s", "tcp": {"host": "linux", **tcp}})
+    with pytest.raises(ScenarioError, match=message):
+        run(sc)
+
+
 def test_acks_through_a_cm_need_downstream_data_and_a_docsis_reverse():
     with pytest.raises(ScenarioError, match="direction: downstream"):
         run(Scenario(rate=2e6, buffer=32768, duration=1, reverse_mac="docsis"))
