@@ -28,9 +28,9 @@ one as ``tcp: {host: linux}`` (the other ``tcp`` keys given beside it win).
   len/truesize ratio 0.61), so it ACKs the first ~22 segments one by one (22 on the bed), which lets
   HyStart's ACK train end a 20 ms flow's slow start at ~31 segments as the kernel's does
   (docs/calibration.md section 10). Not on: ``push`` (PSH on the sender's GSO packets and the receiver's
-  immediate ACK of it; it matches the kernel's PSH marks and ACKs on the bed and, with cwnd halving, puts
-  every plant-loss row within 3% at no grid cost, but moves the 50 Mb/s CUBIC near/far ratio from 2.77 to
-  2.11 against kernel medians of 3.15-3.33: docs/calibration.md section 10).
+  immediate ACK of it; it matches the kernel's PSH marks and ACKs on the bed and, with every option above,
+  brings the 1% loss rows and the near/far pairs closer to the kernel, but costs two figures of the 48-case
+  grid, one a 10 Mb/s 16 KiB CUBIC goodput: docs/calibration.md section 10).
 - ``ns3``: ns-3 3.44's choices (``bench/sim.py``): ssthresh halves pipe, an integer cwnd, the ACK
   that ends recovery also grows the window, new data on duplicate ACKs while pipe < cwnd, CUBIC in
   ns-3's port of the kernel's arithmetic.
