@@ -41,7 +41,12 @@ def test_points_agree_within_the_issue_targets(rate, buffer, rtt, goodput_tol):
             takes = []
             for _take in range(2):  # a second take only when the first is off: one outlier window is not a fault
                 emu = b.emulate(lab, rate, buffer, 1, cc, duration=8.0, warmup=3.0, adaptive=5.0)
-                sim = b.simulate(rate, buffer, rtt, 1, cc, 8.0, emu.extra["warmup_used"])
+                # the simulator's median of five seeds: at 16 KiB one seed's window can hold a second loss
+                # event that the others do not (a queue one packet fuller at the end of the first recovery:
+                # seeds 1-10 of the grid's case read 6.73-8.19 Mb/s, median 7.34, the kernel 7.47)
+                sims = [b.simulate(rate, buffer, rtt, 1, cc, 8.0, emu.extra["warmup_used"], seed=seed)
+                        for seed in range(1, 6)]
+                sim = sorted(sims, key=lambda r: r.goodput_bps)[len(sims) // 2]
                 err = b.errors(emu, sim)
                 takes.append((round(err["goodput"], 3), emu.goodput_bps, emu.extra.get("timekeeping")))
                 if abs(err["goodput"]) < goodput_tol:
