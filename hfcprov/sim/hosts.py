@@ -27,10 +27,10 @@ one as ``tcp: {host: linux}`` (the other ``tcp`` keys given beside it win).
   ``tcp_grow_window`` to the clamp ``rcv_window_clamp`` of 80,480 bytes, ``tcp_rmem[1]`` at the measured
   len/truesize ratio 0.61), so it ACKs the first ~22 segments one by one (22 on the bed), which lets
   HyStart's ACK train end a 20 ms flow's slow start at ~31 segments as the kernel's does
-  (docs/calibration.md section 10). Not on: ``push`` (PSH on the sender's GSO packets and the receiver's
-  immediate ACK of it; it matches the kernel's PSH marks and ACKs on the bed and, with every option above,
-  brings the 1% loss rows and the near/far pairs closer to the kernel, but costs two figures of the 48-case
-  grid, one a 10 Mb/s 16 KiB CUBIC goodput: docs/calibration.md section 10).
+  (docs/calibration.md section 10); PSH on the last segment of each of the sender's GSO packets of two
+  or more segments and the receiver's immediate ACK of it (``push``: ``__tcp_transmit_skb`` marks them,
+  ``tcp_measure_rcv_mss`` and ``tcp_cleanup_rbuf`` ACK them; it matches the bed's PSH marks and ACKs and
+  brings the 1% loss rows to -3.5 / -3.7% of the pooled kernel runs, docs/calibration.md section 10).
 - ``ns3``: ns-3 3.44's choices (``bench/sim.py``): ssthresh halves pipe, an integer cwnd, the ACK
   that ends recovery also grows the window, new data on duplicate ACKs while pipe < cwnd, CUBIC in
   ns-3's port of the kernel's arithmetic.
@@ -49,7 +49,7 @@ from hfcprov.sim.mac import CALIBRATED_TCP
 
 LINUX = {"mss": 1448, "header_bytes": 52, **CALIBRATED_TCP, "count_acked": True, "cubic_arithmetic": "linux",
          "recovery": "rack", "tso_defer": True, "quickack": True, "ca_rtt": "newest", "ssthresh_from": "cwnd",
-         "hystart_rounds": "always", "rcv_init_window": 10, "rcv_window_clamp": 80480}
+         "hystart_rounds": "always", "rcv_init_window": 10, "rcv_window_clamp": 80480, "push": True}
 NS3 = {"ssthresh_from": "pipe", "integer_cwnd": True, "grow_on_recovery_exit": True, "limited_transmit": True,
        "cubic_arithmetic": "ns3"}
 DOCSIS_NS3 = {"variant": "sack", "mss": 1448, "header_bytes": 52, "initial_window": 10, "min_rto": 1.0,

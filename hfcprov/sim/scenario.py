@@ -87,7 +87,7 @@ class TcpOptions:
     # packets whatever the device, so a Linux sender on delayed ACKs sends ~1 ms bursts, not pairs;
     # the segments still leave one by one); off: every segment the window allows leaves at once
     tso_defer: bool = False
-    # Linux's PSH and the receiver's ACK of it (off in every preset: docs/sim.md): each send of new data leaves
+    # Linux's PSH and the receiver's ACK of it (on in the linux host: docs/sim.md): each send of new data leaves
     # as GSO packets of the TSO size (tcp_tso_autosize) cut from its front (tcp_write_xmit), and the last segment
     # of each packet of two or more carries PSH (__tcp_transmit_skb forces it when tcp_skb_pcount > 1; a packet
     # of one has none); the receiver (with quickack) ACKs an in-order segment with PSH at once when it holds

@@ -172,6 +172,13 @@ def test_the_other_hosts_keep_the_echoed_timestamp_and_no_psh(preset):
     assert (opts.ca_rtt, opts.push) == ("oldest", False)
 
 
+def test_the_linux_host_acks_a_psh_segment_as_the_kernel_does():
+    """The preset carries ``push``: the bed's kernel marks GSO packets' ends and ACKs them at once, and
+    with it the 1% loss rows sit at -3.5 / -3.7% of the pooled kernel runs (without it -4.8 / -5.1%)."""
+    assert acks_after_a_lone_psh_segment(LINUX_OPTS) == [42]
+    assert pushed(LINUX_OPTS, [4]) != []
+
+
 def test_the_linux_host_takes_ca_rtt_from_the_newest_segment():
     assert LINUX_OPTS.ca_rtt == "newest"
 
