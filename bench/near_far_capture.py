@@ -92,14 +92,18 @@ def bursts(times: list[float]) -> dict[int, float]:
     return {k: round(k * v / len(times), 3) for k, v in sorted(c.items()) if k * v / len(times) >= 0.005}
 
 
-def report(name: str, goodput: dict, drops: dict, sent: dict, first: dict, start: float, extra: dict) -> None:
+def report(name: str, goodput: dict, drops: dict, sent: dict, first: dict, start: float, extra: dict,
+           retx: dict | None = None) -> None:
+    """``retx``: each flow's sender's count of retransmitted segments (beside the drops the captures saw: a
+    sender that resends more than was dropped resent spuriously)."""
     print(name)
     flows = list(goodput)
     ev = {f: events(drops[f]) for f in flows}
     for f in flows:
         other = [o for o in flows if o != f]
         with_other = sum(any(abs(e[0] - o[0]) <= TOGETHER for x in other for o in ev[x]) for e in ev[f])
-        print(f"  {f:<5} goodput {goodput[f] / 1e6:6.2f} Mb/s  dropped {len(drops[f])}  first data at "
+        resent = f" (resent {retx[f]})" if retx and retx.get(f) is not None else ""
+        print(f"  {f:<5} goodput {goodput[f] / 1e6:6.2f} Mb/s  dropped {len(drops[f])}{resent}  first data at "
               f"{(first[f] - start) * 1e3:6.1f} ms  loss events {len(ev[f])} ({with_other} with the other flow's): "
               + " ".join(f"{e[0] - start:.2f}({len(e)})" for e in ev[f]))
         skip = len(sent[f]) // 10  # after the first slow start
@@ -209,7 +213,8 @@ def kernel(args) -> int:
               f"{hystart.get('TrainCwnd', 0)}), delay {hystart.get('DelayDetect', 0)} (cwnd sum {hystart.get('DelayCwnd', 0)})")
     report(f"kernel, {args.rate} {args.buffer} {args.cc}, near/far ratio "
            f"{n_res.goodput_bps / f_res.goodput_bps:.2f} (load {os.getloadavg()[0]:.1f})",
-           {"near": n_res.goodput_bps, "far": f_res.goodput_bps}, drops, sent, first, start, extra)
+           {"near": n_res.goodput_bps, "far": f_res.goodput_bps}, drops, sent, first, start, extra,
+           {"near": n_res.flows[0].retransmissions, "far": f_res.flows[0].retransmissions})
     return 0
 
 
@@ -276,7 +281,8 @@ def simulated(args) -> int:
             report(f"simulator, {args.rate} {args.buffer} {args.cc}, seed {seed}, near/far ratio "
                    f"{r.flows[0].goodput_bps / r.flows[1].goodput_bps:.2f}",
                    {"near": r.flows[0].goodput_bps, "far": r.flows[1].goodput_bps},
-                   {f: w.drops[k] for k, f in names.items()}, sent, first, min(first.values()), extra)
+                   {f: w.drops[k] for k, f in names.items()}, sent, first, min(first.values()), extra,
+                   {f: r.flows[k].retransmissions for k, f in names.items()})
     finally:
         sve.run = real_run
         hystart.LinuxHyStart._exit = real_exit
