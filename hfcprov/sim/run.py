@@ -25,7 +25,7 @@ from hfcprov.sim.links import build as build_links
 from hfcprov.sim.loss import make_loss
 from hfcprov.sim.packet import ECHO, PROBE, Packet
 from hfcprov.sim.scenario import PROBE_MIN_SIZE, SSTHRESH_FROM, Scenario, ScenarioError, VoiceSpec
-from hfcprov.sim.tcp import FIRST_WINDOW_BYTES, TcpReceiver, TcpSender
+from hfcprov.sim.tcp import TcpReceiver, TcpSender, rcv_window_clamp
 from hfcprov.sim.voip import CODECS, G711, Codec, VoiceCall
 
 
@@ -349,9 +349,9 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("tcp.delack_count: must be >= 1")
     if sc.tcp.rcv_init_window < 0 or sc.tcp.rcv_window_clamp < 0:
         raise ScenarioError("tcp.rcv_init_window, tcp.rcv_window_clamp: must be >= 0 (0: the default)")
-    if sc.tcp.quickack and (sc.tcp.rcv_window_clamp or FIRST_WINDOW_BYTES) < sc.tcp.mss:
+    if sc.tcp.quickack and rcv_window_clamp(sc.tcp) < sc.tcp.mss:
         # Linux's receiver (tcp.LinuxAckState) opens its window a whole segment at a time
-        raise ScenarioError(f"tcp.rcv_window_clamp: {sc.tcp.rcv_window_clamp or FIRST_WINDOW_BYTES} bytes cannot "
+        raise ScenarioError(f"tcp.rcv_window_clamp: {rcv_window_clamp(sc.tcp)} bytes cannot "
                             f"hold one {sc.tcp.mss}-byte segment (tcp.mss)")
     if sc.probe_rate < 0:
         raise ScenarioError("probe_rate: must be >= 0 probes per second")

@@ -544,6 +544,11 @@ INIT_RCVQ_SPACE = 10
 MAX_WINDOW_BYTES = 3 << 20
 
 
+def rcv_window_clamp(opts) -> int:
+    """The Linux receiver's window clamp in bytes: ``TcpOptions.rcv_window_clamp``, or 64 KiB when it is 0."""
+    return opts.rcv_window_clamp or FIRST_WINDOW_BYTES
+
+
 class LinuxAckState:
     """What Linux's receiver keeps to decide when an in-order segment is ACKed at once (the rest waits
     for a second segment or the delayed-ACK timer, as on every host):
@@ -575,7 +580,7 @@ class LinuxAckState:
 
     def __init__(self, opts) -> None:
         mss = opts.mss
-        clamp = opts.rcv_window_clamp or FIRST_WINDOW_BYTES
+        clamp = rcv_window_clamp(opts)
         first = (clamp // mss) * mss / mss  # tcp_select_initial_window rounds down to whole MSS
         if opts.rcv_init_window:  # the first window advertised (TCP_DEFAULT_INIT_RCVWND): room to grow at once
             first = min(first, float(opts.rcv_init_window))
