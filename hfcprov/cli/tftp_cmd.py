@@ -108,8 +108,10 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    while not server.wait(0.5):
-        pass
+    # No polling: a wake-up twice a second cost this machine's idle server 7 ms of CPU a second.
+    # The kernel hands a signal sent to the process to this thread (it blocks none), which
+    # interrupts the wait to run the handler; the loop's exit ends the wait.
+    server.wait()
     server.stop()
     if time_server is not None:
         time_server.stop()

@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from hfcprov.tftp import fetch
@@ -53,6 +54,35 @@ def test_serve_sigterm_finishes_in_flight_transfer(root, tmp_path):
     transfers = [r for r in lines if r["event"] == "transfer"]
     assert [r["result"] for r in transfers] == ["ok", "ok", "ok"]
     assert lines[-1]["event"] == "summary" and lines[-1]["ok"] == 3
+
+
+def _context_switches(pid: int) -> int:
+    """Every thread's wake-ups so far (voluntary and forced context switches)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for line in (task / "status").read_text().splitlines():
+            if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                total += int(line.split()[1])
+    return total
+
+
+def test_idle_server_never_wakes(root, tmp_path):
+    """A server with nothing to do sleeps: no thread polls (a wake-up cost this machine's idle server
+    3-4 ms of CPU). Over 2.5 s a thread waking every 0.5 s would switch at least 5 times;
+    the log's flush, 50 ms after the transfer, may wake the loop once."""
+    proc, port = _serve("--root", str(root), "--log", str(tmp_path / "tftp.jsonl"),
+                        "--dynamic", str(REPO / "examples/tftp-dynamic.yaml"))
+    try:
+        assert fetch("127.0.0.1", port, "gold.cm") == (root / "gold.cm").read_bytes()  # serving, then idle
+        before = _context_switches(proc.pid)
+        threading.Event().wait(2.5)  # the interval observed, not a synchronisation
+        assert _context_switches(proc.pid) - before <= 2
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0  # the signal still ends the wait at once
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_bad_dynamic_file_is_one_line_and_exit_1(root, tmp_path):
