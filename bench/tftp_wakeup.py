@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""What each TFTP server spends when every datagram wakes it: modems coming back one at a time.
+
+In a storm a server finds several datagrams per wake-up; on a quiet node (or in ``tftp_bootstorm.py``'s
+``spread-10s``) each ACK arrives at a server that is asleep, and the wake-up is most of what it costs.
+This bench isolates that cost. For each server (hfcprov static, tftpd-hpa, atftpd; ``--baseline DIR``
+adds another checkout's hfcprov), fresh for every repeat and at the bench's nice value, one in-process
+client fetches files one after another (one transfer in flight, windowsize 1, no options):
+
+- ``short``: N files of 100 bytes, one DATA block each (an RRQ and one ACK per transfer);
+- ``long``: N files of 8,000 bytes, 16 blocks each (an RRQ and 16 ACKs).
+
+The anchor beside the C servers is ``python-floor``: the least a Python server can do per datagram, a
+loop of 40 lines in this file (``floor_serve``) making hfcprov's system calls per ACK (``epoll_wait``,
+``recv_into``, ``send`` on the transfer's connected socket) with nothing else: no options, timers,
+log, or checks. hfcprov against it is what its protocol handling costs; it against atftpd is what
+the interpreter costs.
+
+The server's CPU comes from its cgroup when root (every thread and child, exact), else its /proc times
+(10 ms ticks: use a larger N). Per repeat: microseconds per short transfer, and per extra ACK, the slope
+``(long - short) / 15``: what one more datagram costs a server woken for it (the read, the next block's
+send and the wake-up). Each cell: median [min-max] over the repeats; the ratio is the medians' against
+atftpd's.
+
+    nice -n 10 .venv/bin/python bench/tftp_wakeup.py --repeats 5 [--baseline CHECKOUT]   # as root
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import select
+import shutil
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import tftp_bootstorm as B  # the same servers and CPU meter
+
+from hfcprov.tftp import fetch
+
+SIZES = {"short": 100, "long": 8000}  # 1 and 16 DATA blocks at 512 bytes
+EXTRA_ACKS = 15
+WARM = 50  # transfers before the meter starts: the server's first datagrams pay for its own start
+
+
+def make_roots(folder: Path, n: int) -> dict[str, Path]:
+    roots = {}
+    for kind, size in SIZES.items():
+        root = folder / kind
+        root.mkdir(parents=True)
+        root.chmod(0o755)  # the C servers drop to nobody
+        for i in range(n + WARM):
+            f = root / f"f{i}.cm"
+            f.write_bytes(os.urandom(size))
+            f.chmod(0o644)
+        roots[kind] = root
+    return roots
+
+
+def floor_serve(port: int, root: str) -> None:
+    """The python-floor server: RFC 1350 octet reads at windowsize 1 and nothing more, in one epoll loop."""
+    header = struct.Struct("!HH").pack
+    listen = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    listen.bind(("127.0.0.1", port))
+    listen.setblocking(False)
+    ep = select.epoll()
+    ep.register(listen.fileno(), select.EPOLLIN)
+    live = {}  # fd -> [socket, file bytes, block in flight, last block]
+    buf = bytearray(516)
+    print("serving", file=sys.stderr, flush=True)
+    while True:
+        for fd, _ in ep.poll():
+            if fd == listen.fileno():
+                request, client = listen.recvfrom(516)
+                with open(os.path.join(root, request[2:request.index(b"\0", 2)].decode()), "rb") as f:
+                    data = f.read()
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.bind(("127.0.0.1", 0))
+                s.connect(client)
+                s.setblocking(False)
+                ep.register(s.fileno(), select.EPOLLIN)
+                live[s.fileno()] = [s, data, 1, len(data) // 512 + 1]
+                s.send(header(3, 1) + data[:512])
+                continue
+            t = live[fd]
+            s = t[0]
+            s.recv_into(buf)
+            block = t[2]
+            if (buf[2] << 8 | buf[3]) != block:
+                continue
+            if block == t[3]:
+                ep.unregister(fd)
+                s.close()
+                del live[fd]
+                continue
+            t[2] = block = block + 1
+            s.send(header(3, block) + t[1][(block - 1) * 512:block * 512])
+
+
+class FloorServer(B.Server):
+    """``floor_serve`` in a process of its own, measured as the other servers are."""
+
+    def _start(self, root, dyn, n, args, extra):
+        cmd = [sys.executable, __file__, "--floor-serve", str(self.port), str(root)]
+        proc = subprocess.Popen(self.cpu.wrap(cmd), stderr=subprocess.PIPE, text=True)
+        line = proc.stderr.readline()
+        if "serving" not in line:
+            B._stop(proc)
+            self.cpu.close()
+            raise B.ServerExited(f"python-floor did not start: {line.strip()}")
+        return proc
+
+
+def one_server(kind: str, root: Path, n: int, args, tmp: Path) -> float:
+    """Microseconds of the server's CPU per transfer, over n sequential transfers."""
+    srv = (FloorServer if kind == "python-floor" else B.Server)(kind, "static", root, None, n, args, tmp)
+    try:
+        for i in range(WARM):
+            fetch("127.0.0.1", srv.port, f"f{i}.cm", timeout=2.0)
+        before = srv.used()
+        for i in range(WARM, WARM + n):
+            data = fetch("127.0.0.1", srv.port, f"f{i}.cm", timeout=2.0)
+            if len(data) != SIZES[root.name]:
+                raise SystemExit(f"{kind}: f{i}.cm came back with {len(data)} bytes")
+        return (srv.used() - before) * 1e6 / n
+    finally:
+        srv.stop()
+
+
+def main(argv=None) -> int:
+    if argv is None and sys.argv[1:2] == ["--floor-serve"]:
+        floor_serve(int(sys.argv[2]), sys.argv[3])
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-n", type=int, default=400, help="sequential transfers per server, per file size")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--baseline", type=Path, help="another checkout's hfcprov (hfcprov@base)")
+    ap.add_argument("--atftpd", help="atftpd binary (default: on PATH or /usr/sbin)")
+    args = ap.parse_args(argv)
+    args.server_priority = os.getpriority(os.PRIO_PROCESS, 0)
+    args.atftpd = B.find_atftpd(args.atftpd)
+    kinds = ["hfcprov"] + (["hfcprov@base"] if args.baseline else []) + ["python-floor"]
+    if shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
+        kinds.append("tftpd-hpa")
+    if args.atftpd:
+        kinds.append("atftpd")
+    B.raise_fd_limit()
+    got: dict[str, dict[str, list[float]]] = {k: {"short": [], "slope": []} for k in kinds}
+    with tempfile.TemporaryDirectory(prefix="tftp-wakeup-") as tmp_name:
+        tmp = Path(tmp_name)
+        tmp.chmod(0o755)
+        roots = make_roots(tmp / "site", args.n)
+        load0 = os.getloadavg()
+        for r in range(args.repeats):
+            for kind in kinds:  # interleaved: the machine's drift falls on every server alike
+                short = one_server(kind, roots["short"], args.n, args, tmp)
+                long_ = one_server(kind, roots["long"], args.n, args, tmp)
+                got[kind]["short"].append(short)
+                got[kind]["slope"].append((long_ - short) / EXTRA_ACKS)
+                print(f"# repeat {r + 1} {kind}: {short:.1f} us per 1-block transfer, "
+                      f"{(long_ - short) / EXTRA_ACKS:.1f} us per extra ACK", flush=True)
+        load1 = os.getloadavg()
+    print(f"# {args.n} sequential transfers per server and size, {args.repeats} repeats; load average "
+          f"{' '.join(f'{x:.2f}' for x in load0)} before, {' '.join(f'{x:.2f}' for x in load1)} after; "
+          f"{os.cpu_count()} cores; servers at nice {args.server_priority}; CPU from {B.CPU_SOURCE.get('kind')}")
+    ref = got.get("atftpd")
+    print(f"{'server':<14}{'us per 1-block transfer':>30}{'us per extra ACK':>28}{'vs atftpd':>12}")
+    for kind in kinds:
+        cells = []
+        for what in ("short", "slope"):
+            xs = got[kind][what]
+            cells.append(f"{statistics.median(xs):.1f} [{min(xs):.1f}-{max(xs):.1f}]")
+        ratio = ""
+        if ref and kind != "atftpd":
+            ratio = (f"{statistics.median(got[kind]['short']) / statistics.median(ref['short']):.2f}x, "
+                     f"{statistics.median(got[kind]['slope']) / statistics.median(ref['slope']):.2f}x")
+        print(f"{kind:<14}{cells[0]:>30}{cells[1]:>28}{ratio:>12}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
