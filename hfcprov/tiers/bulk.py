@@ -509,9 +509,19 @@ def _execute(tasks: list[_Task], secrets: SecretMap, out: Path, jobs: int, lint_
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     size = max(1, min(256, len(tasks) // (jobs * 8)))
     chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
-    with ctx.Pool(jobs, initializer=_init_worker, initargs=(secrets, str(out), lint_strict)) as pool:
+    pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(secrets, str(out), lint_strict))
+    try:
         for results in pool.imap_unordered(_run_chunk, chunks):
             yield from results
+        # Every chunk is back: the workers are told to exit and do. Killing them instead (the
+        # context manager's terminate) can kill one holding the task queue's lock, and the join
+        # then waits forever for another blocked on that lock: a finished build that never returned.
+        pool.close()
+    except BaseException:
+        pool.terminate()  # an error, or the caller stopped reading: nothing more is wanted from them
+        raise
+    finally:
+        pool.join()
 
 
 def default_jobs() -> int:

@@ -155,6 +155,25 @@ def test_parallel_build_gives_the_same_bytes(tmp_path):
     assert (tmp_path / "one" / "manifest.csv").read_text() == (tmp_path / "two" / "manifest.csv").read_text()
 
 
+def test_parallel_build_lets_its_workers_exit(tmp_path, monkeypatch):
+    """A finished build tells its workers to exit instead of killing them: killing one that holds the
+    task queue's lock can leave the pool's join waiting forever (a bench's site build once hung so)."""
+    import multiprocessing.pool
+
+    codes = []
+    join = multiprocessing.pool.Pool.join
+
+    def recording_join(self):
+        join(self)
+        codes.extend(p.exitcode for p in self._pool)
+
+    monkeypatch.setattr(multiprocessing.pool.Pool, "join", recording_join)
+    rows = ["mac,tier,us_rate"] + [f"0000000001{i:02x},res-100x10,{i % 7 + 1}M" for i in range(40)]
+    s = build(write(tmp_path / "m.csv", "\n".join(rows) + "\n"), tmp_path / "out", secret=SECRET, jobs=2)
+    assert s.built == 40
+    assert codes == [0, 0]  # both workers joined, each ended by its own exit (not -SIGTERM)
+
+
 def test_file_pattern_and_single_template(tmp_path):
     t = write(tmp_path / "site.j2", 'Main {\n{% include "_common.j2" %}\n}\n')
     inv = write(tmp_path / "m.csv", "mac,site\n000000000001,north\n")
