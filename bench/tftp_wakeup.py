@@ -19,8 +19,9 @@ the interpreter costs.
 The server's CPU comes from its cgroup when root (every thread and child, exact), else its /proc times
 (10 ms ticks: use a larger N). Per repeat: microseconds per short transfer, and per extra ACK, the slope
 ``(long - short) / 15``: what one more datagram costs a server woken for it (the read, the next block's
-send and the wake-up). Each cell: median [min-max] over the repeats; the ratio is the medians' against
-atftpd's.
+send and the wake-up). And what the server spends doing nothing: its CPU over ``--idle`` seconds after
+one transfer, in milliseconds per second (a thread that polls shows here). Each cell: median [min-max]
+over the repeats; the ratio is the medians' against atftpd's.
 
     nice -n 10 .venv/bin/python bench/tftp_wakeup.py --repeats 5 [--baseline CHECKOUT]   # as root
 """
@@ -37,6 +38,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -134,6 +136,19 @@ def one_server(kind: str, root: Path, n: int, args, tmp: Path) -> float:
         srv.stop()
 
 
+def idle_cpu(kind: str, root: Path, seconds: float, args, tmp: Path) -> float:
+    """Milliseconds of the server's CPU per second while it has nothing to do, after one transfer."""
+    srv = (FloorServer if kind == "python-floor" else B.Server)(kind, "static", root, None, 1, args, tmp)
+    try:
+        fetch("127.0.0.1", srv.port, "f0.cm", timeout=2.0)
+        time.sleep(0.2)  # the transfer's own after-work (a log flush) is not idle time
+        before = srv.used()
+        time.sleep(seconds)  # the interval measured
+        return (srv.used() - before) * 1e3 / seconds
+    finally:
+        srv.stop()
+
+
 def main(argv=None) -> int:
     if argv is None and sys.argv[1:2] == ["--floor-serve"]:
         floor_serve(int(sys.argv[2]), sys.argv[3])
@@ -141,6 +156,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=400, help="sequential transfers per server, per file size")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--idle", type=float, default=2.0, help="seconds of idle CPU measured per server and repeat")
     ap.add_argument("--baseline", type=Path, help="another checkout's hfcprov (hfcprov@base)")
     ap.add_argument("--atftpd", help="atftpd binary (default: on PATH or /usr/sbin)")
     args = ap.parse_args(argv)
@@ -152,7 +168,7 @@ def main(argv=None) -> int:
     if args.atftpd:
         kinds.append("atftpd")
     B.raise_fd_limit()
-    got: dict[str, dict[str, list[float]]] = {k: {"short": [], "slope": []} for k in kinds}
+    got: dict[str, dict[str, list[float]]] = {k: {"short": [], "slope": [], "idle": []} for k in kinds}
     with tempfile.TemporaryDirectory(prefix="tftp-wakeup-") as tmp_name:
         tmp = Path(tmp_name)
         tmp.chmod(0o755)
@@ -164,24 +180,27 @@ def main(argv=None) -> int:
                 long_ = one_server(kind, roots["long"], args.n, args, tmp)
                 got[kind]["short"].append(short)
                 got[kind]["slope"].append((long_ - short) / EXTRA_ACKS)
+                got[kind]["idle"].append(idle_cpu(kind, roots["short"], args.idle, args, tmp))
                 print(f"# repeat {r + 1} {kind}: {short:.1f} us per 1-block transfer, "
-                      f"{(long_ - short) / EXTRA_ACKS:.1f} us per extra ACK", flush=True)
+                      f"{(long_ - short) / EXTRA_ACKS:.1f} us per extra ACK, {got[kind]['idle'][-1]:.2f} ms/s idle", flush=True)
         load1 = os.getloadavg()
     print(f"# {args.n} sequential transfers per server and size, {args.repeats} repeats; load average "
           f"{' '.join(f'{x:.2f}' for x in load0)} before, {' '.join(f'{x:.2f}' for x in load1)} after; "
           f"{os.cpu_count()} cores; servers at nice {args.server_priority}; CPU from {B.CPU_SOURCE.get('kind')}")
     ref = got.get("atftpd")
-    print(f"{'server':<14}{'us per 1-block transfer':>30}{'us per extra ACK':>28}{'vs atftpd':>12}")
+    print(f"{'server':<14}{'us per 1-block transfer':>26}{'us per extra ACK':>22}{'idle ms/s':>20}"
+          f"{'vs atftpd':>14}")
     for kind in kinds:
         cells = []
-        for what in ("short", "slope"):
+        for what in ("short", "slope", "idle"):
             xs = got[kind][what]
-            cells.append(f"{statistics.median(xs):.1f} [{min(xs):.1f}-{max(xs):.1f}]")
+            digits = 2 if what == "idle" else 1
+            cells.append(f"{statistics.median(xs):.{digits}f} [{min(xs):.{digits}f}-{max(xs):.{digits}f}]")
         ratio = ""
         if ref and kind != "atftpd":
             ratio = (f"{statistics.median(got[kind]['short']) / statistics.median(ref['short']):.2f}x, "
                      f"{statistics.median(got[kind]['slope']) / statistics.median(ref['slope']):.2f}x")
-        print(f"{kind:<14}{cells[0]:>30}{cells[1]:>28}{ratio:>12}")
+        print(f"{kind:<14}{cells[0]:>26}{cells[1]:>22}{cells[2]:>20}{ratio:>14}")
     return 0
 
 
