@@ -19,6 +19,7 @@ Exposed (``hfcprov_tftp_`` prefix):
 
 from __future__ import annotations
 
+import socket
 import threading
 
 from hfcprov.errors import HfcprovError
@@ -68,20 +69,31 @@ class ServerCollector:
 
 
 class MetricsEndpoint:
-    """The HTTP endpoint serving one server's metrics at ``/metrics``; ``close()`` stops it."""
+    """The HTTP endpoint serving one server's metrics at ``/metrics``; ``close()`` stops it.
+
+    Its thread sleeps until a scrape arrives: ``prometheus_client.start_http_server`` polls twice a
+    second, which on an idle headend costs more CPU than the scrapes (14 ms a second on the bench
+    machine, ``bench/tftp_wakeup.py``'s idle column for the loop's own poll, now gone)."""
 
     def __init__(self, server, host: str = "127.0.0.1", port: int = 0):
-        from prometheus_client import CollectorRegistry, start_http_server
+        from prometheus_client import CollectorRegistry, make_wsgi_app
 
         registry = CollectorRegistry(auto_describe=True)
         registry.register(ServerCollector(server))
+        host = host.strip("[]") or "0.0.0.0"
         try:
-            self._httpd, self._thread = start_http_server(port, addr=host.strip("[]") or "0.0.0.0",
-                                                          registry=registry)
+            family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+            self._httpd = _http_server(family, address[:2], make_wsgi_app(registry))
         except OSError as err:
             raise MetricsError(f"cannot serve metrics on {host}:{port}: {err.strerror or err}") from None
         self.host, self.port = self._httpd.server_address[:2]
         self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name=f"metrics-{self.port}", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._closed.is_set():
+            self._httpd.handle_request()  # no timeout: waits for a connection, close() makes one
 
     @property
     def url(self) -> str:
@@ -92,12 +104,35 @@ class MetricsEndpoint:
         if self._closed.is_set():
             return
         self._closed.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()  # release the port at once (shutdown alone keeps it bound)
+        wake = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
+        try:  # the thread waits for a connection: one ends the wait, and it sees it is closed
+            socket.create_connection((wake, self.port), timeout=1.0).close()
+        except OSError:
+            pass  # the thread is not waiting (it is about to see _closed), or the address is gone
         self._thread.join(5)
+        self._httpd.server_close()  # release the port at once
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _http_server(family: int, address: tuple, app):
+    """A WSGI server on ``address``: each scrape answered on a thread of its own, nothing logged."""
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, format, *args):  # the base class's signature
+            pass  # a scrape every few seconds is not news
+
+    class Server(ThreadingMixIn, WSGIServer):
+        address_family = family
+        daemon_threads = True
+        timeout = None  # handle_request waits for a connection however long it takes
+
+    httpd = Server(address, Quiet)
+    httpd.set_app(app)
+    return httpd

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.request
 from pathlib import Path
 
 from hfcprov.tftp import fetch
@@ -67,13 +68,20 @@ def _context_switches(pid: int) -> int:
 
 
 def test_idle_server_never_wakes(root, tmp_path):
-    """A server with nothing to do sleeps: no thread polls (a wake-up cost this machine's idle server
-    3-4 ms of CPU). Over 2.5 s a thread waking every 0.5 s would switch at least 5 times;
+    """A server with nothing to do sleeps: no thread polls, its metrics endpoint's neither (a wake-up
+    cost this machine's idle server 3-4 ms of CPU). Over 2.5 s a thread waking every 0.5 s would switch at least 5 times;
     the log's flush, 50 ms after the transfer, may wake the loop once."""
-    proc, port = _serve("--root", str(root), "--log", str(tmp_path / "tftp.jsonl"),
-                        "--dynamic", str(REPO / "examples/tftp-dynamic.yaml"))
+    port = free_udp_port()
+    proc = subprocess.Popen(HFCPROV + ["tftp", "serve", "--listen", f"127.0.0.1:{port}", "--root", str(root),
+                                       "--log", str(tmp_path / "tftp.jsonl"), "--metrics", "127.0.0.1:0",
+                                       "--dynamic", str(REPO / "examples/tftp-dynamic.yaml")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO)
     try:
+        line = proc.stderr.readline()
+        assert "metrics at http://" in line, line
         assert fetch("127.0.0.1", port, "gold.cm") == (root / "gold.cm").read_bytes()  # serving, then idle
+        with urllib.request.urlopen(line.rsplit("metrics at ", 1)[1].strip(), timeout=10) as scrape:
+            assert b"hfcprov_tftp_transfers_total" in scrape.read()
         before = _context_switches(proc.pid)
         threading.Event().wait(2.5)  # the interval observed, not a synchronisation
         assert _context_switches(proc.pid) - before <= 2
