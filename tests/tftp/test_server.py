@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import threading
 
 import pytest
@@ -250,3 +251,25 @@ def test_a_build_finished_during_a_burst_starts_before_the_next_request(tmp_path
             modem.close()
     finally:
         srv._shutdown()
+
+
+def test_a_file_is_kept_in_memory_from_its_second_request(tmp_path):
+    """A file asked for once (a storm's per-modem file) is not kept; asked for again, it is, for as long as
+    its inode, size and mtime stay. Rewritten in place with those three kept, only a kept copy hides it."""
+    f = tmp_path / "modem.cm"
+    f.write_bytes(b"A" * 700)
+    st = f.stat()
+
+    def rewrite(byte: bytes) -> None:
+        with open(f, "r+b") as out:
+            out.write(byte * 700)
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+    with TftpServer(tmp_path, port=0) as srv:
+        assert fetch("127.0.0.1", srv.port, "modem.cm") == b"A" * 700
+        rewrite(b"B")
+        assert fetch("127.0.0.1", srv.port, "modem.cm") == b"B" * 700  # the first was read, not kept
+        rewrite(b"C")
+        assert fetch("127.0.0.1", srv.port, "modem.cm") == b"B" * 700  # the second was kept
+        f.write_bytes(b"D" * 701)  # a new size: read again
+        assert fetch("127.0.0.1", srv.port, "modem.cm") == b"D" * 701
