@@ -71,9 +71,9 @@ class ServerCollector:
 class MetricsEndpoint:
     """The HTTP endpoint serving one server's metrics at ``/metrics``; ``close()`` stops it.
 
-    Its thread sleeps until a scrape arrives: ``prometheus_client.start_http_server`` polls twice a
-    second, which on an idle headend costs more CPU than the scrapes (14 ms a second on the bench
-    machine, ``bench/tftp_wakeup.py``'s idle column for the loop's own poll, now gone)."""
+    Its thread sleeps until a scrape arrives, where ``prometheus_client.start_http_server`` polls twice
+    a second: on an idle headend the polls cost more than the scrapes (each wake-up of an idle process
+    cost the bench machine 3-4 ms of CPU)."""
 
     def __init__(self, server, host: str = "127.0.0.1", port: int = 0):
         from prometheus_client import CollectorRegistry, make_wsgi_app
