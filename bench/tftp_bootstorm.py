@@ -50,10 +50,12 @@ import math
 import os
 import random
 import re
+import select
 import shutil
 import signal
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -71,6 +73,7 @@ from hfcprov.udpstat import port_bound, udp_drops
 BENCH_TEMPLATE = (REPO / "bench" / "padded-tier.j2").read_text()  # configs of 1-10 KB
 PATTERNS = ("inproc-burst", "tftp-burst", "atftp-burst", "spread", "atftp-ws4", "dupack-ws4")
 WINDOWED = ("atftp-ws4", "dupack-ws4")  # patterns that need RFC 7440 (tftpd-hpa has none)
+FLOOR_PATTERNS = ("tftp-burst", "atftp-burst", "spread")  # python-floor has no options and no retransmission
 NAN = float("nan")
 CPU_SOURCE: dict[str, str] = {}  # how the servers' CPU was measured, for the table's header
 
@@ -226,6 +229,15 @@ class Server:
                 raise RuntimeError(f"hfcprov tftp serve did not start: {line.strip()}")
             threading.Thread(target=proc.stderr.read, daemon=True).start()  # never let its pipe fill
             return proc
+        if self.kind == "python-floor":
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--floor-serve", str(self.port), str(root)]
+            proc = subprocess.Popen(self.cpu.wrap(cmd), stderr=subprocess.PIPE, text=True)
+            line = proc.stderr.readline()
+            if "serving" not in line:
+                _stop(proc)
+                self.cpu.close()
+                raise ServerExited(f"python-floor did not start: {line.strip()}")
+            return proc
         if self.kind == "tftpd-hpa":
             cmd = [shutil.which("in.tftpd") or "/usr/sbin/in.tftpd", "-L", "-a", f"127.0.0.1:{self.port}", "-s",
                    "-u", "nobody", str(root)]
@@ -272,6 +284,52 @@ def socket_drops(port: int) -> int | None:
                          check=False).stdout
     drops = re.findall(r"skmem:\(.*?\bd(\d+)\)", out)
     return sum(int(d) for d in drops) if drops else None
+
+
+def floor_serve(port: int, root: str) -> None:
+    """The python-floor server (``--floor``): RFC 1350 octet reads at windowsize 1 and nothing more, in one
+    epoll loop making hfcprov's system calls per ACK. No options, timers, log or checks: the least CPU
+    a Python server can spend, an anchor for what hfcprov's protocol handling costs above it."""
+    header = struct.Struct("!HH").pack
+    listen = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:  # hfcprov's listening buffer, so that a burst's requests are not dropped (SO_RCVBUFFORCE, as root)
+        listen.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)
+    except OSError:
+        listen.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+    listen.bind(("127.0.0.1", port))
+    listen.setblocking(False)
+    ep = select.epoll()
+    ep.register(listen.fileno(), select.EPOLLIN)
+    live = {}  # fd -> [socket, file bytes, block in flight, last block]
+    buf = bytearray(516)
+    print("serving", file=sys.stderr, flush=True)
+    while True:
+        for fd, _ in ep.poll():
+            if fd == listen.fileno():
+                request, client = listen.recvfrom(516)
+                with open(os.path.join(root, request[2:request.index(b"\0", 2)].decode()), "rb") as f:
+                    data = f.read()
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.bind(("127.0.0.1", 0))
+                s.connect(client)
+                s.setblocking(False)
+                ep.register(s.fileno(), select.EPOLLIN)
+                live[s.fileno()] = [s, data, 1, len(data) // 512 + 1]
+                s.send(header(3, 1) + data[:512])
+                continue
+            t = live[fd]
+            s = t[0]
+            s.recv_into(buf)
+            block = t[2]
+            if (buf[2] << 8 | buf[3]) != block:
+                continue
+            if block == t[3]:
+                ep.unregister(fd)
+                s.close()
+                del live[fd]
+                continue
+            t[2] = block = block + 1
+            s.send(header(3, block) + t[1][(block - 1) * 512:block * 512])
 
 
 def _wait_listening(port: int, proc, timeout: float = 15.0) -> None:  # a loaded machine starts servers slowly
@@ -467,6 +525,9 @@ def reference_sizes(root: Path, dyn: Path, names: list[str], tmp: Path, args) ->
 
 
 def main(argv=None) -> int:
+    if argv is None and sys.argv[1:2] == ["--floor-serve"]:  # the python-floor server's own process
+        floor_serve(int(sys.argv[2]), sys.argv[3])
+        return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, nargs="+", default=[1000], help="modems per storm")
     ap.add_argument("--repeats", type=int, default=3)
@@ -492,6 +553,10 @@ def main(argv=None) -> int:
     ap.add_argument("--server-priority", type=int, default=os.getpriority(os.PRIO_PROCESS, 0),
                     help="nice value of every hfcprov server (default: the bench's own, which the C servers "
                          "inherit; -10 is what `tftp serve` sets itself to as root)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also python-floor: a 40-line Python server making hfcprov's system calls per ACK and "
+                         "nothing else (no options, timers or log), the least a Python server can spend; "
+                         "real-client bursts and spreads at windowsize 1 only")
     ap.add_argument("--baseline", type=Path, default=None,
                     help="another hfcprov checkout: its static and cold dynamic servers are measured too "
                          "(hfcprov@base)")
@@ -507,6 +572,8 @@ def main(argv=None) -> int:
     servers += [("hfcprov", f"dyn-cold/{spec}") for spec in args.builds]
     if args.baseline:
         servers += [("hfcprov@base", "static")] + ([] if args.no_cold else [("hfcprov@base", "dyn-cold")])
+    if args.floor:
+        servers.append(("python-floor", "static"))
     if shutil.which("in.tftpd") or Path("/usr/sbin/in.tftpd").exists():
         servers.append(("tftpd-hpa", "static"))
     else:
@@ -551,7 +618,8 @@ def main(argv=None) -> int:
         for n in args.n:
             names = all_names[:n]
             for pattern in patterns:
-                runs = {s: [] for s in servers if not (pattern in WINDOWED and s[0] == "tftpd-hpa")}
+                runs = {s: [] for s in servers if not (pattern in WINDOWED and s[0] == "tftpd-hpa")
+                        and not (s[0] == "python-floor" and not pattern.startswith(FLOOR_PATTERNS))}
                 for _ in range(args.repeats):
                     for (kind, files), done in runs.items():
                         cold = files.startswith("dyn-cold")

@@ -11,7 +11,7 @@ client fetches files one after another (one transfer in flight, windowsize 1, no
 - ``long``: N files of 8,000 bytes, 16 blocks each (an RRQ and 16 ACKs).
 
 The anchor beside the C servers is ``python-floor``: the least a Python server can do per datagram, a
-loop of 40 lines in this file (``floor_serve``) making hfcprov's system calls per ACK (``epoll_wait``,
+loop of 40 lines (``tftp_bootstorm.floor_serve``) making hfcprov's system calls per ACK (``epoll_wait``,
 ``recv_into``, ``send`` on the transfer's connected socket) with nothing else: no options, timers,
 log, or checks. hfcprov against it is what its protocol handling costs; it against atftpd is what
 the interpreter costs.
@@ -30,12 +30,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import select
 import shutil
-import socket
 import statistics
-import struct
-import subprocess
 import sys
 import tempfile
 import time
@@ -66,63 +62,9 @@ def make_roots(folder: Path, n: int) -> dict[str, Path]:
     return roots
 
 
-def floor_serve(port: int, root: str) -> None:
-    """The python-floor server: RFC 1350 octet reads at windowsize 1 and nothing more, in one epoll loop."""
-    header = struct.Struct("!HH").pack
-    listen = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    listen.bind(("127.0.0.1", port))
-    listen.setblocking(False)
-    ep = select.epoll()
-    ep.register(listen.fileno(), select.EPOLLIN)
-    live = {}  # fd -> [socket, file bytes, block in flight, last block]
-    buf = bytearray(516)
-    print("serving", file=sys.stderr, flush=True)
-    while True:
-        for fd, _ in ep.poll():
-            if fd == listen.fileno():
-                request, client = listen.recvfrom(516)
-                with open(os.path.join(root, request[2:request.index(b"\0", 2)].decode()), "rb") as f:
-                    data = f.read()
-                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                s.bind(("127.0.0.1", 0))
-                s.connect(client)
-                s.setblocking(False)
-                ep.register(s.fileno(), select.EPOLLIN)
-                live[s.fileno()] = [s, data, 1, len(data) // 512 + 1]
-                s.send(header(3, 1) + data[:512])
-                continue
-            t = live[fd]
-            s = t[0]
-            s.recv_into(buf)
-            block = t[2]
-            if (buf[2] << 8 | buf[3]) != block:
-                continue
-            if block == t[3]:
-                ep.unregister(fd)
-                s.close()
-                del live[fd]
-                continue
-            t[2] = block = block + 1
-            s.send(header(3, block) + t[1][(block - 1) * 512:block * 512])
-
-
-class FloorServer(B.Server):
-    """``floor_serve`` in a process of its own, measured as the other servers are."""
-
-    def _start(self, root, dyn, n, args, extra):
-        cmd = [sys.executable, __file__, "--floor-serve", str(self.port), str(root)]
-        proc = subprocess.Popen(self.cpu.wrap(cmd), stderr=subprocess.PIPE, text=True)
-        line = proc.stderr.readline()
-        if "serving" not in line:
-            B._stop(proc)
-            self.cpu.close()
-            raise B.ServerExited(f"python-floor did not start: {line.strip()}")
-        return proc
-
-
 def one_server(kind: str, root: Path, n: int, args, tmp: Path) -> float:
     """Microseconds of the server's CPU per transfer, over n sequential transfers."""
-    srv = (FloorServer if kind == "python-floor" else B.Server)(kind, "static", root, None, n, args, tmp)
+    srv = B.Server(kind, "static", root, None, n, args, tmp)
     try:
         for i in range(WARM):
             fetch("127.0.0.1", srv.port, f"f{i}.cm", timeout=2.0)
@@ -138,7 +80,7 @@ def one_server(kind: str, root: Path, n: int, args, tmp: Path) -> float:
 
 def idle_cpu(kind: str, root: Path, seconds: float, args, tmp: Path) -> float:
     """Milliseconds of the server's CPU per second while it has nothing to do, after one transfer."""
-    srv = (FloorServer if kind == "python-floor" else B.Server)(kind, "static", root, None, 1, args, tmp)
+    srv = B.Server(kind, "static", root, None, 1, args, tmp)
     try:
         fetch("127.0.0.1", srv.port, "f0.cm", timeout=2.0)
         time.sleep(0.2)  # the transfer's own after-work (a log flush) is not idle time
@@ -150,9 +92,6 @@ def idle_cpu(kind: str, root: Path, seconds: float, args, tmp: Path) -> float:
 
 
 def main(argv=None) -> int:
-    if argv is None and sys.argv[1:2] == ["--floor-serve"]:
-        floor_serve(int(sys.argv[2]), sys.argv[3])
-        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-n", type=int, default=400, help="sequential transfers per server, per file size")
     ap.add_argument("--repeats", type=int, default=5)
