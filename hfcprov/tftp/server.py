@@ -60,7 +60,7 @@ DynamicProvider = Provider | Callable[[str, str], "bytes | None"]
 
 DEFAULT_RCVBUF = 16 << 20  # a 2,000-modem burst of RRQs is ~2,000 skbs of ~1 KiB truesize each
 MAX_STATIC_BYTES = 256 << 20
-STATIC_CACHE_FILES = 10000  # files kept in memory (and names remembered as asked once) before starting afresh
+STATIC_CACHE_FILES = 10000  # files kept in memory or remembered as asked for once, before starting afresh
 LOG_FLUSH_EVERY = 0.05  # seconds a transfer's log line may wait in the buffer
 MAX_IDLE_SOCKETS = 4096  # finished transfers' sockets kept for the next ones (one fd each)
 SPARE_SOCKETS = 256  # transfer sockets opened at start, so that a storm's first transfers open none
@@ -148,8 +148,8 @@ class TftpServer:
         self._due = _NEVER  # monotonic time of the loop's next own work: the earliest timer, log flush or summary
         self.durations = TransferTimes()  # completed transfers' durations, for the metrics endpoint
         self._seq = itertools.count()
-        self._static_cache: dict[str, tuple] = {}  # path -> ((inode, size, mtime), bytes): files asked for twice
-        self._asked: dict[str, tuple] = {}  # path -> (inode, size, mtime) of files asked for once
+        # path -> ((inode, size, mtime), bytes): a file asked for twice; (key, None): asked for once
+        self._static_cache: dict[str, tuple] = {}
         self._stopping = False
         self._stop_now = False
         self._ready = threading.Event()
@@ -498,9 +498,10 @@ class TftpServer:
         if not stat.S_ISREG(st.st_mode):
             return None
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
-        hit = self._static_cache.get(path)
-        if hit is not None and hit[0] == key:
-            return hit[1]
+        seen = self._static_cache.get(path)
+        seen = seen if seen is not None and seen[0] == key else None  # an edited file starts afresh
+        if seen is not None and seen[1] is not None:
+            return seen[1]
         if st.st_size > MAX_STATIC_BYTES:
             return None
         try:
@@ -510,15 +511,9 @@ class TftpServer:
         # Kept from its second request on: a storm of per-modem files, each asked for once, would fill
         # memory with files not served again (and fresh memory costs a page fault per 4 KiB), while a
         # tier's file shared by many modems is read twice in all.
-        if self._asked.get(path) != key:
-            if len(self._asked) > STATIC_CACHE_FILES:
-                self._asked.clear()
-            self._asked[path] = key
-            return data
-        del self._asked[path]
         if len(self._static_cache) > STATIC_CACHE_FILES:
             self._static_cache.clear()
-        self._static_cache[path] = (key, data)
+        self._static_cache[path] = (key, data if seen is not None else None)
         return data
 
     def _built(self, fut, client, pkt, t0, local=None) -> None:
