@@ -296,7 +296,7 @@ def test_submit_nowait_never_builds_in_the_callers_thread(site):
 
 def test_stamping_any_tree_equals_set_top_then_encode():
     """Whatever the content (TLV 19/20 absent, once or repeated, any TLVs around them), the stamped
-    file is the codec's file for the tree with set_top(19), set_top(20)."""
+    file is the codec's file for the tree with set_top(19), set_top(20) (IPv4) or set_top(59) (IPv6)."""
     from hypothesis import HealthCheck, assume, given, settings
     from hypothesis import strategies as st
 
@@ -304,7 +304,8 @@ def test_stamping_any_tree_equals_set_top_then_encode():
     from hfcprov.tftp.dynamic import StampedFile
     from tests.config.strategies import trees
 
-    stamps = st.lists(st.sampled_from([Tlv(19, 5), Tlv(20, "10.0.0.9"), Tlv(19, 7)]), max_size=3)
+    stamps = st.lists(st.sampled_from([Tlv(19, 5), Tlv(20, "10.0.0.9"), Tlv(19, 7), Tlv(59, "2001:db8::9")]),
+                      max_size=3)
 
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(trees(), stamps, st.data(), st.one_of(st.none(), st.binary(min_size=1, max_size=8)),
@@ -316,12 +317,13 @@ def test_stamping_any_tree_equals_set_top_then_encode():
             items = content_items(tree.tlvs)
         except ConfigError:
             assume(False)  # a drawn value too big for one TLV
-        f = StampedFile(items, secret, ts, ma)
-        stamp, ip = data.draw(st.integers(0, 2**32 - 1)), data.draw(st.ip_addresses(v=4).map(str))
+        family = data.draw(st.sampled_from([4, 6]))
+        f = StampedFile(items, secret, ts, ma, family)
+        stamp, ip = data.draw(st.integers(0, 2**32 - 1)), data.draw(st.ip_addresses(v=family).map(str))
         if ts:
             tree.set_top(19, stamp)
         if ma:
-            tree.set_top(20, ip)
+            tree.set_top(20 if family == 4 else 59, ip)
         assert f.build(stamp if ts else None, ip if ma else None) == encode(tree, secret)
 
     check()

@@ -63,6 +63,32 @@ def test_dynamic_file_gets_tlv59_for_ipv6_and_tlv20_for_ipv4(site):  # noqa: F81
     assert v6 == encode(tree, SECRET)
 
 
+def test_each_family_gets_its_own_framing_once(site):  # noqa: F811
+    """A file is framed for the family of the modem asking (its TLV 20 or 59 hole): an IPv6 request after
+    an IPv4 one builds once more, and every later request of either family is served from memory."""
+    builder = load_dynamic(site / "dyn.yaml")
+    with TftpServer(site / "root", host="::", dynamic=builder) as srv:
+        first = fetch("127.0.0.1", srv.port, "001095000002.cm")
+        assert builder.builds == 1
+        v6 = fetch("::1", srv.port, "001095000002.cm")
+        assert builder.builds == 2
+        again = [fetch("127.0.0.1", srv.port, "001095000002.cm"), fetch("::1", srv.port, "001095000002.cm")]
+        assert builder.builds == 2
+    assert [t.value for t in decode(v6).find("59")] == ["::1"]
+    assert [decode(d).find("20")[0].value for d in (first, again[0])] == ["127.0.0.1"] * 2
+    assert decode(again[1]).find("59")[0].value == "::1"
+
+
+def test_warm_frames_each_family_asked_for(site):  # noqa: F811
+    builder = load_dynamic(site / "dyn.yaml")
+    assert builder.warm((4, 6)) == 2 * builder.warm((4,))  # the second call finds the IPv4 framing built
+    built = builder.builds
+    with TftpServer(site / "root", host="::", dynamic=builder) as srv:
+        fetch("::1", srv.port, "001095000002.cm")
+        fetch("127.0.0.1", srv.port, "001095000002.cm")
+    assert builder.builds == built  # both framings were ready
+
+
 def test_cli_listens_on_bracketed_ipv6(root):
     proc = subprocess.Popen([sys.executable, "-m", "hfcprov", "tftp", "serve", "--root", str(root),
                              "--listen", "[::1]:0"], cwd=REPO, stderr=subprocess.PIPE, text=True)
