@@ -324,22 +324,22 @@ class ConfigFileBuilder(Provider):
 
     def warm(self, families: tuple[int, ...] = (4,)) -> int:
         """Render every modem's file now (e.g. right after start), framed for each address family in
-        ``families`` (4, 6: what the server's clients will be); returns how many files. Errors wait for
-        the modem."""
+        ``families`` (4, 6: what the server's clients will be); returns how many modems have theirs.
+        Errors wait for the modem."""
         self._reload()
-        builds = []
         families = families if self.modem_address else (4,)
+        per_modem = []
         for row in list(self._rows.values()):
-            for family in families:
-                try:
-                    builds.append(self._stamped(row, family=family))  # all at once: every worker gets some
-                except HfcprovError:
-                    pass  # reported to that modem (TFTP error + log line) when it asks
+            try:  # all at once: every worker process gets some
+                per_modem.append([self._stamped(row, family=family) for family in families])
+            except HfcprovError:
+                pass  # reported to that modem (TFTP error + log line) when it asks
         done = 0
-        for f in builds:
+        for builds in per_modem:
             try:
-                if not isinstance(f, StampedFile):
-                    f.result()
+                for f in builds:
+                    if not isinstance(f, StampedFile):
+                        f.result()
                 done += 1
             except HfcprovError:
                 pass
