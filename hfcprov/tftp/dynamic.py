@@ -366,7 +366,8 @@ class ConfigFileBuilder(Provider):
             return None
         if self.processes and not may_block and (_POOL is None or _POOL.processes != self.processes or _POOL.broken):
             return None  # the pool would have to start first
-        key = (*(self._keys.get(mac) or self._key(path, row)), family)  # a node's modems are one family
+        # one build per family: its TLV 20 or 59 hole (a node's modems are mostly one or the other)
+        key = (*(self._keys.get(mac) or self._key(path, row)), family)
         with self._lock:
             stamped = self._shared.get(key)
             if stamped is not None:
