@@ -12,6 +12,7 @@ from hfcprov.config import decode, verify
 from hfcprov.emu import topology
 from hfcprov.emu.topology import ADDR, ADDR6
 from hfcprov.fileio import atomic_write
+from tests.support import require_tool
 from tests.tftp.helpers import shipped_tiers
 
 pytestmark = pytest.mark.root
@@ -79,8 +80,8 @@ def test_only_an_ipv6_lab_has_the_ipv6_management_addresses(lab_factory):
     addrs = subprocess.run(["ip", "-n", v6.ns("cm"), "-6", "addr", "show", "dev", "rf"], capture_output=True,
                            text=True, check=True).stdout
     assert f"{ADDR6['cm_rf']}/64" in addrs
-    ping = subprocess.run(["ip", "netns", "exec", v6.ns("cmts"), "ping", "-6", "-c", "1", "-W", "2", ADDR6["cm_rf"]],
-                          capture_output=True, text=True, check=False)
+    ping = subprocess.run(["ip", "netns", "exec", v6.ns("cmts"), require_tool("ping", "iputils-ping"), "-6", "-c", "1",
+                           "-W", "2", ADDR6["cm_rf"]], capture_output=True, text=True, check=False)
     assert ping.returncode == 0, ping.stdout + ping.stderr
     v4 = lab_factory()
     assert not v4.ipv6 and v4.addr("cm_rf") == ADDR["cm_rf"]

@@ -14,6 +14,7 @@ from hfcprov.emu import timekeeping
 from hfcprov.emu.aqmstage import AqmStage
 from hfcprov.emu.timekeeping import Timekeeping, verdict
 from tests.emu.test_aqmstage import ipv4
+from tests.support import require_tool
 
 
 def _backlogged(stage: AqmStage, n: int = 50) -> None:
@@ -82,7 +83,8 @@ def test_a_labs_delay_line_runs_fifo_and_answers_its_account(lab_factory):
         pytest.skip("the kernel has netem: no delay line here")
     first = lab.timekeeping()
     assert first["scheduling"] == "fifo 10" and first["stages"] == []
-    netns.run(["ping", "-c", "3", "-i", "0.2", "-W", "2", topology.ADDR["srv"]], ns=lab.ns("cpe"))
+    ping = require_tool("ping", "iputils-ping")
+    netns.run([ping, "-c", "3", "-i", "0.2", "-W", "2", topology.ADDR["srv"]], ns=lab.ns("cpe"))
     second = lab.timekeeping()
     assert second["packets"] - first["packets"] == 6  # each echo and its reply cross the line once
     v = verdict(first, second)
