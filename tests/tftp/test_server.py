@@ -253,6 +253,32 @@ def test_a_build_finished_during_a_burst_starts_before_the_next_request(tmp_path
         srv._shutdown()
 
 
+def test_a_transfer_socket_serves_a_bounded_number_of_transfers(root):
+    """A finished transfer's socket serves the next ones, SOCKET_TRANSFERS in all; then it is closed and a
+    fresh one takes over (a socket that has served many wakes the loop more dearly)."""
+    from collections import Counter
+
+    from hfcprov.tftp.server import SOCKET_TRANSFERS
+
+    tids = []
+    with TftpServer(root, spare_sockets=0) as srv:
+        for _ in range(3 * SOCKET_TRANSFERS):
+            c = RawClient(srv.port)
+            try:
+                c.rrq("short.cm")
+                opcode, block, payload, _ = c.recv()
+                assert (opcode, block, len(payload)) == (3, 1, 511)
+                tids.append(c.tid)
+                c.ack(1)
+            finally:
+                c.close()
+            wait_idle(srv)  # its socket is back in the pool before the next request
+    served = Counter(tids)
+    assert sorted(served.values()) == [SOCKET_TRANSFERS] * 3, served
+    # each socket's transfers came one after another: the pool handed the same one back
+    assert [tids[i * SOCKET_TRANSFERS] for i in range(3)] == list(served)
+
+
 def test_a_file_is_kept_in_memory_from_its_second_request(tmp_path):
     """A file asked for once (a storm's per-modem file) is not kept; asked for again, it is, for as long as
     its inode, size and mtime stay. Rewritten in place with those three kept, only a kept copy hides it."""
