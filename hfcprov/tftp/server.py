@@ -63,9 +63,9 @@ MAX_STATIC_BYTES = 256 << 20
 STATIC_CACHE_FILES = 10000  # files kept in memory or remembered as asked for once, before starting afresh
 LOG_FLUSH_EVERY = 0.05  # seconds a transfer's log line may wait in the buffer
 MAX_IDLE_SOCKETS = 4096  # finished transfers' sockets kept for the next ones (one fd each)
-# Transfers one socket serves before it is closed: each wake-up of a socket that has served many costs
-# more (epoll_wait 7-8 us per datagram after 100+ transfers against 4-4.5 us for up to 8 on this machine,
-# a Python ping-pong; the kernel's reason unknown), while opening a socket costs about 15 us.
+# Transfers one socket serves before it is closed: waking for a socket that has served many transfers
+# costs more (the kernel's reason unknown), and opening a fresh one less than that over 8 transfers
+# (bench/tftp_wakeup.py, per extra ACK; docs/tftp.md "Every datagram a wake-up").
 SOCKET_TRANSFERS = 8
 SPARE_SOCKETS = 256  # transfer sockets opened at start, so that a storm's first transfers open none
 _E = P.ErrorCode
@@ -583,6 +583,7 @@ class TftpServer:
             return
         t = Transfer(client, pkt.filename, data, opts, t0, sock.send)
         t.sock, t.fd, t.recv_into, t.local = sock, sock.fileno(), sock.recv_into, local
+        self._served[t.fd] += 1
         self._transfers[t.fd] = t
         self._clients.add(client)
         t.begin(time.monotonic())
@@ -612,7 +613,6 @@ class TftpServer:
                 _drain(sock)
             elif fcntl.ioctl(fd, _FIONREAD, _NO_BYTES) != _NO_BYTES:
                 _drain(sock)
-            self._served[fd] += 1
             return sock
         try:
             sock = self._open_transfer_socket(local)
@@ -629,7 +629,6 @@ class TftpServer:
             self.log.error(f"no socket for a new transfer: {err.strerror or err}", client=_client_text(client))
             self._logged(time.monotonic())
             return None
-        self._served[sock.fileno()] += 1
         return sock
 
     def _open_transfer_socket(self, local: tuple | None = None) -> socket.socket:
