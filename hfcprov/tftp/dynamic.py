@@ -523,9 +523,8 @@ class StampedFile:
     once by ``hfcprov.config.prepare`` with holes for the stamped TLVs; a request fills them and
     the MICs (``PreparedFile.fill``, reusing the digest of the bytes before the first hole). The
     builder frames a file for the family of the modem asking (a node is usually one or the
-    other): keeping the content to frame the other family too made each build about 13 us
-    slower (of about 95 us for the boot-storm bench's configs) and what crossed from a worker to
-    the loop twice as large.
+    other): keeping the content to frame the other family too made every build slower and what
+    crossed from a worker to the loop twice as large.
     """
 
     def __init__(self, items, secret: bytes | None, timestamp: bool, modem_address: bool, family: int = 4):

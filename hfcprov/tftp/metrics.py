@@ -72,8 +72,8 @@ class MetricsEndpoint:
     """The HTTP endpoint serving one server's metrics at ``/metrics``; ``close()`` stops it.
 
     Its thread sleeps until a scrape arrives, where ``prometheus_client.start_http_server`` polls twice
-    a second: on an idle headend the polls cost more than the scrapes (each wake-up of an idle process
-    cost the bench machine 3-4 ms of CPU)."""
+    a second: on an idle headend the polls cost more than the scrapes (bench/tftp_wakeup.py's idle
+    column shows what a polling thread costs)."""
 
     def __init__(self, server, host: str = "127.0.0.1", port: int = 0):
         from prometheus_client import CollectorRegistry, make_wsgi_app

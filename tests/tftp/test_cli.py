@@ -68,8 +68,8 @@ def _context_switches(pid: int) -> int:
 
 
 def test_idle_server_never_wakes(root, tmp_path):
-    """A server with nothing to do sleeps: no thread polls, its metrics endpoint's neither (a wake-up
-    cost this machine's idle server 3-4 ms of CPU). Over 2.5 s a thread waking every 0.5 s would switch at least 5 times;
+    """A server with nothing to do sleeps: no thread polls, its metrics endpoint's neither (each wake-up
+    costs an idle server CPU). Over 2.5 s a thread waking every 0.5 s would switch at least 5 times;
     the log's flush, 50 ms after the transfer, may wake the loop once."""
     port = free_udp_port()
     proc = subprocess.Popen(HFCPROV + ["tftp", "serve", "--listen", f"127.0.0.1:{port}", "--root", str(root),
