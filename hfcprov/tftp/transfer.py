@@ -7,12 +7,18 @@ ends that window, whose blocks the timer resends) and keeps its own ``deadline``
 re-arms its timer when the deadline moved). Tests drive it with a list as ``send`` and a fake
 clock. DATA is built here, per block sent, from the wire declaration's header (``P.HEADER``).
 
+A window of several blocks goes out in one system call where the loop gives ``send_segments``
+(UDP segmentation offload, ``UDP_SEGMENT``: the kernel cuts one buffer into the window's
+datagrams, as it would have received them one by one); where the kernel refuses it for this
+path, the transfer sends block by block from then on.
+
 Block numbers are absolute inside (``base``, ``next``, ``last`` start at 1) and wrap at
 65,536 on the wire only, so files past 32 MiB at blksize 512 roll over cleanly.
 """
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable
 
 from hfcprov.tftp import protocol as P
@@ -20,21 +26,33 @@ from hfcprov.tftp import protocol as P
 OK, UNCONFIRMED, TIMEOUT = "ok", "unconfirmed", "timeout"
 _DATA_HEADER = P.HEADER.pack
 _DATA = P.DATA
+_HEADER_SIZE = P.HEADER.size
+# A window in one send: at most this many datagrams (the kernel's UDP_MAX_SEGMENTS is 64 on older
+# kernels) and this many bytes (one UDP datagram's payload before segmentation).
+MAX_SEGMENTS = 64
+MAX_SEGMENTED_BYTES = 65_000
+# what a kernel (or a path: a segment over the route's MTU, a device without checksum offload) says
+# when it cannot segment: the transfer sends datagram by datagram from then on
+_NO_SEGMENTS = frozenset({errno.EINVAL, errno.EIO, errno.ENOPROTOOPT, errno.EOPNOTSUPP})
 
 
 class Transfer:
     """One RRQ being served: the data, the negotiated options and the window position."""
 
     __slots__ = ("base", "blksize", "client", "data", "deadline", "done", "fd", "filename", "last", "local", "next",
-                 "oack", "recv_into", "resent_to", "retries", "send", "sock", "started", "timeout", "tries",
-                 "windowsize")
+                 "oack", "recv_into", "resent_to", "retries", "segments", "send", "send_segments", "sock", "started",
+                 "timeout", "tries", "windowsize")
 
     def __init__(self, client, filename: str, data: bytes, opts: P.Options, now: float,
-                 send: Callable[[bytes], None]):
+                 send: Callable[[bytes], None], send_segments: Callable[[list, int], None] | None = None):
         self.client = client
         self.filename = filename
         self.data = data
         self.send = send
+        # send_segments(buffers, size): the buffers, joined, sent as datagrams of ``size`` bytes (the last
+        # may be shorter) in one call; only worth it for windows of several blocks
+        self.segments = min(MAX_SEGMENTS, MAX_SEGMENTED_BYTES // (opts.blksize + _HEADER_SIZE))
+        self.send_segments = send_segments if opts.windowsize > 1 and self.segments > 1 else None
         self.sock = None  # the loop's: its socket, fd and socket's recv_into, kept here to find the transfer again
         self.fd = -1
         self.recv_into = None
@@ -143,11 +161,39 @@ class Transfer:
         end = min(self.base + self.windowsize, self.last + 1)
         send, data, size = self.send, self.data, self.blksize
         try:
+            if self.send_segments is not None and end - n > 1:
+                n = self._send_segmented(n, end)
             while n < end:
                 off = (n - 1) * size
                 send(_DATA_HEADER(_DATA, n & 0xFFFF) + data[off:off + size])
                 n += 1
         except OSError:  # socket buffer full, or an ICMP error from an earlier datagram: the timer resends
-            n += 1  # the block counts as sent: a copy on its way or not, the timer covers it
+            # the block counts as sent: a copy on its way or not, the timer covers it (a failed
+            # segmented send left its first block in self.next)
+            n = max(n, self.next) + 1
         self.next = n
         return n - first
+
+    def _send_segmented(self, n: int, end: int) -> int:
+        """Blocks ``n`` up to ``end`` in as few sends as the segment limits allow (each datagram's header and
+        data are handed to the kernel as they are, not joined first); the first block not sent. Only the
+        file's last block is short, and it can only end a window, so every datagram but the last of a
+        send is full. ``OSError``: the send starting at block ``self.next`` failed as ``send`` would have."""
+        size, view = self.blksize, memoryview(self.data)
+        while end - n > 1:
+            stop = min(end, n + self.segments)
+            parts = []
+            for k in range(n, stop):
+                off = (k - 1) * size
+                parts.append(_DATA_HEADER(_DATA, k & 0xFFFF))
+                parts.append(view[off:off + size])
+            try:
+                self.send_segments(parts, size + _HEADER_SIZE)
+            except OSError as err:
+                if err.errno not in _NO_SEGMENTS:
+                    self.next = n
+                    raise
+                self.send_segments = None  # this path cannot: block by block, now and from now on
+                return n
+            n = stop
+        return n

@@ -299,3 +299,44 @@ def test_a_file_is_kept_in_memory_from_its_second_request(tmp_path):
         assert fetch("127.0.0.1", srv.port, "modem.cm") == b"B" * 700  # the second was kept
         f.write_bytes(b"D" * 701)  # a new size: read again
         assert fetch("127.0.0.1", srv.port, "modem.cm") == b"D" * 701
+
+
+def test_a_window_goes_out_in_one_send_and_arrives_as_its_datagrams():
+    """UDP segmentation on a real loopback socket: one sendmsg, and the receiver reads each DATA block
+    as its own datagram, as if sent one by one."""
+    import errno
+    import socket
+
+    from hfcprov.tftp import protocol as P
+    from hfcprov.tftp.server import _segment_sender
+    from hfcprov.tftp.transfer import Transfer
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+        rx.bind(("127.0.0.1", 0))
+        rx.settimeout(5)
+        tx.connect(rx.getsockname())
+        try:
+            _segment_sender(tx)([b"\0\3\0\0", b"x"], 3)
+        except OSError as err:
+            if err.errno in (errno.EINVAL, errno.ENOPROTOOPT, errno.EOPNOTSUPP):
+                pytest.skip(f"this kernel does not segment UDP ({err.strerror})")
+            raise
+        assert [rx.recv(64) for _ in range(2)] == [b"\0\3\0", b"\0x"]
+        sends = []
+        sender = _segment_sender(tx)
+
+        def counted(buffers, size):
+            sends.append(size)
+            sender(buffers, size)
+
+        data = bytes(range(256)) * 20  # 5,120 bytes: blocks 1-10 full, 11 empty
+        t = Transfer(("127.0.0.1", 9), "f.cm", data, P.Options(blksize=512, windowsize=8), 0.0, tx.send, counted)
+        t.begin(0.0)
+        got = [rx.recv(2048) for _ in range(8)]
+        assert got == [P.HEADER.pack(P.DATA, k) + data[(k - 1) * 512:k * 512] for k in range(1, 9)]
+        assert sends == [516] and t.send_segments is counted
+        assert t.on_ack(8, 0.1) is None  # 9, 10 and the empty 11th: one send, the last datagram 4 bytes
+        assert [rx.recv(2048) for _ in range(3)] == [P.HEADER.pack(P.DATA, 9) + data[4096:4608],
+                                                      P.HEADER.pack(P.DATA, 10) + data[4608:], b"\0\3\0\x0b"]
+        assert sends == [516, 516]

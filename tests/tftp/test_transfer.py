@@ -144,3 +144,83 @@ def test_no_ack_sequence_sends_a_block_more_than_twice_between_timeouts(acks, wi
     for b in _blocks(sent):
         counts[b] = counts.get(b, 0) + 1
     assert max(counts.values()) <= 2
+
+
+def _cut(sent: list[bytes], calls: list[int]):
+    """``send_segments`` as the kernel does it (UDP_SEGMENT): the buffers joined, then cut into datagrams
+    of ``size`` bytes, the last possibly shorter; ``calls`` gets the datagrams of each send."""
+    def send_segments(buffers, size):
+        joined = b"".join(bytes(b) for b in buffers)
+        cut = [joined[i:i + size] for i in range(0, len(joined), size)]
+        assert all(len(d) == size for d in cut[:-1])
+        calls.append(len(cut))
+        sent.extend(cut)
+    return send_segments
+
+
+@settings(max_examples=150, deadline=None)
+@given(size=st.integers(0, 6000), windowsize=st.integers(1, 70), blksize=st.sampled_from([8, 512, 1428]),
+       events=st.lists(st.one_of(st.integers(0, 40), st.none()), max_size=40))
+def test_a_window_sent_in_one_call_is_the_same_datagrams(size, windowsize, blksize, events):
+    """Whatever ACKs and timeouts (None) come, a transfer handing whole windows to ``send_segments``
+    sends exactly the datagrams, in order, that one sending block by block does; and it hands over
+    every window of more than one block in calls of at most 64 datagrams."""
+    plain, sent_plain = _make(size=size, windowsize=windowsize, blksize=blksize)
+    sent: list[bytes] = []
+    calls: list[int] = []
+    seg = Transfer(plain.client, plain.filename, plain.data, P.Options(blksize=blksize, timeout=1.0,
+                   windowsize=windowsize), 0.0, sent.append, _cut(sent, calls))
+    for t in (plain, seg):
+        t.begin(0.0)
+        for e in events:
+            r = t.on_timeout(t.deadline, 10**6) if e is None else t.on_ack(e, 0.1)
+            if r is not None:
+                break
+    assert sent == sent_plain
+    assert all(2 <= n <= 64 for n in calls)
+    if windowsize == 1:
+        assert calls == []
+    elif plain.last > 1:
+        assert calls and calls[0] == min(windowsize, plain.last, 64)
+
+
+@pytest.mark.parametrize("code", [22, 5, 92, 95])  # EINVAL, EIO, ENOPROTOOPT, EOPNOTSUPP
+def test_a_path_that_cannot_segment_falls_back_to_one_send_per_block(code):
+    sent: list[bytes] = []
+    tried = []
+
+    def refuse(buffers, size):
+        tried.append(size)
+        raise OSError(code, "no segmentation here")
+
+    t = Transfer(("192.0.2.7", 1234), "f.cm", bytes(7000), P.Options(windowsize=4), 0.0, sent.append, refuse)
+    t.begin(0.0)
+    assert _blocks(sent) == [1, 2, 3, 4] and tried == [516]
+    assert t.send_segments is None  # not tried again for this transfer
+    sent.clear()
+    assert t.on_ack(4, 0.1) is None and _blocks(sent) == [5, 6, 7, 8] and tried == [516]
+
+
+def test_a_segmented_send_that_fails_ends_the_window_as_a_block_send_does():
+    sent: list[bytes] = []
+
+    def full(buffers, size):  # the socket buffer is full
+        raise BlockingIOError
+
+    t = Transfer(("192.0.2.7", 1234), "f.cm", bytes(7000), P.Options(windowsize=4), 0.0, sent.append, full)
+    t.begin(0.0)  # no exception reaches the loop
+    assert sent == [] and t.next == 2  # the first block counts as sent; the timer resends the window
+    assert t.send_segments is full  # a full buffer is no reason to stop segmenting
+    calls: list[int] = []
+    t.send_segments = _cut(sent, calls)
+    assert t.on_timeout(1.0, max_tries=3) is None
+    assert _blocks(sent) == [1, 2, 3, 4] and calls == [4] and t.retries == 4
+
+
+def test_blocks_too_large_to_share_a_send_go_one_by_one():
+    calls: list[int] = []
+    sent: list[bytes] = []
+    t = Transfer(("192.0.2.7", 1234), "f.cm", bytes(200_000), P.Options(blksize=40_000, windowsize=4), 0.0,
+                 sent.append, _cut(sent, calls))
+    t.begin(0.0)
+    assert t.send_segments is None and calls == [] and _blocks(sent) == [1, 2, 3, 4]
