@@ -90,9 +90,7 @@ def serve(root, listen, dynamic_path, log_path, timeout, retries, rcvbuf, worker
             import time
 
             t0 = time.monotonic()
-            # framed for the clients the listening address takes: "::" takes both families
-            families = (4, 6) if server.host == "::" else (6,) if ":" in server.host else (4,)
-            n = dynamic.warm(families)
+            n = dynamic.warm(server.client_families)  # framed for the clients the address hears
             server.log.event("warm", modems=n, seconds=round(time.monotonic() - t0, 3))
 
         threading.Thread(target=warm_up, name="tftp-warm", daemon=True).start()

@@ -32,6 +32,7 @@ import collections
 import concurrent.futures
 import fcntl
 import heapq
+import ipaddress
 import itertools
 import math
 import os
@@ -147,6 +148,7 @@ class TftpServer:
         self._unclean: set[int] = set()  # idle sockets that may hold an ICMP error (their transfer resent)
         self._served: dict[int, int] = {}  # by fd: transfers each open transfer socket has taken
         self._thread: threading.Thread | None = None
+        self.client_families: tuple[int, ...] = ()  # once listening: 4, 6 or both (a file's TLV 20 or 59)
         self._loop_ident = None  # the loop thread's id, once it runs
         self._wake_r = self._wake_w = None
         self._calls = collections.deque()  # call_soon's callables (finished builds among them), run by the loop
@@ -260,6 +262,7 @@ class TftpServer:
         self._family = family
         self.host, self.port = sock.getsockname()[:2]
         self._local_ip = "" if self.host in ("0.0.0.0", "::") else self.host
+        self.client_families = _client_families(family, self.host)
         # On the any-address a request may reach any of the host's addresses: the kernel says which
         # (IP_PKTINFO), and its transfer is bound to it. A socket bound to the any-address would
         # answer from the address the route to the client prefers, which a client that sent its RRQ
@@ -732,6 +735,15 @@ class TftpServer:
             self._epoll.close()
         self.log.write_summary()
         self.log.close()
+
+
+def _client_families(family: int, host: str) -> tuple[int, ...]:
+    """The address families (4, 6) of the clients a socket bound to ``host`` hears: both on the dual-stack
+    any-address, IPv4 on an IPv4 or v4-mapped address, else IPv6."""
+    if family == socket.AF_INET:
+        return (4,)
+    ip = ipaddress.IPv6Address(host.split("%")[0])
+    return (4, 6) if ip.is_unspecified else (4,) if ip.ipv4_mapped else (6,)
 
 
 def client_ip(client) -> str:

@@ -13,6 +13,7 @@ import pytest
 from hfcprov.config import decode, encode, verify
 from hfcprov.tftp import TftpServer, fetch, fetch_many
 from hfcprov.tftp.dynamic import load_dynamic
+from hfcprov.tftp.server import TftpServerError
 from hfcprov.tiers import load_inventory, render_tree
 from tests.support import has_ipv6_loopback
 
@@ -88,6 +89,20 @@ def test_warm_frames_each_family_asked_for(site):  # noqa: F811
         fetch("::1", srv.port, "001095000002.cm")
         fetch("127.0.0.1", srv.port, "001095000002.cm")
     assert builder.builds == built  # both framings were ready
+
+
+@pytest.mark.parametrize("host, families", [("::", (4, 6)), ("::1", (6,)), ("127.0.0.1", (4,)),
+                                            ("0.0.0.0", (4,)), ("::ffff:127.0.0.1", (4,))])
+def test_a_server_knows_which_families_its_clients_are(root, host, families):
+    """What --warm frames files for: both families on the dual-stack any-address, one elsewhere."""
+    try:
+        srv = TftpServer(root, host=host).start()
+    except TftpServerError as err:
+        pytest.skip(f"cannot listen on {host} here: {err}")
+    try:
+        assert srv.client_families == families
+    finally:
+        srv.stop()
 
 
 def test_cli_listens_on_bracketed_ipv6(root):
