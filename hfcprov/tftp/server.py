@@ -805,19 +805,13 @@ def _read_file(path: str, size: int) -> bytes:
 _NO_BYTES = bytes(4)  # FIONREAD's answer for an empty socket
 
 
-_SEGMENT_CMSG: dict[int, list] = {}  # datagram size -> its UDP_SEGMENT control message
-
-
 def _segment_sender(sock: socket.socket) -> Callable[[list, int], None]:
     """``send_segments`` for a Transfer on ``sock``: the buffers as one payload, which the kernel cuts
     into datagrams of ``size`` bytes (the last may be shorter)."""
     sendmsg = sock.sendmsg
 
     def send_segments(buffers: list, size: int) -> None:
-        cmsg = _SEGMENT_CMSG.get(size)
-        if cmsg is None:
-            cmsg = _SEGMENT_CMSG[size] = [(socket.SOL_UDP, _UDP_SEGMENT, struct.pack("=H", size))]
-        sendmsg(buffers, cmsg)
+        sendmsg(buffers, [(socket.SOL_UDP, _UDP_SEGMENT, struct.pack("=H", size))])  # once per window
 
     return send_segments
 

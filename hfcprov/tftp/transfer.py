@@ -51,8 +51,10 @@ class Transfer:
         self.send = send
         # send_segments(buffers, size): the buffers, joined, sent as datagrams of ``size`` bytes (the last
         # may be shorter) in one call; only worth it for windows of several blocks
-        self.segments = min(MAX_SEGMENTS, MAX_SEGMENTED_BYTES // (opts.blksize + _HEADER_SIZE))
-        self.send_segments = send_segments if opts.windowsize > 1 and self.segments > 1 else None
+        self.segments = 0  # blocks one send_segments call may carry
+        if send_segments is not None and opts.windowsize > 1:
+            self.segments = min(MAX_SEGMENTS, MAX_SEGMENTED_BYTES // (opts.blksize + _HEADER_SIZE))
+        self.send_segments = send_segments if self.segments > 1 else None
         self.sock = None  # the loop's: its socket, fd and socket's recv_into, kept here to find the transfer again
         self.fd = -1
         self.recv_into = None
