@@ -321,6 +321,10 @@ class ConfigFileBuilder(Provider):
         Their callbacks stamp each waiting modem's file: done in the loop that sends it, they do not
         trade the GIL with it."""
         self._deliver = call_soon
+        if call_soon is not None:
+            # The first request after a quiet second goes to the thread that checks the files: started
+            # now (and its module imported), not by the loop as a storm's first modem arrives.
+            self._threads().submit(int)
 
     def warm(self, families: tuple[int, ...] = (4,)) -> int:
         """Render every modem's file now (e.g. right after start), framed for each address family in

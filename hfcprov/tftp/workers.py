@@ -24,7 +24,6 @@ import concurrent.futures
 import functools
 import itertools
 import multiprocessing
-import multiprocessing.connection
 import os
 import pickle
 import select
@@ -78,7 +77,11 @@ class WorkerPool:
             self._workers.append(_Worker(proc, ours))
         deadline = time.monotonic() + start_timeout
         for w in self._workers:  # each says "ready" once its imports and initializer are done
-            if not w.conn.poll(max(0.0, deadline - time.monotonic())) or _recv(w.conn) != "ready":
+            try:
+                ready = w.conn.poll(max(0.0, deadline - time.monotonic())) and _recv(w.conn) == "ready"
+            except (EOFError, OSError):  # it ended before saying so (its initializer failed, or it was killed)
+                ready = False
+            if not ready:
                 self.broken = "a build worker did not start"
                 break
         self._stop_r, self._stop_w = ctx.Pipe(duplex=False)
@@ -135,20 +138,26 @@ class WorkerPool:
             self._died(w, f"build worker pipe: {err}")
 
     def _read(self) -> None:
-        conns = {w.conn: w for w in self._workers}
-        while conns:
-            for conn in multiprocessing.connection.wait([*conns, self._stop_r]):
-                if conn is self._stop_r:
-                    return
-                w = conns[conn]
+        # one poll object for the pool's life (multiprocessing.connection.wait builds a selector per call)
+        workers = {w.conn.fileno(): w for w in self._workers}
+        waiting = select.poll()
+        for fd in (*workers, self._stop_r.fileno()):
+            waiting.register(fd, select.POLLIN)
+        while workers:
+            for fd, _ in waiting.poll():
+                w = workers.get(fd)
+                if w is None:
+                    return  # the stop pipe: shutdown
                 try:
-                    replies = _recv(conn)
+                    replies = _recv(w.conn)
                 except (EOFError, OSError):
-                    del conns[conn]
+                    del workers[fd]
+                    waiting.unregister(fd)
                     self._died(w, f"build worker {w.process.pid} ended (exit code {w.process.exitcode})")
                     continue
                 except Exception as err:  # noqa: BLE001 - its builds cannot be told apart: all of them fail
-                    del conns[conn]
+                    del workers[fd]
+                    waiting.unregister(fd)
                     self._died(w, f"unreadable reply from build worker {w.process.pid}: {type(err).__name__}: {err}")
                     continue
                 self._hand_over(w, len(replies))

@@ -439,3 +439,20 @@ def test_an_edit_of_a_template_included_beside_the_one_template_is_picked_up(sit
                  30, "a build with the edited include")
     finally:
         builder.close()
+
+
+def test_the_thread_that_checks_the_files_is_started_with_the_server_not_by_a_request(site):
+    """The first request after a quiet second goes to a thread of the builder's: the server's start makes
+    it, so a storm's first modem does not wait in the loop for a thread (and its module) to start."""
+    import threading
+
+    def checkers():  # other tests' builders may still have theirs
+        return sum(t.name.startswith("tftp-reload") for t in threading.enumerate())
+
+    builder = load_dynamic(site / "dyn.yaml")
+    try:
+        before = checkers()
+        with TftpServer(site / "root", dynamic=builder):
+            assert checkers() == before + 1
+    finally:
+        builder.close()

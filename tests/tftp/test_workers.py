@@ -48,6 +48,10 @@ def _one_way():
     return _OneWay()
 
 
+def _end_at_start():
+    os._exit(3)
+
+
 def _held(path):
     """A build that waits for the test's word: it tells the test its worker's pid over the UNIX socket
     ``path``, then returns 1 once the test answers (or fails when the test goes away)."""
@@ -193,3 +197,13 @@ def test_a_storm_of_large_builds_and_results_never_jams_the_pipes(tmp_path):
         release()
         assert held.result(60) == 1
         assert [len(f.result(60)) for f in futures] == [400_000 + i for i in range(300)]
+
+
+def test_a_worker_that_ends_before_it_is_ready_breaks_the_pool_without_a_traceback():
+    pool = WorkerPool(1, initializer=_end_at_start, start_timeout=30)
+    try:
+        assert pool.broken == "a build worker did not start"
+        with pytest.raises(RuntimeError, match="did not start"):
+            pool.submit(_echo, 1)
+    finally:
+        pool.shutdown()
