@@ -34,7 +34,8 @@ hfcprov with real clients), duplicate DATA, transfer time p50/p99 (client proces
 exit), the listening socket's kernel drops, and the clients' CPU seconds per 1,000 transfers (the
 client processes' own, as their exit reports it; the in-process client's thread). "vs best C" is
 transfers/s over the best C server's in the same pattern; "CPU vs atftpd" is CPU per transfer over
-atftpd's.
+atftpd's. The cold/static line under the table gives the cold server's CPU above static and the part of
+it its build workers spent (their scheduler run time; what is left is the server's loop and threads).
 
     sudo nice -n 10 .venv/bin/python bench/tftp_bootstorm.py                    # every pattern, N = 1000
     sudo nice -n 10 .venv/bin/python bench/tftp_bootstorm.py -n 400 --arrival tftp-burst atftp-burst
@@ -190,6 +191,35 @@ def _tree_cpu(root_pid: int) -> float:
     return sum(stats[p][1] for p in tree if p in stats) / os.sysconf("SC_CLK_TCK")
 
 
+def _descendants_cpu(root_pid: int) -> float:
+    """CPU seconds of ``root_pid``'s live descendants, not counting itself (a dynamic server's build
+    workers and their forkserver): each one's scheduler run time (ns), else its /proc ticks."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    tree, frontier = set(), [root_pid]
+    while frontier:
+        parent = frontier.pop()
+        kids = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
+        tree.update(kids)
+        frontier.extend(kids)
+    total = 0.0
+    for pid in tree:
+        try:
+            total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+        except (OSError, IndexError, ValueError):
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            except OSError:
+                continue
+    return total
+
+
 # -- servers ----------------------------------------------------------------------------------
 
 
@@ -211,6 +241,7 @@ class Server:
                     raise
         self.cpu.pid = self.proc.pid
         self.cpu0 = self.cpu.seconds()
+        self.builds0 = self.builds_cpu()
         CPU_SOURCE["kind"] = {"v1": "cgroup v1 cpuacct", "v2": "cgroup v2 cpu.stat",
                               "proc": "/proc process-tree times (10 ms ticks)"}[self.cpu.kind]
 
@@ -261,6 +292,13 @@ class Server:
     def used(self) -> float:
         """CPU seconds since it started listening."""
         return self.cpu.seconds() - self.cpu0
+
+    def builds_cpu(self) -> float:
+        """CPU seconds of a cold server's build workers (its child processes) so far; NaN for the others."""
+        return _descendants_cpu(self.proc.pid) if self.files.startswith("dyn-cold") else NAN
+
+    def builds_used(self) -> float:
+        return self.builds_cpu() - self.builds0
 
     def retransmissions(self) -> float:
         """hfcprov's own count (its log); NaN for the C servers."""
@@ -507,6 +545,7 @@ def one_run(pattern: str, server: Server, names: list[str], sizes: dict, tmp: Pa
         raise ValueError(pattern)
     time.sleep(0.2)  # transfers the clients finished are logged and counted by the server
     r["cpu"] = server.used() * 1000 / r["done"] if r["done"] else NAN
+    r["builds_cpu"] = server.builds_used() * 1000 / r["done"] if r["done"] else NAN  # part of r["cpu"]
     r["drops"] = float(socket_drops(server.port) or 0)
     if pattern not in ("inproc-burst", "dupack-ws4"):
         r["retransmits"] = server.retransmissions()
@@ -731,7 +770,9 @@ def print_ratios(rows) -> None:
         if st and st["rate"]:
             print(f"# n={n} {pattern}: {kind} {files}/static rate {m['rate'] / st['rate']:.2f}x "
                   f"(min-max {m['rate_min'] / st['rate_max']:.2f}-{m['rate_max'] / st['rate_min']:.2f}), "
-                  f"retransmissions {_num(m['retransmits'], '.0f')} vs {_num(st['retransmits'], '.0f')}")
+                  f"retransmissions {_num(m['retransmits'], '.0f')} vs {_num(st['retransmits'], '.0f')}; "
+                  f"server CPU {_num(m['cpu'] - st['cpu'], '.3f')} s per 1,000 above static, of which its build "
+                  f"workers {_num(m.get('builds_cpu', NAN), '.3f')} s")
 
 
 if __name__ == "__main__":
