@@ -23,14 +23,20 @@ Interface (all sizes in bytes, ``s`` is the ``TcpSender``; read ``s.cwnd``,
 from __future__ import annotations
 
 from hfcprov.sim.registry import resolve
+from hfcprov.sim.scenario import TcpOptions
+
+
+def with_defaults(options: TcpOptions | None) -> TcpOptions:
+    """``options``, or a control made without any gets ``TcpOptions``' own defaults (never a copy of them)."""
+    return TcpOptions() if options is None else options
 
 
 class CongestionControl:
     name = "base"
     ecn = False  # True: ECT(1) data, CE marks echoed to on_ce (hfcprov.sim.aqm.ecn)
 
-    def __init__(self, options=None) -> None:
-        self.options = options
+    def __init__(self, options: TcpOptions | None = None) -> None:
+        self.options = with_defaults(options)
 
     def on_ack(self, s, acked: int, rtt: float | None) -> None:
         raise NotImplementedError
@@ -57,9 +63,10 @@ class Reno(CongestionControl):
 
     def __init__(self, options=None) -> None:
         super().__init__(options)
-        self.whole_bytes = bool(getattr(options, "integer_cwnd", False))
-        self.count_acked = bool(getattr(options, "count_acked", False))
-        self.halve_cwnd = getattr(options, "ssthresh_from", "flightsize") == "cwnd"
+        options = self.options
+        self.whole_bytes = bool(options.integer_cwnd)
+        self.count_acked = bool(options.count_acked)
+        self.halve_cwnd = options.ssthresh_from == "cwnd"
 
     def on_ack(self, s, acked: int, rtt: float | None) -> None:
         mss = s.mss

@@ -40,6 +40,10 @@ def delay_threshold(min_rtt: float) -> float:
     return min(max(min_rtt / 8.0, DELAY_MIN), DELAY_MAX)
 
 
+HYSTART = ("auto", "off", "linux", "rfc9406")  # TcpOptions.hystart; the first is its default
+HYSTART_ROUNDS = ("low_window", "always")  # TcpOptions.hystart_rounds; the first is its default
+
+
 class LinuxHyStart:
     LOW_WINDOW = 16  # segments: below this, slow start runs unchecked (hystart_low_window)
     ACK_DELTA = 0.002  # s: ACKs closer than this form a train (hystart_ack_delta_us)
@@ -48,7 +52,7 @@ class LinuxHyStart:
     __slots__ = ("ack_train", "all_rounds", "curr_rtt", "delay", "delay_min", "end_seq", "found", "last_ack",
                  "round_start", "sample_cnt")
 
-    def __init__(self, ack_train: bool = True, delay: bool = True, rounds: str = "low_window") -> None:
+    def __init__(self, ack_train: bool = True, delay: bool = True, rounds: str = HYSTART_ROUNDS[0]) -> None:
         self.ack_train = ack_train
         self.delay = delay
         self.all_rounds = rounds == "always"
@@ -147,11 +151,7 @@ class HyStartPlusPlus:
         return acked / self.CSS_GROWTH_DIVISOR
 
 
-HYSTART = ("auto", "off", "linux", "rfc9406")  # TcpOptions.hystart
-HYSTART_ROUNDS = ("low_window", "always")  # TcpOptions.hystart_rounds
-
-
-def make_hystart(name: str, rounds: str = "low_window"):
+def make_hystart(name: str, rounds: str = HYSTART_ROUNDS[0]):
     """``TcpOptions.hystart`` (and ``hystart_rounds``) -> the slow-start exit of a CUBIC flow (None:
     standard slow start)."""
     if name in ("auto", "linux"):

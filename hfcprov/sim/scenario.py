@@ -120,10 +120,10 @@ class TcpOptions:
     delack_timeout: float = 0.2  # s
     # CUBIC's slow-start exit: auto/linux = Linux's HyStart (ACK train + delay), rfc9406 = HyStart++,
     # off = slow start until a loss (hfcprov.sim.hystart)
-    hystart: str = "auto"
+    hystart: str = HYSTART[0]
     # where Linux HyStart's rounds start (hfcprov.sim.hystart): low_window, from the first ACK at a window of
     # 16 (Linux 6.6-6.13); always, from the first ACK (Linux 6.14 on, ns-3): each round then starts a flight
-    hystart_rounds: str = "low_window"
+    hystart_rounds: str = HYSTART_ROUNDS[0]
     fast_alpha: float = 20.0  # FAST TCP: packets each flow keeps queued (Caltech release default)
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from hfcprov.sim.cc import CongestionControl
+from hfcprov.sim.cc import CongestionControl, with_defaults
 from hfcprov.sim.hystart import LinuxHyStart, make_hystart
 
 C = 0.4  # RFC 9438 section 5.1: scaling constant, segments/s^3
@@ -113,8 +113,9 @@ class Cubic(CongestionControl):
 
     def __init__(self, options=None) -> None:
         super().__init__(options)
-        self.w = CubicWindow(floor_until_loss=bool(getattr(options, "cubic_linux_floor", False)))
-        self.hs = make_hystart(getattr(options, "hystart", "auto"), getattr(options, "hystart_rounds", "low_window"))
+        options = self.options
+        self.w = CubicWindow(floor_until_loss=bool(options.cubic_linux_floor))
+        self.hs = make_hystart(options.hystart, options.hystart_rounds)
 
     def _sync(self, s) -> CubicWindow:
         w = self.w
@@ -176,7 +177,7 @@ class LinuxCubic(Cubic):
 
     def __init__(self, options=None) -> None:
         super().__init__(options)
-        self.hz = int(getattr(options, "kernel_hz", 250))
+        self.hz = int(self.options.kernel_hz)
         self.credit = 0  # snd_cwnd_cnt: segments acked towards the next +1
         self._reset()
 
@@ -282,7 +283,7 @@ class LinuxCubic(Cubic):
 
 def cubic(options=None) -> Cubic:
     """``CONGESTION_CONTROLS["cubic"]``: RFC 9438's arithmetic, Linux's or ns-3's (``TcpOptions.cubic_arithmetic``)."""
-    return {"linux": LinuxCubic, "ns3": Ns3Cubic}.get(getattr(options, "cubic_arithmetic", "rfc9438"), Cubic)(options)
+    return {"linux": LinuxCubic, "ns3": Ns3Cubic}.get(with_defaults(options).cubic_arithmetic, Cubic)(options)
 
 
 class Ns3Cubic(LinuxCubic):

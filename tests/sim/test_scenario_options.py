@@ -3,6 +3,7 @@ CM, FAST's alpha, a voice call, and a sender fed data as it arrives."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hfcprov.sim import FlowSpec, Scenario, ScenarioError, TcpOptions, VoiceSpec, run
-from hfcprov.sim.cc import congestion_control
+from hfcprov.sim.cc import CONGESTION_CONTROLS, congestion_control
 from hfcprov.sim.engine import Engine
 from hfcprov.sim.link import Link
 from hfcprov.sim.run import Network, run_with_voice
@@ -175,3 +176,20 @@ def test_a_host_preset_gives_the_stacks_options_and_the_keys_beside_it_win():
     ns = Scenario.from_dict({**BASE, "tcp": {"host": "docsis-ns3"}}, source="f.yaml", written=True).tcp
     assert (ns.variant, ns.ssthresh_from, ns.count_acked, ns.loss_exit_from_recover, ns.min_rto) == \
         ("sack", "cwnd", True, True, 1.0)
+
+
+
+def _state(obj):
+    """An object's attributes and those of the objects it holds (``__dict__`` or slots), to compare controls."""
+    if obj is None or isinstance(obj, (bool, int, float, str, tuple)) or dataclasses.is_dataclass(obj):
+        return obj
+    names = [*getattr(obj, "__dict__", {}), *(n for c in type(obj).__mro__ for n in getattr(c, "__slots__", ()))]
+    return {n: _state(getattr(obj, n)) for n in names if hasattr(obj, n)}
+
+
+@pytest.mark.parametrize("name", sorted(CONGESTION_CONTROLS))
+def test_a_congestion_control_made_without_options_has_tcpoptions_defaults(name):
+    """The defaults live in TcpOptions only: a control built without options equals one built with TcpOptions()."""
+    bare, explicit = congestion_control(name), congestion_control(name, TcpOptions())
+    assert type(bare) is type(explicit)
+    assert _state(bare) == _state(explicit)
