@@ -347,8 +347,9 @@ def _check(sc: Scenario) -> None:
         raise ScenarioError("tcp.kernel_hz: must be >= 1 tick per second")
     if sc.tcp.delack_count < 1:
         raise ScenarioError("tcp.delack_count: must be >= 1")
-    if sc.tcp.rcv_init_window < 0 or sc.tcp.rcv_window_clamp < 0:
-        raise ScenarioError("tcp.rcv_init_window, tcp.rcv_window_clamp: must be >= 0 (0: the default)")
+    for key in ("rcv_init_window", "rcv_window_clamp"):
+        if getattr(sc.tcp, key) < 0:
+            raise ScenarioError(f"tcp.{key}: {getattr(sc.tcp, key)} must be >= 0 (0: the default)")
     if sc.tcp.quickack and rcv_window_clamp(sc.tcp) < sc.tcp.mss:
         # Linux's receiver (tcp.LinuxAckState) opens its window a whole segment at a time
         raise ScenarioError(f"tcp.rcv_window_clamp: {rcv_window_clamp(sc.tcp)} bytes cannot "

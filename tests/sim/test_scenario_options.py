@@ -48,8 +48,8 @@ def test_mistakes_name_the_file_and_key(extra, message):
 
 
 @pytest.mark.parametrize("tcp, message", [
-    ({"rcv_window_clamp": -5}, "tcp.rcv_init_window, tcp.rcv_window_clamp: must be >= 0"),
-    ({"rcv_init_window": -3}, "tcp.rcv_init_window, tcp.rcv_window_clamp: must be >= 0"),
+    ({"rcv_window_clamp": -5}, "^tcp.rcv_window_clamp: -5 must be >= 0"),
+    ({"rcv_init_window": -3}, "^tcp.rcv_init_window: -3 must be >= 0"),
     ({"rcv_window_clamp": 100}, "tcp.rcv_window_clamp: 100 bytes cannot hold one 1448-byte segment"),
 ])
 def test_a_linux_receive_window_below_one_segment_is_one_line(tcp, message):
