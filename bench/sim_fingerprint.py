@@ -148,7 +148,9 @@ def main() -> int:
     print(f"cases: {counts['mixed']} mixed, {counts['grid']} grid, {counts['stage']} stage; CPU {cpu:.1f} s")
     print(f"fingerprint: {digest(hashes)}")
     if args.out:
-        Path(args.out).write_text(json.dumps(hashes, indent=1) + "\n")
+        from hfcprov.fileio import atomic_write
+
+        atomic_write(args.out, json.dumps(hashes, indent=1) + "\n")
     if args.compare:
         kept = json.loads(Path(args.compare).read_text())
         differ = [k for k in sorted(set(kept) | set(hashes)) if kept.get(k) != hashes.get(k)]

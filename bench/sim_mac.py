@@ -47,6 +47,7 @@ from white2011 import (
     white_scenario,
 )
 
+from hfcprov.fileio import atomic_write
 from hfcprov.sim import FlowSpec, Scenario, TcpOptions, run, run_many
 
 
@@ -140,7 +141,7 @@ def holdout(seeds: int, duration: float, jobs: int, cache: str | None, hosts: st
                             points)
             table[name] = [[g, ping] for _, g, ping in rows]
             if cache:
-                Path(cache).write_text(json.dumps(table))
+                atomic_write(cache, json.dumps(table))  # stopped midway: the cache of the cases before
     err = {name: [point_error(p, g, ping) for p, (g, ping) in zip(points, table[name])] for name, _ in configs}
     quoted = range(len(WHITE_2011_POINTS))
     implied = range(len(WHITE_2011_POINTS), len(points))

@@ -46,6 +46,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hfcprov.emu import netns, shaping, timekeeping, topology  # noqa: E402
+from hfcprov.fileio import atomic_write
 from hfcprov.emu.offload import offloads_off  # noqa: E402
 from hfcprov.emu.measure import measure  # noqa: E402
 from hfcprov.probe import DEFAULT_PORT  # noqa: E402
@@ -335,7 +336,7 @@ def near_far_main(args, rates, buffers, ccs) -> int:
         if lab is not None:
             lab.down()
     if args.json and bed:
-        Path(args.json).write_text(json.dumps(kept, indent=1))
+        atomic_write(args.json, json.dumps(kept, indent=1))  # a run stopped midway leaves the last whole file
     print(f"\nnear ({format_duration(near)}) and far ({format_duration(far)}) server, one flow each, "
           f"{len(rows[0][3]) if rows else 0} kernel runs, simulator seeds 1..{len(rows[0][4]) if rows else 0}; "
           "goodput Mb/s and near/far "
@@ -554,7 +555,7 @@ def main() -> int:
         print("\n".join(summary(errs)))
     print("Note: helpers share 2 cores today: the kernel's figures carry that load; the simulator's do not.")
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+        atomic_write(args.json, json.dumps(out, indent=1) + "\n")
     return 0
 
 
