@@ -172,51 +172,41 @@ class CpuMeter:
                 time.sleep(0.1)
 
 
-def _tree_cpu(root_pid: int) -> float:
-    """utime+stime(+reaped children) of ``root_pid`` and its live descendants, in seconds."""
+def _process_tree(root_pid: int) -> dict[int, list[str]]:
+    """``/proc/PID/stat`` fields (after the command name) of ``root_pid`` and its live descendants."""
     stats = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                stats[int(entry)] = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
                 continue
-            stats[int(entry)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))
     tree, frontier = {root_pid}, [root_pid]
     while frontier:
         parent = frontier.pop()
-        kids = [pid for pid, (ppid, _) in stats.items() if ppid == parent and pid not in tree]
+        kids = [pid for pid, fields in stats.items() if int(fields[1]) == parent and pid not in tree]
         tree.update(kids)
         frontier.extend(kids)
-    return sum(stats[p][1] for p in tree if p in stats) / os.sysconf("SC_CLK_TCK")
+    return {pid: stats[pid] for pid in tree if pid in stats}
+
+
+def _tree_cpu(root_pid: int) -> float:
+    """utime+stime(+reaped children) of ``root_pid`` and its live descendants, in seconds."""
+    ticks = sum(sum(int(x) for x in fields[11:15]) for fields in _process_tree(root_pid).values())
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _descendants_cpu(root_pid: int) -> float:
     """CPU seconds of ``root_pid``'s live descendants, not counting itself (a dynamic server's build
     workers and their forkserver): each one's scheduler run time (ns), else its /proc ticks."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                parents[int(entry)] = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-    tree, frontier = set(), [root_pid]
-    while frontier:
-        parent = frontier.pop()
-        kids = [pid for pid, ppid in parents.items() if ppid == parent and pid not in tree]
-        tree.update(kids)
-        frontier.extend(kids)
     total = 0.0
-    for pid in tree:
+    for pid, fields in _process_tree(root_pid).items():
+        if pid == root_pid:
+            continue
         try:
             total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
         except (OSError, IndexError, ValueError):
-            try:
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-            except OSError:
-                continue
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
 
 
