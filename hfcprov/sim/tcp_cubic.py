@@ -283,7 +283,8 @@ class LinuxCubic(Cubic):
 
 def cubic(options=None) -> Cubic:
     """``CONGESTION_CONTROLS["cubic"]``: RFC 9438's arithmetic, Linux's or ns-3's (``TcpOptions.cubic_arithmetic``)."""
-    return {"linux": LinuxCubic, "ns3": Ns3Cubic}.get(with_defaults(options).cubic_arithmetic, Cubic)(options)
+    options = with_defaults(options)
+    return {"linux": LinuxCubic, "ns3": Ns3Cubic}.get(options.cubic_arithmetic, Cubic)(options)
 
 
 class Ns3Cubic(LinuxCubic):
