@@ -14,6 +14,9 @@ Arrival patterns (``--arrival``):
   so the servers' own costs show; it is not what a plant sees. The client's loop is not free
   (its CPU, this thread's, is the clients column: about a static hfcprov server's), and it
   shares the cores with the server.
+- ``inproc-seq``: the same client asking for one file at a time, each after the last is done: no
+  client process either, but each request (and, on a cold server, each build) comes alone, as when
+  modems come back one by one.
 - ``tftp-burst``, ``atftp-burst``: N real client processes (tftp-hpa's ``tftp``, ``atftp``)
   started as fast as one process can spawn them. The clients share the machine's cores with
   the server, as a whole node's modems share nothing with a headend: transfers/s alone mostly
@@ -76,7 +79,8 @@ from hfcprov.tftp import fetch_many, raise_fd_limit
 from hfcprov.udpstat import port_bound, udp_drops
 
 BENCH_TEMPLATE = (REPO / "bench" / "padded-tier.j2").read_text()  # configs of 1-10 KB
-PATTERNS = ("inproc-burst", "tftp-burst", "atftp-burst", "spread", "atftp-ws4", "dupack-ws4")
+PATTERNS = ("inproc-burst", "inproc-seq", "tftp-burst", "atftp-burst", "spread", "atftp-ws4", "dupack-ws4")
+INPROC = ("inproc-burst", "inproc-seq", "dupack-ws4")  # the in-process client's: it counts retransmissions
 WINDOWED = ("atftp-ws4", "dupack-ws4")  # patterns that need RFC 7440 (tftpd-hpa has none)
 FLOOR_PATTERNS = ("tftp-burst", "atftp-burst", "spread")  # python-floor has no options and no retransmission
 NAN = float("nan")
@@ -424,11 +428,13 @@ def stop_contention(procs) -> None:
 # -- load generators --------------------------------------------------------------------------
 
 
-def inproc_run(port: int, names: list[str], sizes: dict, windowsize: int = 1, duplicate_acks: bool = False) -> dict:
+def inproc_run(port: int, names: list[str], sizes: dict, windowsize: int = 1, duplicate_acks: bool = False,
+               one_at_a_time: bool = False) -> dict:
     requests = [(n, {"windowsize": windowsize}) if windowsize > 1 else n for n in names]
     cpu = time.thread_time()  # the client is this thread's loop: its CPU is the clients' column
-    got = fetch_many("127.0.0.1", port, requests, timeout=1.0, retries=5, deadline=120,
-                     duplicate_acks=duplicate_acks)
+    batches = [[r] for r in requests] if one_at_a_time else [requests]
+    got = [f for batch in batches for f in fetch_many("127.0.0.1", port, batch, timeout=1.0, retries=5, deadline=120,
+                                                      duplicate_acks=duplicate_acks)]
     cpu = time.thread_time() - cpu
     ok = [f for f in got if f.ok and len(f.data) == sizes[f.filename]]
     span = (max(f.finished for f in ok) - min(f.started for f in got)) if ok else NAN
@@ -521,6 +527,8 @@ def processes_run(port: int, names: list[str], sizes: dict, tmp: Path, clients: 
 def one_run(pattern: str, server: Server, names: list[str], sizes: dict, tmp: Path, rng: random.Random) -> dict:
     if pattern == "inproc-burst":
         r = inproc_run(server.port, names, sizes)
+    elif pattern == "inproc-seq":
+        r = inproc_run(server.port, names, sizes, one_at_a_time=True)
     elif pattern == "dupack-ws4":
         r = inproc_run(server.port, names, sizes, windowsize=4, duplicate_acks=True)
     elif pattern in ("tftp-burst", "atftp-burst"):
@@ -537,7 +545,7 @@ def one_run(pattern: str, server: Server, names: list[str], sizes: dict, tmp: Pa
     r["cpu"] = server.used() * 1000 / r["done"] if r["done"] else NAN
     r["builds_cpu"] = server.builds_used() * 1000 / r["done"] if r["done"] else NAN  # part of r["cpu"]
     r["drops"] = float(socket_drops(server.port) or 0)
-    if pattern not in ("inproc-burst", "dupack-ws4"):
+    if pattern not in INPROC:
         r["retransmits"] = server.retransmissions()
     return r
 
