@@ -54,6 +54,24 @@ _IN_CMTS_MIC = frozenset(CMTS_MIC_ORDER)
 MIC_SIZE = 16
 
 
+_CODE, _WHOLE = itemgetter(0), itemgetter(1)  # of a (code, whole TLV) item
+
+
+def _codes(items) -> bytes:
+    """The items' top-level codes, one byte each: the TLVs of a code are then found by ``bytes.find``, not a
+    Python loop over a template's hundreds of items."""
+    return bytes(map(_CODE, items))
+
+
+def _indexes(codes: bytes, code: int) -> list[int]:
+    """Where ``code`` is in ``codes``, in order."""
+    out, at = [], codes.find(code)
+    while at >= 0:
+        out.append(at)
+        at = codes.find(code, at + 1)
+    return out
+
+
 def cmts_mic(items, secret: bytes) -> bytes:
     """HMAC-MD5 over the TLVs of ``CMTS_MIC_ORDER``, every instance, in file order per code.
     ``items``: (code, whole TLV) of every TLV of the file in file order (MICs included)."""
@@ -124,12 +142,12 @@ def extended_mic_bitmap(codes) -> bytes:
     return bytes(out)
 
 
-def find_extended_mic(items) -> ExtendedMic | None:
+def find_extended_mic(items, codes: bytes | None = None) -> ExtendedMic | None:
     """The Extended CMTS MIC Configuration Setting of a file's content ((code, whole TLV) in file order): the
-    first top-level TLV 43 of CableLabs (vendor 0xFFFFFF, or no vendor ID) holding sub-TLV 6."""
-    for index, (code, whole) in enumerate(items):
-        if code != 43:
-            continue
+    first top-level TLV 43 of CableLabs (vendor 0xFFFFFF, or no vendor ID) holding sub-TLV 6. ``codes``: the
+    items' codes (``_codes``), when the caller has them."""
+    for index in _indexes(_codes(items) if codes is None else codes, 43):
+        whole = items[index][1]
         subs = list(_subs(whole[2:], 2))
         vendor = next((v for c, _, v in subs if c == 8), _CABLELABS)
         setting = next(((at, v) for c, at, v in subs if c == 6), None)
@@ -306,7 +324,8 @@ def prepare(items, secret: bytes | None = None, holes=(), *, layout: Layout | No
     argument of each ``prepare`` (and of ``assemble``, ``encode``, ``encode_text``), never a setting.
     """
     items = list(items)
-    emic = find_extended_mic(items) if extended_mic and digests and secret is not None else None
+    codes = _codes(items)
+    emic = find_extended_mic(items, codes) if extended_mic and digests and secret is not None else None
     if emic is not None:
         emic.check_computable()
         if emic.digest is not None:
@@ -314,7 +333,7 @@ def prepare(items, secret: bytes | None = None, holes=(), *, layout: Layout | No
         emic_whole = items[emic.item][1]
     sizes = {code: hole_size(code) for code in sorted(set(holes))}
     if layout is None and emic is None and digests:
-        return _prepare_standard(items, secret, sizes, decoded_cmts_mic)
+        return _prepare_standard(items, codes, secret, sizes, decoded_cmts_mic)
     framed, index = _with_holes(items, sizes)
     n = len(framed)
     kept: dict[int, bytes] = {}
@@ -420,20 +439,17 @@ def prepare(items, secret: bytes | None = None, holes=(), *, layout: Layout | No
                         emic_parts)
 
 
-_CODE, _WHOLE = itemgetter(0), itemgetter(1)  # of a (code, whole TLV) item
-
-
-def _prepare_standard(items: list, secret: bytes | None, sizes: dict[int, int],
+def _prepare_standard(items: list, codes: bytes, secret: bytes | None, sizes: dict[int, int],
                       decoded_cmts_mic: bytes | None) -> PreparedFile:
     """``prepare`` for the standard trailer, no Extended CMTS MIC and digests computed: what every file a
-    TFTP server stamps takes. The content is joined whole and the holes found by their codes, not TLV by
-    TLV; only a CMTS MIC walks the TLVs, for its input (tests/config/test_framing.py holds the two ways
-    equal)."""
-    codes = bytes(map(_CODE, items))
+    TFTP server stamps takes (``codes``: the items'). The content is joined whole and the holes found by
+    their codes, not TLV by TLV; only a CMTS MIC looks at TLVs, those of its codes, for its input
+    (tests/config/test_framing.py holds the two ways equal)."""
     if any(codes.find(code) >= 0 for code in sizes):  # a hole in place of the content's TLV of its code
         framed, _ = _with_holes(items, sizes)
         wholes = list(map(_WHOLE, framed))
-        index = {code: next(i for i, (c, _) in enumerate(framed) if c == code) for code in sizes}
+        codes = _codes(framed)  # (a hole took the place of its code's first TLV; the others went)
+        index = {code: codes.find(code) for code in sizes}
         content = b"".join(wholes)
         offsets = {i: (len(b"".join(wholes[:i])), len(wholes[i])) for i in index.values()}
     else:  # the holes after the content, in code order (where ConfigTree.set_top puts them)
@@ -445,6 +461,7 @@ def _prepare_standard(items: list, secret: bytes | None, sizes: dict[int, int],
             offsets[len(framed)] = (len(content), size + 2)
             framed.append((code, bytes((code, size)) + bytes(size)))
             content += framed[-1][1]
+        codes += bytes(sizes)
     n = len(content)
     hole_at = {code: offsets[i][0] + 2 for code, i in index.items()}
     computed_cmts = secret is not None
@@ -452,14 +469,11 @@ def _prepare_standard(items: list, secret: bytes | None, sizes: dict[int, int],
     steps = [(CM_MIC, n + 2)] + ([(CMTS_MIC, n + 2 + MIC_SIZE + 2)] if computed_cmts else [])
     parts: list = []
     if computed_cmts:
-        by_code: dict[int, list] = {}
-        for i, (code, whole) in enumerate(framed):
-            if code in _IN_CMTS_MIC:
-                by_code.setdefault(code, []).append(offsets.get(i, whole))
-        by_code.setdefault(CM_MIC, []).append((n, MIC_SIZE + 2))
         for code in CMTS_MIC_ORDER:
-            for part in by_code.get(code, ()):
-                _add_part(parts, part)
+            for i in _indexes(codes, code):
+                _add_part(parts, offsets.get(i) or framed[i][1])
+            if code == CM_MIC:
+                _add_part(parts, (n, MIC_SIZE + 2))
     fixed = min([at for at, _ in offsets.values()] + [n])
     return PreparedFile(out, hole_at, steps, parts, fixed, bytes(secret) if computed_cmts else None, [])
 
@@ -507,14 +521,12 @@ def assemble(items, secret: bytes | None = None, *, layout: Layout | None = None
 
 def _in_cmts_mic(items) -> dict[int, list[bytes]]:
     """The TLVs the CMTS MIC covers, by code, each code's in file order."""
-    by_code: dict[int, list[bytes]] = {}
-    for code, whole in items:
-        if code in _IN_CMTS_MIC:
-            found = by_code.get(code)
-            if found is None:
-                by_code[code] = [whole]
-            else:
-                found.append(whole)
+    codes = _codes(items)
+    by_code = {}
+    for code in CMTS_MIC_ORDER:
+        found = _indexes(codes, code)
+        if found:
+            by_code[code] = [items[i][1] for i in found]
     return by_code
 
 
