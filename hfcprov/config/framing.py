@@ -50,7 +50,6 @@ hashlib, hmac = lazy("hashlib"), lazy("hmac")  # the CMTS MIC (HMAC-MD5), MTA ha
 # DOCSIS 1.1+ CMTS MIC input: for each code in this order, every TLV of that code in file order
 # (type, length and value). 6 is the CM MIC itself.
 CMTS_MIC_ORDER = (1, 2, 3, 4, 17, 43, 6, 18, 19, 20, 22, 23, 24, 25, 28, 29, 26, 35, 36, 37, 40)
-_IN_CMTS_MIC = frozenset(CMTS_MIC_ORDER)
 MIC_SIZE = 16
 
 
@@ -72,18 +71,17 @@ def _indexes(codes: bytes, code: int) -> list[int]:
     return out
 
 
+def _cmts_mic_input(codes: bytes) -> list[int]:
+    """The CMTS MIC's input, as indexes of the items whose ``codes`` these are: each code of
+    ``CMTS_MIC_ORDER`` in turn, its TLVs in file order."""
+    return [i for code in CMTS_MIC_ORDER for i in _indexes(codes, code)]
+
+
 def cmts_mic(items, secret: bytes) -> bytes:
     """HMAC-MD5 over the TLVs of ``CMTS_MIC_ORDER``, every instance, in file order per code.
     ``items``: (code, whole TLV) of every TLV of the file in file order (MICs included)."""
-    by_code: dict[int, list[bytes]] = {}
-    for code, whole in items:
-        if code in _IN_CMTS_MIC:
-            by_code.setdefault(code, []).append(whole)
-    mac = hmac.new(bytes(secret), digestmod=hashlib.md5)
-    for code in CMTS_MIC_ORDER:
-        for whole in by_code.get(code, ()):
-            mac.update(whole)
-    return mac.digest()
+    items = list(items)
+    return hmac.digest(bytes(secret), b"".join([items[i][1] for i in _cmts_mic_input(_codes(items))]), "md5")
 
 
 def hole_size(code: int) -> int:
@@ -425,13 +423,8 @@ def prepare(items, secret: bytes | None = None, holes=(), *, layout: Layout | No
         if explicit_at is not None:
             steps.insert(0, (EXTENDED_MIC, explicit_at))
     if computed_cmts and (emic is None or explicit_at is not None):
-        by_code: dict[int, list] = {}
-        for code, whole in tlvs:
-            if code in _IN_CMTS_MIC:
-                by_code.setdefault(code, []).append(whole)
-        for code in CMTS_MIC_ORDER:
-            for part in by_code.get(code, ()):
-                _add_part(parts, part)
+        for i in _cmts_mic_input(_codes(tlvs)):
+            _add_part(parts, tlvs[i][1])
     elif computed_cmts:  # implicit: TLV 7 is the Extended CMTS MIC
         parts, emic_parts = emic_parts, []
     fixed = min(dynamic) if dynamic else len(out)
@@ -469,11 +462,9 @@ def _prepare_standard(items: list, codes: bytes, secret: bytes | None, sizes: di
     steps = [(CM_MIC, n + 2)] + ([(CMTS_MIC, n + 2 + MIC_SIZE + 2)] if computed_cmts else [])
     parts: list = []
     if computed_cmts:
-        for code in CMTS_MIC_ORDER:
-            for i in _indexes(codes, code):
-                _add_part(parts, offsets.get(i) or framed[i][1])
-            if code == CM_MIC:
-                _add_part(parts, (n, MIC_SIZE + 2))
+        offsets[len(framed)] = (n, MIC_SIZE + 2)  # TLV 6, after the content, is in the CMTS MIC's input
+        for i in _cmts_mic_input(codes + bytes((CM_MIC,))):
+            _add_part(parts, offsets.get(i) or framed[i][1])
     fixed = min([at for at, _ in offsets.values()] + [n])
     return PreparedFile(out, hole_at, steps, parts, fixed, bytes(secret) if computed_cmts else None, [])
 
@@ -509,38 +500,21 @@ def _with_holes(items: list, sizes: dict[int, int]):
 def assemble(items, secret: bytes | None = None, *, layout: Layout | None = None,
              decoded_cmts_mic: bytes | None = None, digests: bool = True, extended_mic: bool = True) -> bytes:
     """The whole file around ``items``: ``prepare(...).fill()`` with no holes."""
-    if layout is None and digests:
-        if secret is None:
-            return _standard(items, None, decoded_cmts_mic, None)
-        by_code = _in_cmts_mic(items)
-        if not extended_mic or 43 not in by_code:
-            return _standard(items, secret, decoded_cmts_mic, by_code)
+    items = list(items)
+    if layout is None and digests and (secret is None or not extended_mic or _codes(items).find(43) < 0):
+        return _standard(items, secret, decoded_cmts_mic)
     return prepare(items, secret, layout=layout, decoded_cmts_mic=decoded_cmts_mic, digests=digests,
                    extended_mic=extended_mic).fill()
 
 
-def _in_cmts_mic(items) -> dict[int, list[bytes]]:
-    """The TLVs the CMTS MIC covers, by code, each code's in file order."""
-    codes = _codes(items)
-    by_code = {}
-    for code in CMTS_MIC_ORDER:
-        found = _indexes(codes, code)
-        if found:
-            by_code[code] = [items[i][1] for i in found]
-    return by_code
-
-
-def _standard(items, secret: bytes | None, decoded_cmts_mic: bytes | None, by_code) -> bytes:
+def _standard(items: list, secret: bytes | None, decoded_cmts_mic: bytes | None) -> bytes:
     """``prepare(items, secret).fill()`` for the standard trailer and no Extended CMTS MIC, straight: what
-    every bulk-built file takes (tests/config/test_framing.py holds the two equal). ``by_code``:
-    ``_in_cmts_mic(items)`` when there is a secret."""
+    every bulk-built file takes (tests/config/test_framing.py holds the two equal)."""
     content = b"".join([whole for _, whole in items])
-    cm_mic, cmts_mic = md5(content).digest(), decoded_cmts_mic
+    cm_mic, tlv7 = md5(content).digest(), decoded_cmts_mic
     if secret is not None:
-        by_code[CM_MIC] = [_CM_MIC_HEADER + cm_mic]
-        covered = b"".join([whole for code in CMTS_MIC_ORDER if code in by_code for whole in by_code[code]])
-        cmts_mic = hmac.digest(bytes(secret), covered, "md5")
-    return content + _standard_trailer(len(content), cm_mic, cmts_mic)
+        tlv7 = cmts_mic([*items, (CM_MIC, _CM_MIC_HEADER + cm_mic)], secret)
+    return content + _standard_trailer(len(content), cm_mic, tlv7)
 
 
 _CM_MIC_HEADER, _CMTS_MIC_HEADER = bytes((CM_MIC, MIC_SIZE)), bytes((CMTS_MIC, MIC_SIZE))
