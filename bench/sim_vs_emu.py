@@ -46,9 +46,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hfcprov.emu import netns, shaping, timekeeping, topology  # noqa: E402
-from hfcprov.fileio import atomic_write
 from hfcprov.emu.offload import offloads_off  # noqa: E402
 from hfcprov.emu.measure import measure  # noqa: E402
+from hfcprov.fileio import atomic_write
 from hfcprov.probe import DEFAULT_PORT  # noqa: E402
 from hfcprov.probe.run import ProbeSpec  # noqa: E402
 from hfcprov.results import RunResult  # noqa: E402
