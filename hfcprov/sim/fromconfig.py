@@ -18,6 +18,7 @@ from hfcprov.queue.inputs import DEFAULT_UPSTREAM_MODEL
 from hfcprov.queue.pie import AqmConfigError
 from hfcprov.queue.profile import ProfileError, parse_profile
 from hfcprov.queue.select import asf_keys
+from hfcprov.sim.run import check
 from hfcprov.sim.scenario import Scenario, ScenarioError, apply_overrides, flow_keys
 
 # What a config file's scenario adds to the flow's own keys: one long-lived TCP flow starting
@@ -59,7 +60,9 @@ def scenario_from_config(path: str | Path, flow_ref: int | None = None, assignme
             on_note(f"{sf.name} has no TargetBuffer: simulating the modem's queue for it, {d['buffer']} bytes "
                     "(hfcprov.model's rule; --set buffer=SIZE to choose another)")
     d = apply_overrides(d, list(assignments))
-    sc = Scenario.from_dict(d, source=f"{path} {where}".strip())
+    source = f"{path} {where}".strip()
+    sc = Scenario.from_dict(d, source=source)
+    check(sc, source)
     if on_note is not None:  # simulated as a real upstream carries it: say why it falls short
         for line in sc.upstream_findings():
             on_note(f"{sf.name}: {line}")

@@ -326,6 +326,18 @@ def run_with_voice(scenario, codec: Codec = G711, jitter_buffer: float = 0.060, 
     return run(scenario.replace(voice=VoiceSpec(codec=name, jitter_buffer=jitter_buffer, tail=tail)))
 
 
+def check(sc: Scenario, source: str | None = None) -> None:
+    """What ``run`` refuses in a scenario, as one ``ScenarioError`` naming the key; ``source``: where it was
+    read (a file, a sweep point), named first. A file's loader calls this, so a bad value is reported with
+    its file before anything runs."""
+    try:
+        _check(sc)
+    except ScenarioError as err:
+        if source is None:
+            raise
+        raise ScenarioError(f"{source}: {err}") from None
+
+
 def _check(sc: Scenario) -> None:
     if sc.rate <= 0:
         raise ScenarioError("rate: must be > 0")

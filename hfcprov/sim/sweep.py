@@ -19,6 +19,7 @@ import copy
 import itertools
 from pathlib import Path
 
+from hfcprov.sim.run import check
 from hfcprov.sim.scenario import Scenario, ScenarioError, apply_overrides, set_path
 
 
@@ -43,7 +44,9 @@ def load_scenario(path: str | Path, overrides: list[str] = ()) -> Scenario:
     if not isinstance(d, dict):
         raise ScenarioError(f"{path}: a scenario file is a mapping (rate:, buffer:, rtt:, ...)")
     d = apply_overrides(d, list(overrides))
-    return Scenario.from_dict(d, source=str(path), written=True)
+    sc = Scenario.from_dict(d, source=str(path), written=True)
+    check(sc, str(path))
+    return sc
 
 
 def load_sweep(path: str | Path, overrides: list[str] = ()) -> list[tuple[dict, Scenario]]:
@@ -77,8 +80,10 @@ def load_sweep(path: str | Path, overrides: list[str] = ()) -> list[tuple[dict, 
         sd = copy.deepcopy(base)
         for key, value in point.items():
             set_path(sd, key, value, f"{path}: grid")
-        label = ", ".join(f"{k}={v}" for k, v in point.items())
-        points.append((point, Scenario.from_dict(sd, source=f"{path} [{label}]", written=True)))
+        source = f"{path} [{', '.join(f'{k}={v}' for k, v in point.items())}]"
+        sc = Scenario.from_dict(sd, source=source, written=True)
+        check(sc, source)  # every point before the first runs
+        points.append((point, sc))
     return points
 
 

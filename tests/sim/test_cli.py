@@ -59,6 +59,21 @@ def test_mistakes_are_one_line_and_exit_1_and_write_nothing(tmp_path, args, mess
     assert not out.exists()
 
 
+def test_a_value_the_simulator_refuses_names_the_file_and_the_sweep_point(tmp_path):
+    # the range checks ran when the simulation started, so their line named the key but not the file
+    f = tmp_path / "s.yaml"
+    f.write_text("rate: 2M\nbuffer: 64KiB\nduration: 2s\ntcp: {rcv_window_clamp: -5}\n")
+    p = hfcprov("sim", "run", str(f))
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == f"hfcprov: error: {f}: tcp.rcv_window_clamp: -5 must be >= 0 (0: the default)"
+    sweep, out = tmp_path / "sweep.yaml", tmp_path / "sweep.csv"
+    sweep.write_text("base: {rate: 2M, buffer: 64KiB, duration: 2s}\ngrid:\n  tcp.delack_count: [2, 0]\n")
+    p = hfcprov("sim", "sweep", str(sweep), "--csv", str(out), "--no-progress")
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert f"{sweep} [tcp.delack_count=0]: tcp.delack_count: must be >= 1" in p.stderr
+    assert not out.exists()  # refused before the first point ran
+
+
 def test_bad_yaml_names_the_line(tmp_path):
     f = tmp_path / "s.yaml"
     f.write_text("rate: 2M\nbuffer: [64KiB\n")

@@ -47,7 +47,7 @@ def test_set_and_sweep_values_are_read_the_same_way(tmp_path):
     f.write_text("rate: 5M\nbuffer: 64KiB\nrtt: 40ms\n")
     with pytest.raises(ScenarioError, match=r"rtt: bad duration '40': a time needs its unit: did you mean 40ms\?"):
         load_scenario(f, ["rtt=40"])
-    assert load_scenario(f, ["rtt=60ms", "tcp.mss=536", "duration=0"]).rtt == 0.06
+    assert load_scenario(f, ["rtt=60ms", "tcp.mss=536", "warmup=0"]).rtt == 0.06
     # --set on a config file's flow (sim run --config): the overrides are text a person wrote
     with pytest.raises(ScenarioError, match="did you mean 40ms"):
         Scenario.from_dict(apply_overrides({"rate": 5e6, "buffer": 65536, "rtt": 0.04}, ["rtt=40"]))
